@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Local infrastructure: Temporal dev server (SQLite), FerretDB (SQLite), Redis.
+#   scripts/infra.sh up | down | status
+# Environment: DATA_DIR (default ./.data), INFRA_* ports (below), MONGODB_URL (when set,
+# the embedded FerretDB is not started), SKIP_REDIS/SKIP_TEMPORAL similarly via REDIS_URL/TEMPORAL_ADDRESS.
+source "$(dirname "$0")/lib.sh"
+
+DATA_DIR="${DATA_DIR:-$ROOT/.data}"
+RUN_DIR="$DATA_DIR/run"; LOG_DIR="$DATA_DIR/logs"
+TEMPORAL_PORT="${INFRA_TEMPORAL_PORT:-7233}"
+TEMPORAL_UI_PORT="${INFRA_TEMPORAL_UI_PORT:-8233}"
+FERRETDB_PORT="${INFRA_FERRETDB_PORT:-27018}"
+REDIS_PORT="${INFRA_REDIS_PORT:-6390}"
+NAMESPACE="${TEMPORAL_NAMESPACE:-browser-agent}"
+SEARCH_ATTRIBUTES=(OwnerUserId SessionStatus TriggerId)
+mkdir -p "$RUN_DIR" "$LOG_DIR"
+
+temporal_up() {
+  if ! port_open 127.0.0.1 "$TEMPORAL_PORT"; then
+    ensure_temporal
+    start_bg temporal "$LOG_DIR/temporal.log" "$RUN_DIR/temporal.pid" \
+      "$BIN_DIR/temporal" server start-dev --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
+      --db-filename "$DATA_DIR/temporal.sqlite" --log-level warn --namespace "$NAMESPACE"
+  fi
+  wait_for "Temporal" 60 "$LOG_DIR/temporal.log" "$BIN_DIR/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT"
+  local addr=(--address "127.0.0.1:$TEMPORAL_PORT")
+  "$BIN_DIR/temporal" operator namespace describe "${addr[@]}" --namespace "$NAMESPACE" >/dev/null 2>&1 \
+    || "$BIN_DIR/temporal" operator namespace create "${addr[@]}" --namespace "$NAMESPACE" --retention 72h >/dev/null
+  local existing; existing="$("$BIN_DIR/temporal" operator search-attribute list "${addr[@]}" --namespace "$NAMESPACE" 2>/dev/null || true)"
+  for sa in "${SEARCH_ATTRIBUTES[@]}"; do
+    grep -qw "$sa" <<<"$existing" || "$BIN_DIR/temporal" operator search-attribute create "${addr[@]}" --namespace "$NAMESPACE" --name "$sa" --type Keyword >/dev/null
+  done
+  log "Temporal ready at 127.0.0.1:$TEMPORAL_PORT (namespace $NAMESPACE), UI at http://localhost:$TEMPORAL_UI_PORT"
+}
+
+ferretdb_up() {
+  if ! port_open 127.0.0.1 "$FERRETDB_PORT"; then
+    ensure_ferretdb
+    mkdir -p "$DATA_DIR/ferretdb"
+    DO_NOT_TRACK=1 start_bg ferretdb "$LOG_DIR/ferretdb.log" "$RUN_DIR/ferretdb.pid" \
+      "$BIN_DIR/ferretdb" --listen-addr "127.0.0.1:$FERRETDB_PORT" --sqlite-url "file:$DATA_DIR/ferretdb/"
+  fi
+  wait_for "FerretDB" 30 "$LOG_DIR/ferretdb.log" port_open 127.0.0.1 "$FERRETDB_PORT"
+  log "FerretDB ready at mongodb://127.0.0.1:$FERRETDB_PORT"
+}
+
+redis_up() {
+  if ! port_open 127.0.0.1 "$REDIS_PORT"; then
+    mkdir -p "$DATA_DIR/redis"
+    start_bg redis "$LOG_DIR/redis.log" "$RUN_DIR/redis.pid" \
+      redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$DATA_DIR/redis" --save 60 1 --appendonly no --daemonize no
+  fi
+  wait_for "Redis" 20 "$LOG_DIR/redis.log" redis-cli -p "$REDIS_PORT" ping
+  log "Redis ready at redis://127.0.0.1:$REDIS_PORT"
+}
+
+case "${1:-up}" in
+  up)
+    ensure_system_packages
+    redis_up
+    if [ -z "${EXTERNAL_MONGODB:-}" ]; then ferretdb_up; fi
+    temporal_up
+    ;;
+  down)
+    stop_pidfile temporal "$RUN_DIR/temporal.pid"
+    stop_pidfile ferretdb "$RUN_DIR/ferretdb.pid"
+    stop_pidfile redis "$RUN_DIR/redis.pid"
+    ;;
+  status)
+    for p in "temporal $TEMPORAL_PORT" "ferretdb $FERRETDB_PORT" "redis $REDIS_PORT"; do
+      set -- $p; if port_open 127.0.0.1 "$2"; then echo "$1: up ($2)"; else echo "$1: down ($2)"; fi
+    done
+    ;;
+  *) die "usage: infra.sh up|down|status" ;;
+esac

@@ -1,0 +1,101 @@
+# Shared helpers of the bootstrap scripts: install what is missing (idempotently), cache
+# builds outside the clone, start each infrastructure part only when it is not running.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE_DIR="${BAS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/browser-agent-service}"
+BIN_DIR="$CACHE_DIR/bin"
+TEMPORAL_VERSION="v1.5.1"
+mkdir -p "$BIN_DIR" "$CACHE_DIR/logs"
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  local sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  local aptlog="$CACHE_DIR/logs/apt.log"
+  { $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"; } >"$aptlog" 2>&1 \
+    || die "apt-get install ${missing[*]} failed; see $aptlog"
+}
+
+ensure_node_modules() {
+  local stamp="$ROOT/node_modules/.install-stamp"
+  local want; want="$(sha256sum "$ROOT/package-lock.json" | cut -c1-16)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  log "installing npm dependencies"
+  (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error >"$CACHE_DIR/logs/npm-ci.log" 2>&1) || die "npm ci failed; see $CACHE_DIR/logs/npm-ci.log"
+  echo "$want" >"$stamp"
+}
+
+ensure_build() {
+  local stamp="$ROOT/dist/.build-stamp"
+  local want; want="$(cd "$ROOT" && find src tsconfig.json tsconfig.build.json package-lock.json -type f -newer /dev/null -print0 2>/dev/null | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  log "building TypeScript"
+  (cd "$ROOT" && rm -rf dist && npx tsc -p tsconfig.build.json) || die "TypeScript build failed"
+  echo "$want" >"$stamp"
+}
+
+ensure_go() { command -v go >/dev/null 2>&1 || apt_install golang-go; }
+
+ensure_temporal() {
+  [ -x "$BIN_DIR/temporal" ] && return 0
+  ensure_go
+  log "building the Temporal CLI $TEMPORAL_VERSION (a few minutes, once; cached in $BIN_DIR)"
+  GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION" \
+    >"$CACHE_DIR/logs/temporal-build.log" 2>&1 || die "Temporal CLI build failed; see $CACHE_DIR/logs/temporal-build.log"
+}
+
+ensure_ferretdb() {
+  local src="$ROOT/scripts/ferretdb"
+  local want; want="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  if [ -x "$BIN_DIR/ferretdb" ] && [ "$(cat "$BIN_DIR/ferretdb.stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
+  ensure_go
+  log "building FerretDB v1.24.2 (a few minutes, once; cached in $BIN_DIR)"
+  (cd "$src" && CGO_ENABLED=0 DO_NOT_TRACK=1 GOFLAGS=-buildvcs=false go build -o "$BIN_DIR/ferretdb" .) \
+    >"$CACHE_DIR/logs/ferretdb-build.log" 2>&1 || die "FerretDB build failed; see $CACHE_DIR/logs/ferretdb-build.log"
+  echo "$want" >"$BIN_DIR/ferretdb.stamp"
+}
+
+ensure_system_packages() {
+  local pkgs=()
+  command -v redis-server >/dev/null 2>&1 || pkgs+=(redis-server)
+  [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || pkgs+=(chromium fonts-liberation)
+  [ ${#pkgs[@]} -eq 0 ] || apt_install "${pkgs[@]}"
+}
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+wait_for() { # name, seconds, logfile, command...
+  local name="$1" secs="$2" logf="$3"; shift 3
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -ge $deadline ] && die "$name did not answer within ${secs}s; see its log: $logf"
+    sleep 0.3
+  done
+}
+
+# start_bg NAME LOGFILE PIDFILE CMD... : starts a background process, detached from the terminal's signals.
+start_bg() {
+  local name="$1" logf="$2" pidf="$3"; shift 3
+  log "starting $name (log: $logf)"
+  setsid "$@" >>"$logf" 2>&1 < /dev/null &
+  echo $! >"$pidf"
+}
+
+stop_pidfile() { # name pidfile
+  local name="$1" pidf="$2"
+  [ -f "$pidf" ] || return 0
+  local pid; pid="$(cat "$pidf")"
+  if kill -0 "$pid" 2>/dev/null; then
+    log "stopping $name"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidf"
+}

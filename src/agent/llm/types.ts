@@ -1,0 +1,39 @@
+/** The model behind one small interface; providers live in their own files. */
+export interface LlmToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export interface LlmToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text as the model produced it (may be invalid; the caller validates). */
+  arguments: string;
+}
+
+export type LlmMessage =
+  | { role: 'user'; content: string; image?: string /* base64 PNG */ }
+  | { role: 'assistant'; content: string; toolCalls?: LlmToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface LlmRequest {
+  system: string;
+  messages: LlmMessage[];
+  tools: LlmToolSpec[];
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+export interface LlmResponse {
+  text: string;
+  toolCalls: LlmToolCall[];
+  usage: { inputTokens: number; outputTokens: number };
+  model: string;
+}
+
+export interface LlmClient {
+  readonly model: string;
+  complete(req: LlmRequest): Promise<LlmResponse>;
+}

@@ -1,0 +1,56 @@
+import type { BrowserContext, Page } from 'playwright-core';
+import type { z } from 'zod';
+
+/** What the agent sees of the browser at one step. */
+export interface Observation {
+  url: string;
+  title: string;
+  tabs: { index: number; url: string; title: string; active: boolean }[];
+  /**
+   * The page as text for the model: the interactive elements, one per line in the form
+   * `[<index>] <role> "<accessible label>"` (optionally followed by ` key=value` hints such
+   * as value="..." or type=email), a summary of what lies outside the viewport, and the
+   * visible text; kept within the token budget.
+   */
+  text: string;
+  /** Number of interactive elements indexed (in and out of view). */
+  elementCount: number;
+  /** Estimated size of `text` in tokens. */
+  tokens: number;
+  /** PNG screenshot, base64, when asked for. */
+  screenshot?: string;
+}
+
+export interface ObserveOptions {
+  tokenBudget: number;
+  screenshot?: boolean;
+}
+
+/** What an action reports back: to the model (summary), to watchers (target) and to the task. */
+export interface ToolResult {
+  /** Human-readable outcome, sent back to the model as the tool result. */
+  summary: string;
+  /** What was acted on, for the `action` event (`data.target`); secrets masked. */
+  target?: string;
+  /** Set by `done`: the task's final answer. */
+  done?: { message: string; success: boolean };
+  /** Set by `request_human_input`: the task pauses with a guardrail. */
+  humanInput?: { type: string; value: string };
+}
+
+export interface ToolContext {
+  /** The active tab. */
+  page: Page;
+  context: BrowserContext;
+  /** Makes another tab the active one (switch_tab, new tabs opened by clicks). */
+  setActivePage(page: Page): void;
+  navigationTimeoutMs: number;
+  signal: AbortSignal;
+}
+
+export interface AgentTool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  schema: S;
+  execute(ctx: ToolContext, args: z.infer<S>): Promise<ToolResult>;
+}

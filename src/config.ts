@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import path from 'node:path';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL with one of the protocols ${protocols.join(', ')}`);
+
+/** Token prices in USD per million tokens, keyed by model name ("*" is the fallback). */
+const pricesSchema = z
+  .string()
+  .transform((raw, ctx) => {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) })));
+
+/** Every setting of the service, read once at boot from the environment. */
+export const configSchema = z.object({
+  ROLE: z.enum(['all', 'api', 'worker']).default('all').describe('Which parts this process runs'),
+  PORT: int(3000, 0, 65535).describe('HTTP port of the API'),
+  HOST: z.string().default('0.0.0.0'),
+  PUBLIC_BASE_URL: url(['http:', 'https:']).optional().describe('Base URL clients use; defaults to http://localhost:PORT'),
+  MONGODB_URL: url(['mongodb:', 'mongodb+srv:']).default('mongodb://127.0.0.1:27018/browser_agent'),
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6390'),
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('browser-agent'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('sessions').describe('Shared queue of session workflows'),
+  CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
+  CHROMIUM_HEADLESS: bool.default(true),
+  LLM_PROVIDER: z.enum(['openai', 'anthropic']).default('openai'),
+  LLM_BASE_URL: url(['http:', 'https:']).optional(),
+  LLM_API_KEY: z.string().default(''),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  LLM_VISION: bool.default(false).describe('Send a screenshot with each observation'),
+  LLM_MAX_RETRIES: int(2, 0, 10),
+  LLM_TIMEOUT_MS: int(120_000, 1000),
+  LLM_PRICES: pricesSchema.default({ '*': { input: 0.15, output: 0.6 } } as never),
+  DATA_DIR: z.string().min(1).default(path.resolve('.data')),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PAYLOAD_ENCRYPTION_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)')
+    .optional()
+    .describe('Key of the Temporal payload codec; generated under DATA_DIR when unset'),
+  VIEW_TOKEN_SECRET: z.string().min(16).optional(),
+  SESSION_IDLE_TIMEOUT_MS: int(300_000, 1000),
+  INLINE_WAIT_MS: int(50_000, 0, 600_000),
+  NAVIGATION_TIMEOUT_MS: int(30_000, 1000),
+  DEFAULT_SESSION_LIMIT: int(5, 1),
+  MIN_BALANCE_USD: z.coerce.number().min(0).default(0.01),
+  MAX_AGENT_STEPS: int(100, 1),
+  OBSERVATION_TOKEN_BUDGET: int(6000, 500),
+  BROWSER_MAX_SESSIONS: int(10, 1),
+  WORKER_ID: z.string().min(1).optional(),
+  WORKER_HEARTBEAT_MS: int(5000, 100),
+  WORKER_TTL_MS: int(15_000, 500),
+  BODY_LIMIT: z.string().default('1mb'),
+  SHUTDOWN_GRACE_MS: int(30_000, 0),
+});
+
+export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; a bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = configSchema.safeParse(present);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message} (got ${JSON.stringify(present[String(i.path[0])])})`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const cfg = result.data;
+  return { ...cfg, PUBLIC_BASE_URL: (cfg.PUBLIC_BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/$/, '') };
+}
