@@ -1,0 +1,36 @@
+import type { PreviousTask, TaskParams } from '../workflows/types';
+
+export function systemPrompt(): string {
+  return [
+    'You are a browser automation agent. You control a real Chromium browser (viewport 1024x600) to accomplish the user\'s task.',
+    'At each step you receive an observation: the URL, the open tabs, the interactive elements as lines "[index] role "label"", and the visible text.',
+    'Call exactly one tool per step. Refer to elements by their [index] from the latest observation only.',
+    'When an action fails you are told why; try another way. Do not repeat a failing action more than twice.',
+    'If you need something only a human can give (a password, a one-time code, a CAPTCHA, an approval), call request_human_input and wait for the answer.',
+    'When the task is complete, call done with the final answer in `message`. If it cannot be completed, call done with success=false and say why.',
+  ].join('\n');
+}
+
+export function taskPrompt(params: TaskParams, previous: PreviousTask[]): string {
+  const parts: string[] = [];
+  if (previous.length) {
+    parts.push('Earlier tasks in this session (most recent last):');
+    for (const p of previous) parts.push(`- Task: ${p.prompt}\n  Outcome (${p.status}): ${p.result}`);
+    parts.push('');
+  }
+  parts.push(`New task: ${params.prompt || '(no prompt given: describe the current page)'}`);
+  if (params.startingUrl) parts.push(`The browser has opened ${params.startingUrl} for you.`);
+  parts.push(outputInstructions(params));
+  return parts.join('\n');
+}
+
+function outputInstructions(params: TaskParams): string {
+  switch (params.outputType) {
+    case 'structured_json':
+      return `The message of done must be a JSON document that matches this JSON Schema, and nothing else:\n${JSON.stringify(params.outputSchema)}`;
+    case 'structured_csv':
+      return `The message of done must be CSV with a header row of exactly these columns: ${(params.outputSchema as string[]).join(',')}`;
+    default:
+      return 'The message of done is markdown text.';
+  }
+}

@@ -1,0 +1,59 @@
+import express, { type Express } from 'express';
+import type { Redis } from 'ioredis';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { Store } from '../store/store';
+import type { WorkerRegistry } from '../workers/worker-registry';
+import { requireApiKey } from './middleware/auth';
+import { errorHandler, notFoundHandler } from './middleware/errors';
+import { rateLimit } from './middleware/rate-limit';
+import { healthRoutes } from './routes/health.routes';
+import { sessionsRoutes } from './routes/sessions.routes';
+import { tasksRoutes } from './routes/tasks.routes';
+import { SessionsService } from './sessions.service';
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  temporal: Client;
+  redis: Redis;
+  registry: WorkerRegistry;
+}
+
+export function createApp(deps: AppDeps): { app: Express; sessions: SessionsService } {
+  const { config, store, redis } = deps;
+  const logger = deps.logger.child({ component: 'api' });
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+  app.use(express.json({ limit: config.BODY_LIMIT }));
+
+  const sessions = new SessionsService({ ...deps, logger });
+  const auth = requireApiKey({ store, logger });
+  const perUser = rateLimit({ redis, name: 'start', limit: 10, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
+
+  app.use(healthRoutes(deps));
+  app.use(tasksRoutes({ sessions }));
+  app.use(sessionsRoutes({ config, sessions, auth, limit: perUser }));
+
+  app.use(notFoundHandler(routeTable(app)));
+  app.use(errorHandler(logger));
+  return { app, sessions };
+}
+
+/** Paths and methods the app serves, read from Express's router, to tell 405 from 404. */
+function routeTable(app: Express): { method: string; pattern: RegExp }[] {
+  const out: { method: string; pattern: RegExp }[] = [];
+  const walk = (stack: any[]) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        const pattern = new RegExp(`^${String(layer.route.path).replace(/:[^/]+/g, '[^/]+')}/?$`);
+        for (const m of Object.keys(layer.route.methods)) out.push({ method: m.toUpperCase(), pattern });
+      } else if (layer.handle?.stack) walk(layer.handle.stack);
+    }
+  };
+  walk((app as any).router.stack);
+  return out;
+}

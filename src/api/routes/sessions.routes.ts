@@ -1,0 +1,90 @@
+import { Router, type RequestHandler } from 'express';
+import type { Config } from '../../config';
+import { InvalidParamsError, ServiceError } from '../../errors';
+import { pendingEnvelope, taskEnvelope } from '../envelopes';
+import { currentUser } from '../middleware/auth';
+import { guardrailMessageSchema, messageEnvelopeSchema, newTaskMessageSchema, sendMessageSchema, stateMessageSchema } from '../schemas/message.schema';
+import { runTaskSchema, startSessionSchema } from '../schemas/session.schema';
+import { parseRequest } from '../schemas/validation';
+import type { SessionsService } from '../sessions.service';
+
+/** POST /start/start-session, /start/run-task, /start/send-message. */
+export function sessionsRoutes(deps: { config: Config; sessions: SessionsService; auth: RequestHandler; limit: RequestHandler }): Router {
+  const { config, sessions } = deps;
+  const router = Router();
+  const base = config.PUBLIC_BASE_URL;
+
+  const sessionResource = (sessionId: string, balance: number, initialPrompt: string, message: string) => {
+    const token = sessions.viewToken(sessionId);
+    return {
+      success: true,
+      sessionId,
+      socketURL: base,
+      streaming: {
+        webRTCURL: `${base}/whep/${sessionId}?token=${token}`,
+        webViewURL: `${base}/view/${sessionId}?token=${token}`,
+        dimensions: { width: 1024, height: 600 },
+      },
+      initialPrompt,
+      expiresIn: config.SESSION_IDLE_TIMEOUT_MS,
+      balance,
+      message,
+    };
+  };
+
+  /** The inline answer: the outcome if the task settles within the inline wait, else the pending marker. */
+  const inlineAnswer = async (sessionId: string, taskId: string) => {
+    const outcome = await sessions.awaitTask(sessionId, taskId);
+    if (outcome) return taskEnvelope(outcome, { withCompletedAt: false });
+    return { status: 200, body: pendingEnvelope(base, sessionId, taskId) };
+  };
+
+  router.post('/start/start-session', deps.auth, deps.limit, async (req, res) => {
+    const body = parseRequest(startSessionSchema, req.body ?? {});
+    const started = await sessions.start(currentUser(req), body.task);
+    res.json({
+      ...sessionResource(started.sessionId, started.balance, body.task?.prompt ?? '', started.taskId ? 'Session started; the task is running' : 'Session started'),
+      ...(started.taskId ? { taskId: started.taskId } : {}),
+    });
+  });
+
+  router.post('/start/run-task', deps.auth, deps.limit, async (req, res) => {
+    const raw = (req.body ?? {}) as Record<string, unknown>;
+    if (!raw.task || typeof raw.task !== 'object') throw new ServiceError('MISSING_REQUIRED_FIELD', 'task.prompt is required', 400, { field: 'task.prompt' });
+    const body = parseRequest(runTaskSchema, raw);
+    if (!body.task.prompt.trim()) throw new ServiceError('INVALID_TASK_DETAILS', 'task.prompt must not be empty', 400, { field: 'task.prompt' });
+    const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true });
+    const answer = await inlineAnswer(started.sessionId, started.taskId!);
+    res.status(answer.status).json(answer.body);
+  });
+
+  router.post('/start/send-message', deps.auth, deps.limit, async (req, res) => {
+    const { sessionId, message } = parseRequest(sendMessageSchema, req.body ?? {});
+    const user = currentUser(req);
+    const { actionType } = parseRequest(messageEnvelopeSchema, message, 'message.');
+    switch (actionType) {
+      case 'newTask': {
+        const params = parseRequest(newTaskMessageSchema, message, 'message.');
+        const taskId = await sessions.newTask(user, sessionId, params);
+        const answer = await inlineAnswer(sessionId, taskId);
+        res.status(answer.status).json(answer.body);
+        return;
+      }
+      case 'state': {
+        const { newState } = parseRequest(stateMessageSchema, message, 'message.');
+        res.json({ success: true, message: await sessions.changeState(user, sessionId, newState) });
+        return;
+      }
+      case 'guardrail': {
+        const { prompt } = parseRequest(guardrailMessageSchema, message, 'message.');
+        res.json({ success: true, message: await sessions.answerGuardrail(user, sessionId, prompt) });
+        return;
+      }
+      case 'interaction':
+        await sessions.ownedSession(user, sessionId);
+        throw new InvalidParamsError('Interaction messages are not available yet');
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+
+export const TASK_LIMITS = {
+  maxDuration: { min: 1000, max: 300_000, default: 300_000 },
+  maxInputTokens: { min: 1000, max: 100_000, default: 100_000 },
+  maxOutputTokens: { min: 100, max: 100_000, default: 100_000 },
+} as const;
+
+const httpUrl = z.string().refine((v) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL');
+
+const bounded = (name: keyof typeof TASK_LIMITS) =>
+  z
+    .number()
+    .int()
+    .min(TASK_LIMITS[name].min)
+    .max(TASK_LIMITS[name].max)
+    .default(TASK_LIMITS[name].default)
+    .describe(`${name}, ${TASK_LIMITS[name].min}..${TASK_LIMITS[name].max}`);
+
+export const secretEntrySchema = z.object({
+  match: z.string().min(1).describe('Domain pattern (e.g. *.example.com) or "all"'),
+  fields: z.record(z.string(), z.string()).describe('Credential fields such as email, password, apiKey'),
+});
+
+export const webhookSchema = z.object({
+  name: z.string().min(1).describe('Identifier of the webhook'),
+  url: httpUrl.describe('Receiving address (http or https)'),
+  auth: z.string().optional().describe('Value of the Authorization header of the delivery'),
+  submittedData: z.enum(['ai_response', 'full_response', 'just_ping']).describe('What the delivery carries'),
+});
+
+/** Task parameters: inside `task` of start-session and run-task, or inside a newTask message. */
+export const taskParamsSchema = z
+  .object({
+    prompt: z.string().max(50_000).default('').describe('What the agent should do'),
+    startingUrl: httpUrl.nullable().default(null).describe('Page to open first'),
+    maxDuration: bounded('maxDuration'),
+    maxInputTokens: bounded('maxInputTokens'),
+    maxOutputTokens: bounded('maxOutputTokens'),
+    terminateOnCompletion: z.boolean().default(false).describe('Close the session after the task'),
+    outputType: z.enum(['text', 'structured_json', 'structured_csv']).default('text'),
+    outputSchema: z.union([z.record(z.string(), z.unknown()), z.array(z.string())]).optional().describe('JSON Schema (structured_json) or column names (structured_csv)'),
+    secrets: z.array(secretEntrySchema).max(50).default([]),
+    files: z.array(z.string().min(1)).max(20).default([]).describe('fileIds from POST /files/upload'),
+    webhook: webhookSchema.optional(),
+  })
+  .superRefine((t, ctx) => {
+    if (t.outputType === 'structured_json' && (!t.outputSchema || Array.isArray(t.outputSchema))) {
+      ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: 'outputSchema must be a JSON Schema object when outputType is structured_json' });
+    }
+    if (t.outputType === 'structured_csv' && (!Array.isArray(t.outputSchema) || t.outputSchema.length === 0)) {
+      ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: 'outputSchema must be a non-empty array of column names when outputType is structured_csv' });
+    }
+  });
+
+export type TaskParamsInput = z.infer<typeof taskParamsSchema>;

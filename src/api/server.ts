@@ -1,0 +1,32 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp, type AppDeps } from './app';
+
+export interface RunningApi {
+  server: http.Server;
+  port: number;
+  /** Stops accepting connections, lets in-flight requests finish, then closes. */
+  shutdown(): Promise<void>;
+}
+
+export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
+  const { app } = createApp(deps);
+  const server = http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(deps.config.PORT, deps.config.HOST, resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+  deps.logger.child({ component: 'api' }).info({ port, baseUrl: deps.config.PUBLIC_BASE_URL }, 'API listening');
+  return {
+    server,
+    port,
+    shutdown: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Requests still waiting inline for a task get their answer by polling instead.
+        setTimeout(() => server.closeAllConnections(), deps.config.SHUTDOWN_GRACE_MS).unref();
+      }),
+  };
+}

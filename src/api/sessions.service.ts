@@ -1,0 +1,203 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Config } from '../config';
+import { InsufficientBalanceError, NoInstancesError, NotFoundError, ServiceError, SessionLimitError } from '../errors';
+import type { Logger } from '../logger';
+import { newSessionId, newTaskId } from '../store/ids';
+import type { Store } from '../store/store';
+import type { UserRecord } from '../store/users.repository';
+import type { WorkerRegistry } from '../workers/worker-registry';
+import {
+  awaitReadyUpdate,
+  awaitTaskUpdate,
+  guardrailUpdate,
+  newTaskUpdate,
+  SESSION_WORKFLOW,
+  sessionWorkflowId,
+  stateUpdate,
+  taskQuery,
+} from '../workflows/messages';
+import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
+import type { SessionInput, TaskParams, TaskView } from '../workflows/types';
+import type { TaskParamsInput } from './schemas/task.schema';
+
+/** HTTP statuses of the rejections the workflow's validators raise. */
+const REJECTION_STATUS: Record<string, number> = {
+  TASK_ALREADY_RUNNING: 409,
+  NO_TASK_RUNNING: 409,
+  INVALID_STATE: 409,
+  NO_GUARDRAIL_PENDING: 409,
+  SESSION_NOT_FOUND: 404,
+};
+
+export interface StartedSession {
+  sessionId: string;
+  taskId?: string;
+  balance: number;
+}
+
+/**
+ * Maps API calls onto the session workflow: start, updates, queries. Holds no session
+ * state: everything lives in Temporal and MongoDB.
+ */
+export class SessionsService {
+  constructor(
+    private readonly deps: { config: Config; temporal: Client; store: Store; registry: WorkerRegistry; logger: Logger },
+  ) {}
+
+  private handle(sessionId: string): WorkflowHandle {
+    return this.deps.temporal.workflow.getHandle(sessionWorkflowId(sessionId));
+  }
+
+  viewToken(sessionId: string): string {
+    return createHmac('sha256', this.viewSecret()).update(`view:${sessionId}`).digest('base64url');
+  }
+
+  checkViewToken(sessionId: string, token: string): boolean {
+    const want = Buffer.from(this.viewToken(sessionId));
+    const got = Buffer.from(token);
+    return want.length === got.length && timingSafeEqual(want, got);
+  }
+
+  private viewSecret(): string {
+    return this.deps.config.VIEW_TOKEN_SECRET ?? `${this.deps.config.TEMPORAL_NAMESPACE}:${this.deps.config.PAYLOAD_ENCRYPTION_KEY ?? this.deps.config.DATA_DIR}`;
+  }
+
+  assertBalance(user: UserRecord): void {
+    const required = this.deps.config.MIN_BALANCE_USD;
+    if (user.balance < required || user.balance <= 0) throw new InsufficientBalanceError(user.balance, required);
+  }
+
+  /** Starts a session workflow and waits until it holds a browser. */
+  async start(user: UserRecord, task?: TaskParamsInput): Promise<StartedSession> {
+    const { store, registry, config, temporal, logger } = this.deps;
+    this.assertBalance(user);
+    if ((await registry.alive()).length === 0) throw new NoInstancesError();
+    const limit = user.sessionLimit ?? config.DEFAULT_SESSION_LIMIT;
+    const slot = await store.users.acquireSessionSlot(user._id, limit);
+    if (!slot) {
+      const current = (await store.users.get(user._id))?.activeSessions ?? limit;
+      throw new SessionLimitError(current, limit);
+    }
+
+    const sessionId = newSessionId();
+    const taskId = task ? newTaskId() : undefined;
+    const log = logger.child({ sessionId, userId: user._id });
+    await store.sessions.create(sessionId, user._id);
+    const input: SessionInput = {
+      sessionId,
+      userId: user._id,
+      idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
+      maxSteps: config.MAX_AGENT_STEPS,
+      initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
+    };
+    let handle: WorkflowHandle;
+    try {
+      handle = await temporal.workflow.start(SESSION_WORKFLOW, {
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        workflowId: sessionWorkflowId(sessionId),
+        args: [input],
+        typedSearchAttributes: [
+          { key: OwnerUserIdKey, value: user._id },
+          { key: SessionStatusKey, value: 'pending' },
+        ],
+        memo: { userId: user._id },
+      });
+    } catch (err) {
+      if (await store.sessions.end(sessionId, 'failed', 'instance_lost')) await store.users.releaseSessionSlot(user._id);
+      throw err;
+    }
+    const ready = await handle.executeUpdate(awaitReadyUpdate);
+    if (ready.status !== 'active') {
+      log.warn({ status: ready.status, error: ready.error }, 'session could not start');
+      throw new NoInstancesError();
+    }
+    log.info({ workerId: ready.workerId }, 'session started');
+    return { sessionId, taskId, balance: slot.balance };
+  }
+
+  /** The live session of this user, or 404. */
+  async ownedSession(user: UserRecord, sessionId: string): Promise<void> {
+    const rec = await this.deps.store.sessions.get(sessionId);
+    if (!rec || rec.userId !== user._id) throw new NotFoundError('SESSION_NOT_FOUND', 'Session not found');
+    if (!['pending', 'active', 'orphaned'].includes(rec.status)) throw new NotFoundError('SESSION_NOT_FOUND', 'Session has ended');
+  }
+
+  async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput): Promise<string> {
+    this.assertBalance(user);
+    await this.ownedSession(user, sessionId);
+    const taskId = newTaskId();
+    await this.update(sessionId, () => this.handle(sessionId).executeUpdate(newTaskUpdate, { args: [{ taskId, params: toTaskParams(params) }] }));
+    return taskId;
+  }
+
+  /** Waits up to the inline wait for a task to end or ask for a human; null when still going. */
+  async awaitTask(sessionId: string, taskId: string, timeoutMs = this.deps.config.INLINE_WAIT_MS): Promise<TaskView | null> {
+    try {
+      return await this.handle(sessionId).executeUpdate(awaitTaskUpdate, { args: [{ taskId, timeoutMs }] });
+    } catch (err) {
+      // The session ended in the meantime: the record holds the outcome.
+      if (isClosedWorkflow(err)) return this.deps.store.tasks.get(sessionId, taskId);
+      throw err;
+    }
+  }
+
+  async changeState(user: UserRecord, sessionId: string, newState: 'pause' | 'resume' | 'stop' | 'terminate'): Promise<string> {
+    await this.ownedSession(user, sessionId);
+    return this.update(sessionId, () => this.handle(sessionId).executeUpdate(stateUpdate, { args: [{ newState }] }));
+  }
+
+  async answerGuardrail(user: UserRecord, sessionId: string, prompt: string): Promise<string> {
+    await this.ownedSession(user, sessionId);
+    return this.update(sessionId, () => this.handle(sessionId).executeUpdate(guardrailUpdate, { args: [{ prompt }] }));
+  }
+
+  /** A task as polling sees it: live from the workflow while it runs, else from the store. */
+  async task(sessionId: string, taskId: string): Promise<TaskView | null> {
+    const stored = await this.deps.store.tasks.get(sessionId, taskId);
+    if (stored && ['task_completed', 'failed', 'stopped'].includes(stored.status)) return stored;
+    try {
+      const live = await this.handle(sessionId).query(taskQuery, taskId);
+      if (live) return live;
+    } catch (err) {
+      if (!isClosedWorkflow(err) && !(err instanceof WorkflowNotFoundError)) this.deps.logger.warn({ err, sessionId }, 'task query failed');
+    }
+    return stored;
+  }
+
+  private async update<T>(sessionId: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+        const code = err.cause.type ?? 'INVALID_STATE';
+        const details = err.cause.details?.[0] as Record<string, unknown> | undefined;
+        throw new ServiceError(code, err.cause.message, REJECTION_STATUS[code] ?? 400, details);
+      }
+      if (isClosedWorkflow(err)) throw new NotFoundError('SESSION_NOT_FOUND', 'Session has ended');
+      throw err;
+    }
+  }
+}
+
+function isClosedWorkflow(err: unknown): boolean {
+  if (err instanceof WorkflowNotFoundError) return true;
+  const msg = err instanceof Error ? err.message : '';
+  return /workflow execution already completed|workflow not found|already completed/i.test(msg);
+}
+
+export function toTaskParams(t: TaskParamsInput): TaskParams {
+  return {
+    prompt: t.prompt,
+    startingUrl: t.startingUrl,
+    maxDuration: t.maxDuration,
+    maxInputTokens: t.maxInputTokens,
+    maxOutputTokens: t.maxOutputTokens,
+    terminateOnCompletion: t.terminateOnCompletion,
+    outputType: t.outputType,
+    outputSchema: t.outputSchema,
+    files: t.files,
+    webhook: t.webhook,
+  };
+}

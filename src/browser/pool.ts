@@ -1,0 +1,117 @@
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Logger } from '../logger';
+
+export const VIEWPORT = { width: 1024, height: 600 } as const;
+
+/** Flags Chromium needs here: root without a sandbox, and no calls home on a closed network. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+];
+
+export interface BrowserSession {
+  sessionId: string;
+  context: BrowserContext;
+  /** The tab the agent and the human act on. */
+  page: Page;
+  crashed: boolean;
+}
+
+/**
+ * The one owner of Chromium in a worker process: one browser, one context per session.
+ * Everything else reaches pages through the session handles it gives out.
+ */
+export class BrowserPool {
+  private browser?: Promise<Browser>;
+  private readonly sessions = new Map<string, BrowserSession>();
+
+  constructor(
+    private readonly opts: { executablePath: string; headless: boolean; capacity: number },
+    private readonly logger: Logger,
+  ) {}
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  get capacity(): number {
+    return this.opts.capacity;
+  }
+
+  private launch(): Promise<Browser> {
+    if (!this.browser) {
+      this.browser = chromium.launch({ executablePath: this.opts.executablePath, headless: this.opts.headless, args: CHROMIUM_ARGS }).then((b) => {
+        b.on('disconnected', () => {
+          this.logger.warn('chromium disconnected');
+          this.browser = undefined;
+          for (const s of this.sessions.values()) s.crashed = true;
+        });
+        return b;
+      });
+      this.browser.catch(() => (this.browser = undefined));
+    }
+    return this.browser;
+  }
+
+  /** Opens (or returns the already open) context of a session; idempotent for activity retries. */
+  async open(sessionId: string): Promise<BrowserSession> {
+    const existing = this.sessions.get(sessionId);
+    if (existing) return existing;
+    const browser = await this.launch();
+    const context = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: true });
+    const page = await context.newPage();
+    const session: BrowserSession = { sessionId, context, page, crashed: false };
+    this.watchPage(session, page);
+    context.on('page', (p) => {
+      // A tab the page opens (target=_blank, window.open) becomes the active one.
+      this.watchPage(session, p);
+      session.page = p;
+    });
+    this.sessions.set(sessionId, session);
+    this.logger.info({ sessionId, open: this.sessions.size }, 'browser context opened');
+    return session;
+  }
+
+  private watchPage(session: BrowserSession, page: Page): void {
+    page.on('crash', () => {
+      session.crashed = true;
+      this.logger.warn({ sessionId: session.sessionId }, 'page crashed');
+    });
+    page.on('close', () => {
+      if (session.page === page) {
+        const rest = session.context.pages().filter((p) => p !== page);
+        if (rest.length) session.page = rest[rest.length - 1];
+      }
+    });
+  }
+
+  get(sessionId: string): BrowserSession | undefined {
+    return this.sessions.get(sessionId);
+  }
+
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  async close(sessionId: string): Promise<boolean> {
+    const s = this.sessions.get(sessionId);
+    if (!s) return false;
+    this.sessions.delete(sessionId);
+    await s.context.close().catch(() => undefined);
+    this.logger.info({ sessionId, open: this.sessions.size }, 'browser context closed');
+    return true;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions.keys()].map((id) => this.close(id)));
+    const b = this.browser;
+    this.browser = undefined;
+    if (b) await (await b).close().catch(() => undefined);
+  }
+}

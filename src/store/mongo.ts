@@ -1,0 +1,16 @@
+import { MongoClient, type Db } from 'mongodb';
+
+/** Connects to MongoDB (or FerretDB) and makes sure the indexes exist. */
+export async function connectMongo(url: string): Promise<{ client: MongoClient; db: Db }> {
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: 10_000, appName: 'browser-agent' });
+  await client.connect();
+  const db = client.db();
+  await Promise.all([
+    db.collection('users').createIndex({ email: 1 }, { unique: true }),
+    db.collection('apiKeys').createIndex({ hash: 1 }, { unique: true }),
+    db.collection('apiKeys').createIndex({ userId: 1 }),
+    db.collection('sessions').createIndex({ userId: 1, status: 1 }),
+    db.collection('tasks').createIndex({ sessionId: 1 }),
+  ]);
+  return { client, db };
+}

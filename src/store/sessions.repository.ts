@@ -1,0 +1,50 @@
+import type { Collection, Db } from 'mongodb';
+import type { EndReason, SessionStatus } from '../workflows/types';
+
+export interface SessionRecord {
+  _id: string;
+  userId: string;
+  status: SessionStatus;
+  workerId?: string;
+  endReason?: EndReason;
+  /** Whether this session still holds one of the user's concurrent-session slots. */
+  holdsSlot: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+  endedAt?: Date;
+}
+
+export const LIVE_SESSION_STATUSES: SessionStatus[] = ['pending', 'active', 'orphaned'];
+
+export class SessionsRepository {
+  private readonly sessions: Collection<SessionRecord>;
+  constructor(db: Db) {
+    this.sessions = db.collection<SessionRecord>('sessions');
+  }
+
+  async create(id: string, userId: string): Promise<void> {
+    const now = new Date();
+    await this.sessions.insertOne({ _id: id, userId, status: 'pending', holdsSlot: true, createdAt: now, updatedAt: now });
+  }
+
+  get(id: string): Promise<SessionRecord | null> {
+    return this.sessions.findOne({ _id: id });
+  }
+
+  countLive(userId: string): Promise<number> {
+    return this.sessions.countDocuments({ userId, status: { $in: LIVE_SESSION_STATUSES } });
+  }
+
+  async markStatus(id: string, status: SessionStatus, workerId?: string): Promise<void> {
+    await this.sessions.updateOne({ _id: id }, { $set: { status, updatedAt: new Date(), ...(workerId ? { workerId } : {}) } });
+  }
+
+  /** Ends the session; true only for the call that released its slot (so the slot is freed once). */
+  async end(id: string, status: SessionStatus, reason: EndReason): Promise<boolean> {
+    const now = new Date();
+    const res = await this.sessions.updateOne({ _id: id, holdsSlot: true }, { $set: { status, endReason: reason, holdsSlot: false, endedAt: now, updatedAt: now } });
+    if (res.modifiedCount === 1) return true;
+    await this.sessions.updateOne({ _id: id }, { $set: { status, endReason: reason, updatedAt: now } });
+    return false;
+  }
+}

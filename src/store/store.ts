@@ -1,0 +1,17 @@
+import type { Db } from 'mongodb';
+import { ApiKeysRepository } from './api-keys.repository';
+import { SessionsRepository } from './sessions.repository';
+import { TasksRepository } from './tasks.repository';
+import { UsersRepository } from './users.repository';
+
+/** Every repository over one database. */
+export interface Store {
+  users: UsersRepository;
+  apiKeys: ApiKeysRepository;
+  sessions: SessionsRepository;
+  tasks: TasksRepository;
+}
+
+export function createStore(db: Db): Store {
+  return { users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db) };
+}

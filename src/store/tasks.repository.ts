@@ -1,0 +1,35 @@
+import type { Collection, Db } from 'mongodb';
+import type { TaskView } from '../workflows/types';
+
+export interface TaskRecord extends Omit<TaskView, 'createdAt' | 'completedAt'> {
+  _id: string;
+  userId: string;
+  createdAt: Date;
+  completedAt?: Date;
+  updatedAt: Date;
+}
+
+export class TasksRepository {
+  private readonly tasks: Collection<TaskRecord>;
+  constructor(db: Db) {
+    this.tasks = db.collection<TaskRecord>('tasks');
+  }
+
+  async save(userId: string, view: TaskView): Promise<void> {
+    const { createdAt, completedAt, ...rest } = view;
+    await this.tasks.updateOne(
+      { _id: view.taskId },
+      {
+        $set: { ...rest, userId, createdAt: new Date(createdAt), updatedAt: new Date(), ...(completedAt ? { completedAt: new Date(completedAt) } : {}) },
+      },
+      { upsert: true },
+    );
+  }
+
+  async get(sessionId: string, taskId: string): Promise<TaskView | null> {
+    const rec = await this.tasks.findOne({ _id: taskId, sessionId });
+    if (!rec) return null;
+    const { _id, userId: _u, updatedAt: _up, createdAt, completedAt, ...rest } = rec;
+    return { ...rest, taskId: _id, createdAt: createdAt.toISOString(), completedAt: completedAt?.toISOString() };
+  }
+}

@@ -1,0 +1,20 @@
+import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
+import type { Logger } from '../logger';
+
+let installed = false;
+
+/** Sends the Temporal SDK's own logs (and its core's) into our pino logger. Once per process. */
+export function installTemporalRuntime(logger: Logger): void {
+  if (installed) return;
+  installed = true;
+  const log = logger.child({ component: 'temporal' });
+  const level = log.level === 'debug' || log.level === 'trace' ? 'DEBUG' : 'INFO';
+  Runtime.install({
+    logger: new DefaultLogger(level, (entry: LogEntry) => {
+      const meta = { ...entry.meta } as Record<string, unknown>;
+      const method = entry.level === 'ERROR' ? 'error' : entry.level === 'WARN' ? 'warn' : entry.level === 'DEBUG' || entry.level === 'TRACE' ? 'debug' : 'info';
+      log[method](meta, entry.message);
+    }),
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+  });
+}

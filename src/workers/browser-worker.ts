@@ -1,0 +1,92 @@
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Redis } from 'ioredis';
+import { createBrowserActivities } from '../activities/browser.activities';
+import { createSessionActivities } from '../activities/session.activities';
+import { AgentRunner } from '../agent/agent';
+import { createLlmClient } from '../agent/llm/factory';
+import { BrowserPool } from '../browser/pool';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { Store } from '../store/store';
+import { dataConverter } from '../temporal/connection';
+import { installTemporalRuntime } from '../temporal/runtime';
+import { WorkerRegistry } from './worker-registry';
+
+export interface RunningBrowserWorker {
+  workerId: string;
+  taskQueue: string;
+  pool: BrowserPool;
+  /** Stops taking sessions, lets running activities finish (up to the grace time), closes browsers. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * A browser worker: session workflows and shared activities on the common queue, and the
+ * browser activities of the sessions it holds on its own queue (so they stay on this
+ * process, next to their Chromium).
+ */
+export async function startBrowserWorker(deps: { config: Config; logger: Logger; store: Store; redis: Redis }): Promise<RunningBrowserWorker> {
+  const { config, store, redis } = deps;
+  const workerId = config.WORKER_ID ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const taskQueue = `browser-${workerId}`;
+  const logger = deps.logger.child({ component: 'browser-worker', workerId });
+  installTemporalRuntime(deps.logger);
+
+  const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
+  const pool = new BrowserPool({ executablePath: config.CHROMIUM_PATH, headless: config.CHROMIUM_HEADLESS, capacity: config.BROWSER_MAX_SESSIONS }, logger);
+  const agent = new AgentRunner(pool, {
+    llm: createLlmClient(config),
+    prices: config.LLM_PRICES,
+    observationTokenBudget: config.OBSERVATION_TOKEN_BUDGET,
+    navigationTimeoutMs: config.NAVIGATION_TIMEOUT_MS,
+    vision: config.LLM_VISION,
+  });
+
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(config), identity: workerId, shutdownGraceTime: config.SHUTDOWN_GRACE_MS };
+  const sessionWorker = await Worker.create({
+    ...common,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createSessionActivities({ store, registry, logger }),
+  });
+  const browserWorker = await Worker.create({
+    ...common,
+    taskQueue,
+    activities: createBrowserActivities({ pool, agent, logger }),
+    maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
+    // A stop or pause must reach a running step within a second.
+    defaultHeartbeatThrottleInterval: 200,
+    maxHeartbeatThrottleInterval: 500,
+  });
+
+  const beat = () =>
+    registry.heartbeat({ workerId, taskQueue, sessions: pool.size, capacity: pool.capacity }).catch((err) => logger.warn({ err }, 'worker heartbeat failed'));
+  await beat();
+  const heartbeat = setInterval(beat, config.WORKER_HEARTBEAT_MS);
+  const running = Promise.all([sessionWorker.run(), browserWorker.run()]);
+  running.catch((err) => logger.error({ err }, 'temporal worker stopped with an error'));
+  logger.info({ taskQueue }, 'browser worker started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    workerId,
+    taskQueue,
+    pool,
+    shutdown() {
+      stopping ??= (async () => {
+        clearInterval(heartbeat);
+        await registry.remove(workerId).catch(() => undefined);
+        sessionWorker.shutdown();
+        browserWorker.shutdown();
+        await running.catch(() => undefined);
+        await pool.closeAll();
+        await connection.close();
+        logger.info('browser worker stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * The service's entry point. ROLE=api runs the HTTP API, ROLE=worker a browser worker,
+ * ROLE=all (the embedded default) both in one process. SIGTERM/SIGINT drain and exit.
+ */
+import { Redis } from 'ioredis';
+import { startApiServer, type RunningApi } from '../api/server';
+import { ConfigError, loadConfig } from '../config';
+import { createLogger } from '../logger';
+import { connectMongo } from '../store/mongo';
+import { createStore } from '../store/store';
+import { connectTemporal } from '../temporal/connection';
+import { startBrowserWorker, type RunningBrowserWorker } from './browser-worker';
+import { WorkerRegistry } from './worker-registry';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  logger.info({ role: config.ROLE }, 'starting');
+
+  const { client: mongo, db } = await connectMongo(config.MONGODB_URL).catch((err) => {
+    throw new Error(`MongoDB is not reachable at MONGODB_URL: ${(err as Error).message}`);
+  });
+  const store = createStore(db);
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: true });
+  await redis.connect().catch((err) => {
+    throw new Error(`Redis is not reachable at REDIS_URL: ${(err as Error).message}`);
+  });
+  const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
+
+  let worker: RunningBrowserWorker | undefined;
+  let api: RunningApi | undefined;
+  let temporalConnection: { close(): Promise<void> } | undefined;
+  if (config.ROLE !== 'api') worker = await startBrowserWorker({ config, logger, store, redis });
+  if (config.ROLE !== 'worker') {
+    const { connection, client } = await connectTemporal(config);
+    temporalConnection = connection;
+    api = await startApiServer({ config, logger, store, temporal: client, redis, registry });
+  }
+  process.stdout.write(
+    JSON.stringify({ msg: 'ready', role: config.ROLE, api: api ? config.PUBLIC_BASE_URL : undefined, workerId: worker?.workerId }) + '\n',
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    await api?.shutdown();
+    await worker?.shutdown();
+    await temporalConnection?.close();
+    redis.disconnect();
+    await mongo.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,78 @@
+import { SessionState, usageOf } from './session-state';
+import type { TaskParams } from './types';
+
+const params: TaskParams = {
+  prompt: 'p',
+  startingUrl: null,
+  maxDuration: 300000,
+  maxInputTokens: 100000,
+  maxOutputTokens: 100000,
+  terminateOnCompletion: false,
+  outputType: 'text',
+  files: [],
+};
+
+const failureType = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e: any) {
+    return e.type;
+  }
+  return undefined;
+};
+
+describe('SessionState', () => {
+  it('runs one task at a time', () => {
+    const s = new SessionState('s1', 0);
+    s.enqueueTask('t1', params, 10);
+    expect(failureType(() => s.assertCanStartTask())).toBe('TASK_ALREADY_RUNNING');
+    const t = s.beginTask(20);
+    expect(failureType(() => s.enqueueTask('t2', params, 30))).toBe('TASK_ALREADY_RUNNING');
+    s.finishTask(t, 'task_completed', 100, { message: 'ok' });
+    expect(s.isTaskEnded('t1')).toBe(true);
+    expect(() => s.enqueueTask('t2', params, 110)).not.toThrow();
+    expect(s.previousTasks).toEqual([{ prompt: 'p', status: 'task_completed', result: 'ok' }]);
+  });
+
+  it('validates state changes against the task state', () => {
+    const s = new SessionState('s1', 0);
+    expect(failureType(() => s.assertStateChange('pause'))).toBe('NO_TASK_RUNNING');
+    expect(() => s.assertStateChange('terminate')).not.toThrow();
+    s.enqueueTask('t1', params, 0);
+    s.beginTask(0);
+    expect(failureType(() => s.assertStateChange('resume'))).toBe('INVALID_STATE');
+    expect(s.applyStateChange('pause', 5)).toBe('Task paused');
+    expect(s.current!.status).toBe('paused');
+    expect(failureType(() => s.assertStateChange('pause'))).toBe('INVALID_STATE');
+    expect(s.applyStateChange('resume', 6)).toBe('Task resumed');
+    expect(s.applyStateChange('stop', 7)).toBe('Task stopped');
+    expect(s.current!.endRequest).toBe('stop');
+    expect(s.applyStateChange('terminate', 8)).toBe('Session terminated');
+    expect(s.endRequested).toBe('terminated');
+    expect(failureType(() => s.assertCanStartTask())).toBe('SESSION_NOT_FOUND');
+  });
+
+  it('passes a guardrail answer to the next step once', () => {
+    const s = new SessionState('s1', 0);
+    s.enqueueTask('t1', params, 0);
+    const t = s.beginTask(0);
+    expect(failureType(() => s.assertGuardrailAnswer())).toBe('NO_GUARDRAIL_PENDING');
+    t.status = 'guardrail_trigger';
+    t.guardrail = { type: 'two_factor_code', value: 'code?' };
+    expect(s.isTaskSettled('t1')).toBe(true);
+    s.answerGuardrail('123456', 50);
+    expect(t.status).toBe('running');
+    expect(t.humanReply).toBe('123456');
+    expect(s.lastActivityAt).toBe(50);
+  });
+
+  it('sums usage and cost across steps', () => {
+    const s = new SessionState('s1', 0);
+    s.enqueueTask('t1', params, 0);
+    const t = s.beginTask(1000);
+    s.recordStep(t, { kind: 'continue', usage: { inputTokens: 100, outputTokens: 10 }, cost: 0.0001 });
+    s.recordStep(t, { kind: 'continue', usage: { inputTokens: 200, outputTokens: 20 }, cost: 0.0002 });
+    s.finishTask(t, 'task_completed', 3500);
+    expect(usageOf(t, 9999)).toEqual({ prompt_tokens: 300, completion_tokens: 30, total_tokens: 330, completion_time: 2.5, cost: 0.0003 });
+  });
+});

@@ -1,0 +1,241 @@
+/**
+ * The session's state machine as a plain class: no Temporal imports beyond errors, so it
+ * can be unit-tested directly. The workflow drives it and performs the side effects.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type {
+  EndReason,
+  PreviousTask,
+  SessionStatus,
+  SessionView,
+  StepResult,
+  TaskParams,
+  TaskStatus,
+  TaskView,
+  Usage,
+} from './types';
+import { TERMINAL_TASK_STATUSES } from './types';
+
+export type EndRequest = 'stop' | 'terminate' | 'timeout';
+
+export interface TaskState {
+  taskId: string;
+  params: TaskParams;
+  status: TaskStatus;
+  createdAt: number;
+  startedAt?: number;
+  completedAt?: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+  steps: number;
+  message?: string;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+  guardrail?: { type: string; value: string };
+  endRequest?: EndRequest;
+  /** Set when a guardrail is answered; handed to the agent at its next step. */
+  humanReply?: string;
+}
+
+const KEEP_RECENT_TASKS = 20;
+const KEEP_PREVIOUS_SUMMARIES = 10;
+
+export const reject = (code: string, message: string, details?: Record<string, unknown>): ApplicationFailure =>
+  ApplicationFailure.create({ type: code, message, nonRetryable: true, details: details ? [details] : undefined });
+
+export class SessionState {
+  status: SessionStatus = 'pending';
+  workerId?: string;
+  taskQueue?: string;
+  endReason?: EndReason;
+  endRequested?: EndReason;
+  error?: { code: string; message: string };
+  current?: TaskState;
+  queued?: TaskState;
+  readonly recent = new Map<string, TaskState>();
+  previousTasks: PreviousTask[];
+  lastActivityAt: number;
+
+  constructor(
+    readonly sessionId: string,
+    now: number,
+    carried?: { previousTasks: PreviousTask[]; lastActivityAt: number },
+  ) {
+    this.previousTasks = carried?.previousTasks ?? [];
+    this.lastActivityAt = carried?.lastActivityAt ?? now;
+  }
+
+  get ended(): boolean {
+    return this.endReason !== undefined;
+  }
+
+  touch(now: number): void {
+    this.lastActivityAt = now;
+  }
+
+  view(): SessionView {
+    return {
+      sessionId: this.sessionId,
+      status: this.status,
+      workerId: this.workerId,
+      currentTaskId: this.current?.taskId ?? this.queued?.taskId,
+      endReason: this.endReason,
+      error: this.error,
+    };
+  }
+
+  // ---- tasks -------------------------------------------------------------------------
+
+  assertCanStartTask(): void {
+    if (this.ended || this.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    const busy = this.queued ?? this.current;
+    if (busy) throw reject('TASK_ALREADY_RUNNING', 'A task is already running in this session', { taskId: busy.taskId });
+  }
+
+  enqueueTask(taskId: string, params: TaskParams, now: number): void {
+    this.assertCanStartTask();
+    const task: TaskState = { taskId, params, status: 'running', createdAt: now, inputTokens: 0, outputTokens: 0, cost: 0, steps: 0 };
+    this.queued = task;
+    this.remember(task);
+    this.touch(now);
+  }
+
+  /** Moves the queued task to current. */
+  beginTask(now: number): TaskState {
+    const task = this.queued;
+    if (!task) throw new Error('no queued task');
+    this.queued = undefined;
+    this.current = task;
+    task.startedAt = now;
+    return task;
+  }
+
+  recordStep(task: TaskState, result: StepResult & { cost?: number }): void {
+    task.steps += 1;
+    task.inputTokens += result.usage.inputTokens;
+    task.outputTokens += result.usage.outputTokens;
+    task.cost = round6(task.cost + (result.cost ?? 0));
+    if (result.message) task.message = result.message;
+  }
+
+  finishTask(task: TaskState, status: TaskStatus, now: number, outcome: { message?: string; error?: TaskState['error'] } = {}): void {
+    task.status = status;
+    task.completedAt = now;
+    if (outcome.message !== undefined) task.message = outcome.message;
+    task.error = outcome.error;
+    task.guardrail = undefined;
+    task.humanReply = undefined;
+    if (this.current === task) this.current = undefined;
+    this.previousTasks = [
+      ...this.previousTasks,
+      { prompt: task.params.prompt, status, result: task.error ? `${task.error.code}: ${task.error.message}` : (task.message ?? '') },
+    ].slice(-KEEP_PREVIOUS_SUMMARIES);
+    this.touch(now);
+  }
+
+  isTaskEnded(taskId: string): boolean {
+    const t = this.recent.get(taskId);
+    return !!t && TERMINAL_TASK_STATUSES.includes(t.status);
+  }
+
+  /** Ended, or waiting for a human: either way the caller has something to show. */
+  isTaskSettled(taskId: string): boolean {
+    return this.isTaskEnded(taskId) || this.recent.get(taskId)?.status === 'guardrail_trigger';
+  }
+
+  taskView(taskId: string, now: number): TaskView | null {
+    const t = this.recent.get(taskId);
+    return t ? toTaskView(this.sessionId, t, now) : null;
+  }
+
+  /** Keeps the last tasks for queries and inline waits; older ones are answered from the store. */
+  private remember(task: TaskState): void {
+    this.recent.set(task.taskId, task);
+    while (this.recent.size > KEEP_RECENT_TASKS) this.recent.delete(this.recent.keys().next().value!);
+  }
+
+  // ---- control -----------------------------------------------------------------------
+
+  /** Validates a state message; throws the rejection the API reports. */
+  assertStateChange(newState: 'pause' | 'resume' | 'stop' | 'terminate'): void {
+    if (this.ended || this.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    if (newState === 'terminate') return;
+    const t = this.current ?? this.queued;
+    if (!t) throw reject('NO_TASK_RUNNING', 'No task is running in this session');
+    if (newState === 'pause' && t.status !== 'running') throw reject('INVALID_STATE', `Cannot pause a task that is ${t.status}`);
+    if (newState === 'resume' && t.status !== 'paused') throw reject('INVALID_STATE', `Cannot resume a task that is ${t.status}`);
+  }
+
+  /** Applies a state message and answers the confirmation text. */
+  applyStateChange(newState: 'pause' | 'resume' | 'stop' | 'terminate', now: number): string {
+    this.assertStateChange(newState);
+    this.touch(now);
+    const t = this.current ?? this.queued;
+    switch (newState) {
+      case 'pause':
+        t!.status = 'paused';
+        return 'Task paused';
+      case 'resume':
+        t!.status = 'running';
+        return 'Task resumed';
+      case 'stop':
+        t!.endRequest = 'stop';
+        return 'Task stopped';
+      case 'terminate':
+        if (t) t.endRequest = 'terminate';
+        this.endRequested = 'terminated';
+        return 'Session terminated';
+    }
+  }
+
+  assertGuardrailAnswer(): void {
+    if (this.ended || this.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    if (this.current?.status !== 'guardrail_trigger') throw reject('NO_GUARDRAIL_PENDING', 'No guardrail is waiting for an answer');
+  }
+
+  answerGuardrail(reply: string, now: number): string {
+    this.assertGuardrailAnswer();
+    const t = this.current!;
+    t.humanReply = reply;
+    t.guardrail = undefined;
+    t.status = 'running';
+    this.touch(now);
+    return 'Guardrail answered; task resumed';
+  }
+}
+
+export function emptyUsage(): Usage {
+  return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, completion_time: 0, cost: 0 };
+}
+
+export function usageOf(t: TaskState, now: number): Usage {
+  const end = t.completedAt ?? now;
+  return {
+    prompt_tokens: t.inputTokens,
+    completion_tokens: t.outputTokens,
+    total_tokens: t.inputTokens + t.outputTokens,
+    completion_time: Math.round((end - (t.startedAt ?? t.createdAt)) / 10) / 100,
+    cost: t.cost,
+  };
+}
+
+export function toTaskView(sessionId: string, t: TaskState, now: number): TaskView {
+  return {
+    taskId: t.taskId,
+    sessionId,
+    status: t.status,
+    usage: usageOf(t, now),
+    message: t.message,
+    error: t.error?.message,
+    code: t.error?.code,
+    details: t.error?.details,
+    guardrail: t.guardrail,
+    createdAt: new Date(t.createdAt).toISOString(),
+    completedAt: t.completedAt ? new Date(t.completedAt).toISOString() : undefined,
+  };
+}
+
+function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}
+

@@ -1,0 +1,102 @@
+/** Plain data shared by the workflow, its activities and the API (no runtime imports). */
+
+export type OutputType = 'text' | 'structured_json' | 'structured_csv';
+
+export interface TaskParams {
+  prompt: string;
+  startingUrl: string | null;
+  maxDuration: number;
+  maxInputTokens: number;
+  maxOutputTokens: number;
+  terminateOnCompletion: boolean;
+  outputType: OutputType;
+  outputSchema?: unknown;
+  files: string[];
+  webhook?: { name: string; url: string; auth?: string; submittedData: 'ai_response' | 'full_response' | 'just_ping' };
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  completion_time: number;
+  cost: number;
+}
+
+export type TaskStatus = 'running' | 'paused' | 'guardrail_trigger' | 'stopped' | 'task_completed' | 'failed';
+export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['stopped', 'task_completed', 'failed'];
+
+export interface TaskView {
+  taskId: string;
+  sessionId: string;
+  status: TaskStatus;
+  usage: Usage;
+  message?: string;
+  error?: string;
+  code?: string;
+  details?: Record<string, unknown>;
+  guardrail?: { type: string; value: string };
+  createdAt: string;
+  completedAt?: string;
+}
+
+/** The end of a task as the inline answer reports it. */
+export type TaskOutcome = TaskView;
+
+export type SessionStatus = 'pending' | 'active' | 'orphaned' | 'completed' | 'terminated' | 'expired' | 'failed';
+export type EndReason = 'completed' | 'terminated' | 'expired' | 'terminateOnCompletion' | 'instance_lost';
+
+export interface SessionView {
+  sessionId: string;
+  status: SessionStatus;
+  workerId?: string;
+  currentTaskId?: string;
+  endReason?: EndReason;
+  error?: { code: string; message: string };
+}
+
+export interface SessionInput {
+  sessionId: string;
+  userId: string;
+  idleTimeoutMs: number;
+  /** Price list and model are resolved by the worker; the workflow only carries limits. */
+  maxSteps: number;
+  initialTask?: { taskId: string; params: TaskParams };
+  /** State carried over by continue-as-new. */
+  carried?: CarriedState;
+}
+
+export interface CarriedState {
+  workerId: string;
+  taskQueue: string;
+  previousTasks: PreviousTask[];
+  lastActivityAt: number;
+}
+
+/** What a follow-up task is told about the earlier ones (summaries only, history stays small). */
+export interface PreviousTask {
+  prompt: string;
+  status: TaskStatus;
+  result: string;
+}
+
+/** One agent step as the workflow sees it: a summary, never pages or screenshots. */
+export interface StepResult {
+  kind: 'continue' | 'done' | 'human_input';
+  message?: string;
+  success?: boolean;
+  humanInput?: { type: string; value: string };
+  usage: { inputTokens: number; outputTokens: number };
+  action?: { name: string; target?: string };
+}
+
+export interface StepInput {
+  sessionId: string;
+  userId: string;
+  taskId: string;
+  stepNo: number;
+  params: TaskParams;
+  previousTasks: PreviousTask[];
+  humanReply?: string;
+  remaining: { inputTokens: number; outputTokens: number };
+}

@@ -1,0 +1,267 @@
+import { Client, Connection } from '@temporalio/client';
+import { api, waitFor } from '../support/http';
+import { admin, createUser, startService } from '../support/service';
+import { registerScript } from '../support/scripted-model';
+
+const base = () => process.env.TEST_API_URL!;
+const fixtures = () => process.env.TEST_FIXTURES_URL!;
+const model = () => process.env.TEST_LLM_BASE_URL!;
+const token = (name: string) => `[${name}-${Date.now()}-${Math.floor(Math.random() * 1e6)}]`;
+
+const sendMessage = (key: string, sessionId: string, message: Record<string, unknown>) => api(base(), 'POST', '/start/send-message', { key, body: { sessionId, message } });
+const poll = (sessionId: string, taskId: string) => api(base(), 'GET', `/task/${sessionId}/${taskId}`);
+const pollUntil = (sessionId: string, taskId: string, status: string, timeoutMs = 30_000) =>
+  waitFor(async () => {
+    const r = await poll(sessionId, taskId);
+    return r.body.status === status ? r.body : null;
+  }, timeoutMs);
+
+async function modelRequests(match: string): Promise<any[]> {
+  const res = await fetch(`${model().replace(/\/v1$/, '')}/__requests?match=${encodeURIComponent(match)}`);
+  return (await res.json()) as any[];
+}
+
+async function startSession(key: string, task?: Record<string, unknown>) {
+  const res = await api(base(), 'POST', '/start/start-session', { key, body: task ? { task } : {} });
+  expect(res.status).toBe(200);
+  return res.body as { sessionId: string; taskId?: string; balance: number };
+}
+
+describe('tasks', () => {
+  it('fills and submits a form, answered inline with the message, usage and the charge', async () => {
+    const { userId, apiKey: key } = await createUser({ balance: 10 });
+    const t = token('form');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Ada' }, usage: { prompt_tokens: 1000, completion_tokens: 50 } },
+        { tool: 'input_text', args: { index: { ref: 'Email' }, text: 'ada@example.com' }, usage: { prompt_tokens: 1000, completion_tokens: 50 } },
+        { tool: 'select_option', args: { index: { ref: 'Topic' }, value: 'Support' }, usage: { prompt_tokens: 1000, completion_tokens: 50 } },
+        { tool: 'click_element', args: { index: { ref: 'Send' } }, usage: { prompt_tokens: 1000, completion_tokens: 50 } },
+        { tool: 'done', args: { message: 'The page says: {{find:(Thanks, [A-Za-z]+!)}}' }, usage: { prompt_tokens: 1000, completion_tokens: 50 } },
+      ],
+    });
+    const s = await startSession(key);
+    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} Send the contact form as Ada`, startingUrl: `${fixtures()}/form.html` });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      success: true,
+      sessionId: s.sessionId,
+      taskId: expect.any(String),
+      type: 'task_completed',
+      data: { message: 'The page says: Thanks, Ada!' },
+      usage: { prompt_tokens: 5000, completion_tokens: 250, total_tokens: 5250, cost: expect.any(Number), completion_time: expect.any(Number) },
+    });
+    // prices in the test config: 1 USD per million input tokens, 2 per million output tokens
+    expect(res.body.usage.cost).toBeCloseTo(0.0055, 6);
+    const users = (await admin(['users', 'list'])).json.users;
+    expect(users.find((u: any) => u.userId === userId).balance).toBeCloseTo(10 - 0.0055, 6);
+
+    const polled = await poll(s.sessionId, res.body.taskId);
+    expect(polled.body).toMatchObject({ type: 'task_completed', data: { message: 'The page says: Thanks, Ada!' }, completedAt: expect.any(String) });
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('answers pending after the inline wait, then completes by polling; a second task meanwhile is refused', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('slow');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'slow and done' }, delayMs: 10_000 }] });
+    const s = await startSession(key);
+    const started = sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} take your time` });
+    await new Promise((r) => setTimeout(r, 1500));
+    const second = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'another' });
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ success: false, code: 'TASK_ALREADY_RUNNING' });
+
+    const res = await started;
+    expect(res.body).toMatchObject({ success: true, status: 'pending', pending: true, taskId: expect.any(String) });
+    expect(res.body.pollUrl).toBe(`${base()}/task/${s.sessionId}/${res.body.taskId}`);
+    const running = await poll(s.sessionId, res.body.taskId);
+    expect(running.body).toMatchObject({ success: true, status: 'running', usage: expect.any(Object) });
+    const done = await pollUntil(s.sessionId, res.body.taskId, 'task_completed');
+    expect(done).toMatchObject({ data: { message: 'slow and done' }, completedAt: expect.any(String) });
+    expect((await api(base(), 'GET', `/task/${s.sessionId}/task_unknown`)).status).toBe(404);
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('pauses, resumes and stops a task with the confirmations', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('ctl');
+    await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.5 }, delayMs: 300 }] });
+    const s = await startSession(key, { prompt: `${t} keep waiting` });
+    expect(s.taskId).toEqual(expect.any(String));
+    await pollUntil(s.sessionId, s.taskId!, 'running');
+    expect((await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'pause' })).body).toEqual({ success: true, message: 'Task paused' });
+    expect((await poll(s.sessionId, s.taskId!)).body.status).toBe('paused');
+    const requestsWhilePaused = (await modelRequests(t)).length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await modelRequests(t)).length).toBeLessThanOrEqual(requestsWhilePaused + 1);
+    expect((await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'resume' })).body).toEqual({ success: true, message: 'Task resumed' });
+    expect((await poll(s.sessionId, s.taskId!)).body.status).toBe('running');
+    const resumeFromRunning = await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'resume' });
+    expect(resumeFromRunning.status).toBe(409);
+    const stopAt = Date.now();
+    expect((await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'stop' })).body).toEqual({ success: true, message: 'Task stopped' });
+    const stopped = await pollUntil(s.sessionId, s.taskId!, 'stopped', 5000);
+    expect(Date.now() - stopAt).toBeLessThan(3000);
+    expect(stopped).toMatchObject({ success: true, status: 'stopped', usage: { prompt_tokens: expect.any(Number) } });
+    // the session lives on: a new task can start
+    const t2 = token('after-stop');
+    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'second task done' } }] });
+    const next = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} go` });
+    expect(next.body).toMatchObject({ type: 'task_completed', data: { message: 'second task done' } });
+    expect((await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' })).body).toEqual({ success: true, message: 'Session terminated' });
+  });
+
+  it('ends a task that exceeds maxDuration with TASK_TIMEOUT and its usage', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('timeout');
+    await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.2 }, delayMs: 800, usage: { prompt_tokens: 100, completion_tokens: 10 } }] });
+    const s = await startSession(key);
+    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} forever`, maxDuration: 3000 });
+    expect(res.body).toMatchObject({ success: false, status: 'failed', code: 'TASK_TIMEOUT', error: expect.stringContaining('3000') });
+    expect(res.body.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(res.body.usage.inputTokens).toBe(res.body.usage.prompt_tokens);
+    expect(res.body.usage.outputTokens).toBe(res.body.usage.completion_tokens);
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('stops before the input token budget is exceeded', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('budget');
+    await registerScript(model(), { match: t, steps: [{ tool: 'scroll', args: { direction: 'down' }, usage: { prompt_tokens: 900, completion_tokens: 10 } }] });
+    const s = await startSession(key);
+    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} look around`, startingUrl: `${fixtures()}/about.html`, maxInputTokens: 1000 });
+    expect(res.body).toMatchObject({ success: false, status: 'failed', code: 'TOKEN_BUDGET_EXCEEDED' });
+    expect(res.body.usage.prompt_tokens).toBeLessThanOrEqual(1000);
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('asks a human through a guardrail and continues with the answer', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('otp');
+    const code = String(100000 + Math.floor(Math.random() * 899999)).replace(/^\d/, '1');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { tool: 'input_text', args: { index: { ref: 'Username' }, text: 'ada' } },
+        { tool: 'input_text', args: { index: { ref: 'Password' }, text: 'pw-secret' } },
+        { tool: 'click_element', args: { index: { ref: 'Sign in' } } },
+        { tool: 'request_human_input', args: { type: 'two_factor_code', value: 'Enter the one-time code sent to your phone' } },
+        { tool: 'input_text', args: { index: { ref: 'One-time code' }, text: '{{find:The human answered your request: (\\d+)}}' } },
+        { tool: 'click_element', args: { index: { ref: 'Verify' } } },
+        { tool: 'done', args: { message: '{{find:(Welcome back|Wrong code)}}' } },
+      ],
+    });
+    const s = await startSession(key);
+    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} log in`, startingUrl: `${fixtures()}/login.html` });
+    expect(res.body).toMatchObject({ success: true, type: 'guardrail_trigger', data: { type: 'two_factor_code', value: 'Enter the one-time code sent to your phone' } });
+    const taskId = res.body.taskId;
+    expect((await poll(s.sessionId, taskId)).body).toMatchObject({ status: 'guardrail_trigger', data: { type: 'two_factor_code' } });
+    // 123456 is the code the fixture accepts
+    const answer = await sendMessage(key, s.sessionId, { actionType: 'guardrail', newState: 'resume', prompt: '123456' });
+    expect(answer.body).toMatchObject({ success: true, message: expect.any(String) });
+    const done = await pollUntil(s.sessionId, taskId, 'task_completed');
+    expect(done.data.message).toBe('Welcome back');
+    const noGuardrail = await sendMessage(key, s.sessionId, { actionType: 'guardrail', newState: 'resume', prompt: code });
+    expect(noGuardrail.status).toBe(409);
+
+    // the human's answer and the typed password are not in Temporal's history in plain text
+    const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS! });
+    try {
+      const client = new Client({ connection, namespace: 'browser-agent' });
+      const history = await client.workflow.getHandle(`session-${s.sessionId}`).fetchHistory();
+      const raw = JSON.stringify(history);
+      expect(raw).not.toContain('123456');
+      expect(raw).not.toContain(t.slice(1, -1));
+    } finally {
+      await connection.close();
+    }
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('keeps the context of earlier tasks for a follow-up task', async () => {
+    const { apiKey: key } = await createUser();
+    const t1 = token('first');
+    const t2 = token('followup');
+    await registerScript(model(), { match: t1, steps: [{ tool: 'done', args: { message: 'The answer is {{find:The answer is (\\d+)}}' } }] });
+    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'Earlier I found {{find:The answer is (\\d+)}}' } }] });
+    const s = await startSession(key);
+    const first = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t1} find the answer`, startingUrl: `${fixtures()}/about.html` });
+    expect(first.body.data.message).toBe('The answer is 42');
+    await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'navigate away', startingUrl: `${fixtures()}/index.html`, maxDuration: 1000 }).catch(() => undefined);
+    const second = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} what was the answer?`, startingUrl: `${fixtures()}/index.html` });
+    expect(second.body).toMatchObject({ type: 'task_completed', data: { message: 'Earlier I found 42' } });
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('run-task runs one task in a session that is gone afterwards', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('run');
+    await registerScript(model(), { match: t, steps: [{ tool: 'click_element', args: { index: { ref: 'About' } } }, { tool: 'done', args: { message: '{{find:(The answer is \\d+)}}' } }] });
+    const res = await api(base(), 'POST', '/start/run-task', { key, body: { task: { prompt: `${t} open about`, startingUrl: `${fixtures()}/index.html` } } });
+    expect(res.body).toMatchObject({ success: true, type: 'task_completed', data: { message: 'The answer is 42' } });
+    const after = await waitFor(async () => {
+      const r = await sendMessage(key, res.body.sessionId, { actionType: 'state', newState: 'terminate' });
+      return r.status === 404 ? r : null;
+    }, 10_000);
+    expect(after.body.code).toBe('SESSION_NOT_FOUND');
+    expect((await poll(res.body.sessionId, res.body.taskId)).body.status).toBe('task_completed');
+  });
+
+  it('refuses a task with 402 when the balance is used up', async () => {
+    const { userId, apiKey: key } = await createUser({ balance: 1 });
+    const s = await startSession(key);
+    await admin(['users', 'topup', '--user', userId, '--amount', '-1']);
+    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'anything' });
+    expect(res.status).toBe(402);
+    expect(res.body).toMatchObject({ success: false, code: 'INSUFFICIENT_BALANCE', details: { balance: 0, required: expect.any(Number) } });
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('fails with the contract codes: NAVIGATION_TIMEOUT, ELEMENT_NOT_FOUND, model errors', async () => {
+    const { apiKey: key } = await createUser();
+    const s = await startSession(key);
+    const nav = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'open it', startingUrl: `${fixtures()}/hang` });
+    expect(nav.body).toMatchObject({ success: false, code: 'NAVIGATION_TIMEOUT', details: { url: `${fixtures()}/hang`, timeout: expect.any(Number) } });
+
+    const t = token('missing');
+    await registerScript(model(), { match: t, steps: [{ tool: 'click_element', args: { index: 99999 } }] });
+    const missing = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} click`, startingUrl: `${fixtures()}/index.html` });
+    expect(missing.body).toMatchObject({ success: false, code: 'ELEMENT_NOT_FOUND' });
+    // the failure was reported back to the model before the task gave up
+    const reqs = await modelRequests(t);
+    expect(JSON.stringify(reqs[1])).toContain('Action failed');
+
+    const t2 = token('auth');
+    await registerScript(model(), { match: t2, steps: [{ httpError: 401, message: 'bad key' }] });
+    const auth = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} anything` });
+    expect(auth.body).toMatchObject({ success: false, code: 'LLM_AUTH_FAILED' });
+
+    const t3 = token('badargs');
+    await registerScript(model(), { match: t3, steps: [{ rawToolCall: { name: 'click_element', arguments: '{"index": "first"' } }, { tool: 'done', args: { message: 'recovered' } }] });
+    const bad = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t3} go` });
+    expect(bad.body).toMatchObject({ type: 'task_completed', data: { message: 'recovered' } });
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('loses no task when the API restarts during it', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('restart');
+    await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.1 }, delayMs: 1500 }, { tool: 'wait', args: { seconds: 0.1 }, delayMs: 1500 }, { tool: 'done', args: { message: 'survived the restart' } }] });
+    const apiA = await startService({ ROLE: 'api', INLINE_WAIT_MS: '1000' });
+    const res = await api(apiA.baseUrl, 'POST', '/start/run-task', { key, body: { task: { prompt: `${t} slow` } } });
+    expect(res.body).toMatchObject({ status: 'pending' });
+    await apiA.stop('SIGKILL');
+    const apiB = await startService({ ROLE: 'api' });
+    try {
+      const done = await waitFor(async () => {
+        const r = await api(apiB.baseUrl, 'GET', `/task/${res.body.sessionId}/${res.body.taskId}`);
+        return r.body.status === 'task_completed' ? r.body : null;
+      }, 30_000);
+      expect(done.data.message).toBe('survived the restart');
+    } finally {
+      await apiB.stop();
+    }
+  });
+});

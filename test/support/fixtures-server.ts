@@ -1,0 +1,44 @@
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json' };
+
+/**
+ * Serves the fixture pages on 127.0.0.1. Besides files: /slow?ms=N answers after N ms,
+ * /hang never answers (navigation timeouts).
+ */
+export async function startFixtureServer(dir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const hanging = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/hang') {
+      hanging.add(res);
+      return;
+    }
+    if (url.pathname === '/slow') {
+      const ms = Number(url.searchParams.get('ms') ?? 1000);
+      setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>Slow</title><p>Slow page after ${ms} ms</p>`), ms);
+      return;
+    }
+    const file = path.join(dir, path.normalize(url.pathname === '/' ? '/index.html' : url.pathname));
+    if (!file.startsWith(dir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const res of hanging) res.destroy();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

@@ -1,0 +1,23 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { startService, ROOT } from './service';
+import { startScriptedModel } from './scripted-model';
+import { startFixtureServer } from './fixtures-server';
+
+/**
+ * Starts what every end-to-end test shares: the scripted model, the fixture pages and one
+ * service (API + browser worker). Infrastructure (Temporal, FerretDB, Redis) is started
+ * by scripts/test.sh. Tests read the addresses from the environment.
+ */
+export default async function globalSetup(): Promise<void> {
+  const model = await startScriptedModel();
+  const fixtures = await startFixtureServer(path.join(ROOT, 'test/fixtures'));
+  process.env.TEST_LLM_BASE_URL = model.url;
+  process.env.TEST_FIXTURES_URL = fixtures.url;
+  // Each run gets its own workflow queue so leftovers of an earlier run never interfere.
+  process.env.TEST_TASK_QUEUE = `sessions-${Date.now()}`;
+  const service = await startService({ INLINE_WAIT_MS: '8000', NAVIGATION_TIMEOUT_MS: '4000' });
+  process.env.TEST_API_URL = service.baseUrl;
+  (globalThis as any).__e2e = { model, fixtures, service };
+  fs.mkdirSync(path.join(ROOT, '.data'), { recursive: true });
+}

@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import net from 'node:net';
+
+export const ROOT = path.resolve(__dirname, '../..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** Environment of a service process against the test infrastructure. */
+export function serviceEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/root',
+    TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '127.0.0.1:7244',
+    TEMPORAL_NAMESPACE: 'browser-agent',
+    MONGODB_URL: process.env.TEST_MONGODB_URL ?? 'mongodb://127.0.0.1:27019/browser_agent_test',
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391',
+    DATA_DIR: process.env.DATA_DIR ?? path.join(ROOT, '.data/test'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    LLM_MODEL: 'scripted-model',
+    LLM_API_KEY: 'test-key',
+    LLM_MAX_RETRIES: '0',
+    LLM_PRICES: JSON.stringify({ 'scripted-model': { input: 1, output: 2 } }),
+    WORKER_HEARTBEAT_MS: '1000',
+    WORKER_TTL_MS: '4000',
+    SHUTDOWN_GRACE_MS: '3000',
+    ...(process.env.TEST_LLM_BASE_URL ? { LLM_BASE_URL: process.env.TEST_LLM_BASE_URL } : {}),
+    ...(process.env.TEST_TASK_QUEUE ? { TEMPORAL_TASK_QUEUE: process.env.TEST_TASK_QUEUE } : {}),
+    ...extra,
+  };
+  return env;
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  port: number;
+  output: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `node dist/workers/main.js` and waits for its "ready" line. */
+export async function startService(extra: Record<string, string> = {}, timeoutMs = 90_000): Promise<ServiceProcess> {
+  const port = extra.PORT ? Number(extra.PORT) : await freePort();
+  const env = serviceEnv({ PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...extra });
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/workers/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${out.slice(-4000)}`)), timeoutMs);
+    const check = () => {
+      if (out.includes('"msg":"ready"')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code} before ready:\n${out.slice(-4000)}`));
+    });
+  });
+  return {
+    child,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    output: () => out,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill(signal);
+      }),
+  };
+}
+
+/** Runs the admin CLI and parses its one line of JSON. */
+export async function admin(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; json: any; stderr: string }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/cli/admin.js'), ...args], { env: serviceEnv(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  let json: any = null;
+  try {
+    json = JSON.parse(stdout.trim() || stderr.trim());
+  } catch {
+    /* left null: the test shows stdout/stderr */
+  }
+  return { code, json, stderr };
+}
+
+export async function createUser(opts: { balance?: number; sessionLimit?: number } = {}): Promise<{ userId: string; apiKey: string }> {
+  const email = `u${Date.now()}${Math.floor(Math.random() * 1e6)}@example.test`;
+  const res = await admin(['users', 'create', '--email', email, '--balance', String(opts.balance ?? 10), ...(opts.sessionLimit ? ['--session-limit', String(opts.sessionLimit)] : [])]);
+  if (res.code !== 0) throw new Error(`admin users create failed: ${res.stderr}`);
+  return res.json;
+}
