@@ -11,6 +11,7 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    { displayName: 'bench', testEnvironment: 'node', transform, testMatch: ['<rootDir>/bench/**/*.bench.ts'] },
   ],
   testTimeout: 120000,
 };

@@ -57,6 +57,7 @@ export const configSchema = z.object({
     .describe('Key of the Temporal payload codec; generated under DATA_DIR when unset'),
   VIEW_TOKEN_SECRET: z.string().min(16).optional(),
   SESSION_IDLE_TIMEOUT_MS: int(300_000, 1000),
+  ORPHAN_GRACE_MS: int(300_000, 1000).describe('How long a session whose worker died waits to be restored elsewhere'),
   INLINE_WAIT_MS: int(50_000, 0, 600_000),
   NAVIGATION_TIMEOUT_MS: int(30_000, 1000),
   DEFAULT_SESSION_LIMIT: int(5, 1),

@@ -3,24 +3,98 @@ import type { AgentRunner } from '../agent/agent';
 import type { BrowserPool } from '../browser/pool';
 import { isServiceError } from '../errors';
 import type { Logger } from '../logger';
-import type { StepInput, StepResult } from '../workflows/types';
+import type { Store } from '../store/store';
+import type { EventPublisher } from '../events/publisher';
+import type { InteractionAction, StepInput, StepResult } from '../workflows/types';
 
 /** Heartbeats often enough that a stop reaches the step within a second. */
 const HEARTBEAT_EVERY_MS = 250;
 
 /** Activities on one browser worker's own task queue: they touch the browsers it holds. */
-export function createBrowserActivities(deps: { pool: BrowserPool; agent: AgentRunner; logger: Logger }) {
-  const { pool, agent } = deps;
+/** How often a held session's page and storage are saved for a restore elsewhere. */
+const SNAPSHOT_EVERY_MS = 2000;
+
+export function createBrowserActivities(deps: { pool: BrowserPool; agent: AgentRunner; events: EventPublisher; store: Store; logger: Logger }) {
+  const { pool, agent, events, store } = deps;
   const logger = deps.logger.child({ component: 'browser-activities' });
 
   return {
-    async openBrowser({ sessionId }: { sessionId: string; userId: string }): Promise<void> {
-      await pool.open(sessionId);
+    /** Opens the session's browser here; `restore` brings back the page and storage saved by the worker that held it. */
+    async openBrowser({ sessionId, restore }: { sessionId: string; userId: string; restore?: boolean }): Promise<void> {
+      const snapshot = restore ? await store.snapshots.get(sessionId) : null;
+      await pool.open(sessionId, snapshot ?? undefined);
+      if (restore) logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
     },
 
     async closeBrowser({ sessionId }: { sessionId: string }): Promise<void> {
       agent.forget(sessionId);
       await pool.close(sessionId);
+      await store.snapshots.remove(sessionId);
+    },
+
+    /**
+     * Runs for the session's whole life on the worker that holds its browser. Its
+     * heartbeat is how the workflow learns the worker died; meanwhile it saves what a
+     * restore on another worker needs.
+     */
+    async holdBrowser({ sessionId }: { sessionId: string }): Promise<void> {
+      const ctx = Context.current();
+      let saved = '';
+      while (!ctx.cancellationSignal.aborted) {
+        if (!pool.has(sessionId)) return;
+        ctx.heartbeat();
+        try {
+          const snap = await pool.snapshot(sessionId);
+          const key = snap ? `${snap.url}\n${snap.storageState}` : '';
+          if (snap && key !== saved) {
+            await store.snapshots.save(sessionId, snap.url, snap.storageState);
+            saved = key;
+          }
+        } catch (err) {
+          logger.debug({ sessionId, err: String(err) }, 'snapshot skipped');
+        }
+        await Promise.race([sleep(SNAPSHOT_EVERY_MS), ctx.cancelled.catch(() => undefined)]);
+      }
+      await ctx.cancelled; // rethrows the cancellation, so Temporal records it as such
+    },
+
+    /** A human's click, typing or key press on the session's page (page coordinates). */
+    async interact({ sessionId, action }: { sessionId: string; action: InteractionAction }): Promise<void> {
+      const session = pool.get(sessionId);
+      if (!session) throw ApplicationFailure.create({ type: 'INSTANCE_LOST', message: 'The browser of this session is no longer available', nonRetryable: true });
+      const { page } = session;
+      let name: string;
+      let target: string | undefined;
+      switch (action.type) {
+        case 'CLICK':
+          await page.mouse.click(action.x, action.y);
+          [name, target] = ['manual_click', `(${action.x}, ${action.y})`];
+          break;
+        case 'DOUBLE_CLICK':
+          await page.mouse.dblclick(action.x, action.y);
+          [name, target] = ['manual_double_click', `(${action.x}, ${action.y})`];
+          break;
+        case 'TYPE':
+          if (action.humanLike) {
+            // A person's rhythm: 40-150 ms between keys, not a fixed beat.
+            for (const ch of action.text) {
+              await page.keyboard.type(ch);
+              await sleep(40 + Math.random() * 110);
+            }
+          } else {
+            await page.keyboard.type(action.text);
+          }
+          // What a human types may be a password: the event says how much, not what.
+          [name, target] = ['manual_type', `${[...action.text].length} characters`];
+          break;
+        case 'KEY_PRESS':
+          await page.keyboard.press(action.key);
+          [name, target] = ['manual_key_press', action.key];
+          break;
+        default:
+          return;
+      }
+      await events.message(sessionId, { type: 'action', data: { name, target } });
     },
 
     async agentStep(input: StepInput): Promise<StepResult & { cost: number }> {
@@ -45,3 +119,5 @@ export function createBrowserActivities(deps: { pool: BrowserPool; agent: AgentR
 }
 
 export type BrowserActivities = ReturnType<typeof createBrowserActivities>;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

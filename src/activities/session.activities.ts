@@ -1,3 +1,5 @@
+import type { EventPublisher } from '../events/publisher';
+import type { ConnectionEvent, SessionMessage } from '../events/types';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { WorkerRegistry } from '../workers/worker-registry';
@@ -5,8 +7,11 @@ import type { EndReason, SessionStatus, TaskView } from '../workflows/types';
 import { TERMINAL_TASK_STATUSES } from '../workflows/types';
 
 /** Activities any worker may run (the shared queue): placement and records. */
-export function createSessionActivities(deps: { store: Store; registry: WorkerRegistry; logger: Logger }) {
-  const { store, registry } = deps;
+/** How long an ended session's events stay readable. */
+const TIMELINE_GRACE_MS = 60 * 60 * 1000;
+
+export function createSessionActivities(deps: { store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger }) {
+  const { store, registry, events } = deps;
   const logger = deps.logger.child({ component: 'session-activities' });
 
   return {
@@ -24,21 +29,43 @@ export function createSessionActivities(deps: { store: Store; registry: WorkerRe
       await store.tasks.save(userId, task);
     },
 
+    async publish({ sessionId, message }: { sessionId: string; message: SessionMessage }): Promise<void> {
+      await events.message(sessionId, message);
+    },
+
+    async publishConnection({ sessionId, event }: { sessionId: string; event: ConnectionEvent }): Promise<void> {
+      await events.connection(sessionId, event);
+    },
+
     /** Records the task's end and charges its cost exactly once. */
     async completeTask({ userId, task }: { userId: string; task: TaskView }): Promise<{ balance: number | null }> {
       if (!TERMINAL_TASK_STATUSES.includes(task.status)) throw new Error(`task ${task.taskId} is not finished`);
       const { balance, charged } = await store.users.chargeTask(userId, task.taskId, task.usage.cost);
       await store.tasks.save(userId, task);
       logger.info({ sessionId: task.sessionId, taskId: task.taskId, status: task.status, cost: task.usage.cost, charged }, 'task finished');
+      await events.message(task.sessionId, completionEvent(task));
       return { balance };
     },
 
     async endSession({ sessionId, userId, status, reason }: { sessionId: string; userId: string; status: SessionStatus; reason: EndReason }): Promise<void> {
       const released = await store.sessions.end(sessionId, status, reason);
       if (released) await store.users.releaseSessionSlot(userId);
+      await events.connection(sessionId, { event: 'end_session', reason });
+      await store.events.markExpiry(sessionId, new Date(Date.now() + TIMELINE_GRACE_MS));
       logger.info({ sessionId, status, reason }, 'session ended');
     },
   };
+}
+
+function completionEvent(task: TaskView): SessionMessage {
+  switch (task.status) {
+    case 'task_completed':
+      return { type: 'task_completed', sessionId: task.sessionId, taskId: task.taskId, data: { message: task.message ?? '', files: [], network: [] }, usage: { ...task.usage } };
+    case 'failed':
+      return { type: 'error', taskId: task.taskId, error: task.error ?? 'Task failed', code: task.code ?? 'TASK_FAILED', ...(task.details ? { details: task.details } : {}) };
+    default:
+      return { type: 'response_update', taskId: task.taskId, data: { message: 'Task stopped' } };
+  }
 }
 
 export type SessionActivities = ReturnType<typeof createSessionActivities>;

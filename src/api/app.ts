@@ -11,7 +11,11 @@ import { rateLimit } from './middleware/rate-limit';
 import { healthRoutes } from './routes/health.routes';
 import { sessionsRoutes } from './routes/sessions.routes';
 import { tasksRoutes } from './routes/tasks.routes';
+import { createMessageHandler, type MessageHandler } from './messages.handler';
+import { currentUser } from './middleware/auth';
 import { SessionsService } from './sessions.service';
+import { socketCounts } from './socket/socket.server';
+import type { Server as SocketServer } from 'socket.io';
 
 export interface AppDeps {
   config: Config;
@@ -22,7 +26,12 @@ export interface AppDeps {
   registry: WorkerRegistry;
 }
 
-export function createApp(deps: AppDeps): { app: Express; sessions: SessionsService } {
+/** Filled in once the Socket.IO server is attached to the HTTP server. */
+export interface LiveChannel {
+  io?: SocketServer;
+}
+
+export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express; sessions: SessionsService; messages: MessageHandler } {
   const { config, store, redis } = deps;
   const logger = deps.logger.child({ component: 'api' });
   const app = express();
@@ -31,16 +40,22 @@ export function createApp(deps: AppDeps): { app: Express; sessions: SessionsServ
   app.use(express.json({ limit: config.BODY_LIMIT }));
 
   const sessions = new SessionsService({ ...deps, logger });
+  const messages = createMessageHandler({ config, sessions });
   const auth = requireApiKey({ store, logger });
   const perUser = rateLimit({ redis, name: 'start', limit: 10, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
 
   app.use(healthRoutes(deps));
   app.use(tasksRoutes({ sessions }));
-  app.use(sessionsRoutes({ config, sessions, auth, limit: perUser }));
+  app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser }));
+  // No rate limit: clients poll it to see who watches.
+  app.get('/start/active-sockets', auth, async (req, res) => {
+    const ids = await store.sessions.liveIds(currentUser(req)._id);
+    res.json({ success: true, sessions: live.io ? await socketCounts(live.io, ids) : ids.map((sessionId) => ({ sessionId, sockets: 0 })) });
+  });
 
   app.use(notFoundHandler(routeTable(app)));
   app.use(errorHandler(logger));
-  return { app, sessions };
+  return { app, sessions, messages };
 }
 
 /** Paths and methods the app serves, read from Express's router, to tell 405 from 404. */

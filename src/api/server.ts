@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp, type AppDeps } from './app';
+import { createApp, type AppDeps, type LiveChannel } from './app';
+import { attachSocketServer } from './socket/socket.server';
 
 export interface RunningApi {
   server: http.Server;
@@ -10,8 +11,10 @@ export interface RunningApi {
 }
 
 export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
-  const { app } = createApp(deps);
+  const live: LiveChannel = {};
+  const { app, messages } = createApp(deps, live);
   const server = http.createServer(app);
+  live.io = attachSocketServer({ server, redis: deps.redis, store: deps.store, messages, logger: deps.logger });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(deps.config.PORT, deps.config.HOST, resolve);
@@ -23,6 +26,7 @@ export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
     port,
     shutdown: () =>
       new Promise<void>((resolve) => {
+        void live.io?.close();
         server.close(() => resolve());
         server.closeIdleConnections();
         // Requests still waiting inline for a task get their answer by polling instead.

@@ -12,6 +12,7 @@ import {
   awaitReadyUpdate,
   awaitTaskUpdate,
   guardrailUpdate,
+  interactionUpdate,
   newTaskUpdate,
   SESSION_WORKFLOW,
   sessionWorkflowId,
@@ -19,7 +20,8 @@ import {
   taskQuery,
 } from '../workflows/messages';
 import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
-import type { SessionInput, TaskParams, TaskView } from '../workflows/types';
+import type { InteractionAction, SessionInput, TaskParams, TaskView } from '../workflows/types';
+import { Y_OFFSET, type InteractionAction as ApiInteraction } from './schemas/message.schema';
 import type { TaskParamsInput } from './schemas/task.schema';
 
 /** HTTP statuses of the rejections the workflow's validators raise. */
@@ -29,6 +31,8 @@ const REJECTION_STATUS: Record<string, number> = {
   INVALID_STATE: 409,
   NO_GUARDRAIL_PENDING: 409,
   SESSION_NOT_FOUND: 404,
+  SESSION_NOT_READY: 409,
+  INSTANCE_LOST: 503,
 };
 
 export interface StartedSession {
@@ -90,6 +94,7 @@ export class SessionsService {
       userId: user._id,
       idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
       maxSteps: config.MAX_AGENT_STEPS,
+      orphanGraceMs: config.ORPHAN_GRACE_MS,
       initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
     };
     let handle: WorkflowHandle;
@@ -151,6 +156,14 @@ export class SessionsService {
   async answerGuardrail(user: UserRecord, sessionId: string, prompt: string): Promise<string> {
     await this.ownedSession(user, sessionId);
     return this.update(sessionId, () => this.handle(sessionId).executeUpdate(guardrailUpdate, { args: [{ prompt }] }));
+  }
+
+  /** Manual control; the API's coordinates (y offset by 155) become page coordinates here. */
+  async interact(user: UserRecord, sessionId: string, action: ApiInteraction): Promise<string> {
+    await this.ownedSession(user, sessionId);
+    const pageAction: InteractionAction =
+      action.type === 'CLICK' || action.type === 'DOUBLE_CLICK' ? { type: action.type, x: action.x, y: action.y - Y_OFFSET } : action;
+    return this.update(sessionId, () => this.handle(sessionId).executeUpdate(interactionUpdate, { args: [{ action: pageAction }] }));
   }
 
   /** A task as polling sees it: live from the workflow while it runs, else from the store. */

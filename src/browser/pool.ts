@@ -60,12 +60,21 @@ export class BrowserPool {
   }
 
   /** Opens (or returns the already open) context of a session; idempotent for activity retries. */
-  async open(sessionId: string): Promise<BrowserSession> {
+  async open(sessionId: string, restore?: { url: string; storageState: string }): Promise<BrowserSession> {
     const existing = this.sessions.get(sessionId);
     if (existing) return existing;
     const browser = await this.launch();
-    const context = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: true });
+    const context = await browser.newContext({
+      viewport: VIEWPORT,
+      acceptDownloads: true,
+      ...(restore ? { storageState: JSON.parse(restore.storageState) } : {}),
+    });
     const page = await context.newPage();
+    if (restore && /^https?:/.test(restore.url)) {
+      await page.goto(restore.url, { waitUntil: 'domcontentloaded', timeout: 30_000 }).catch((err) => {
+        this.logger.warn({ sessionId, err: String(err) }, 'restored page did not load');
+      });
+    }
     const session: BrowserSession = { sessionId, context, page, crashed: false };
     this.watchPage(session, page);
     context.on('page', (p) => {
@@ -89,6 +98,18 @@ export class BrowserPool {
         if (rest.length) session.page = rest[rest.length - 1];
       }
     });
+  }
+
+  /** The page and storage of a session, so another worker can bring it back. */
+  async snapshot(sessionId: string): Promise<{ url: string; storageState: string } | null> {
+    const s = this.sessions.get(sessionId);
+    if (!s || s.crashed) return null;
+    const storageState = JSON.stringify(await s.context.storageState());
+    return { url: s.page.url(), storageState };
+  }
+
+  ids(): string[] {
+    return [...this.sessions.keys()];
   }
 
   get(sessionId: string): BrowserSession | undefined {

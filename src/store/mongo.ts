@@ -11,6 +11,8 @@ export async function connectMongo(url: string): Promise<{ client: MongoClient; 
     db.collection('apiKeys').createIndex({ userId: 1 }),
     db.collection('sessions').createIndex({ userId: 1, status: 1 }),
     db.collection('tasks').createIndex({ sessionId: 1 }),
+    db.collection('events').createIndex({ sessionId: 1, seq: 1 }, { unique: true }),
+    db.collection('events').createIndex({ expiresAt: 1 }),
   ]);
   return { client, db };
 }

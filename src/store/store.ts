@@ -1,5 +1,7 @@
 import type { Db } from 'mongodb';
 import { ApiKeysRepository } from './api-keys.repository';
+import { EventsRepository } from './events.repository';
+import { SnapshotsRepository } from './snapshots.repository';
 import { SessionsRepository } from './sessions.repository';
 import { TasksRepository } from './tasks.repository';
 import { UsersRepository } from './users.repository';
@@ -10,8 +12,10 @@ export interface Store {
   apiKeys: ApiKeysRepository;
   sessions: SessionsRepository;
   tasks: TasksRepository;
+  events: EventsRepository;
+  snapshots: SnapshotsRepository;
 }
 
 export function createStore(db: Db): Store {
-  return { users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db) };
+  return { users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
 }

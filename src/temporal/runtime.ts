@@ -16,5 +16,7 @@ export function installTemporalRuntime(logger: Logger): void {
       log[method](meta, entry.message);
     }),
     telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    // The process drains on SIGTERM itself (API first, then workers, then browsers).
+    shutdownSignals: [],
   });
 }

@@ -8,6 +8,7 @@ import { AgentRunner } from '../agent/agent';
 import { createLlmClient } from '../agent/llm/factory';
 import { BrowserPool } from '../browser/pool';
 import type { Config } from '../config';
+import { EventPublisher } from '../events/publisher';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import { dataConverter } from '../temporal/connection';
@@ -35,6 +36,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   installTemporalRuntime(deps.logger);
 
   const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
+  const events = new EventPublisher(redis, store.events, logger);
   const pool = new BrowserPool({ executablePath: config.CHROMIUM_PATH, headless: config.CHROMIUM_HEADLESS, capacity: config.BROWSER_MAX_SESSIONS }, logger);
   const agent = new AgentRunner(pool, {
     llm: createLlmClient(config),
@@ -42,6 +44,9 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     observationTokenBudget: config.OBSERVATION_TOKEN_BUDGET,
     navigationTimeoutMs: config.NAVIGATION_TIMEOUT_MS,
     vision: config.LLM_VISION,
+    onEvent: (sessionId, message) => {
+      events.message(sessionId, message).catch((err) => logger.warn({ err, sessionId }, 'event publish failed'));
+    },
   });
 
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -50,12 +55,12 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     ...common,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createSessionActivities({ store, registry, logger }),
+    activities: createSessionActivities({ store, registry, events, logger }),
   });
   const browserWorker = await Worker.create({
     ...common,
     taskQueue,
-    activities: createBrowserActivities({ pool, agent, logger }),
+    activities: createBrowserActivities({ pool, agent, events, store, logger }),
     maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
     // A stop or pause must reach a running step within a second.
     defaultHeartbeatThrottleInterval: 200,
@@ -79,8 +84,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
       stopping ??= (async () => {
         clearInterval(heartbeat);
         await registry.remove(workerId).catch(() => undefined);
-        sessionWorker.shutdown();
-        browserWorker.shutdown();
+        for (const w of [sessionWorker, browserWorker]) if (w.getState() === 'RUNNING') w.shutdown();
         await running.catch(() => undefined);
         await pool.closeAll();
         await connection.close();

@@ -3,7 +3,7 @@
  * Imports nothing from Node: it is bundled into the workflow sandbox.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { SessionView, TaskParams, TaskView, TaskOutcome } from './types';
+import type { InteractionAction, SessionView, TaskParams, TaskView, TaskOutcome } from './types';
 
 export const SESSION_WORKFLOW = 'sessionWorkflow';
 export const sessionWorkflowId = (sessionId: string): string => `session-${sessionId}`;
@@ -18,6 +18,9 @@ export const awaitTaskUpdate = defineUpdate<TaskOutcome | null, [{ taskId: strin
 export const stateUpdate = defineUpdate<string, [{ newState: 'pause' | 'resume' | 'stop' | 'terminate' }]>('state');
 /** The human's answer to a guardrail; answers the confirmation text. */
 export const guardrailUpdate = defineUpdate<string, [{ prompt: string }]>('guardrail');
+
+/** Manual control: takeOverControl, releaseControl, CLICK, DOUBLE_CLICK, TYPE, KEY_PRESS. */
+export const interactionUpdate = defineUpdate<string, [{ action: InteractionAction }]>('interaction');
 
 export const sessionQuery = defineQuery<SessionView>('session');
 export const taskQuery = defineQuery<TaskView | null, [string]>('task');

@@ -51,6 +51,9 @@ export class SessionState {
   endRequested?: EndReason;
   error?: { code: string; message: string };
   current?: TaskState;
+  /** A human holds the browser (takeOverControl); the agent waits. */
+  manual = false;
+  private pausedByTakeover = false;
   queued?: TaskState;
   readonly recent = new Map<string, TaskState>();
   previousTasks: PreviousTask[];
@@ -186,6 +189,35 @@ export class SessionState {
         this.endRequested = 'terminated';
         return 'Session terminated';
     }
+  }
+
+  assertInteraction(): void {
+    if (this.ended || this.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    if (!this.taskQueue) throw reject('SESSION_NOT_READY', 'The session has no browser yet');
+  }
+
+  /** The human takes the browser; a running task pauses. Answers whether the agent was stopped. */
+  takeOver(now: number): boolean {
+    this.touch(now);
+    this.manual = true;
+    const t = this.current;
+    if (t && t.status === 'running') {
+      t.status = 'paused';
+      this.pausedByTakeover = true;
+      return true;
+    }
+    return false;
+  }
+
+  /** The human hands back; a task the takeover paused resumes. */
+  release(now: number): boolean {
+    this.touch(now);
+    this.manual = false;
+    const t = this.current;
+    const resumed = !!t && t.status === 'paused' && this.pausedByTakeover;
+    if (resumed) t!.status = 'running';
+    this.pausedByTakeover = false;
+    return resumed;
   }
 
   assertGuardrailAnswer(): void {

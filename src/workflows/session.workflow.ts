@@ -10,6 +10,7 @@ import {
   awaitReadyUpdate,
   awaitTaskUpdate,
   guardrailUpdate,
+  interactionUpdate,
   newTaskUpdate,
   sessionQuery,
   stateUpdate,
@@ -17,8 +18,7 @@ import {
 } from './messages';
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
-import type { EndReason, SessionInput, SessionStatus, SessionView } from './types';
-
+import type { EndReason, SessionInput, SessionStatus, SessionView, StepResult } from './types';
 
 const shared = wf.proxyActivities<SessionActivities>({
   startToCloseTimeout: '30s',
@@ -27,29 +27,45 @@ const shared = wf.proxyActivities<SessionActivities>({
 
 /** Activities on the worker that holds this session's browser. A dead worker shows as a timeout. */
 function browserOn(taskQueue: string) {
-  const control = wf.proxyActivities<BrowserActivities>({
-    taskQueue,
-    scheduleToStartTimeout: '15s',
-    startToCloseTimeout: '60s',
-    retry: { maximumAttempts: 1 },
-  });
-  const agent = wf.proxyActivities<BrowserActivities>({
-    taskQueue,
-    scheduleToStartTimeout: '15s',
-    startToCloseTimeout: '10m',
-    heartbeatTimeout: '10s',
-    retry: { maximumAttempts: 1 },
-    cancellationType: wf.ActivityCancellationType.TRY_CANCEL,
-  });
-  return { control, agent };
+  const once = { taskQueue, scheduleToStartTimeout: '15s', retry: { maximumAttempts: 1 } } as const;
+  return {
+    control: wf.proxyActivities<BrowserActivities>({ ...once, startToCloseTimeout: '60s' }),
+    agent: wf.proxyActivities<BrowserActivities>({
+      ...once,
+      startToCloseTimeout: '10m',
+      heartbeatTimeout: '10s',
+      cancellationType: wf.ActivityCancellationType.TRY_CANCEL,
+    }),
+    lease: wf.proxyActivities<BrowserActivities>({
+      ...once,
+      startToCloseTimeout: '30d',
+      heartbeatTimeout: '6s',
+      cancellationType: wf.ActivityCancellationType.TRY_CANCEL,
+    }),
+  };
 }
 
 const MAX_ASSIGN_ATTEMPTS = 3;
+const RESTORE_RETRY_MS = 2000;
+
+/** A step or the lease failed because the worker holding the browser is gone. */
+function isWorkerLoss(err: unknown): boolean {
+  if (!(err instanceof wf.ActivityFailure)) return false;
+  if (err.cause instanceof wf.TimeoutFailure) return true;
+  return err.cause instanceof wf.ApplicationFailure && err.cause.type === 'INSTANCE_LOST';
+}
 
 export async function sessionWorkflow(input: SessionInput): Promise<SessionView> {
   const state = new SessionState(input.sessionId, Date.now(), input.carried);
+  const sessionId = input.sessionId;
   let stepScope: wf.CancellationScope | undefined;
+  let leaseScope: wf.CancellationScope | undefined;
+  let instanceLost = false;
 
+  const publish = (message: Parameters<SessionActivities['publish']>[0]['message']) => shared.publish({ sessionId, message });
+  const update = (message: string) => publish({ type: 'response_update', taskId: state.current?.taskId, data: { message } });
+
+  // ---- messages ----------------------------------------------------------------------
   wf.setHandler(sessionQuery, () => state.view());
   wf.setHandler(taskQuery, (taskId) => state.taskView(taskId, Date.now()));
   wf.setHandler(awaitReadyUpdate, async () => {
@@ -70,9 +86,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   });
   wf.setHandler(
     stateUpdate,
-    ({ newState }) => {
+    async ({ newState }) => {
       const confirmation = state.applyStateChange(newState, Date.now());
       if (newState !== 'resume') stepScope?.cancel();
+      if (newState === 'pause' || newState === 'resume') await update(confirmation);
       return confirmation;
     },
     { validator: ({ newState }) => state.assertStateChange(newState) },
@@ -80,76 +97,152 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   wf.setHandler(guardrailUpdate, ({ prompt }) => state.answerGuardrail(prompt, Date.now()), {
     validator: (_answer) => state.assertGuardrailAnswer(),
   });
+  wf.setHandler(
+    interactionUpdate,
+    async ({ action }) => {
+      if (action.type === 'releaseControl') {
+        const text = state.release(Date.now()) ? 'Control returned to the agent; the task resumes' : 'Control returned to the agent';
+        await update(text);
+        return text;
+      }
+      if (!state.manual) {
+        const text = state.takeOver(Date.now()) ? 'Manual control taken; the agent is paused' : 'Manual control taken';
+        stepScope?.cancel();
+        await update(text);
+        if (action.type === 'takeOverControl') return text;
+      } else if (action.type === 'takeOverControl') {
+        return 'Manual control is already taken';
+      }
+      state.touch(Date.now());
+      await browserOn(state.taskQueue!).control.interact({ sessionId, action });
+      return `${action.type} performed`;
+    },
+    { validator: (_action) => state.assertInteraction() },
+  );
 
   const setStatus = async (status: SessionStatus) => {
     state.status = status;
     wf.upsertSearchAttributes([{ key: SessionStatusKey, value: status }]);
-    await shared.markSession({ sessionId: input.sessionId, status, workerId: state.workerId });
+    await shared.markSession({ sessionId, status, workerId: state.workerId });
   };
 
-  // ---- acquire a browser -------------------------------------------------------------
+  // ---- the browser and its worker ----------------------------------------------------
+  /** Keeps a heartbeating activity on the browser's worker; its failure means the worker is gone. */
+  const holdLease = () => {
+    leaseScope?.cancel();
+    const scope = new wf.CancellationScope();
+    leaseScope = scope;
+    const queue = state.taskQueue!;
+    scope
+      .run(() => browserOn(queue).lease.holdBrowser({ sessionId }))
+      .then(
+        () => undefined,
+        (err) => {
+          if (wf.isCancellation(err) || leaseScope !== scope) return;
+          wf.log.warn('browser worker lost', { workerId: state.workerId, error: String(err) });
+          instanceLost = true;
+          stepScope?.cancel();
+        },
+      );
+  };
+
+  /** Finds a worker that opens the browser (restoring page and storage if asked), until the deadline. */
+  const acquire = async (restore: boolean, exclude: string[], deadline: number): Promise<boolean> => {
+    const tried = [...exclude];
+    for (let attempt = 0; ; attempt++) {
+      const assigned = await shared.assignWorker({ sessionId, exclude: tried });
+      if (assigned) {
+        tried.push(assigned.workerId);
+        try {
+          await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore });
+          state.workerId = assigned.workerId;
+          state.taskQueue = assigned.taskQueue;
+          holdLease();
+          return true;
+        } catch (err) {
+          wf.log.warn('browser worker could not open a browser', { workerId: assigned.workerId, error: String(err) });
+        }
+      }
+      if (!restore) {
+        if (!assigned || attempt + 1 >= MAX_ASSIGN_ATTEMPTS) return false;
+        continue;
+      }
+      if (Date.now() + RESTORE_RETRY_MS > deadline) return false;
+      await wf.sleep(RESTORE_RETRY_MS);
+      if (!assigned) tried.splice(exclude.length); // workers that failed once may take it now
+    }
+  };
+
+  /** The worker died: the session is orphaned and comes back on another worker within the grace period. */
+  const recover = async (): Promise<boolean> => {
+    const lost = state.workerId!;
+    await setStatus('orphaned');
+    await shared.publishConnection({ sessionId, event: { event: 'instance:disconnected', reason: 'The browser instance stopped responding' } });
+    const restored = await acquire(true, [lost], Date.now() + input.orphanGraceMs);
+    if (!restored) {
+      state.endRequested = 'instance_lost';
+      return false;
+    }
+    instanceLost = false;
+    await setStatus('active');
+    await shared.publishConnection({ sessionId, event: { event: 'instance:reconnected', workerId: state.workerId } });
+    return true;
+  };
+
   if (input.carried) {
     state.workerId = input.carried.workerId;
     state.taskQueue = input.carried.taskQueue;
     state.status = 'active';
-  } else {
-    const tried: string[] = [];
-    for (let attempt = 0; attempt < MAX_ASSIGN_ATTEMPTS && !state.taskQueue; attempt++) {
-      const assigned = await shared.assignWorker({ sessionId: input.sessionId, exclude: tried });
-      if (!assigned) break;
-      tried.push(assigned.workerId);
-      try {
-        await browserOn(assigned.taskQueue).control.openBrowser({ sessionId: input.sessionId, userId: input.userId });
-        state.workerId = assigned.workerId;
-        state.taskQueue = assigned.taskQueue;
-      } catch (err) {
-        wf.log.warn('browser worker could not open a browser', { workerId: assigned.workerId, error: String(err) });
-      }
-    }
-    if (!state.taskQueue) {
-      state.error = { code: 'NO_INSTANCES_AVAILABLE', message: 'No browser instance could open a browser' };
-      state.endReason = 'instance_lost';
-      await setStatus('failed');
-      await shared.endSession({ sessionId: input.sessionId, userId: input.userId, status: 'failed', reason: 'instance_lost' });
-      await wf.condition(wf.allHandlersFinished);
-      return state.view();
-    }
+    holdLease();
+  } else if (await acquire(false, [], Date.now())) {
     await setStatus('active');
+  } else {
+    state.error = { code: 'NO_INSTANCES_AVAILABLE', message: 'No browser instance could open a browser' };
+    state.endReason = 'instance_lost';
+    await setStatus('failed');
+    await shared.endSession({ sessionId, userId: input.userId, status: 'failed', reason: 'instance_lost' });
+    await wf.condition(wf.allHandlersFinished);
+    return state.view();
   }
   if (input.initialTask) state.enqueueTask(input.initialTask.taskId, input.initialTask.params, Date.now());
-  const browser = browserOn(state.taskQueue!);
 
   // ---- one task ----------------------------------------------------------------------
-  const saveTask = (t: TaskState) => shared.saveTask({ userId: input.userId, task: toTaskView(input.sessionId, t, Date.now()) });
+  const saveTask = (t: TaskState) => shared.saveTask({ userId: input.userId, task: toTaskView(sessionId, t, Date.now()) });
 
   async function runTask(task: TaskState): Promise<void> {
     state.beginTask(Date.now());
     await saveTask(task);
+    await publish({ type: 'response_update', taskId: task.taskId, data: { message: 'Task started' } });
     const deadline = new wf.CancellationScope();
-    void deadline
+    deadline
       .run(() => wf.sleep(task.params.maxDuration))
-      .then(() => {
-        task.endRequest ??= 'timeout';
-        stepScope?.cancel();
-      })
-      .catch(() => undefined);
+      .then(
+        () => {
+          task.endRequest ??= 'timeout';
+          stepScope?.cancel();
+        },
+        () => undefined,
+      );
 
     try {
       for (;;) {
-        await wf.condition(() => task.status === 'running' || task.endRequest !== undefined);
+        await wf.condition(() => (task.status === 'running' && !state.manual) || task.endRequest !== undefined || instanceLost);
+        if (instanceLost && !(await recover())) throw lostInstance();
         if (task.endRequest) break;
+        if (task.status !== 'running' || state.manual) continue;
         if (task.steps >= input.maxSteps) {
           state.finishTask(task, 'failed', Date.now(), { error: { code: 'MAX_STEPS_REACHED', message: `The task did not finish within ${input.maxSteps} steps` } });
           break;
         }
         const humanReply = task.humanReply;
         task.humanReply = undefined;
-        stepScope = new wf.CancellationScope();
-        let result;
+        const scope = new wf.CancellationScope();
+        stepScope = scope;
+        let result: StepResult & { cost: number };
         try {
-          result = await stepScope.run(() =>
-            browser.agent.agentStep({
-              sessionId: input.sessionId,
+          result = await scope.run(() =>
+            browserOn(state.taskQueue!).agent.agentStep({
+              sessionId,
               userId: input.userId,
               taskId: task.taskId,
               stepNo: task.steps,
@@ -163,13 +256,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
             }),
           );
         } catch (err) {
-          if (wf.isCancellation(err)) {
-            if (humanReply !== undefined && task.humanReply === undefined) task.humanReply = humanReply;
-            continue; // paused, stopped, timed out or terminated: the loop head decides
-          }
+          // The answer was not used: hand it to the next attempt.
+          if (humanReply !== undefined && task.humanReply === undefined) task.humanReply = humanReply;
+          if (isWorkerLoss(err)) instanceLost = true;
+          if (wf.isCancellation(err) || isWorkerLoss(err)) continue; // the loop head decides
           throw err;
         } finally {
-          stepScope = undefined;
+          if (stepScope === scope) stepScope = undefined;
         }
         state.recordStep(task, result);
         if (result.kind === 'done') {
@@ -183,12 +276,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
           task.status = 'guardrail_trigger';
           task.guardrail = result.humanInput;
           await saveTask(task);
+          await publish({ type: 'guardrail_trigger', taskId: task.taskId, data: result.humanInput });
         }
       }
     } catch (err) {
-      const failure = describeFailure(err);
-      state.finishTask(task, 'failed', Date.now(), { error: failure });
-      if (failure.code === 'INSTANCE_LOST') state.endRequested = 'instance_lost';
+      state.finishTask(task, 'failed', Date.now(), { error: describeFailure(err) });
     } finally {
       deadline.cancel();
     }
@@ -201,12 +293,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         state.finishTask(task, 'stopped', Date.now());
       }
     }
-    await shared.completeTask({ userId: input.userId, task: toTaskView(input.sessionId, task, Date.now()) });
+    await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
     if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = 'terminateOnCompletion';
   }
 
   // ---- the session's life ------------------------------------------------------------
   for (;;) {
+    if (instanceLost && !state.endRequested) await recover();
     if (state.endRequested) break;
     if (state.queued) {
       await runTask(state.queued);
@@ -214,7 +307,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     }
     if (wf.workflowInfo().continueAsNewSuggested) {
       await wf.condition(wf.allHandlersFinished);
-      if (!state.queued && !state.endRequested) {
+      if (!state.queued && !state.endRequested && !instanceLost) {
+        leaseScope?.cancel();
         await wf.continueAsNew<typeof sessionWorkflow>({
           ...input,
           initialTask: undefined,
@@ -228,16 +322,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       state.endRequested = 'expired';
       break;
     }
-    await wf.condition(() => !!state.queued || !!state.endRequested, idleLeft);
+    await wf.condition(() => !!state.queued || !!state.endRequested || instanceLost, idleLeft);
   }
 
   // ---- end ---------------------------------------------------------------------------
   const reason: EndReason = state.endRequested!;
   const finalStatus: SessionStatus =
     reason === 'expired' ? 'expired' : reason === 'instance_lost' ? 'failed' : reason === 'terminated' ? 'terminated' : 'completed';
+  leaseScope?.cancel();
+  leaseScope = undefined;
   if (reason !== 'instance_lost') {
     try {
-      await browser.control.closeBrowser({ sessionId: input.sessionId });
+      await browserOn(state.taskQueue!).control.closeBrowser({ sessionId });
     } catch (err) {
       wf.log.warn('closing the browser failed', { error: String(err) });
     }
@@ -245,22 +341,21 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   state.endReason = reason;
   state.status = finalStatus;
   wf.upsertSearchAttributes([{ key: SessionStatusKey, value: finalStatus }]);
-  await shared.endSession({ sessionId: input.sessionId, userId: input.userId, status: finalStatus, reason });
+  await shared.endSession({ sessionId, userId: input.userId, status: finalStatus, reason });
   await wf.condition(wf.allHandlersFinished);
   return state.view();
 }
 
+function lostInstance(): wf.ApplicationFailure {
+  return wf.ApplicationFailure.create({ type: 'INSTANCE_LOST', message: 'The browser instance was lost and could not be restored', nonRetryable: true });
+}
+
 function describeFailure(err: unknown): { code: string; message: string; details?: Record<string, unknown> } {
-  if (err instanceof wf.ActivityFailure) {
-    const cause = err.cause;
-    if (cause instanceof wf.ApplicationFailure) {
-      const details = (cause.details?.[0] as Record<string, unknown> | undefined) ?? undefined;
-      return { code: cause.type ?? 'TASK_FAILED', message: cause.message, details };
-    }
-    if (cause instanceof wf.TimeoutFailure) {
-      return { code: 'INSTANCE_LOST', message: 'The browser instance stopped responding' };
-    }
-    return { code: 'TASK_FAILED', message: cause?.message ?? err.message };
+  const failure = err instanceof wf.ActivityFailure ? err.cause : err;
+  if (failure instanceof wf.ApplicationFailure) {
+    const details = (failure.details?.[0] as Record<string, unknown> | undefined) ?? undefined;
+    return { code: failure.type ?? 'TASK_FAILED', message: failure.message, details };
   }
-  return { code: 'TASK_FAILED', message: err instanceof Error ? err.message : String(err) };
+  if (failure instanceof wf.TimeoutFailure) return { code: 'INSTANCE_LOST', message: 'The browser instance stopped responding' };
+  return { code: 'TASK_FAILED', message: failure instanceof Error ? failure.message : String(err) };
 }

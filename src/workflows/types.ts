@@ -61,6 +61,8 @@ export interface SessionInput {
   idleTimeoutMs: number;
   /** Price list and model are resolved by the worker; the workflow only carries limits. */
   maxSteps: number;
+  /** How long an orphaned session waits for another worker to restore it. */
+  orphanGraceMs: number;
   initialTask?: { taskId: string; params: TaskParams };
   /** State carried over by continue-as-new. */
   carried?: CarriedState;
@@ -88,6 +90,8 @@ export interface StepResult {
   humanInput?: { type: string; value: string };
   usage: { inputTokens: number; outputTokens: number };
   action?: { name: string; target?: string };
+  /** Where the step's time went on the worker (for benchmarks and logs). */
+  timings?: { observeMs: number; modelMs: number; actMs: number };
 }
 
 export interface StepInput {
@@ -100,3 +104,12 @@ export interface StepInput {
   humanReply?: string;
   remaining: { inputTokens: number; outputTokens: number };
 }
+
+/** A manual action of the human (coordinates already in page space: y without the 155 px offset). */
+export type InteractionAction =
+  | { type: 'takeOverControl' }
+  | { type: 'releaseControl' }
+  | { type: 'CLICK'; x: number; y: number }
+  | { type: 'DOUBLE_CLICK'; x: number; y: number }
+  | { type: 'TYPE'; text: string; humanLike: boolean }
+  | { type: 'KEY_PRESS'; key: string };

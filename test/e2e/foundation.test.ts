@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { api, waitFor } from '../support/http';
-import { admin, createUser, ROOT, serviceEnv, startService, type ServiceProcess } from '../support/service';
+import { admin, createUser, ROOT, serviceEnv, startService, type ServiceProcess, temporalClient } from '../support/service';
 
 const base = () => process.env.TEST_API_URL!;
 
@@ -101,13 +101,12 @@ describe('accounts, auth and errors', () => {
 
 describe('sessions on the real stack', () => {
   let temporal: Client;
-  let connection: Connection;
+  let closeTemporal: () => Promise<void>;
   beforeAll(async () => {
-    connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS! });
-    temporal = new Client({ connection, namespace: 'browser-agent' });
+    ({ client: temporal, close: closeTemporal } = await temporalClient());
   });
   afterAll(async () => {
-    await connection.close();
+    await closeTemporal();
   });
 
   it('starts a session on a browser worker and terminates it, closing the context', async () => {

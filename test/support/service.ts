@@ -107,3 +107,14 @@ export async function createUser(opts: { balance?: number; sessionLimit?: number
   if (res.code !== 0) throw new Error(`admin users create failed: ${res.stderr}`);
   return res.json;
 }
+
+/** A Temporal client of the test stack that reads the service's encrypted payloads. */
+export async function temporalClient(): Promise<{ client: import('@temporalio/client').Client; close(): Promise<void> }> {
+  const { Client, Connection } = await import('@temporalio/client');
+  const { EncryptionCodec } = await import('../../src/temporal/codec');
+  const fs = await import('node:fs');
+  const key = Buffer.from(fs.readFileSync(path.join(serviceEnv().DATA_DIR, 'payload.key'), 'utf8').trim(), 'hex');
+  const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS ?? '127.0.0.1:7244' });
+  const client = new Client({ connection, namespace: 'browser-agent', dataConverter: { payloadCodecs: [new EncryptionCodec(key)] } });
+  return { client, close: () => connection.close() };
+}

@@ -1,15 +1,15 @@
 import { Router, type RequestHandler } from 'express';
 import type { Config } from '../../config';
-import { InvalidParamsError, ServiceError } from '../../errors';
-import { pendingEnvelope, taskEnvelope } from '../envelopes';
+import { ServiceError } from '../../errors';
+import type { MessageHandler } from '../messages.handler';
 import { currentUser } from '../middleware/auth';
-import { guardrailMessageSchema, messageEnvelopeSchema, newTaskMessageSchema, sendMessageSchema, stateMessageSchema } from '../schemas/message.schema';
+import { sendMessageSchema } from '../schemas/message.schema';
 import { runTaskSchema, startSessionSchema } from '../schemas/session.schema';
 import { parseRequest } from '../schemas/validation';
 import type { SessionsService } from '../sessions.service';
 
 /** POST /start/start-session, /start/run-task, /start/send-message. */
-export function sessionsRoutes(deps: { config: Config; sessions: SessionsService; auth: RequestHandler; limit: RequestHandler }): Router {
+export function sessionsRoutes(deps: { config: Config; sessions: SessionsService; messages: MessageHandler; auth: RequestHandler; limit: RequestHandler }): Router {
   const { config, sessions } = deps;
   const router = Router();
   const base = config.PUBLIC_BASE_URL;
@@ -32,13 +32,6 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     };
   };
 
-  /** The inline answer: the outcome if the task settles within the inline wait, else the pending marker. */
-  const inlineAnswer = async (sessionId: string, taskId: string) => {
-    const outcome = await sessions.awaitTask(sessionId, taskId);
-    if (outcome) return taskEnvelope(outcome, { withCompletedAt: false });
-    return { status: 200, body: pendingEnvelope(base, sessionId, taskId) };
-  };
-
   router.post('/start/start-session', deps.auth, deps.limit, async (req, res) => {
     const body = parseRequest(startSessionSchema, req.body ?? {});
     const started = await sessions.start(currentUser(req), body.task);
@@ -54,36 +47,14 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     const body = parseRequest(runTaskSchema, raw);
     if (!body.task.prompt.trim()) throw new ServiceError('INVALID_TASK_DETAILS', 'task.prompt must not be empty', 400, { field: 'task.prompt' });
     const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true });
-    const answer = await inlineAnswer(started.sessionId, started.taskId!);
+    const answer = await deps.messages.inlineAnswer(started.sessionId, started.taskId!);
     res.status(answer.status).json(answer.body);
   });
 
   router.post('/start/send-message', deps.auth, deps.limit, async (req, res) => {
     const { sessionId, message } = parseRequest(sendMessageSchema, req.body ?? {});
-    const user = currentUser(req);
-    const { actionType } = parseRequest(messageEnvelopeSchema, message, 'message.');
-    switch (actionType) {
-      case 'newTask': {
-        const params = parseRequest(newTaskMessageSchema, message, 'message.');
-        const taskId = await sessions.newTask(user, sessionId, params);
-        const answer = await inlineAnswer(sessionId, taskId);
-        res.status(answer.status).json(answer.body);
-        return;
-      }
-      case 'state': {
-        const { newState } = parseRequest(stateMessageSchema, message, 'message.');
-        res.json({ success: true, message: await sessions.changeState(user, sessionId, newState) });
-        return;
-      }
-      case 'guardrail': {
-        const { prompt } = parseRequest(guardrailMessageSchema, message, 'message.');
-        res.json({ success: true, message: await sessions.answerGuardrail(user, sessionId, prompt) });
-        return;
-      }
-      case 'interaction':
-        await sessions.ownedSession(user, sessionId);
-        throw new InvalidParamsError('Interaction messages are not available yet');
-    }
+    const answer = await deps.messages.handle(currentUser(req), sessionId, message);
+    res.status(answer.status).json(answer.body);
   });
 
   return router;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { COORDINATES } from './message.schema';
 import { TASK_LIMITS } from './task.schema';
 import { InvalidParameterError, MissingFieldError, ServiceError } from '../../errors';
 
@@ -32,6 +33,12 @@ export function toServiceError(error: z.ZodError, input: unknown, prefix = ''): 
     }
     case 'invalid_value':
       return new InvalidParameterError(field, value, `${field} must be one of: ${issue.values.map(String).join(', ')}`);
+    case 'invalid_union':
+      if ('discriminator' in issue && issue.discriminator) {
+        const d = String(issue.discriminator);
+        return new InvalidParameterError(`${field}.${d}`, valueAt(value, [d]), `${field}.${d} is not a known ${d}`);
+      }
+      return new InvalidParameterError(field, value, `${field}: ${issue.message}`);
     default:
       return new InvalidParameterError(field, value, field ? `${field}: ${issue.message}` : issue.message);
   }
@@ -55,4 +62,4 @@ function boundsOf(issue: z.core.$ZodIssue): { min?: number; max?: number } {
   return {};
 }
 
-const BOUNDS: Record<string, { min: number; max: number }> = TASK_LIMITS;
+const BOUNDS: Record<string, { min: number; max: number }> = { ...TASK_LIMITS, ...COORDINATES };

@@ -1,0 +1,45 @@
+/** The live events of a session, as clients receive them (see the Events section of the contract). */
+
+/** `message` events: what the agent and the task do. */
+export type SessionMessage =
+  | { type: 'agent'; content: string; taskId?: string }
+  | { type: 'action'; data: { name: string; target?: string }; taskId?: string }
+  | { type: 'response_update'; data: { message: string }; taskId?: string }
+  | { type: 'task_completed'; sessionId: string; taskId: string; data: { message: string; files: unknown[]; network: unknown[] }; usage: Record<string, number> }
+  | { type: 'guardrail_trigger'; taskId: string; data: { type: string; value: string } }
+  | { type: 'error'; taskId?: string; error: string; code: string; details?: Record<string, unknown> };
+
+/** Connection-level events, sent under their own Socket.IO event names. */
+export type ConnectionEvent =
+  | { event: 'end_session'; reason: string }
+  | { event: 'instance:disconnected'; reason?: string }
+  | { event: 'instance:reconnected'; workerId?: string };
+
+export type TimelineEntry = (
+  | { event: 'message'; payload: SessionMessage }
+  | { event: ConnectionEvent['event']; payload: Omit<ConnectionEvent, 'event'> }
+) & { sessionId: string; seq: number; timestamp: number };
+
+/** The room every socket watching a session joins (on any API instance). */
+export const sessionRoom = (sessionId: string): string => `session:${sessionId}`;
+
+/** The action names of `action` events (data.name). */
+export const ACTION_NAMES = [
+  'navigate',
+  'click_element',
+  'input_text',
+  'select_option',
+  'scroll',
+  'send_keys',
+  'switch_tab',
+  'go_back',
+  'wait',
+  'extract',
+  'request_human_input',
+  'upload_file',
+  'done',
+  'manual_click',
+  'manual_double_click',
+  'manual_type',
+  'manual_key_press',
+] as const;
