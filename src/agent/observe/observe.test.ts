@@ -1,0 +1,246 @@
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startFixtureServer } from '../../../test/support/fixtures-server';
+import { TaskFailure } from '../../errors';
+import { observePage } from './observe';
+import { resolveElement } from './resolve';
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'];
+const BUDGET = 6000;
+
+let browser: Browser;
+let server: { url: string; close(): Promise<void> };
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  [browser, server] = await Promise.all([
+    chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS }),
+    startFixtureServer(path.resolve(__dirname, '../../../test/fixtures')),
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1024, height: 600 } });
+  page = await context.newPage();
+});
+afterEach(() => context.close());
+
+const open = async (file: string) => {
+  await page.goto(`${server.url}/${file}`, { waitUntil: 'domcontentloaded' });
+};
+const observe = () => observePage(page, { tokenBudget: BUDGET });
+
+/** `[12] button "Send"` lines as {index, role, label, rest}. */
+function elementLines(text: string) {
+  return [...text.matchAll(/^\[(\d+)\] (\S+) "((?:[^"\\]|\\.)*)"(.*)$/gm)].map((m) => ({ index: Number(m[1]), role: m[2], label: m[3], rest: m[4] }));
+}
+function indexOf(text: string, label: string): number {
+  const found = elementLines(text).find((e) => e.label === label);
+  if (!found) throw new Error(`no element "${label}" in:\n${text}`);
+  return found.index;
+}
+const status = () => page.locator('#status').textContent();
+
+describe('observePage', () => {
+  it('describes a simple page: URL, title, tabs, elements and text', async () => {
+    await open('index.html');
+    const obs = await observe();
+    expect(obs.url).toBe(`${server.url}/index.html`);
+    expect(obs.title).toBe('Fixture Home');
+    expect(obs.tabs).toEqual([{ index: 0, url: `${server.url}/index.html`, title: 'Fixture Home', active: true }]);
+    expect(obs.elementCount).toBe(2);
+    expect(obs.text).toMatch(/^\[1\] link "Contact form"$/m);
+    expect(obs.text).toMatch(/^\[2\] link "About"$/m);
+    expect(obs.text).toContain('Pages for testing the browser agent.');
+    expect(obs.tokens).toBe(Math.ceil(obs.text.length / 4));
+    expect(obs.screenshot).toBeUndefined();
+  });
+
+  it('labels form fields and gives their hints, and never shows a password', async () => {
+    await open('form.html');
+    await page.fill('#name', 'Ada');
+    let obs = await observe();
+    const lines = elementLines(obs.text);
+    expect(lines.map((l) => `${l.role} "${l.label}"`)).toEqual(['textbox "Name"', 'textbox "Email"', 'select "Topic"', 'textbox "Message"', 'button "Send"']);
+    expect(obs.text).toMatch(/\] textbox "Name" value="Ada"$/m);
+    expect(obs.text).toMatch(/\] textbox "Email" type=email$/m);
+    expect(obs.text).toMatch(/\] select "Topic" value="Sales" options="Sales \| Support"$/m);
+
+    await open('login.html');
+    await page.fill('#username', 'ada');
+    await page.fill('#password', 'pw-secret');
+    obs = await observe();
+    expect(obs.text).toMatch(/\] textbox "Password" type=password value="••••"$/m);
+    expect(obs.text).not.toContain('pw-secret');
+    // a "show password" toggle does not reveal it either
+    await page.evaluate(() => document.querySelector('#password')!.setAttribute('type', 'text'));
+    obs = await observe();
+    expect(obs.text).not.toContain('pw-secret');
+  });
+
+  it('finds elements in iframes, shadow roots, custom widgets and dialogs, and leaves out what a modal hides', async () => {
+    await open('hard.html');
+    await page.frameLocator('iframe').locator('#frame-button').waitFor();
+    let obs = await observe();
+    expect(obs.text).toContain('A modal dialog is open ("Please confirm")');
+    expect(obs.text).toMatch(/\] button "Confirm in dialog"$/m);
+    expect(obs.text).not.toContain('Hidden behind modal');
+    expect(obs.text).not.toContain('Frame button');
+    expect(obs.text).toContain('Confirm before you go on.');
+
+    await (await resolveElement(page, indexOf(obs.text, 'Confirm in dialog'))).click();
+    expect(await status()).toBe('Clicked: Confirm in dialog');
+
+    obs = await observe();
+    const labels = elementLines(obs.text).map((l) => `${l.role} "${l.label}"`);
+    expect(labels).toEqual(
+      expect.arrayContaining([
+        'button "Frame button"',
+        'button "Shadow button"',
+        'button "Custom widget"',
+        'clickable "Clickable div"',
+        'textbox "Notes"',
+        'button "More options"',
+        'button "Hidden behind modal"',
+      ]),
+    );
+    expect(labels).not.toContain('button "Confirm in dialog"');
+    expect(obs.text).toMatch(/\] button "More options" collapsed$/m);
+    expect(obs.text).toContain('Inside the frame');
+
+    for (const label of ['Frame button', 'Shadow button', 'Custom widget', 'Clickable div', 'Hidden behind modal']) {
+      await (await resolveElement(page, indexOf(obs.text, label))).click();
+      expect(await status()).toBe(`Clicked: ${label}`);
+    }
+    await (await resolveElement(page, indexOf(obs.text, 'Notes'))).fill('remember the milk');
+    obs = await observe();
+    expect(obs.text).toMatch(/\] textbox "Notes" value="remember the milk"$/m);
+  });
+
+  it('keeps indices stable across observations, unique across frames, and numbers new elements after them', async () => {
+    await open('hard.html');
+    await page.click('#confirm');
+    await page.frameLocator('iframe').locator('#frame-button').waitFor();
+    const first = elementLines((await observe()).text);
+    const second = elementLines((await observe()).text);
+    expect(second).toEqual(first);
+    const indices = first.map((l) => l.index);
+    expect(new Set(indices).size).toBe(indices.length);
+
+    await page.evaluate(() => {
+      const b = document.createElement('button');
+      b.textContent = 'Added later';
+      document.body.prepend(b);
+    });
+    const third = elementLines((await observe()).text);
+    const added = third.find((l) => l.label === 'Added later')!;
+    expect(added.index).toBeGreaterThan(Math.max(...indices));
+    for (const l of first) expect(third.find((t) => t.label === l.label)?.index).toBe(l.index);
+
+    // a new document numbers from 1 again
+    await open('index.html');
+    expect(elementLines((await observe()).text)[0].index).toBe(1);
+  });
+
+  it('fits a page with 1,600 controls into the budget, listing what is in view and summarising the rest', async () => {
+    await open('big.html');
+    await observe(); // warm-up: first numbering of the page
+    const started = performance.now();
+    const obs = await observe();
+    const ms = performance.now() - started;
+    console.log(`big.html observation: ${ms.toFixed(1)} ms, ${obs.tokens} tokens (budget ${BUDGET}), ${obs.elementCount} elements`);
+    expect(obs.elementCount).toBe(1601);
+    expect(obs.tokens).toBeLessThanOrEqual(BUDGET);
+    expect(obs.text).toMatch(/^\[1\] button "Top action"$/m);
+    expect(obs.text).toMatch(/^\.\.\. \d+ more interactive elements below the viewport \(scroll down to see them\)$/m);
+    expect(obs.text).toContain('Order 1 Details 1 Edit 1');
+    expect(obs.text).toMatch(/\] textbox "Quantity 1" value="1"$/m);
+    expect(obs.text).toMatch(/\] checkbox "Select 1"$/m);
+
+    const small = await observePage(page, { tokenBudget: 400 });
+    console.log(`big.html with a 400-token budget: ${small.tokens} tokens`);
+    expect(small.tokens).toBeLessThanOrEqual(400);
+    expect(small.text).toMatch(/^\[1\] button "Top action"$/m);
+    expect(small.text).toMatch(/more interactive elements (below the viewport|in the viewport not listed)/);
+
+    // far down the page, the elements above are summarised too
+    await page.evaluate(() => window.scrollTo(0, 5000));
+    const middle = await observe();
+    expect(middle.tokens).toBeLessThanOrEqual(BUDGET);
+    expect(middle.text).toMatch(/^\.\.\. \d+ more interactive elements above the viewport \(scroll up to see them\)$/m);
+    expect(middle.text).toMatch(/^Scroll: 5000px of \d+px page height/m);
+  });
+
+  it('handles custom controls, hidden and inert elements, and quotes in labels', async () => {
+    await page.setContent(`
+      <input type="checkbox" id="terms" style="display:none" checked><label for="terms">I agree</label>
+      <div id="card" style="cursor:pointer;width:100px">Listener-only card</div>
+      <div role="switch" aria-checked="true" tabindex="0">Dark mode</div>
+      <button style="visibility:hidden">Invisible</button>
+      <button style="display:none">Not displayed</button>
+      <div inert><button>Inert button</button></div>
+      <button disabled>Disabled button</button>
+      <a href="/x"><img alt="Logo image"></a>
+      <button>Say "hi" \\ bye</button>
+      <input placeholder="Search the site">
+      <input type="submit" value="Go">
+    `);
+    const text = (await observe()).text;
+    const labels = elementLines(text).map((l) => `${l.role} "${l.label}"${l.rest}`);
+    expect(labels).toEqual([
+      'checkbox "I agree" checked',
+      'clickable "Listener-only card"',
+      'switch "Dark mode" checked',
+      'button "Disabled button" disabled',
+      'link "Logo image"',
+      'button "Say \\"hi\\" \\\\ bye"',
+      'textbox "Search the site"',
+      'button "Go"',
+    ]);
+    await (await resolveElement(page, indexOf(text, 'I agree'))).click();
+    expect(await page.isChecked('#terms')).toBe(false);
+  });
+
+  it('leaves out what an aria-modal dialog covers', async () => {
+    await page.setContent(`
+      <button>Behind</button>
+      <div role="dialog" aria-modal="true" aria-label="Cookies"><button>Accept all</button></div>
+    `);
+    const text = (await observe()).text;
+    expect(elementLines(text).map((l) => l.label)).toEqual(['Accept all']);
+    expect(text).toContain('A modal dialog is open ("Cookies"): only its elements are listed; 1 element behind it cannot be used until it is closed.');
+  });
+
+  it('takes a screenshot when asked', async () => {
+    await open('about.html');
+    const obs = await observePage(page, { tokenBudget: BUDGET, screenshot: true });
+    expect(Buffer.from(obs.screenshot!, 'base64').subarray(1, 4).toString()).toBe('PNG');
+    expect(obs.text).toContain('The answer is 42');
+  });
+
+  it('lists all open tabs', async () => {
+    await open('index.html');
+    const other = await context.newPage();
+    await other.goto(`${server.url}/about.html`);
+    const obs = await observe();
+    expect(obs.tabs).toEqual([
+      { index: 0, url: `${server.url}/index.html`, title: 'Fixture Home', active: true },
+      { index: 1, url: `${server.url}/about.html`, title: 'About', active: false },
+    ]);
+    expect(obs.text).toContain('Tabs: [0] Fixture Home (active) | [1] About');
+  });
+});
+
+describe('resolveElement', () => {
+  it('fails with ELEMENT_NOT_FOUND for an index nobody has', async () => {
+    await open('index.html');
+    await observe();
+    const err = await resolveElement(page, 99999).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskFailure);
+    expect(err).toMatchObject({ code: 'ELEMENT_NOT_FOUND', message: 'No element with index 99999 on the page', details: { index: 99999 } });
+  });
+});

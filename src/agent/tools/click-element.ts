@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import type { AgentTool } from '../types';
+import { abortable } from './abort';
+import { attempt } from './action-error';
+import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
+import { elementIndex } from './fields';
+import { actAndSettle, outcomeNote } from './navigation-watch';
+
+const schema = z.object({ index: elementIndex() });
+
+export const clickElementTool: AgentTool<typeof schema> = {
+  name: 'click_element',
+  description: 'Click an interactive element (link, button, checkbox, tab, ...) by its [index]. A link that opens a new tab makes it the active tab.',
+  schema,
+  async execute(ctx, { index }) {
+    const { locator, info, target, name } = await targetElement(ctx, index);
+    const urlBefore = ctx.page.url();
+    // noWaitAfter: a slow navigation must not turn a successful click into a timeout; actAndSettle waits for it.
+    const outcome = await attempt(ctx.signal, `Clicking ${name}`, () =>
+      actAndSettle(ctx, () => abortable(locator.click({ timeout: ACTION_TIMEOUT_MS, noWaitAfter: true }), ctx.signal)),
+    );
+    const hint = info.tag === 'SELECT' ? ' (to choose an option of a select, use select_option)' : '';
+    return { summary: `Clicked ${name}${outcomeNote(ctx, urlBefore, outcome)}${hint}`, target };
+  },
+};

@@ -1,0 +1,82 @@
+import type { Page } from 'playwright-core';
+import { z } from 'zod';
+import type { AgentTool } from '../types';
+import { abortable } from './abort';
+import { attempt } from './action-error';
+
+const schema = z.object({ query: z.string().min(1).describe('What you are looking for on the page, e.g. "the price of the cheapest plan"') });
+
+/** Enough to read a page's substance; more would crowd the conversation. */
+const MAX_CHARS = 4000;
+const MIN_MAIN_CHARS = 200;
+
+/** The readable text of a document: its main region when it has a substantial one. Runs in the page. */
+function pageText(minMain: number): string {
+  const main = document.querySelector('main, [role="main"], article');
+  const body = document.body;
+  const text = (el: Element | null) => (el instanceof HTMLElement ? el.innerText : (el?.textContent ?? ''));
+  const mainText = text(main);
+  return mainText.trim().length >= minMain ? mainText : text(body);
+}
+
+async function readFrames(page: Page): Promise<string[]> {
+  const texts: string[] = [];
+  for (const frame of page.frames()) {
+    const text = await frame.evaluate(pageText, MIN_MAIN_CHARS).catch(() => '');
+    if (text.trim()) texts.push(text);
+  }
+  return texts;
+}
+
+/** Whole lines, collapsed, without repeats of the line before. */
+function cleanLines(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\s+/g, ' ').trim();
+    if (line && line !== out[out.length - 1]) out.push(line);
+  }
+  return out;
+}
+
+/**
+ * Keeps the page within MAX_CHARS: when it is longer, the lines sharing the most words with the
+ * query win, and stay in page order so they still read as the page does.
+ */
+export function relevantExcerpt(lines: string[], query: string, maxChars = MAX_CHARS): { text: string; omitted: number } {
+  const total = lines.reduce((n, l) => n + l.length + 1, 0);
+  if (total <= maxChars) return { text: lines.join('\n'), omitted: 0 };
+  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])];
+  const scored = lines.map((line, i) => {
+    const lower = line.toLowerCase();
+    return { i, score: words.filter((w) => lower.includes(w)).length };
+  });
+  const order = [...scored].sort((a, b) => b.score - a.score || a.i - b.i);
+  const keep = new Set<number>();
+  let size = 0;
+  for (const { i } of order) {
+    const line = lines[i].length > maxChars / 4 ? `${lines[i].slice(0, maxChars / 4 - 1)}…` : lines[i];
+    if (size + line.length + 1 > maxChars) continue;
+    keep.add(i);
+    size += line.length + 1;
+  }
+  const kept: string[] = [];
+  let last = -1;
+  for (const i of [...keep].sort((a, b) => a - b)) {
+    if (last >= 0 && i > last + 1) kept.push('…');
+    kept.push(lines[i].length > maxChars / 4 ? `${lines[i].slice(0, maxChars / 4 - 1)}…` : lines[i]);
+    last = i;
+  }
+  return { text: kept.join('\n'), omitted: total - size };
+}
+
+export const extractTool: AgentTool<typeof schema> = {
+  name: 'extract',
+  description: 'Read the text of the whole page (not only the visible part) to find information; say what you are looking for in query.',
+  schema,
+  async execute(ctx, { query }) {
+    const texts = await attempt(ctx.signal, 'Reading the page', () => abortable(readFrames(ctx.page), ctx.signal));
+    const { text, omitted } = relevantExcerpt(cleanLines(texts.join('\n')), query);
+    const more = omitted > 0 ? `\n(${omitted} characters of less relevant text left out)` : '';
+    return { summary: `Text of ${ctx.page.url()} for "${query}":\n${text || '(the page has no text)'}${more}`, target: ctx.page.url() };
+  },
+};

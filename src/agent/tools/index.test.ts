@@ -1,0 +1,97 @@
+import type { ToolContext } from '../types';
+import { doneTool } from './done';
+import { relevantExcerpt } from './extract';
+import { agentTools, toolSpecs } from './index';
+import { normalizeUrl } from './navigate';
+import { requestHumanInputTool } from './request-human-input';
+import { selectOptionTool } from './select-option';
+
+// The browser-free tools never touch the context.
+const ctx = {} as ToolContext;
+
+describe('toolSpecs', () => {
+  const specs = toolSpecs();
+  const spec = (name: string) => specs.find((s) => s.name === name)!.parameters as { properties: Record<string, { description?: string }>; required?: string[] };
+
+  it('offers every action once, each argument described', () => {
+    expect(specs.map((s) => s.name)).toEqual([
+      'navigate',
+      'click_element',
+      'input_text',
+      'select_option',
+      'scroll',
+      'send_keys',
+      'switch_tab',
+      'go_back',
+      'wait',
+      'extract',
+      'request_human_input',
+      'done',
+    ]);
+    expect(agentTools.map((t) => t.name)).toEqual(specs.map((s) => s.name));
+    for (const s of specs) {
+      expect(s.description.length).toBeGreaterThan(10);
+      expect(s.parameters.type).toBe('object');
+      for (const [name, prop] of Object.entries(spec(s.name).properties)) expect([s.name, name, typeof prop.description]).toEqual([s.name, name, 'string']);
+    }
+  });
+
+  it('makes arguments with defaults optional for the model', () => {
+    expect(spec('input_text').required).toEqual(['index', 'text']);
+    expect(spec('scroll').required).toEqual(['direction']);
+    expect(spec('done').required).toEqual(['message']);
+    expect(spec('request_human_input').required).toEqual(['value']);
+    expect(spec('select_option').required).toEqual(['index']);
+    expect(spec('go_back').properties).toEqual({});
+  });
+
+  it('validates and fills in defaults', () => {
+    expect(doneTool.schema.parse({ message: 'ok' })).toEqual({ message: 'ok', success: true });
+    expect(selectOptionTool.schema.safeParse({ index: 3 }).success).toBe(false);
+    expect(agentTools.find((t) => t.name === 'click_element')!.schema.safeParse({ index: 'first' }).success).toBe(false);
+    expect(agentTools.find((t) => t.name === 'wait')!.schema.safeParse({ seconds: 60 }).success).toBe(false);
+  });
+});
+
+describe('done and request_human_input', () => {
+  it('end the step with the answer or the question', async () => {
+    expect(await doneTool.execute(ctx, { message: 'The answer is 42', success: true })).toEqual({
+      summary: 'Task finished',
+      target: 'success',
+      done: { message: 'The answer is 42', success: true },
+    });
+    expect(await requestHumanInputTool.execute(ctx, { type: 'two_factor_code', value: 'Enter the code' })).toEqual({
+      summary: 'Asked the human (two_factor_code): Enter the code',
+      target: 'two_factor_code',
+      humanInput: { type: 'two_factor_code', value: 'Enter the code' },
+    });
+  });
+});
+
+describe('normalizeUrl', () => {
+  it('adds a missing scheme and refuses other schemes', () => {
+    expect(normalizeUrl('example.com/a')).toBe('https://example.com/a');
+    expect(normalizeUrl('localhost:3000/x')).toBe('https://localhost:3000/x');
+    expect(normalizeUrl(' http://127.0.0.1:8080/hang ')).toBe('http://127.0.0.1:8080/hang');
+    expect(normalizeUrl('about:blank')).toBe('about:blank');
+    expect(() => normalizeUrl('javascript:alert(1)')).toThrow('Only http and https addresses can be opened, not javascript:');
+    expect(() => normalizeUrl('http://')).toThrow('"http://" is not a valid URL');
+  });
+});
+
+describe('relevantExcerpt', () => {
+  it('keeps short pages whole', () => {
+    expect(relevantExcerpt(['a', 'b'], 'x')).toEqual({ text: 'a\nb', omitted: 0 });
+  });
+
+  it('keeps the lines that match the query, in page order, within the limit', () => {
+    const lines = Array.from({ length: 100 }, (_, i) => `Line ${i} filler filler filler`);
+    lines[70] = 'The price of the cheapest plan is 5 EUR';
+    lines[10] = 'Plans and prices';
+    const { text, omitted } = relevantExcerpt(lines, 'cheapest plan price', 200);
+    expect(text.length).toBeLessThanOrEqual(200);
+    expect(text.indexOf('Plans and prices')).toBeLessThan(text.indexOf('The price of the cheapest plan is 5 EUR'));
+    expect(text).toContain('…');
+    expect(omitted).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import type { LlmToolSpec } from '../llm/types';
+import type { AgentTool } from '../types';
+import { clickElementTool } from './click-element';
+import { doneTool } from './done';
+import { extractTool } from './extract';
+import { goBackTool } from './go-back';
+import { inputTextTool } from './input-text';
+import { navigateTool } from './navigate';
+import { requestHumanInputTool } from './request-human-input';
+import { scrollTool } from './scroll';
+import { selectOptionTool } from './select-option';
+import { sendKeysTool } from './send-keys';
+import { switchTabTool } from './switch-tab';
+import { waitTool } from './wait';
+
+/** Everything the agent can do, one action per step. */
+export const agentTools: AgentTool[] = [
+  navigateTool,
+  clickElementTool,
+  inputTextTool,
+  selectOptionTool,
+  scrollTool,
+  sendKeysTool,
+  switchTabTool,
+  goBackTool,
+  waitTool,
+  extractTool,
+  requestHumanInputTool,
+  doneTool,
+] as AgentTool[];
+
+/**
+ * The tools as the model sees them. The schemas describe the input side: arguments with a
+ * default are optional for the model.
+ */
+export function toolSpecs(): LlmToolSpec[] {
+  return agentTools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: z.toJSONSchema(t.schema, { io: 'input' }) as Record<string, unknown>,
+  }));
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import type { AgentTool } from '../types';
+import { abortable } from './abort';
+import { attempt } from './action-error';
+import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
+import { elementIndex } from './fields';
+
+const schema = z.object({
+  index: elementIndex(),
+  text: z.string().describe('The text to type'),
+  clear: z.boolean().default(true).describe('Replace what the field holds (default); false appends to it'),
+});
+
+const MASK = '••••';
+/** Long unbroken tokens of letters and digits (API keys, reset tokens) are not echoed either. */
+const TOKEN_LIKE = /^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-+/=.]{20,}$/;
+
+export const inputTextTool: AgentTool<typeof schema> = {
+  name: 'input_text',
+  description: 'Type text into a text field, text area or editable area by its [index]. By default the field is cleared first.',
+  schema,
+  async execute(ctx, { index, text, clear }) {
+    const { locator, info, target, name } = await targetElement(ctx, index);
+    if (info.tag === 'SELECT') throw new Error(`${name} is a select: use select_option to choose one of its options`);
+    await attempt(ctx.signal, `Typing into ${name}`, async () => {
+      if (clear) {
+        await abortable(locator.fill(text, { timeout: ACTION_TIMEOUT_MS }), ctx.signal);
+        return;
+      }
+      await abortable(locator.focus({ timeout: ACTION_TIMEOUT_MS }), ctx.signal);
+      await abortable(locator.press('End', { timeout: ACTION_TIMEOUT_MS }), ctx.signal);
+      await abortable(locator.pressSequentially(text, { timeout: ACTION_TIMEOUT_MS }), ctx.signal);
+    });
+    const shown = info.secret || TOKEN_LIKE.test(text) ? MASK : JSON.stringify(text.length > 200 ? `${text.slice(0, 199)}…` : text);
+    return { summary: `${clear ? 'Typed' : 'Appended'} ${shown} into ${name}`, target };
+  },
+};

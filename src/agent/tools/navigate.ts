@@ -1,0 +1,54 @@
+import { errors } from 'playwright-core';
+import { z } from 'zod';
+import { TaskFailure, isServiceError } from '../../errors';
+import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
+import type { AgentTool } from '../types';
+import { abortable } from './abort';
+
+const schema = z.object({ url: z.string().min(1).describe('The address to open, e.g. https://example.com/page') });
+
+/** Network errors that mean the site cannot be reached at all; like a timeout, they end the task. */
+const UNREACHABLE = /net::(ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_CONNECTION_TIMED_OUT|ERR_TIMED_OUT|ERR_NAME_NOT_RESOLVED|ERR_ADDRESS_UNREACHABLE|ERR_INTERNET_DISCONNECTED|ERR_EMPTY_RESPONSE|ERR_NETWORK_CHANGED)/;
+
+/** Adds the scheme a model often leaves out; other schemes than http(s) (file:, javascript:, chrome:) are refused. */
+export function normalizeUrl(raw: string): string {
+  const url = raw.trim();
+  if (url === 'about:blank') return url;
+  const withScheme = /^[a-z][a-z0-9+.-]*:/i.test(url) && !/^[^:/]+:\d+(\/|$)/.test(url) ? url : `https://${url}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(withScheme);
+  } catch {
+    throw new Error(`"${raw}" is not a valid URL`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`Only http and https addresses can be opened, not ${parsed.protocol}`);
+  return withScheme;
+}
+
+export const navigateTool: AgentTool<typeof schema> = {
+  name: 'navigate',
+  description: 'Open a URL in the active tab.',
+  schema,
+  async execute(ctx, args) {
+    const url = normalizeUrl(args.url);
+    const timeout = ctx.navigationTimeoutMs;
+    let status: number | undefined;
+    try {
+      const response = await abortable(ctx.page.goto(url, { waitUntil: 'domcontentloaded', timeout }), ctx.signal);
+      status = response?.status();
+    } catch (err) {
+      if (ctx.signal.aborted || isServiceError(err)) throw err;
+      if (isPageCrash(err)) throw pageCrashFailure(err);
+      if (err instanceof errors.TimeoutError) throw new TaskFailure('NAVIGATION_TIMEOUT', `Navigation to ${url} timed out after ${timeout} ms`, { url, timeout });
+      const message = err instanceof Error ? err.message : String(err);
+      const unreachable = UNREACHABLE.exec(message);
+      if (unreachable) {
+        throw new TaskFailure('NAVIGATION_TIMEOUT', `Navigation to ${url} failed: the site could not be reached (${unreachable[1]})`, { url, timeout, error: unreachable[1] });
+      }
+      throw new Error(`Navigation to ${url} failed: ${message.split('\n')[0].replace(/^[\w.]+: /, '')}`);
+    }
+    const title = await ctx.page.title().catch(() => '');
+    const http = status !== undefined && status >= 400 ? `; the server answered HTTP ${status}` : '';
+    return { summary: `Navigated to ${ctx.page.url()}${title ? ` ("${title}")` : ''}${http}`, target: url };
+  },
+};

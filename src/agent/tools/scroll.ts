@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import type { AgentTool } from '../types';
+import { abortable } from './abort';
+import { attempt } from './action-error';
+import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
+
+const schema = z.object({
+  direction: z.enum(['up', 'down']).describe('Which way to scroll'),
+  amount: z.number().min(0.1).max(10).default(1).describe('How far, in pages (viewport heights); default 1'),
+  index: z.number().int().min(1).optional().describe('Instead of scrolling by pages, bring the element with this [index] into view'),
+});
+
+interface ScrollResult {
+  container: 'page' | 'element';
+  moved: number;
+  position: number;
+  height: number;
+  viewport: number;
+}
+
+/**
+ * Scrolls the document, or when the document cannot move (app layouts with an inner scrolling
+ * pane), the largest scrollable box in view. Runs in the page: self-contained.
+ */
+function scrollInPage(pages: number): ScrollResult {
+  const doc = (document.scrollingElement ?? document.documentElement) as HTMLElement;
+  const before = doc.scrollTop;
+  window.scrollBy({ top: pages * window.innerHeight, behavior: 'instant' });
+  if (Math.abs(doc.scrollTop - before) >= 1) {
+    return { container: 'page', moved: doc.scrollTop - before, position: doc.scrollTop, height: doc.scrollHeight, viewport: window.innerHeight };
+  }
+  let best: Element | null = null;
+  let bestArea = 0;
+  for (const el of Array.from(document.querySelectorAll('*'))) {
+    if (el.scrollHeight <= el.clientHeight + 1) continue;
+    const overflow = getComputedStyle(el).overflowY;
+    if (overflow !== 'auto' && overflow !== 'scroll' && overflow !== 'overlay') continue;
+    const r = el.getBoundingClientRect();
+    const area = Math.max(0, Math.min(r.right, window.innerWidth) - Math.max(r.left, 0)) * Math.max(0, Math.min(r.bottom, window.innerHeight) - Math.max(r.top, 0));
+    if (area > bestArea) {
+      best = el;
+      bestArea = area;
+    }
+  }
+  if (!best) return { container: 'page', moved: 0, position: doc.scrollTop, height: doc.scrollHeight, viewport: window.innerHeight };
+  const start = best.scrollTop;
+  best.scrollBy({ top: pages * best.clientHeight, behavior: 'instant' });
+  return { container: 'element', moved: best.scrollTop - start, position: best.scrollTop, height: best.scrollHeight, viewport: best.clientHeight };
+}
+
+export const scrollTool: AgentTool<typeof schema> = {
+  name: 'scroll',
+  description: 'Scroll the page up or down by pages, or bring an element into view by its [index].',
+  schema,
+  async execute(ctx, { direction, amount, index }) {
+    if (index !== undefined) {
+      const { locator, target, name } = await targetElement(ctx, index);
+      await attempt(ctx.signal, `Scrolling to ${name}`, () => abortable(locator.scrollIntoViewIfNeeded({ timeout: ACTION_TIMEOUT_MS }), ctx.signal));
+      return { summary: `Scrolled ${name} into view`, target };
+    }
+    const pages = direction === 'down' ? amount : -amount;
+    const r = await attempt(ctx.signal, 'Scrolling', () => abortable(ctx.page.evaluate(scrollInPage, pages), ctx.signal));
+    const what = r.container === 'page' ? 'the page' : 'the scrollable area';
+    const where = `now at ${Math.round(r.position)}px of ${r.height}px (viewport ${r.viewport}px)`;
+    if (Math.abs(r.moved) < 1) {
+      return { summary: `Could not scroll ${direction}: ${what} is already at the ${direction === 'down' ? 'bottom' : 'top'}; ${where}`, target: 'page' };
+    }
+    const pagesMoved = Math.abs(r.moved) / r.viewport;
+    return { summary: `Scrolled ${what} ${direction} by ${pagesMoved.toFixed(pagesMoved % 1 ? 1 : 0)} page(s); ${where}`, target: 'page' };
+  },
+};

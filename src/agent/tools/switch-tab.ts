@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import type { AgentTool } from '../types';
+import { abortable } from './abort';
+import { attempt } from './action-error';
+
+const schema = z.object({ index: z.number().int().min(0).describe('The [index] of the tab, as listed under "Tabs" in the observation') });
+
+export const switchTabTool: AgentTool<typeof schema> = {
+  name: 'switch_tab',
+  description: 'Make another open tab the active one, by its tab index.',
+  schema,
+  async execute(ctx, { index }) {
+    const pages = ctx.context.pages();
+    const page = pages[index];
+    if (!page) throw new Error(`There is no tab ${index}; the open tabs are 0 to ${pages.length - 1}`);
+    await attempt(ctx.signal, `Switching to tab ${index}`, () => abortable(page.bringToFront(), ctx.signal));
+    ctx.setActivePage(page);
+    const title = await page.title().catch(() => '');
+    return { summary: `Switched to tab [${index}]${title ? ` "${title}"` : ''} (${page.url()})`, target: page.url() };
+  },
+};
