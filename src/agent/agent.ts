@@ -60,7 +60,9 @@ export class AgentRunner {
     if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
     const mem = this.memoryOf(input.sessionId);
 
-    if (input.stepNo === 0 || mem.taskId !== input.taskId) {
+    // Once per task and worker: a step that runs again (after a pause or a takeover) must
+    // not reload the starting page over what the human did.
+    if (mem.taskId !== input.taskId) {
       mem.taskId = input.taskId;
       mem.failedActions = 0;
       mem.messages.push({ role: 'user', content: taskPrompt(input.params, input.previousTasks) });

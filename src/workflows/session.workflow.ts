@@ -30,11 +30,12 @@ function browserOn(taskQueue: string) {
   const once = { taskQueue, scheduleToStartTimeout: '15s', retry: { maximumAttempts: 1 } } as const;
   return {
     control: wf.proxyActivities<BrowserActivities>({ ...once, startToCloseTimeout: '60s' }),
+    // A cancelled step is waited for, so a human taking over never races the agent's last action.
     agent: wf.proxyActivities<BrowserActivities>({
       ...once,
       startToCloseTimeout: '10m',
       heartbeatTimeout: '10s',
-      cancellationType: wf.ActivityCancellationType.TRY_CANCEL,
+      cancellationType: wf.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     }),
     lease: wf.proxyActivities<BrowserActivities>({
       ...once,
@@ -108,6 +109,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       if (!state.manual) {
         const text = state.takeOver(Date.now()) ? 'Manual control taken; the agent is paused' : 'Manual control taken';
         stepScope?.cancel();
+        await wf.condition(() => stepScope === undefined);
         await update(text);
         if (action.type === 'takeOverControl') return text;
       } else if (action.type === 'takeOverControl') {

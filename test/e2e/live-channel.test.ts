@@ -77,7 +77,8 @@ describe('the live channel', () => {
     await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.3 }, delayMs: 200 }] });
     const s = (await api(base(), 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} wait around`, startingUrl: `${fixtures()}/manual.html` } } })).body;
     const live = await connectSession(base(), { sessionId: s.sessionId });
-    await waitFor(async () => (await api(base(), 'GET', `/task/${s.sessionId}/${s.taskId}`)).body.status === 'running', 10_000);
+    // the agent has loaded the page and works on it
+    await live.waitFor((r) => r.payload?.type === 'action' && r.payload.data.name === 'wait');
 
     // out of range and unknown keys are refused before anything happens
     const low = await send(base(), key, s.sessionId, { actionType: 'interaction', action: { type: 'CLICK', x: 10, y: 100 } });
@@ -93,10 +94,13 @@ describe('the live channel', () => {
     expect(click.body).toEqual({ success: true, message: 'CLICK performed' });
     expect((await api(base(), 'GET', `/task/${s.sessionId}/${s.taskId}`)).body.status).toBe('paused');
     await live.waitFor((r) => r.payload?.type === 'response_update' && /Manual control taken/.test(r.payload.data.message));
-    expect((await send(base(), key, s.sessionId, { actionType: 'interaction', action: { type: 'DOUBLE_CLICK', x: 200, y: 150 + 155 } })).status).toBe(200);
-    expect((await send(base(), key, s.sessionId, { actionType: 'interaction', action: { type: 'CLICK', x: 450, y: 110 + 155 } })).status).toBe(200);
-    expect((await send(base(), key, s.sessionId, { actionType: 'interaction', action: { type: 'TYPE', text: 'hi', humanLike: true } })).status).toBe(200);
-    expect((await send(base(), key, s.sessionId, { actionType: 'interaction', action: { type: 'KEY_PRESS', key: 'Enter' } })).status).toBe(200);
+    // the rest over the socket, as the live view does (socket traffic has no rate limit)
+    const interact = (action: Record<string, unknown>) => emitWithAck(live.socket, { actionType: 'interaction', action });
+    expect(await interact({ type: 'DOUBLE_CLICK', x: 200, y: 150 + 155 })).toEqual({ success: true, message: 'DOUBLE_CLICK performed' });
+    expect((await interact({ type: 'CLICK', x: 450, y: 110 + 155 })).success).toBe(true);
+    expect((await interact({ type: 'TYPE', text: 'hi', humanLike: true })).success).toBe(true);
+    expect((await interact({ type: 'KEY_PRESS', key: 'Enter' })).success).toBe(true);
+    expect(await interact({ type: 'KEY_PRESS', key: 'Hyper' })).toMatchObject({ success: false, code: 'INVALID_PARAMETER' });
     await live.waitFor((r) => r.payload?.data?.name === 'manual_key_press');
     expect(live.received.filter((r) => r.payload?.type === 'action').map((r) => r.payload.data.name)).toEqual(
       expect.arrayContaining(['manual_click', 'manual_double_click', 'manual_type', 'manual_key_press']),
@@ -106,10 +110,16 @@ describe('the live channel', () => {
     const agentActionsWhileManual = live.received.slice(takenAt).filter((r) => r.payload?.type === 'action' && !r.payload.data.name.startsWith('manual_'));
     expect(agentActionsWhileManual.length).toBeLessThanOrEqual(1);
 
-    const released = await send(base(), key, s.sessionId, { actionType: 'interaction', action: { type: 'releaseControl' } });
-    expect(released.body).toEqual({ success: true, message: 'Control returned to the agent; the task resumes' });
+    expect(await interact({ type: 'releaseControl' })).toEqual({ success: true, message: 'Control returned to the agent; the task resumes' });
     expect((await api(base(), 'GET', `/task/${s.sessionId}/${s.taskId}`)).body.status).toBe('running');
-    await send(base(), key, s.sessionId, { actionType: 'state', newState: 'stop' });
+    expect(await emitWithAck(live.socket, { actionType: 'state', newState: 'stop' })).toEqual({ success: true, message: 'Task stopped' });
+    const stopped = await waitFor(async () => {
+      const r = await api(base(), 'GET', `/task/${s.sessionId}/${s.taskId}`);
+      return r.body.status === 'stopped' ? r : null;
+    }, 5000).catch(async (e) => {
+      throw new Error(`${e.message}: ${JSON.stringify((await api(base(), 'GET', `/task/${s.sessionId}/${s.taskId}`)).body)} events: ${JSON.stringify(live.received.slice(-8))}`);
+    });
+    expect(stopped.body.usage).toEqual(expect.any(Object));
 
     // the agent sees the page as the human left it
     const t2 = token('after-manual');
