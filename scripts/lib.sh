@@ -24,11 +24,14 @@ apt_install() {
 
 ensure_node_modules() {
   local stamp="$ROOT/node_modules/.install-stamp"
-  local want; want="$(sha256sum "$ROOT/package-lock.json" | cut -c1-16)"
+  local want; want="$(cat "$ROOT/package.json" "$ROOT/package-lock.json" | sha256sum | cut -c1-16)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   log "installing npm dependencies"
-  (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error >"$CACHE_DIR/logs/npm-ci.log" 2>&1) || die "npm ci failed; see $CACHE_DIR/logs/npm-ci.log"
-  echo "$want" >"$stamp"
+  # `npm install` rather than `npm ci`: npm 11 leaves @swc/core's other-platform optional
+  # packages out of the lock and then refuses it in `npm ci`; install honours the lock.
+  (cd "$ROOT" && npm install --no-audit --no-fund --loglevel=error >"$CACHE_DIR/logs/npm-install.log" 2>&1) \
+    || die "npm install failed; see $CACHE_DIR/logs/npm-install.log"
+  echo "$(cat "$ROOT/package.json" "$ROOT/package-lock.json" | sha256sum | cut -c1-16)" >"$stamp"
 }
 
 ensure_build() {

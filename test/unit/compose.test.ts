@@ -541,7 +541,7 @@ function checkDockerfile(text: string, compose?: Obj): string[] {
 
   // build stage(s)
   const buildRuns = froms.slice(0, -1).map((_, s) => runs(s)).join('\n');
-  if (!/\bnpm ci\b/.test(buildRuns)) errors.push('Dockerfile: the build stage must run npm ci');
+  if (!/\bnpm (ci|install)\b/.test(buildRuns)) errors.push('Dockerfile: the build stage must install the npm dependencies');
   if (!/\bnpm run build\b/.test(buildRuns)) errors.push('Dockerfile: the build stage must run npm run build');
   if (!/\bnpm prune --omit=dev\b/.test(buildRuns)) errors.push('Dockerfile: the build stage must run npm prune --omit=dev');
 
