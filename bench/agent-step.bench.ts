@@ -51,9 +51,11 @@ it('agent step and session benchmarks', async () => {
       key,
       body: { sessionId: s.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${token} scroll around`, startingUrl: `${fixtures.url}/big.html`, maxInputTokens: 100000 } },
     });
+    const answeredAt = Date.now();
     const total = performance.now() - t0;
     if (res.body.type !== 'task_completed') throw new Error(`task did not complete: ${res.text}`);
-    const completionToAnswer = Date.now() - new Date((await api(service.baseUrl, 'GET', `/task/${s.sessionId}/${res.body.taskId}`)).body.completedAt).getTime();
+    // completedAt is stamped by the workflow when the agent's `done` lands; the answer follows the stored record
+    const completionToAnswer = answeredAt - new Date((await api(service.baseUrl, 'GET', `/task/${s.sessionId}/${res.body.taskId}`)).body.completedAt).getTime();
 
     // step cycle as the model sees it: from one request to the next (the model itself answers at once)
     const reqs = await recordedRequests(model.url, token);

@@ -20,7 +20,7 @@ temporal_up() {
     ensure_temporal
     start_bg temporal "$LOG_DIR/temporal.log" "$RUN_DIR/temporal.pid" \
       "$BIN_DIR/temporal" server start-dev --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
-      --db-filename "$DATA_DIR/temporal.sqlite" --log-level warn --namespace "$NAMESPACE"
+      --db-filename "$DATA_DIR/temporal.sqlite" --log-level warn --namespace "$NAMESPACE" ${INFRA_TEMPORAL_FLAGS:-}
   fi
   wait_for "Temporal" 60 "$LOG_DIR/temporal.log" "$BIN_DIR/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT"
   local addr=(--address "127.0.0.1:$TEMPORAL_PORT")

@@ -58,6 +58,16 @@ export function createBrowserActivities(deps: { pool: BrowserPool; agent: AgentR
       await ctx.cancelled; // rethrows the cancellation, so Temporal records it as such
     },
 
+    /** Stores the task's downloads and requests with its record; answers only counts (history stays small). */
+    async collectArtifacts({ sessionId, taskId }: { sessionId: string; taskId: string }): Promise<{ files: number; requests: number }> {
+      const session = pool.get(sessionId);
+      if (!session) return { files: 0, requests: 0 };
+      if (session.artifacts.taskId === taskId) session.artifacts.taskId = undefined;
+      const { files, network } = await session.artifacts.collect(taskId);
+      await store.tasks.saveArtifacts(taskId, { files, network: network.length ? [{ id: `net_${taskId}`, taskId, urls: network }] : [] });
+      return { files: files.length, requests: network.length };
+    },
+
     /** A human's click, typing or key press on the session's page (page coordinates). */
     async interact({ sessionId, action }: { sessionId: string; action: InteractionAction }): Promise<void> {
       const session = pool.get(sessionId);

@@ -1,4 +1,6 @@
+import type { Config } from '../config';
 import type { EventPublisher } from '../events/publisher';
+import { wireFiles } from '../files/links';
 import type { ConnectionEvent, SessionMessage } from '../events/types';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
@@ -10,8 +12,8 @@ import { TERMINAL_TASK_STATUSES } from '../workflows/types';
 /** How long an ended session's events stay readable. */
 const TIMELINE_GRACE_MS = 60 * 60 * 1000;
 
-export function createSessionActivities(deps: { store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger }) {
-  const { store, registry, events } = deps;
+export function createSessionActivities(deps: { config: Config; store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger }) {
+  const { config, store, registry, events } = deps;
   const logger = deps.logger.child({ component: 'session-activities' });
 
   return {
@@ -43,7 +45,8 @@ export function createSessionActivities(deps: { store: Store; registry: WorkerRe
       const { balance, charged } = await store.users.chargeTask(userId, task.taskId, task.usage.cost);
       await store.tasks.save(userId, task);
       logger.info({ sessionId: task.sessionId, taskId: task.taskId, status: task.status, cost: task.usage.cost, charged }, 'task finished');
-      await events.message(task.sessionId, completionEvent(task));
+      const stored = task.status === 'task_completed' ? await store.tasks.get(task.sessionId, task.taskId) : null;
+      await events.message(task.sessionId, completionEvent(config, { ...task, files: stored?.files, network: stored?.network }));
       return { balance };
     },
 
@@ -57,10 +60,10 @@ export function createSessionActivities(deps: { store: Store; registry: WorkerRe
   };
 }
 
-function completionEvent(task: TaskView): SessionMessage {
+function completionEvent(config: Config, task: TaskView): SessionMessage {
   switch (task.status) {
     case 'task_completed':
-      return { type: 'task_completed', sessionId: task.sessionId, taskId: task.taskId, data: { message: task.message ?? '', files: [], network: [] }, usage: { ...task.usage } };
+      return { type: 'task_completed', sessionId: task.sessionId, taskId: task.taskId, data: { message: task.message ?? '', files: wireFiles(config, task.files), network: task.network ?? [] }, usage: { ...task.usage } };
     case 'failed':
       return { type: 'error', taskId: task.taskId, error: task.error ?? 'Task failed', code: task.code ?? 'TASK_FAILED', ...(task.details ? { details: task.details } : {}) };
     default:

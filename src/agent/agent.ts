@@ -59,6 +59,7 @@ export class AgentRunner {
     if (!session) throw new TaskFailure('INSTANCE_LOST', 'The browser of this session is no longer available');
     if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
     const mem = this.memoryOf(input.sessionId);
+    session.artifacts.taskId = input.taskId;
 
     // Once per task and worker: a step that runs again (after a pause or a takeover) must
     // not reload the starting page over what the human did.

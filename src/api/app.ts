@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   const perUser = rateLimit({ redis, name: 'start', limit: 10, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
 
   app.use(healthRoutes(deps));
-  app.use(tasksRoutes({ sessions }));
+  app.use(tasksRoutes({ config, sessions }));
   app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser }));
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {

@@ -1,7 +1,9 @@
+import type { Config } from '../config';
+import { wireFiles } from '../files/links';
 import type { TaskView } from '../workflows/types';
 
 /** The contract's task envelopes, built from one task view. */
-export function taskEnvelope(view: TaskView, opts: { withCompletedAt: boolean }): { status: number; body: Record<string, unknown> } {
+export function taskEnvelope(config: Config, view: TaskView, opts: { withCompletedAt: boolean }): { status: number; body: Record<string, unknown> } {
   const ids = { sessionId: view.sessionId, taskId: view.taskId };
   switch (view.status) {
     case 'task_completed':
@@ -12,7 +14,7 @@ export function taskEnvelope(view: TaskView, opts: { withCompletedAt: boolean })
           ...ids,
           type: 'task_completed',
           status: 'task_completed',
-          data: { message: view.message ?? '', files: [], network: [] },
+          data: { message: view.message ?? '', files: wireFiles(config, view.files), network: view.network ?? [] },
           usage: view.usage,
           ...(opts.withCompletedAt && view.completedAt ? { completedAt: view.completedAt } : {}),
         },

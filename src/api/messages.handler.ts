@@ -20,7 +20,7 @@ export function createMessageHandler(deps: { config: Config; sessions: SessionsS
   /** The inline answer: the outcome if the task settles within the inline wait, else the pending marker. */
   const inlineAnswer = async (sessionId: string, taskId: string): Promise<MessageAnswer> => {
     const outcome = await sessions.awaitTask(sessionId, taskId);
-    if (outcome) return taskEnvelope(outcome, { withCompletedAt: false });
+    if (outcome) return taskEnvelope(config, outcome, { withCompletedAt: false });
     return { status: 200, body: pendingEnvelope(config.PUBLIC_BASE_URL, sessionId, taskId) };
   };
 

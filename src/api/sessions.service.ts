@@ -3,6 +3,7 @@ import { WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type Wor
 import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../config';
 import { InsufficientBalanceError, NoInstancesError, NotFoundError, ServiceError, SessionLimitError } from '../errors';
+import { linkSecret } from '../files/links';
 import type { Logger } from '../logger';
 import { newSessionId, newTaskId } from '../store/ids';
 import type { Store } from '../store/store';
@@ -20,7 +21,7 @@ import {
   taskQuery,
 } from '../workflows/messages';
 import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
-import type { InteractionAction, SessionInput, TaskParams, TaskView } from '../workflows/types';
+import { TERMINAL_TASK_STATUSES, type InteractionAction, type SessionInput, type TaskParams, type TaskView } from '../workflows/types';
 import { Y_OFFSET, type InteractionAction as ApiInteraction } from './schemas/message.schema';
 import type { TaskParamsInput } from './schemas/task.schema';
 
@@ -65,7 +66,7 @@ export class SessionsService {
   }
 
   private viewSecret(): string {
-    return this.deps.config.VIEW_TOKEN_SECRET ?? `${this.deps.config.TEMPORAL_NAMESPACE}:${this.deps.config.PAYLOAD_ENCRYPTION_KEY ?? this.deps.config.DATA_DIR}`;
+    return linkSecret(this.deps.config);
   }
 
   assertBalance(user: UserRecord): void {
@@ -140,7 +141,10 @@ export class SessionsService {
   /** Waits up to the inline wait for a task to end or ask for a human; null when still going. */
   async awaitTask(sessionId: string, taskId: string, timeoutMs = this.deps.config.INLINE_WAIT_MS): Promise<TaskView | null> {
     try {
-      return await this.handle(sessionId).executeUpdate(awaitTaskUpdate, { args: [{ taskId, timeoutMs }] });
+      const outcome = await this.handle(sessionId).executeUpdate(awaitTaskUpdate, { args: [{ taskId, timeoutMs }] });
+      if (!outcome || !TERMINAL_TASK_STATUSES.includes(outcome.status)) return outcome;
+      const stored = await this.deps.store.tasks.get(sessionId, taskId);
+      return { ...outcome, files: stored?.files, network: stored?.network };
     } catch (err) {
       // The session ended in the meantime: the record holds the outcome.
       if (isClosedWorkflow(err)) return this.deps.store.tasks.get(sessionId, taskId);

@@ -1,5 +1,6 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Logger } from '../logger';
+import { SessionArtifacts, type PersistDownload } from './artifacts';
 
 export const VIEWPORT = { width: 1024, height: 600 } as const;
 
@@ -21,6 +22,8 @@ export interface BrowserSession {
   /** The tab the agent and the human act on. */
   page: Page;
   crashed: boolean;
+  /** Downloads and requests of the session's pages, per task. */
+  artifacts: SessionArtifacts;
 }
 
 /**
@@ -32,7 +35,7 @@ export class BrowserPool {
   private readonly sessions = new Map<string, BrowserSession>();
 
   constructor(
-    private readonly opts: { executablePath: string; headless: boolean; capacity: number },
+    private readonly opts: { executablePath: string; headless: boolean; capacity: number; maxNetworkEntries?: number; persistDownload?: PersistDownload },
     private readonly logger: Logger,
   ) {}
 
@@ -75,7 +78,9 @@ export class BrowserPool {
         this.logger.warn({ sessionId, err: String(err) }, 'restored page did not load');
       });
     }
-    const session: BrowserSession = { sessionId, context, page, crashed: false };
+    const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger });
+    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts };
+    context.on('request', (r) => artifacts.onRequest(r));
     this.watchPage(session, page);
     context.on('page', (p) => {
       // A tab the page opens (target=_blank, window.open) becomes the active one.
@@ -88,6 +93,7 @@ export class BrowserPool {
   }
 
   private watchPage(session: BrowserSession, page: Page): void {
+    page.on('download', (d) => session.artifacts.onDownload(d));
     page.on('crash', () => {
       session.crashed = true;
       this.logger.warn({ sessionId: session.sessionId }, 'page crashed');

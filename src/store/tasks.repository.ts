@@ -26,6 +26,11 @@ export class TasksRepository {
     );
   }
 
+  /** What the task's pages downloaded and requested, stored beside the record. */
+  async saveArtifacts(taskId: string, artifacts: { files: TaskView['files']; network: TaskView['network'] }): Promise<void> {
+    await this.tasks.updateOne({ _id: taskId }, { $set: { files: artifacts.files, network: artifacts.network, updatedAt: new Date() } });
+  }
+
   async get(sessionId: string, taskId: string): Promise<TaskView | null> {
     const rec = await this.tasks.findOne({ _id: taskId, sessionId });
     if (!rec) return null;

@@ -55,7 +55,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     ...common,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createSessionActivities({ store, registry, events, logger }),
+    activities: createSessionActivities({ config, store, registry, events, logger }),
   });
   const browserWorker = await Worker.create({
     ...common,

@@ -29,6 +29,8 @@ describe('SessionState', () => {
     const t = s.beginTask(20);
     expect(failureType(() => s.enqueueTask('t2', params, 30))).toBe('TASK_ALREADY_RUNNING');
     s.finishTask(t, 'task_completed', 100, { message: 'ok' });
+    expect(s.isTaskEnded('t1')).toBe(false); // not before its end is stored
+    t.recorded = true;
     expect(s.isTaskEnded('t1')).toBe(true);
     expect(() => s.enqueueTask('t2', params, 110)).not.toThrow();
     expect(s.previousTasks).toEqual([{ prompt: 'p', status: 'task_completed', result: 'ok' }]);

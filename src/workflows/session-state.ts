@@ -35,6 +35,8 @@ export interface TaskState {
   endRequest?: EndRequest;
   /** Set when a guardrail is answered; handed to the agent at its next step. */
   humanReply?: string;
+  /** The end is stored (record, artifacts, charge): only then do waiters get the outcome. */
+  recorded?: boolean;
 }
 
 const KEEP_RECENT_TASKS = 20;
@@ -138,7 +140,7 @@ export class SessionState {
 
   isTaskEnded(taskId: string): boolean {
     const t = this.recent.get(taskId);
-    return !!t && TERMINAL_TASK_STATUSES.includes(t.status);
+    return !!t && TERMINAL_TASK_STATUSES.includes(t.status) && t.recorded === true;
   }
 
   /** Ended, or waiting for a human: either way the caller has something to show. */

@@ -295,7 +295,15 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         state.finishTask(task, 'stopped', Date.now());
       }
     }
+    if (!instanceLost) {
+      try {
+        await browserOn(state.taskQueue!).control.collectArtifacts({ sessionId, taskId: task.taskId });
+      } catch (err) {
+        wf.log.warn('downloads and requests of the task were not collected', { error: String(err) });
+      }
+    }
     await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
+    task.recorded = true;
     if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = 'terminateOnCompletion';
   }
 

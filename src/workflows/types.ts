@@ -26,6 +26,21 @@ export interface Usage {
 export type TaskStatus = 'running' | 'paused' | 'guardrail_trigger' | 'stopped' | 'task_completed' | 'failed';
 export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['stopped', 'task_completed', 'failed'];
 
+/** A file the page downloaded during the task (stored by the service). */
+export interface TaskFile {
+  fileId: string;
+  source: string;
+  filename: string;
+  timestamp: number;
+}
+
+/** Requests the task's pages made (bounded, secrets masked). */
+export interface TaskNetwork {
+  id: string;
+  taskId: string;
+  urls: { url: string; timestamp: number }[];
+}
+
 export interface TaskView {
   taskId: string;
   sessionId: string;
@@ -38,6 +53,9 @@ export interface TaskView {
   guardrail?: { type: string; value: string };
   createdAt: string;
   completedAt?: string;
+  /** Stored with the task record by the worker; not kept in the workflow. */
+  files?: TaskFile[];
+  network?: TaskNetwork[];
 }
 
 /** The end of a task as the inline answer reports it. */

@@ -23,6 +23,11 @@ async function modelRequests(match: string): Promise<any[]> {
   return (await res.json()) as any[];
 }
 
+async function bigTitle(): Promise<string> {
+  const html = await (await fetch(`${fixtures()}/big.html`)).text();
+  return html.match(/<title>([^<]+)<\/title>/)![1];
+}
+
 async function startSession(key: string, task?: Record<string, unknown>) {
   const res = await api(base(), 'POST', '/start/start-session', { key, body: task ? { task } : {} });
   expect(res.status).toBe(200);
@@ -193,6 +198,41 @@ describe('tasks', () => {
     await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'navigate away', startingUrl: `${fixtures()}/index.html`, maxDuration: 1000 }).catch(() => undefined);
     const second = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} what was the answer?`, startingUrl: `${fixtures()}/index.html` });
     expect(second.body).toMatchObject({ type: 'task_completed', data: { message: 'Earlier I found 42' } });
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('continues a long session as new, keeping its browser and the context of its tasks', async () => {
+    // scripts/test.sh asks Temporal to suggest continue-as-new after 300 history events
+    const { apiKey: key } = await createUser();
+    const s = await startSession(key);
+    const { client, close } = await temporalClient();
+    try {
+      const runs = async () => {
+        const list = [];
+        for await (const e of client.workflow.list({ query: `WorkflowId = "session-${s.sessionId}"` })) list.push(e);
+        return list;
+      };
+      let i = 0;
+      for (; i < 7 && (await runs()).length < 2; i++) {
+        const t = token(`long${i}`);
+        const scrolls = Array.from({ length: 12 }, (_, k) => ({ tool: 'scroll', args: { direction: k % 2 ? 'up' : 'down' } }));
+        await registerScript(model(), { match: t, steps: [...scrolls, { tool: 'done', args: { message: `round ${i} done` } }] });
+        const r = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} scroll`, ...(i === 0 ? { startingUrl: `${fixtures()}/big.html` } : {}) });
+        expect(r.body).toMatchObject({ type: 'task_completed', data: { message: `round ${i} done` } });
+      }
+      const executions = await waitFor(async () => {
+        const list = await runs();
+        return list.length >= 2 ? list : null;
+      }, 10_000);
+      expect(executions.map((e) => e.status.name)).toContain('CONTINUED_AS_NEW');
+      // the new run has the same browser (same page) and the earlier tasks' outcomes
+      const t = token('after-can');
+      await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: '{{find:[\\s\\S]*Outcome \\(task_completed\\): (round \\d+ done)}} on {{find:Title: ([^\\n]+)}}' } }] });
+      const after = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} what happened?` });
+      expect(after.body.data.message).toBe(`round ${i - 1} done on ${await bigTitle()}`);
+    } finally {
+      await close();
+    }
     await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
   });
 

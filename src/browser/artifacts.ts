@@ -1,0 +1,88 @@
+import type { Download, Request } from 'playwright-core';
+import type { Logger } from '../logger';
+
+/** A file the page downloaded during a task (data.files of the result). */
+export interface CapturedFile {
+  fileId: string;
+  source: string;
+  filename: string;
+  timestamp: number;
+}
+
+/** What persisting a download yields: the stored file's id. */
+export type PersistDownload = (d: { sessionId: string; taskId: string; sourceUrl: string; filename: string; stream: NodeJS.ReadableStream }) => Promise<{ fileId: string }>;
+
+const SECRET_PARAM = /^(.*[-_])?(token|access[-_]?token|id[-_]?token|refresh[-_]?token|key|api[-_]?key|apikey|secret|password|passwd|pwd|auth|authorization|signature|sig|session|sessionid|code|otp|credential|credentials|jwt)$/i;
+
+/** A URL with credentials and secret-looking query values masked. */
+export function maskUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return raw;
+  }
+  if (url.username || url.password) {
+    url.username = url.username ? '***' : '';
+    url.password = url.password ? '***' : '';
+  }
+  for (const name of [...new Set(url.searchParams.keys())]) {
+    if (SECRET_PARAM.test(name)) url.searchParams.set(name, '***');
+  }
+  return url.toString();
+}
+
+/**
+ * Downloads and requests of one session's pages, kept per task: downloads are streamed to
+ * storage as they happen, requests are counted up to a bound.
+ */
+export class SessionArtifacts {
+  /** The task the agent works on now; captures outside a task are not kept. */
+  taskId?: string;
+  private readonly files = new Map<string, CapturedFile[]>();
+  private readonly requests = new Map<string, { url: string; timestamp: number }[]>();
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly opts: { maxRequests: number; persist?: PersistDownload; logger: Logger },
+  ) {}
+
+  onRequest(req: Request): void {
+    const taskId = this.taskId;
+    if (!taskId) return;
+    const list = this.requests.get(taskId) ?? [];
+    if (list.length >= this.opts.maxRequests) return;
+    // performance.timeOrigin + now keeps sub-millisecond precision (the contract allows fractions).
+    list.push({ url: maskUrl(req.url()), timestamp: Math.round((performance.timeOrigin + performance.now()) * 1000) / 1000 });
+    this.requests.set(taskId, list);
+  }
+
+  onDownload(download: Download): void {
+    const taskId = this.taskId;
+    const persist = this.opts.persist;
+    if (!taskId || !persist) {
+      void download.cancel().catch(() => undefined);
+      return;
+    }
+    const job = (async () => {
+      const stream = await download.createReadStream();
+      const filename = download.suggestedFilename();
+      const { fileId } = await persist({ sessionId: this.sessionId, taskId, sourceUrl: maskUrl(download.url()), filename, stream });
+      const list = this.files.get(taskId) ?? [];
+      list.push({ fileId, source: maskUrl(download.url()), filename, timestamp: Date.now() });
+      this.files.set(taskId, list);
+    })().catch((err) => this.opts.logger.warn({ sessionId: this.sessionId, taskId, err: String(err) }, 'download not stored'));
+    this.pending.add(job);
+    void job.finally(() => this.pending.delete(job));
+  }
+
+  /** The task's captures, once downloads still streaming have finished (bounded wait). */
+  async collect(taskId: string, waitMs = 10_000): Promise<{ files: CapturedFile[]; network: { url: string; timestamp: number }[] }> {
+    if (this.pending.size) await Promise.race([Promise.allSettled([...this.pending]), new Promise((r) => setTimeout(r, waitMs))]);
+    const out = { files: this.files.get(taskId) ?? [], network: this.requests.get(taskId) ?? [] };
+    this.files.delete(taskId);
+    this.requests.delete(taskId);
+    return out;
+  }
+}
