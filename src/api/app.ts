@@ -11,6 +11,7 @@ import { rateLimit } from './middleware/rate-limit';
 import { healthRoutes } from './routes/health.routes';
 import { sessionsRoutes } from './routes/sessions.routes';
 import { tasksRoutes } from './routes/tasks.routes';
+import { createLiveRoutes, type LiveRoutes } from './live/live.routes';
 import { createMessageHandler, type MessageHandler } from './messages.handler';
 import { currentUser } from './middleware/auth';
 import { SessionsService } from './sessions.service';
@@ -31,7 +32,7 @@ export interface LiveChannel {
   io?: SocketServer;
 }
 
-export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express; sessions: SessionsService; messages: MessageHandler } {
+export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express; sessions: SessionsService; messages: MessageHandler; liveRoutes: LiveRoutes } {
   const { config, store, redis } = deps;
   const logger = deps.logger.child({ component: 'api' });
   const app = express();
@@ -47,6 +48,9 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.use(healthRoutes(deps));
   app.use(tasksRoutes({ config, sessions }));
   app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser }));
+  // The live view and WHEP open with the session's view token, not an API key.
+  const liveRoutes = createLiveRoutes({ config, store, redis, sessions, logger: deps.logger });
+  app.use(liveRoutes.router);
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {
     const ids = await store.sessions.liveIds(currentUser(req)._id);
@@ -55,7 +59,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
 
   app.use(notFoundHandler(routeTable(app)));
   app.use(errorHandler(logger));
-  return { app, sessions, messages };
+  return { app, sessions, messages, liveRoutes };
 }
 
 /** Paths and methods the app serves, read from Express's router, to tell 405 from 404. */

@@ -12,7 +12,7 @@ export interface RunningApi {
 
 export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
   const live: LiveChannel = {};
-  const { app, messages } = createApp(deps, live);
+  const { app, messages, liveRoutes } = createApp(deps, live);
   const server = http.createServer(app);
   live.io = attachSocketServer({ server, redis: deps.redis, store: deps.store, messages, logger: deps.logger });
   await new Promise<void>((resolve, reject) => {
@@ -26,6 +26,7 @@ export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
     port,
     shutdown: () =>
       new Promise<void>((resolve) => {
+        void liveRoutes.close();
         void live.io?.close();
         server.close(() => resolve());
         server.closeIdleConnections();

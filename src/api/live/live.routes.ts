@@ -1,0 +1,137 @@
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config';
+import { MissingFieldError, NotFoundError, ServiceError } from '../../errors';
+import type { Logger } from '../../logger';
+import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
+import type { Store } from '../../store/store';
+import type { SessionsService } from '../sessions.service';
+import { FrameHub } from './frame-hub';
+import { renderViewPage, VIEW_PAGE_CSP } from './view-page';
+import { WhepEndpoint } from './whep';
+
+/*
+ * The live view of a session, outside the API key: the routes below are authorised by
+ * the view token (`?token=`, signed and bound to the session, see SessionsService) that
+ * start-session returns inside streaming.webViewURL / streaming.webRTCURL, so they can be
+ * opened in a browser or a WHEP player. The WHEP resource URL (Location) is itself
+ * unguessable and needs no token. An unknown token, session or ended session is 404.
+ *
+ *   GET    /view/:sessionId?token=          the viewer page (screen, take over, events)
+ *   GET    /view/:sessionId/stream?token=   MJPEG (multipart/x-mixed-replace)
+ *   POST   /whep/:sessionId?token=          WHEP: SDP offer in, 201 + SDP answer + Location
+ *   DELETE /whep/:sessionId/:resourceId     WHEP: ends that viewer
+ */
+
+export interface LiveRoutes {
+  router: Router;
+  /** Ends every stream and peer; call before the HTTP server closes. */
+  close(): Promise<void>;
+}
+
+const MJPEG_BOUNDARY = 'frame';
+
+export function createLiveRoutes(deps: { config: Config; store: Store; redis: Redis; sessions: SessionsService; logger: Logger }): LiveRoutes {
+  const { store, sessions } = deps;
+  const logger = deps.logger.child({ component: 'live' });
+  const isLive = async (sessionId: string) => {
+    const rec = await store.sessions.get(sessionId);
+    return !!rec && LIVE_SESSION_STATUSES.includes(rec.status);
+  };
+  const hub = new FrameHub({ redis: deps.redis, logger, isLive });
+  const whep = new WhepEndpoint({ hub, logger });
+  const router = Router();
+
+  /** The session the request's view token opens; one 404 for every reason, so nothing is revealed. */
+  const authorize = async (req: Request): Promise<{ sessionId: string; token: string }> => {
+    const sessionId = String(req.params.sessionId);
+    const token = req.query.token;
+    if (typeof token !== 'string' || !token || !sessions.checkViewToken(sessionId, token) || !(await isLive(sessionId))) {
+      throw new NotFoundError('NOT_FOUND', 'Session not found');
+    }
+    return { sessionId, token };
+  };
+
+  router.get('/view/:sessionId', async (req, res) => {
+    const { sessionId, token } = await authorize(req);
+    res
+      .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'Content-Security-Policy': VIEW_PAGE_CSP, 'X-Content-Type-Options': 'nosniff' })
+      .type('html')
+      .send(renderViewPage({ sessionId, token }));
+  });
+
+  router.get('/view/:sessionId/stream', async (req, res) => {
+    const { sessionId } = await authorize(req);
+    streamMjpeg(hub, sessionId, res);
+  });
+
+  // WHEP players usually live on another origin; the token, not the origin, is the credential.
+  const cors: RequestHandler = (req, res, next) => {
+    res.set({
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Allow-Methods': 'POST, DELETE, OPTIONS',
+      'Access-Control-Allow-Headers': 'Content-Type, Authorization, If-Match',
+      'Access-Control-Expose-Headers': 'Location, Content-Type, Accept-Post',
+      'Access-Control-Max-Age': '600',
+    });
+    next();
+  };
+  const preflight: RequestHandler = (_req, res) => {
+    res.set('Accept-Post', 'application/sdp').status(204).end();
+  };
+  router.options('/whep/:sessionId', cors, preflight);
+  router.options('/whep/:sessionId/:resourceId', cors, preflight);
+
+  router.post('/whep/:sessionId', cors, express.text({ type: 'application/sdp', limit: '256kb' }), async (req, res) => {
+    const { sessionId } = await authorize(req);
+    // req.is: null without a body, false for another type.
+    if (req.is('application/sdp') === false) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'The offer must be sent as Content-Type: application/sdp', 415);
+    const offer = typeof req.body === 'string' ? req.body : '';
+    if (!offer.trim()) throw new MissingFieldError('body', 'An SDP offer is required as the request body');
+    const { resourceId, answerSdp } = await whep.answer(sessionId, offer);
+    const body = Buffer.from(answerSdp);
+    res
+      .status(201)
+      .set({ 'Content-Type': 'application/sdp', 'Content-Length': String(body.length), Location: `/whep/${encodeURIComponent(sessionId)}/${resourceId}`, 'Cache-Control': 'no-store' })
+      .end(body);
+  });
+
+  router.delete('/whep/:sessionId/:resourceId', cors, (req, res) => {
+    if (!whep.close(String(req.params.sessionId), String(req.params.resourceId))) throw new NotFoundError('NOT_FOUND', 'WHEP resource not found');
+    res.status(204).end();
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    router,
+    close: () =>
+      // Both start at once: viewers' connections end now, not after the decoder thread stops.
+      (closing ??= Promise.all([whep.closeAll(), hub.close()]).then(() => undefined)),
+  };
+}
+
+/**
+ * Writes the session's frames as MJPEG until the viewer leaves or the session ends. Each
+ * part is followed at once by the next boundary: browsers show a part only once they see
+ * the boundary after it, which would otherwise hold the picture back by one frame.
+ */
+function streamMjpeg(hub: FrameHub, sessionId: string, res: Response): void {
+  const write = (jpeg: Buffer) => {
+    // A viewer that cannot keep up skips frames rather than queueing them in memory.
+    if (res.destroyed || res.writableNeedDrain) return;
+    res.write(`Content-Type: image/jpeg\r\nContent-Length: ${jpeg.length}\r\n\r\n`);
+    res.write(jpeg);
+    res.write(`\r\n--${MJPEG_BOUNDARY}\r\n`);
+  };
+  const remove = hub.add(sessionId, { frame: write, end: () => res.end() });
+  res.on('close', remove);
+  res.writeHead(200, {
+    'Content-Type': `multipart/x-mixed-replace; boundary=${MJPEG_BOUNDARY}`,
+    'Cache-Control': 'no-store, no-cache, must-revalidate',
+    Pragma: 'no-cache',
+    'X-Accel-Buffering': 'no',
+  });
+  res.write(`--${MJPEG_BOUNDARY}\r\n`);
+  const latest = hub.latest(sessionId);
+  if (latest) write(latest);
+}

@@ -1,0 +1,255 @@
+import { randomBytes } from 'node:crypto';
+import type { MediaStreamTrack, nonstandard, RTCPeerConnection } from '@roamhq/wrtc';
+import { InvalidParamsError, ServiceError } from '../../errors';
+import type { Logger } from '../../logger';
+import type { FrameHub } from './frame-hub';
+import { i420Size, JpegDecoder, VIDEO_HEIGHT, VIDEO_WIDTH } from './video-frames';
+
+type Wrtc = typeof import('@roamhq/wrtc');
+type RTCVideoFrame = nonstandard.RTCVideoFrame;
+type RTCVideoSource = nonstandard.RTCVideoSource;
+
+export interface WhepOptions {
+  /** Answers are not trickled: ICE candidates are gathered before answering, at most this long. */
+  iceGatheringTimeoutMs: number;
+  /** The latest frame is sent again this often, so a still page keeps the track alive. */
+  repeatMs: number;
+  /** JPEG decodes per session are at least this far apart (caps the CPU spent on a busy page). */
+  minDecodeIntervalMs: number;
+  /** A peer that does not connect within this time is dropped. */
+  connectTimeoutMs: number;
+  /** A disconnected peer that does not come back within this time is dropped. */
+  disconnectGraceMs: number;
+  maxPeersPerSession: number;
+}
+
+const DEFAULTS: WhepOptions = { iceGatheringTimeoutMs: 2000, repeatMs: 100, minDecodeIntervalMs: 50, connectTimeoutMs: 30_000, disconnectGraceMs: 5000, maxPeersPerSession: 10 };
+
+interface Peer {
+  id: string;
+  pc: RTCPeerConnection;
+  track: MediaStreamTrack;
+  feed: Feed;
+  timer?: NodeJS.Timeout;
+}
+
+/** One video source per watched session, shared by all its peers: each frame is decoded once. */
+interface Feed {
+  sessionId: string;
+  source: RTCVideoSource;
+  peers: Map<string, Peer>;
+  removeConsumer: () => void;
+  pendingJpeg?: Buffer;
+  decoding: boolean;
+  lastDecodeAt: number;
+  lastFrame?: RTCVideoFrame;
+  lastSentAt: number;
+  repeatTimer: NodeJS.Timeout;
+  decodeTimer?: NodeJS.Timeout;
+}
+
+let wrtcModule: Promise<Wrtc> | undefined;
+/** The native WebRTC module is loaded on first use: an API that nobody watches over WHEP never pays for it. */
+const loadWrtc = (): Promise<Wrtc> => (wrtcModule ??= import('@roamhq/wrtc'));
+
+/**
+ * WHEP egress of the live screen: each POSTed offer gets a peer connection of
+ * @roamhq/wrtc with one send-only VP8 video track fed from the session's frames.
+ */
+export class WhepEndpoint {
+  private readonly feeds = new Map<string, Feed>();
+  private readonly decoder = new JpegDecoder();
+  private readonly opts: WhepOptions;
+
+  constructor(
+    private readonly deps: { hub: FrameHub; logger: Logger },
+    options: Partial<WhepOptions> = {},
+  ) {
+    this.opts = { ...DEFAULTS, ...options };
+  }
+
+  /** Answers an SDP offer; the resource id names the peer for DELETE. */
+  async answer(sessionId: string, offerSdp: string): Promise<{ resourceId: string; answerSdp: string }> {
+    const wrtc = await loadWrtc();
+    if ((this.feeds.get(sessionId)?.peers.size ?? 0) >= this.opts.maxPeersPerSession) {
+      throw new ServiceError('TOO_MANY_VIEWERS', `At most ${this.opts.maxPeersPerSession} WebRTC viewers per session`, 429);
+    }
+    const pc = new wrtc.RTCPeerConnection({ iceServers: [] });
+    let peer: Peer | undefined;
+    try {
+      try {
+        await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
+      } catch (err) {
+        throw new InvalidParamsError(`The SDP offer was refused: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const transceivers = pc.getTransceivers();
+      const video = transceivers.find((t) => t.receiver.track?.kind === 'video');
+      if (!video) throw new InvalidParamsError('The SDP offer has no video section');
+      for (const t of transceivers) if (t !== video) t.direction = 'inactive';
+
+      const feed = this.feed(wrtc, sessionId);
+      try {
+        peer = { id: randomBytes(12).toString('hex'), pc, track: feed.source.createTrack(), feed };
+      } finally {
+        if (!peer) this.releaseIfIdle(feed);
+      }
+      feed.peers.set(peer.id, peer);
+      await video.sender.replaceTrack(peer.track);
+      video.direction = 'sendonly';
+      await pc.setLocalDescription(await pc.createAnswer());
+      await this.gathered(pc);
+      const answerSdp = pc.localDescription?.sdp;
+      if (!answerSdp) throw new ServiceError('WEBRTC_ERROR', 'No SDP answer was produced', 500);
+      this.watch(peer);
+      return { resourceId: peer.id, answerSdp };
+    } catch (err) {
+      if (peer) this.closePeer(peer);
+      else pc.close();
+      throw err;
+    }
+  }
+
+  /** Ends one peer (WHEP DELETE); false when it is not known. */
+  close(sessionId: string, resourceId: string): boolean {
+    const peer = this.feeds.get(sessionId)?.peers.get(resourceId);
+    if (!peer) return false;
+    this.closePeer(peer);
+    return true;
+  }
+
+  peers(sessionId: string): number {
+    return this.feeds.get(sessionId)?.peers.size ?? 0;
+  }
+
+  async closeAll(): Promise<void> {
+    for (const feed of [...this.feeds.values()]) for (const peer of [...feed.peers.values()]) this.closePeer(peer);
+    await this.decoder.close();
+  }
+
+  private feed(wrtc: Wrtc, sessionId: string): Feed {
+    const existing = this.feeds.get(sessionId);
+    if (existing) return existing;
+    const feed: Feed = {
+      sessionId,
+      source: new wrtc.nonstandard.RTCVideoSource({ isScreencast: true }),
+      peers: new Map(),
+      removeConsumer: () => undefined,
+      decoding: false,
+      lastDecodeAt: 0,
+      lastSentAt: 0,
+      repeatTimer: setInterval(() => {
+        if (feed.lastFrame && Date.now() - feed.lastSentAt >= this.opts.repeatMs * 0.9) this.send(feed);
+      }, this.opts.repeatMs),
+    };
+    feed.repeatTimer.unref();
+    this.feeds.set(sessionId, feed);
+    feed.removeConsumer = this.deps.hub.add(sessionId, {
+      frame: (jpeg) => {
+        feed.pendingJpeg = jpeg;
+        this.pump(wrtc, feed);
+      },
+      end: () => {
+        for (const peer of [...feed.peers.values()]) this.closePeer(peer);
+      },
+    });
+    const latest = this.deps.hub.latest(sessionId);
+    if (latest) {
+      feed.pendingJpeg = latest;
+      this.pump(wrtc, feed);
+    }
+    return feed;
+  }
+
+  /** Decodes the newest pending JPEG; frames that arrive meanwhile replace each other. */
+  private pump(wrtc: Wrtc, feed: Feed): void {
+    if (feed.decoding || feed.decodeTimer || !feed.pendingJpeg || this.feeds.get(feed.sessionId) !== feed) return;
+    const wait = feed.lastDecodeAt + this.opts.minDecodeIntervalMs - Date.now();
+    if (wait > 0) {
+      feed.decodeTimer = setTimeout(() => {
+        feed.decodeTimer = undefined;
+        this.pump(wrtc, feed);
+      }, wait);
+      return;
+    }
+    const jpeg = feed.pendingJpeg;
+    feed.pendingJpeg = undefined;
+    feed.decoding = true;
+    feed.lastDecodeAt = Date.now();
+    this.decoder
+      .decode(jpeg)
+      .then((rgba) => {
+        const i420: RTCVideoFrame = { width: VIDEO_WIDTH, height: VIDEO_HEIGHT, data: new Uint8Array(i420Size(VIDEO_WIDTH, VIDEO_HEIGHT)) };
+        wrtc.nonstandard.rgbaToI420(rgba, i420);
+        feed.lastFrame = i420;
+        this.send(feed);
+      })
+      .catch((err) => this.deps.logger.debug({ sessionId: feed.sessionId, err: String(err) }, 'frame not decoded'))
+      .finally(() => {
+        feed.decoding = false;
+        this.pump(wrtc, feed);
+      });
+  }
+
+  private send(feed: Feed): void {
+    if (!feed.lastFrame) return;
+    feed.lastSentAt = Date.now();
+    try {
+      feed.source.onFrame(feed.lastFrame);
+    } catch (err) {
+      this.deps.logger.warn({ sessionId: feed.sessionId, err }, 'video frame refused');
+    }
+  }
+
+  private gathered(pc: RTCPeerConnection): Promise<void> {
+    return new Promise((resolve) => {
+      if (pc.iceGatheringState === 'complete') return resolve();
+      const timer = setTimeout(done, this.opts.iceGatheringTimeoutMs);
+      function done() {
+        clearTimeout(timer);
+        pc.removeEventListener('icegatheringstatechange', onChange);
+        resolve();
+      }
+      function onChange() {
+        if (pc.iceGatheringState === 'complete') done();
+      }
+      pc.addEventListener('icegatheringstatechange', onChange);
+    });
+  }
+
+  private watch(peer: Peer): void {
+    const log = this.deps.logger.child({ sessionId: peer.feed.sessionId, peer: peer.id });
+    const arm = (ms: number, why: string) => {
+      clearTimeout(peer.timer);
+      peer.timer = setTimeout(() => {
+        log.debug(why);
+        this.closePeer(peer);
+      }, ms);
+      peer.timer.unref();
+    };
+    arm(this.opts.connectTimeoutMs, 'WHEP peer never connected');
+    peer.pc.addEventListener('connectionstatechange', () => {
+      const state = peer.pc.connectionState;
+      if (state === 'connected') clearTimeout(peer.timer);
+      else if (state === 'disconnected') arm(this.opts.disconnectGraceMs, 'WHEP peer did not come back');
+      else if (state === 'failed' || state === 'closed') this.closePeer(peer);
+    });
+    log.debug('WHEP peer answered');
+  }
+
+  private closePeer(peer: Peer): void {
+    const feed = peer.feed;
+    if (!feed.peers.delete(peer.id)) return;
+    clearTimeout(peer.timer);
+    peer.track.stop();
+    peer.pc.close();
+    this.releaseIfIdle(feed);
+  }
+
+  private releaseIfIdle(feed: Feed): void {
+    if (feed.peers.size > 0 || this.feeds.get(feed.sessionId) !== feed) return;
+    this.feeds.delete(feed.sessionId);
+    clearInterval(feed.repeatTimer);
+    clearTimeout(feed.decodeTimer);
+    feed.removeConsumer();
+  }
+}
