@@ -87,3 +87,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cfg = result.data;
   return { ...cfg, PUBLIC_BASE_URL: (cfg.PUBLIC_BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/$/, '') };
 }
+
+/** For entry points: the configuration, or exit 2 with the message naming the bad variables. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

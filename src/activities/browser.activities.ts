@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { AgentRunner } from '../agent/agent';
 import type { BrowserPool } from '../browser/pool';
+import type { ProfileMaterializer, ProfileSource } from '../profiles/contracts';
 import { isServiceError } from '../errors';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
@@ -14,22 +15,34 @@ const HEARTBEAT_EVERY_MS = 250;
 /** How often a held session's page and storage are saved for a restore elsewhere. */
 const SNAPSHOT_EVERY_MS = 2000;
 
-export function createBrowserActivities(deps: { pool: BrowserPool; agent: AgentRunner; events: EventPublisher; store: Store; logger: Logger }) {
-  const { pool, agent, events, store } = deps;
+export function createBrowserActivities(deps: {
+  pool: BrowserPool;
+  agent: AgentRunner;
+  events: EventPublisher;
+  store: Store;
+  profiles?: ProfileMaterializer;
+  logger: Logger;
+}) {
+  const { pool, agent, events, store, profiles } = deps;
   const logger = deps.logger.child({ component: 'browser-activities' });
 
   return {
     /** Opens the session's browser here; `restore` brings back the page and storage saved by the worker that held it. */
-    async openBrowser({ sessionId, restore }: { sessionId: string; userId: string; restore?: boolean }): Promise<void> {
+    async openBrowser({ sessionId, restore, profile }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource }): Promise<void> {
+      if (pool.has(sessionId)) return;
       const snapshot = restore ? await store.snapshots.get(sessionId) : null;
-      await pool.open(sessionId, snapshot ?? undefined);
+      if (profile && !profiles) throw ApplicationFailure.create({ type: 'PROFILES_UNAVAILABLE', message: 'This worker has no profile storage', nonRetryable: true });
+      const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
+      await pool.open(sessionId, { restore: snapshot ?? undefined, userDataDir });
       if (restore) logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
     },
 
-    async closeBrowser({ sessionId }: { sessionId: string }): Promise<void> {
+    /** Closes the session's browser; a profile session's directory is archived back into its profile. */
+    async closeBrowser({ sessionId, profile }: { sessionId: string; profile?: ProfileSource }): Promise<void> {
       agent.forget(sessionId);
       await pool.close(sessionId);
       await store.snapshots.remove(sessionId);
+      if (profile && profiles) await profiles.persist(profile, sessionId);
     },
 
     /**

@@ -1,6 +1,8 @@
 import type { Config } from '../config';
 import type { EventPublisher } from '../events/publisher';
+import { ProfileLocks } from '../store/profile-locks';
 import { wireFiles } from '../files/links';
+import type { ProfileSource } from '../profiles/contracts';
 import type { ConnectionEvent, SessionMessage } from '../events/types';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
@@ -14,6 +16,7 @@ const TIMELINE_GRACE_MS = 60 * 60 * 1000;
 
 export function createSessionActivities(deps: { config: Config; store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger }) {
   const { config, store, registry, events } = deps;
+  const locks = new ProfileLocks(store.db);
   const logger = deps.logger.child({ component: 'session-activities' });
 
   return {
@@ -50,8 +53,9 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       return { balance };
     },
 
-    async endSession({ sessionId, userId, status, reason }: { sessionId: string; userId: string; status: SessionStatus; reason: EndReason }): Promise<void> {
+    async endSession({ sessionId, userId, status, reason, profile }: { sessionId: string; userId: string; status: SessionStatus; reason: EndReason; profile?: ProfileSource }): Promise<void> {
       const released = await store.sessions.end(sessionId, status, reason);
+      if (profile) await locks.release(profile, sessionId);
       if (released) await store.users.releaseSessionSlot(userId);
       await events.connection(sessionId, { event: 'end_session', reason });
       await store.events.markExpiry(sessionId, new Date(Date.now() + TIMELINE_GRACE_MS));

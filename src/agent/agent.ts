@@ -9,7 +9,7 @@ import type { LlmClient, LlmMessage, LlmToolCall } from './llm/types';
 import { observePage } from './observe/observe';
 import { systemPrompt, taskPrompt } from './prompts';
 import { agentTools, toolSpecs } from './tools';
-import type { AgentTool, ToolContext } from './types';
+import type { AgentTool, FileProvider, TaskFiles, ToolContext } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
 const FATAL_CODES = new Set(['NAVIGATION_TIMEOUT', 'PAGE_CRASH']);
@@ -21,6 +21,7 @@ const KEEP_MESSAGES = 40;
 interface Memory {
   /** The task the conversation is on; another worker restoring the session starts without one. */
   taskId?: string;
+  files?: TaskFiles;
   messages: LlmMessage[];
   failedActions: number;
   lastFailureCode?: string;
@@ -32,6 +33,8 @@ export interface AgentRunnerOptions {
   observationTokenBudget: number;
   navigationTimeoutMs: number;
   vision: boolean;
+  /** Task files for upload_file; without it the agent has none. */
+  files?: FileProvider;
   /** Live events of the agent (its reasoning, its actions). */
   onEvent?: (sessionId: string, message: SessionMessage) => void;
 }
@@ -66,10 +69,13 @@ export class AgentRunner {
     if (mem.taskId !== input.taskId) {
       mem.taskId = input.taskId;
       mem.failedActions = 0;
-      mem.messages.push({ role: 'user', content: taskPrompt(input.params, input.previousTasks) });
+      mem.files = this.opts.files
+        ? await this.opts.files.forTask({ userId: input.userId, sessionId: input.sessionId, fileIds: input.params.files, environmentId: input.environmentId })
+        : undefined;
+      mem.messages.push({ role: 'user', content: taskPrompt(input.params, input.previousTasks, mem.files?.available() ?? []) });
       if (input.stepNo === 0 && input.params.startingUrl) {
         const nav = this.tools.get('navigate')!;
-        await nav.execute(this.toolContext(session, signal), { url: input.params.startingUrl });
+        await nav.execute(this.toolContext(session, signal, mem), { url: input.params.startingUrl });
       }
     }
     if (input.humanReply !== undefined) {
@@ -133,7 +139,7 @@ export class AgentRunner {
     const timings = () => ({ observeMs: round(t1 - t0), modelMs: round(modelMs), actMs: round(performance.now() - t2) });
     const base: Omit<StepResult, 'kind'> & { cost: number; action: { name: string; target?: string } } = { usage, cost, action: { name: tool.name } };
     try {
-      const result = await tool.execute(this.toolContext(session, signal), args as never);
+      const result = await tool.execute(this.toolContext(session, signal, mem), args as never);
       base.timings = timings();
       mem.failedActions = 0;
       mem.messages.push({ role: 'tool', toolCallId: call!.id, content: result.summary });
@@ -170,8 +176,9 @@ export class AgentRunner {
     return mem;
   }
 
-  private toolContext(session: BrowserSession, signal: AbortSignal): ToolContext {
+  private toolContext(session: BrowserSession, signal: AbortSignal, mem: Memory): ToolContext {
     return {
+      files: mem.files,
       get page(): Page {
         return session.page;
       },

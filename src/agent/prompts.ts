@@ -11,7 +11,7 @@ export function systemPrompt(): string {
   ].join('\n');
 }
 
-export function taskPrompt(params: TaskParams, previous: PreviousTask[]): string {
+export function taskPrompt(params: TaskParams, previous: PreviousTask[], files: { fileId: string; name: string; size: number }[] = []): string {
   const parts: string[] = [];
   if (previous.length) {
     parts.push('Earlier tasks in this session (most recent last):');
@@ -20,6 +20,10 @@ export function taskPrompt(params: TaskParams, previous: PreviousTask[]): string
   }
   parts.push(`New task: ${params.prompt || '(no prompt given: describe the current page)'}`);
   if (params.startingUrl) parts.push(`The browser has opened ${params.startingUrl} for you.`);
+  if (files.length) {
+    parts.push('Files you can put into file inputs with upload_file:');
+    for (const f of files) parts.push(`- ${f.fileId}: ${f.name} (${f.size} bytes)`);
+  }
   parts.push(outputInstructions(params));
   return parts.join('\n');
 }

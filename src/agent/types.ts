@@ -46,6 +46,15 @@ export interface ToolContext {
   setActivePage(page: Page): void;
   navigationTimeoutMs: number;
   signal: AbortSignal;
+  /** The files the task may put into file inputs (task `files` and the environment's files). */
+  files?: TaskFiles;
+}
+
+/** Files a task can upload: listed for the model, fetched to local paths on use. */
+export interface TaskFiles {
+  available(): { fileId: string; name: string; size: number }[];
+  /** A local path of the file (downloaded from storage on first use). */
+  localPath(fileId: string): Promise<string>;
 }
 
 export interface AgentTool<S extends z.ZodType = z.ZodType> {
@@ -53,4 +62,10 @@ export interface AgentTool<S extends z.ZodType = z.ZodType> {
   description: string;
   schema: S;
   execute(ctx: ToolContext, args: z.infer<S>): Promise<ToolResult>;
+}
+
+/** Where task files come from (the worker's storage); the agent turns them into TaskFiles. */
+export interface FileProvider {
+  /** The files a task may use: its own uploads and the environment's files, all the user's. */
+  forTask(q: { userId: string; sessionId: string; fileIds: string[]; environmentId?: string }): Promise<TaskFiles>;
 }

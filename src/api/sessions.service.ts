@@ -2,10 +2,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../config';
-import { InsufficientBalanceError, NoInstancesError, NotFoundError, ServiceError, SessionLimitError } from '../errors';
+import { InsufficientBalanceError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, SessionLimitError } from '../errors';
 import { linkSecret } from '../files/links';
 import type { Logger } from '../logger';
 import { newSessionId, newTaskId } from '../store/ids';
+import type { ProfileSource } from '../profiles/contracts';
+import { ProfileLocks } from '../store/profile-locks';
 import type { Store } from '../store/store';
 import type { UserRecord } from '../store/users.repository';
 import type { WorkerRegistry } from '../workers/worker-registry';
@@ -47,9 +49,11 @@ export interface StartedSession {
  * state: everything lives in Temporal and MongoDB.
  */
 export class SessionsService {
-  constructor(
-    private readonly deps: { config: Config; temporal: Client; store: Store; registry: WorkerRegistry; logger: Logger },
-  ) {}
+  constructor(private readonly deps: { config: Config; temporal: Client; store: Store; registry: WorkerRegistry; logger: Logger }) {
+    this.locks = new ProfileLocks(deps.store.db);
+  }
+
+  private readonly locks: ProfileLocks;
 
   private handle(sessionId: string): WorkflowHandle {
     return this.deps.temporal.workflow.getHandle(sessionWorkflowId(sessionId));
@@ -75,9 +79,10 @@ export class SessionsService {
   }
 
   /** Starts a session workflow and waits until it holds a browser. */
-  async start(user: UserRecord, task?: TaskParamsInput): Promise<StartedSession> {
+  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null } = {}): Promise<StartedSession> {
     const { store, registry, config, temporal, logger } = this.deps;
     this.assertBalance(user);
+    if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
     if ((await registry.alive()).length === 0) throw new NoInstancesError();
     const limit = user.sessionLimit ?? config.DEFAULT_SESSION_LIMIT;
     const slot = await store.users.acquireSessionSlot(user._id, limit);
@@ -89,6 +94,19 @@ export class SessionsService {
     const sessionId = newSessionId();
     const taskId = task ? newTaskId() : undefined;
     const log = logger.child({ sessionId, userId: user._id });
+    const profile: ProfileSource | undefined = attach.environmentId
+      ? { kind: 'environment', id: attach.environmentId, userId: user._id }
+      : attach.profileId
+        ? { kind: 'profile', id: attach.profileId, userId: user._id }
+        : undefined;
+    if (profile) {
+      const lock = await this.locks.acquire(profile, sessionId);
+      if (lock !== 'ok') {
+        await store.users.releaseSessionSlot(user._id);
+        if (lock === 'busy') throw new ServiceError('PROFILE_IN_USE', `The ${profile.kind} is in use by another live session`, 409, { [`${profile.kind}Id`]: profile.id });
+        throw new NotFoundError(profile.kind === 'environment' ? 'ENVIRONMENT_NOT_FOUND' : 'PROFILE_NOT_FOUND', profile.kind === 'environment' ? 'Environment not found' : 'Profile not found');
+      }
+    }
     await store.sessions.create(sessionId, user._id);
     const input: SessionInput = {
       sessionId,
@@ -96,6 +114,7 @@ export class SessionsService {
       idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
       maxSteps: config.MAX_AGENT_STEPS,
       orphanGraceMs: config.ORPHAN_GRACE_MS,
+      profile,
       initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
     };
     let handle: WorkflowHandle;
@@ -112,6 +131,7 @@ export class SessionsService {
       });
     } catch (err) {
       if (await store.sessions.end(sessionId, 'failed', 'instance_lost')) await store.users.releaseSessionSlot(user._id);
+      if (profile) await this.locks.release(profile, sessionId);
       throw err;
     }
     const ready = await handle.executeUpdate(awaitReadyUpdate);

@@ -63,16 +63,37 @@ export class BrowserPool {
   }
 
   /** Opens (or returns the already open) context of a session; idempotent for activity retries. */
-  async open(sessionId: string, restore?: { url: string; storageState: string }): Promise<BrowserSession> {
+  /** Starts Chromium ahead of the first session, so that session does not wait for it. */
+  async warm(): Promise<void> {
+    await this.launch();
+  }
+
+  /**
+   * Opens (or returns the already open) context of a session; idempotent for activity
+   * retries. With `userDataDir` the session gets its own Chromium on that profile
+   * directory (cookies, storage, extensions persist); `restore` brings back a page and
+   * storage saved by another worker.
+   */
+  async open(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string } = {}): Promise<BrowserSession> {
     const existing = this.sessions.get(sessionId);
     if (existing) return existing;
-    const browser = await this.launch();
-    const context = await browser.newContext({
-      viewport: VIEWPORT,
-      acceptDownloads: true,
-      ...(restore ? { storageState: JSON.parse(restore.storageState) } : {}),
-    });
-    const page = await context.newPage();
+    const { restore, userDataDir } = opts;
+    const storageState = restore ? JSON.parse(restore.storageState) : undefined;
+    let context: BrowserContext;
+    if (userDataDir) {
+      context = await chromium.launchPersistentContext(userDataDir, {
+        executablePath: this.opts.executablePath,
+        headless: this.opts.headless,
+        args: CHROMIUM_ARGS,
+        viewport: VIEWPORT,
+        acceptDownloads: true,
+      });
+      if (storageState?.cookies?.length) await context.addCookies(storageState.cookies);
+    } else {
+      const browser = await this.launch();
+      context = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: true, ...(storageState ? { storageState } : {}) });
+    }
+    const page = context.pages()[0] ?? (await context.newPage());
     if (restore && /^https?:/.test(restore.url)) {
       await page.goto(restore.url, { waitUntil: 'domcontentloaded', timeout: 30_000 }).catch((err) => {
         this.logger.warn({ sessionId, err: String(err) }, 'restored page did not load');

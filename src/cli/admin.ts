@@ -5,7 +5,7 @@
  *   npm run admin -- keys create --user U | keys revoke --key K | keys list --user U
  * Every command prints one line of JSON.
  */
-import { ConfigError, loadConfig } from '../config';
+import { loadConfigOrExit } from '../config';
 import { connectMongo } from '../store/mongo';
 import { createStore, type Store } from '../store/store';
 
@@ -97,16 +97,7 @@ async function run(store: Store, defaultLimit: number, [group, cmd, ...rest]: st
 }
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const { client, db } = await connectMongo(config.MONGODB_URL);
   try {
     const out = await run(createStore(db), config.DEFAULT_SESSION_LIMIT, process.argv.slice(2));

@@ -32,3 +32,11 @@ export interface ProfileSource {
   id: string;
   userId: string;
 }
+
+/** A session's profile directory on a worker: laid out before Chromium starts, archived back after. */
+export interface ProfileMaterializer {
+  /** The user-data directory for the session, filled from the profile's archive. */
+  materialize(source: ProfileSource, sessionId: string): Promise<string>;
+  /** Archives the directory back into the profile and removes it. */
+  persist(source: ProfileSource, sessionId: string): Promise<unknown>;
+}

@@ -8,6 +8,8 @@ import { UsersRepository } from './users.repository';
 
 /** Every repository over one database. */
 export interface Store {
+  /** The database itself, for the few stores that work across collections (profile locks). */
+  db: Db;
   users: UsersRepository;
   apiKeys: ApiKeysRepository;
   sessions: SessionsRepository;
@@ -17,5 +19,5 @@ export interface Store {
 }
 
 export function createStore(db: Db): Store {
-  return { users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
+  return { db, users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
 }

@@ -7,6 +7,7 @@ import { createSessionActivities } from '../activities/session.activities';
 import { AgentRunner } from '../agent/agent';
 import { createLlmClient } from '../agent/llm/factory';
 import { BrowserPool } from '../browser/pool';
+import { startScreencaster } from '../browser/screencast';
 import type { Config } from '../config';
 import { EventPublisher } from '../events/publisher';
 import type { Logger } from '../logger';
@@ -67,6 +68,8 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     maxHeartbeatThrottleInterval: 500,
   });
 
+  await pool.warm();
+  const screencaster = startScreencaster({ pool, redis, logger });
   const beat = () =>
     registry.heartbeat({ workerId, taskQueue, sessions: pool.size, capacity: pool.capacity }).catch((err) => logger.warn({ err }, 'worker heartbeat failed'));
   await beat();
@@ -86,6 +89,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
         await registry.remove(workerId).catch(() => undefined);
         for (const w of [sessionWorker, browserWorker]) if (w.getState() === 'RUNNING') w.shutdown();
         await running.catch(() => undefined);
+        await screencaster.stop();
         await pool.closeAll();
         await connection.close();
         logger.info('browser worker stopped');

@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { startApiServer, type RunningApi } from '../api/server';
-import { ConfigError, loadConfig } from '../config';
+import { loadConfigOrExit } from '../config';
 import { createLogger } from '../logger';
 import { connectMongo } from '../store/mongo';
 import { createStore } from '../store/store';
@@ -13,16 +13,7 @@ import { startBrowserWorker, type RunningBrowserWorker } from './browser-worker'
 import { WorkerRegistry } from './worker-registry';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL);
   logger.info({ role: config.ROLE }, 'starting');
 

@@ -156,7 +156,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       if (assigned) {
         tried.push(assigned.workerId);
         try {
-          await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore });
+          await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore, profile: input.profile });
           state.workerId = assigned.workerId;
           state.taskQueue = assigned.taskQueue;
           holdLease();
@@ -202,7 +202,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     state.error = { code: 'NO_INSTANCES_AVAILABLE', message: 'No browser instance could open a browser' };
     state.endReason = 'instance_lost';
     await setStatus('failed');
-    await shared.endSession({ sessionId, userId: input.userId, status: 'failed', reason: 'instance_lost' });
+    await shared.endSession({ sessionId, userId: input.userId, status: 'failed', reason: 'instance_lost', profile: input.profile });
     await wf.condition(wf.allHandlersFinished);
     return state.view();
   }
@@ -251,6 +251,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
               params: task.params,
               previousTasks: state.previousTasks,
               humanReply,
+              environmentId: input.profile?.kind === 'environment' ? input.profile.id : undefined,
               remaining: {
                 inputTokens: task.params.maxInputTokens - task.inputTokens,
                 outputTokens: task.params.maxOutputTokens - task.outputTokens,
@@ -343,7 +344,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   leaseScope = undefined;
   if (reason !== 'instance_lost') {
     try {
-      await browserOn(state.taskQueue!).control.closeBrowser({ sessionId });
+      await browserOn(state.taskQueue!).control.closeBrowser({ sessionId, profile: input.profile });
     } catch (err) {
       wf.log.warn('closing the browser failed', { error: String(err) });
     }
@@ -351,7 +352,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   state.endReason = reason;
   state.status = finalStatus;
   wf.upsertSearchAttributes([{ key: SessionStatusKey, value: finalStatus }]);
-  await shared.endSession({ sessionId, userId: input.userId, status: finalStatus, reason });
+  await shared.endSession({ sessionId, userId: input.userId, status: finalStatus, reason, profile: input.profile });
   await wf.condition(wf.allHandlersFinished);
   return state.view();
 }

@@ -81,6 +81,8 @@ export interface SessionInput {
   maxSteps: number;
   /** How long an orphaned session waits for another worker to restore it. */
   orphanGraceMs: number;
+  /** The environment or profile whose browser profile the session runs on (locked for it by the API). */
+  profile?: { kind: 'environment' | 'profile'; id: string; userId: string };
   initialTask?: { taskId: string; params: TaskParams };
   /** State carried over by continue-as-new. */
   carried?: CarriedState;
@@ -120,6 +122,8 @@ export interface StepInput {
   params: TaskParams;
   previousTasks: PreviousTask[];
   humanReply?: string;
+  /** The session's environment, whose files the task may upload. */
+  environmentId?: string;
   remaining: { inputTokens: number; outputTokens: number };
 }
 

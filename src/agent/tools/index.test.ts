@@ -25,6 +25,7 @@ describe('toolSpecs', () => {
       'go_back',
       'wait',
       'extract',
+      'upload_file',
       'request_human_input',
       'done',
     ]);

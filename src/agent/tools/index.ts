@@ -12,6 +12,7 @@ import { scrollTool } from './scroll';
 import { selectOptionTool } from './select-option';
 import { sendKeysTool } from './send-keys';
 import { switchTabTool } from './switch-tab';
+import { uploadFileTool } from './upload-file';
 import { waitTool } from './wait';
 
 /** Everything the agent can do, one action per step. */
@@ -26,6 +27,7 @@ export const agentTools: AgentTool[] = [
   goBackTool,
   waitTool,
   extractTool,
+  uploadFileTool,
   requestHumanInputTool,
   doneTool,
 ] as AgentTool[];

@@ -34,7 +34,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
 
   router.post('/start/start-session', deps.auth, deps.limit, async (req, res) => {
     const body = parseRequest(startSessionSchema, req.body ?? {});
-    const started = await sessions.start(currentUser(req), body.task);
+    const started = await sessions.start(currentUser(req), body.task, body);
     res.json({
       ...sessionResource(started.sessionId, started.balance, body.task?.prompt ?? '', started.taskId ? 'Session started; the task is running' : 'Session started'),
       ...(started.taskId ? { taskId: started.taskId } : {}),
@@ -46,7 +46,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     if (!raw.task || typeof raw.task !== 'object') throw new ServiceError('MISSING_REQUIRED_FIELD', 'task.prompt is required', 400, { field: 'task.prompt' });
     const body = parseRequest(runTaskSchema, raw);
     if (!body.task.prompt.trim()) throw new ServiceError('INVALID_TASK_DETAILS', 'task.prompt must not be empty', 400, { field: 'task.prompt' });
-    const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true });
+    const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true }, body);
     const answer = await deps.messages.inlineAnswer(started.sessionId, started.taskId!);
     res.status(answer.status).json(answer.body);
   });

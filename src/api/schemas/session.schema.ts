@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { taskParamsSchema } from './task.schema';
 
 const sessionFields = {
-  environmentId: z.string().nullable().default(null).describe('Environment to attach'),
+  environmentId: z.string().nullable().default(null).describe('Environment to attach (its browser profile and files)'),
+  profileId: z.string().nullable().default(null).describe('Browser profile to run on (instead of an environment)'),
   policyId: z.string().nullable().default(null).describe('Automation policy'),
   proxy: z.record(z.string(), z.unknown()).nullable().default(null).describe('Proxy object'),
   mode: z.enum(['default']).default('default'),

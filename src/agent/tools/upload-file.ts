@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import type { AgentTool } from '../types';
+import { abortable } from './abort';
+import { attempt } from './action-error';
+import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
+import { elementIndex } from './fields';
+
+const schema = z.object({
+  index: elementIndex(),
+  fileIds: z.array(z.string().min(1)).min(1).max(20).describe('fileIds from the list of available files'),
+});
+
+export const uploadFileTool: AgentTool<typeof schema> = {
+  name: 'upload_file',
+  description: 'Put one or more of the available files (listed in the task) into a file input, by the input\'s [index].',
+  schema,
+  async execute(ctx, { index, fileIds }) {
+    const available = ctx.files?.available() ?? [];
+    const unknown = fileIds.filter((id) => !available.some((f) => f.fileId === id));
+    if (unknown.length) {
+      throw new Error(`Unknown fileIds ${unknown.join(', ')}; available: ${available.map((f) => `${f.fileId} (${f.name})`).join(', ') || 'none'}`);
+    }
+    const { locator, target, name } = await targetElement(ctx, index);
+    const paths = await Promise.all(fileIds.map((id) => ctx.files!.localPath(id)));
+    await attempt(ctx.signal, `Uploading to ${name}`, () => abortable(locator.setInputFiles(paths, { timeout: ACTION_TIMEOUT_MS }), ctx.signal));
+    const names = fileIds.map((id) => available.find((f) => f.fileId === id)!.name);
+    return { summary: `Set ${names.join(', ')} on ${name}`, target: `${target}: ${names.join(', ')}` };
+  },
+};
