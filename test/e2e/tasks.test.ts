@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import { api, waitFor } from '../support/http';
 import { admin, createUser, startService, temporalClient } from '../support/service';
 import { registerScript } from '../support/scripted-model';
