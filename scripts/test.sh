@@ -14,8 +14,10 @@ log "lint"; npx eslint .
 ensure_build
 
 export DATA_DIR="${TEST_DATA_DIR:-$ROOT/.data/test}"
-rm -rf "$DATA_DIR"
 export INFRA_TEMPORAL_PORT=7244 INFRA_TEMPORAL_UI_PORT=8244 INFRA_FERRETDB_PORT=27019 INFRA_REDIS_PORT=6391
+# Fresh state every run: stop what an earlier run may have left, then wipe its data.
+bash "$ROOT/scripts/infra.sh" down
+rm -rf "$DATA_DIR"
 export TEMPORAL_NAMESPACE=browser-agent
 # Sessions are asked to continue-as-new after 300 history events (instead of thousands), so the tests reach it.
 export INFRA_TEMPORAL_FLAGS="--dynamic-config-value limit.historyCount.suggestContinueAsNew=300"
