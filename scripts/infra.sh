@@ -65,6 +65,9 @@ case "${1:-up}" in
     stop_pidfile temporal "$RUN_DIR/temporal.pid"
     stop_pidfile ferretdb "$RUN_DIR/ferretdb.pid"
     stop_pidfile redis "$RUN_DIR/redis.pid"
+    stop_port temporal "$TEMPORAL_PORT" temporal
+    stop_port ferretdb "$FERRETDB_PORT" ferretdb
+    stop_port redis "$REDIS_PORT" redis-server
     ;;
   status)
     for p in "temporal $TEMPORAL_PORT" "ferretdb $FERRETDB_PORT" "redis $REDIS_PORT"; do

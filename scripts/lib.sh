@@ -102,3 +102,16 @@ stop_pidfile() { # name pidfile
   fi
   rm -f "$pidf"
 }
+
+# stop_port NAME PORT PROCESS: stops our PROCESS listening on PORT when no pid file led to it
+# (left over from a run whose data directory was wiped).
+stop_port() {
+  local name="$1" port="$2" proc="$3" pid
+  command -v ss >/dev/null 2>&1 || return 0
+  pid="$(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o "\"$proc\",pid=[0-9]*" | head -n1 | grep -o '[0-9]*$' || true)"
+  [ -n "$pid" ] || return 0
+  log "stopping $name left over on port $port (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
