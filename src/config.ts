@@ -29,7 +29,7 @@ const pricesSchema = z
 
 /** Every setting of the service, read once at boot from the environment. */
 export const configSchema = z.object({
-  ROLE: z.enum(['all', 'api', 'worker']).default('all').describe('Which parts this process runs'),
+  ROLE: z.enum(['all', 'api', 'worker', 'workflows']).default('all').describe('Which parts this process runs'),
   PORT: int(3000, 0, 65535).describe('HTTP port of the API'),
   HOST: z.string().default('0.0.0.0'),
   PUBLIC_BASE_URL: url(['http:', 'https:']).optional().describe('Base URL clients use; defaults to http://localhost:PORT'),
@@ -61,6 +61,7 @@ export const configSchema = z.object({
   INLINE_WAIT_MS: int(50_000, 0, 600_000),
   NAVIGATION_TIMEOUT_MS: int(30_000, 1000),
   DEFAULT_SESSION_LIMIT: int(5, 1),
+  RATE_LIMIT_PER_MINUTE: int(10, 1).describe('Requests per minute per user on the session, message, task and upload endpoints'),
   MIN_BALANCE_USD: z.coerce.number().min(0).default(0.01),
   MAX_AGENT_STEPS: int(100, 1),
   OBSERVATION_TOKEN_BUDGET: int(6000, 500),

@@ -12,8 +12,10 @@ import type { InteractionAction, StepInput, StepResult } from '../workflows/type
 const HEARTBEAT_EVERY_MS = 250;
 
 /** Activities on one browser worker's own task queue: they touch the browsers it holds. */
-/** How often a held session's page and storage are saved for a restore elsewhere. */
-const SNAPSHOT_EVERY_MS = 2000;
+/** The lease heartbeat (the workflow notices a dead worker after its heartbeat timeout). */
+const LEASE_BEAT_MS = 1000;
+/** A held session's page and storage are saved every this many beats, for a restore elsewhere. */
+const SNAPSHOT_EVERY_BEATS = 2;
 
 export function createBrowserActivities(deps: {
   pool: BrowserPool;
@@ -53,20 +55,22 @@ export function createBrowserActivities(deps: {
     async holdBrowser({ sessionId }: { sessionId: string }): Promise<void> {
       const ctx = Context.current();
       let saved = '';
-      while (!ctx.cancellationSignal.aborted) {
+      for (let beat = 0; !ctx.cancellationSignal.aborted; beat++) {
         if (!pool.has(sessionId)) return;
         ctx.heartbeat();
-        try {
-          const snap = await pool.snapshot(sessionId);
-          const key = snap ? `${snap.url}\n${snap.storageState}` : '';
-          if (snap && key !== saved) {
-            await store.snapshots.save(sessionId, snap.url, snap.storageState);
-            saved = key;
+        if (beat % SNAPSHOT_EVERY_BEATS === 0) {
+          try {
+            const snap = await pool.snapshot(sessionId);
+            const key = snap ? `${snap.url}\n${snap.storageState}` : '';
+            if (snap && key !== saved) {
+              await store.snapshots.save(sessionId, snap.url, snap.storageState);
+              saved = key;
+            }
+          } catch (err) {
+            logger.debug({ sessionId, err: String(err) }, 'snapshot skipped');
           }
-        } catch (err) {
-          logger.debug({ sessionId, err: String(err) }, 'snapshot skipped');
         }
-        await Promise.race([sleep(SNAPSHOT_EVERY_MS), ctx.cancelled.catch(() => undefined)]);
+        await Promise.race([sleep(LEASE_BEAT_MS), ctx.cancelled.catch(() => undefined)]);
       }
       await ctx.cancelled; // rethrows the cancellation, so Temporal records it as such
     },

@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   const sessions = new SessionsService({ ...deps, logger });
   const messages = createMessageHandler({ config, sessions });
   const auth = requireApiKey({ store, logger });
-  const perUser = rateLimit({ redis, name: 'start', limit: 10, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
+  const perUser = rateLimit({ redis, name: 'start', limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
 
   app.use(healthRoutes(deps));
   app.use(tasksRoutes({ config, sessions }));

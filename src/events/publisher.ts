@@ -33,8 +33,10 @@ export class EventPublisher {
   }
 
   private publish(sessionId: string, event: TimelineEntry['event'], payload: object): Promise<TimelineEntry> {
+    // The event's time is when it happened, not when its turn in the chain came.
+    const timestamp = Date.now();
     const prev = this.chains.get(sessionId) ?? Promise.resolve();
-    const next = prev.catch(() => undefined).then(() => this.publishNow(sessionId, event, payload));
+    const next = prev.catch(() => undefined).then(() => this.publishNow(sessionId, event, payload, timestamp));
     this.chains.set(sessionId, next);
     void next.finally(() => {
       if (this.chains.get(sessionId) === next) this.chains.delete(sessionId);
@@ -42,9 +44,9 @@ export class EventPublisher {
     return next;
   }
 
-  private async publishNow(sessionId: string, event: TimelineEntry['event'], payload: object): Promise<TimelineEntry> {
+  private async publishNow(sessionId: string, event: TimelineEntry['event'], payload: object, timestamp: number): Promise<TimelineEntry> {
     const seq = await this.events.nextSeq(sessionId);
-    const entry = { event, payload, sessionId, seq, timestamp: Date.now() } as TimelineEntry;
+    const entry = { event, payload, sessionId, seq, timestamp } as TimelineEntry;
     await this.events.append(entry);
     this.emitter.to(sessionRoom(sessionId)).emit(event, wireEvent(entry));
     this.logger.debug({ sessionId, seq, event, type: (payload as { type?: string }).type }, 'event published');

@@ -25,6 +25,40 @@ export interface RunningBrowserWorker {
 }
 
 /**
+ * Session workflows and shared activities only, without a browser: for running workflow
+ * workers apart from browser workers (ROLE=workflows).
+ */
+export async function startWorkflowWorker(deps: { config: Config; logger: Logger; store: Store; redis: Redis }): Promise<{ shutdown(): Promise<void> }> {
+  const { config, store, redis } = deps;
+  const identity = `${os.hostname()}-${process.pid}-workflows`;
+  const logger = deps.logger.child({ component: 'workflow-worker' });
+  installTemporalRuntime(deps.logger);
+  const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
+  const events = new EventPublisher(redis, store.events, logger);
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter: dataConverter(config),
+    identity,
+    shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createSessionActivities({ config, store, registry, events, logger }),
+  });
+  const running = worker.run();
+  running.catch((err) => logger.error({ err }, 'temporal worker stopped with an error'));
+  logger.info('workflow worker started');
+  return {
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+    },
+  };
+}
+
+/**
  * A browser worker: session workflows and shared activities on the common queue, and the
  * browser activities of the sessions it holds on its own queue (so they stay on this
  * process, next to their Chromium).

@@ -1,6 +1,8 @@
 /**
- * The service's entry point. ROLE=api runs the HTTP API, ROLE=worker a browser worker,
- * ROLE=all (the embedded default) both in one process. SIGTERM/SIGINT drain and exit.
+ * The service's entry point. ROLE=api runs the HTTP API, ROLE=worker a browser worker
+ * (which also runs session workflows), ROLE=workflows session workflows without a
+ * browser, ROLE=all (the embedded default) API and browser worker in one process.
+ * SIGTERM/SIGINT drain and exit.
  */
 import { Redis } from 'ioredis';
 import { startApiServer, type RunningApi } from '../api/server';
@@ -9,7 +11,7 @@ import { createLogger } from '../logger';
 import { connectMongo } from '../store/mongo';
 import { createStore } from '../store/store';
 import { connectTemporal } from '../temporal/connection';
-import { startBrowserWorker, type RunningBrowserWorker } from './browser-worker';
+import { startBrowserWorker, startWorkflowWorker } from './browser-worker';
 import { WorkerRegistry } from './worker-registry';
 
 async function main(): Promise<void> {
@@ -27,11 +29,12 @@ async function main(): Promise<void> {
   });
   const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
 
-  let worker: RunningBrowserWorker | undefined;
+  let worker: { workerId?: string; shutdown(): Promise<void> } | undefined;
   let api: RunningApi | undefined;
   let temporalConnection: { close(): Promise<void> } | undefined;
-  if (config.ROLE !== 'api') worker = await startBrowserWorker({ config, logger, store, redis });
-  if (config.ROLE !== 'worker') {
+  if (config.ROLE === 'all' || config.ROLE === 'worker') worker = await startBrowserWorker({ config, logger, store, redis });
+  if (config.ROLE === 'workflows') worker = await startWorkflowWorker({ config, logger, store, redis });
+  if (config.ROLE === 'all' || config.ROLE === 'api') {
     const { connection, client } = await connectTemporal(config);
     temporalConnection = connection;
     api = await startApiServer({ config, logger, store, temporal: client, redis, registry });

@@ -35,7 +35,7 @@ export interface TaskState {
   endRequest?: EndRequest;
   /** Set when a guardrail is answered; handed to the agent at its next step. */
   humanReply?: string;
-  /** The end is stored (record, artifacts, charge): only then do waiters get the outcome. */
+  /** The task's downloads and requests are stored: only then do waiters get the outcome. */
   recorded?: boolean;
 }
 

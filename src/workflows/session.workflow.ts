@@ -40,7 +40,7 @@ function browserOn(taskQueue: string) {
     lease: wf.proxyActivities<BrowserActivities>({
       ...once,
       startToCloseTimeout: '30d',
-      heartbeatTimeout: '6s',
+      heartbeatTimeout: '4s',
       cancellationType: wf.ActivityCancellationType.TRY_CANCEL,
     }),
   };
@@ -303,8 +303,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         wf.log.warn('downloads and requests of the task were not collected', { error: String(err) });
       }
     }
-    await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
+    // Waiters get the outcome now; the record, the charge and the event follow at once.
     task.recorded = true;
+    await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
     if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = 'terminateOnCompletion';
   }
 

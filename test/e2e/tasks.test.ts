@@ -60,8 +60,12 @@ describe('tasks', () => {
     });
     // prices in the test config: 1 USD per million input tokens, 2 per million output tokens
     expect(res.body.usage.cost).toBeCloseTo(0.0055, 6);
-    const users = (await admin(['users', 'list'])).json.users;
-    expect(users.find((u: any) => u.userId === userId).balance).toBeCloseTo(10 - 0.0055, 6);
+    // charged once, right after the answer
+    const charged = await waitFor(async () => {
+      const u = (await admin(['users', 'list'])).json.users.find((x: any) => x.userId === userId);
+      return u.balance < 10 ? u : null;
+    }, 10_000);
+    expect(charged.balance).toBeCloseTo(10 - 0.0055, 6);
 
     const polled = await poll(s.sessionId, res.body.taskId);
     expect(polled.body).toMatchObject({ type: 'task_completed', data: { message: 'The page says: Thanks, Ada!' }, completedAt: expect.any(String) });

@@ -7,12 +7,18 @@ const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.j
 
 /**
  * Serves the fixture pages on 127.0.0.1. Besides files: /slow?ms=N answers after N ms,
- * /hang never answers (navigation timeouts).
+ * /hang never answers (navigation timeouts), /beacon?t= records a page's report (benchmarks).
  */
-export async function startFixtureServer(dir: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startFixtureServer(dir: string): Promise<{ url: string; beacons: { t: number; at: number }[]; close(): Promise<void> }> {
   const hanging = new Set<http.ServerResponse>();
+  const beacons: { t: number; at: number }[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/beacon') {
+      beacons.push({ t: Number(url.searchParams.get('t')), at: Date.now() });
+      res.writeHead(204).end();
+      return;
+    }
     if (url.pathname === '/hang') {
       hanging.add(res);
       return;
@@ -34,6 +40,7 @@ export async function startFixtureServer(dir: string): Promise<{ url: string; cl
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    beacons,
     close: () =>
       new Promise<void>((r) => {
         for (const res of hanging) res.destroy();
