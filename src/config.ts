@@ -70,6 +70,12 @@ export const configSchema = z.object({
   WORKER_HEARTBEAT_MS: int(5000, 100),
   WORKER_TTL_MS: int(15_000, 500),
   BODY_LIMIT: z.string().default('1mb'),
+  PROFILE_MAX_BYTES: int(500 * 1024 * 1024, 1024).describe('Largest profile archive (.tar.gz) an upload may send'),
+  PROFILE_MAX_EXPANDED_BYTES: int(2 * 1024 * 1024 * 1024, 1024).describe('Largest total size of the files inside a profile archive'),
+  FILE_MAX_BYTES: int(50 * 1024 * 1024, 1).describe('Largest single uploaded file, and largest captured download'),
+  USER_STORAGE_MAX_BYTES: int(5 * 1024 * 1024 * 1024, 1).describe('Everything one user may keep in blob storage'),
+  FILE_UPLOAD_TTL_MS: int(60 * 60 * 1000, 1000).describe('How long an upload not attached to an environment or a live task is kept'),
+  NETWORK_CAPTURE_MAX: int(500, 0).describe('Requests recorded per task in data.network'),
   SHUTDOWN_GRACE_MS: int(30_000, 0),
 });
 

@@ -23,19 +23,21 @@ export function createBrowserActivities(deps: {
   events: EventPublisher;
   store: Store;
   profiles?: ProfileMaterializer;
+  /** Cleans up what the session left on this worker's disk (fetched task files). */
+  onClosed?: (sessionId: string) => Promise<void>;
   logger: Logger;
 }) {
-  const { pool, agent, events, store, profiles } = deps;
+  const { pool, agent, events, store, profiles, onClosed } = deps;
   const logger = deps.logger.child({ component: 'browser-activities' });
 
   return {
     /** Opens the session's browser here; `restore` brings back the page and storage saved by the worker that held it. */
-    async openBrowser({ sessionId, restore, profile }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource }): Promise<void> {
+    async openBrowser({ sessionId, userId, restore, profile }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource }): Promise<void> {
       if (pool.has(sessionId)) return;
       const snapshot = restore ? await store.snapshots.get(sessionId) : null;
       if (profile && !profiles) throw ApplicationFailure.create({ type: 'PROFILES_UNAVAILABLE', message: 'This worker has no profile storage', nonRetryable: true });
       const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
-      await pool.open(sessionId, { restore: snapshot ?? undefined, userDataDir });
+      await pool.open(sessionId, { restore: snapshot ?? undefined, userDataDir, userId });
       if (restore) logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
     },
 
@@ -44,6 +46,7 @@ export function createBrowserActivities(deps: {
       agent.forget(sessionId);
       await pool.close(sessionId);
       await store.snapshots.remove(sessionId);
+      await onClosed?.(sessionId);
       if (profile && profiles) await profiles.persist(profile, sessionId);
     },
 

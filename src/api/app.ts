@@ -11,7 +11,11 @@ import { rateLimit } from './middleware/rate-limit';
 import { healthRoutes } from './routes/health.routes';
 import { sessionsRoutes } from './routes/sessions.routes';
 import { tasksRoutes } from './routes/tasks.routes';
+import { payloadKey } from '../temporal/connection';
 import { createLiveRoutes, type LiveRoutes } from './live/live.routes';
+import { environmentsRoutes } from './routes/environments.routes';
+import { filesRoutes } from './routes/files.routes';
+import { profilesRoutes } from './routes/profiles.routes';
 import { createMessageHandler, type MessageHandler } from './messages.handler';
 import { currentUser } from './middleware/auth';
 import { SessionsService } from './sessions.service';
@@ -51,6 +55,10 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   // The live view and WHEP open with the session's view token, not an API key.
   const liveRoutes = createLiveRoutes({ config, store, redis, sessions, logger: deps.logger });
   app.use(liveRoutes.router);
+  const storage = { config, store, blobs: store.blobs, redis, auth, limit: perUser, secretKey: payloadKey(config), logger: deps.logger };
+  app.use(environmentsRoutes(storage));
+  app.use(profilesRoutes(storage));
+  app.use(filesRoutes(storage));
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {
     const ids = await store.sessions.liveIds(currentUser(req)._id);

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../config';
-import { InsufficientBalanceError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, SessionLimitError } from '../errors';
+import { InsufficientBalanceError, InvalidParameterError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, SessionLimitError } from '../errors';
 import { linkSecret } from '../files/links';
 import type { Logger } from '../logger';
 import { newSessionId, newTaskId } from '../store/ids';
@@ -53,6 +53,13 @@ export class SessionsService {
     this.locks = new ProfileLocks(deps.store.db);
   }
 
+  /** A task's files must be the user's own uploads; they are kept for the task's life. */
+  private async claimFiles(user: UserRecord, task: TaskParamsInput | undefined): Promise<void> {
+    if (!task?.files.length) return;
+    const { missing } = await this.deps.store.files.claimForTask(user._id, task.files);
+    if (missing.length) throw new InvalidParameterError('files', missing, `Unknown fileIds: ${missing.join(', ')}`);
+  }
+
   private readonly locks: ProfileLocks;
 
   private handle(sessionId: string): WorkflowHandle {
@@ -83,6 +90,7 @@ export class SessionsService {
     const { store, registry, config, temporal, logger } = this.deps;
     this.assertBalance(user);
     if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
+    await this.claimFiles(user, task);
     if ((await registry.alive()).length === 0) throw new NoInstancesError();
     const limit = user.sessionLimit ?? config.DEFAULT_SESSION_LIMIT;
     const slot = await store.users.acquireSessionSlot(user._id, limit);
@@ -153,6 +161,7 @@ export class SessionsService {
   async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput): Promise<string> {
     this.assertBalance(user);
     await this.ownedSession(user, sessionId);
+    await this.claimFiles(user, params);
     const taskId = newTaskId();
     await this.update(sessionId, () => this.handle(sessionId).executeUpdate(newTaskUpdate, { args: [{ taskId, params: toTaskParams(params) }] }));
     return taskId;

@@ -24,6 +24,8 @@ export interface BrowserSession {
   crashed: boolean;
   /** Downloads and requests of the session's pages, per task. */
   artifacts: SessionArtifacts;
+  /** The owner, for files the session's pages download. */
+  userId?: string;
 }
 
 /**
@@ -74,7 +76,7 @@ export class BrowserPool {
    * directory (cookies, storage, extensions persist); `restore` brings back a page and
    * storage saved by another worker.
    */
-  async open(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string } = {}): Promise<BrowserSession> {
+  async open(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string; userId?: string } = {}): Promise<BrowserSession> {
     const existing = this.sessions.get(sessionId);
     if (existing) return existing;
     const { restore, userDataDir } = opts;
@@ -100,7 +102,7 @@ export class BrowserPool {
       });
     }
     const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger });
-    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts };
+    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId };
     context.on('request', (r) => artifacts.onRequest(r));
     this.watchPage(session, page);
     context.on('page', (p) => {

@@ -1,6 +1,10 @@
 import type { Db } from 'mongodb';
 import { ApiKeysRepository } from './api-keys.repository';
+import { GridFsBlobStore } from './blobs';
+import { EnvironmentsRepository } from './environments.repository';
 import { EventsRepository } from './events.repository';
+import { FilesRepository } from './files.repository';
+import { ProfilesRepository } from './profiles.repository';
 import { SnapshotsRepository } from './snapshots.repository';
 import { SessionsRepository } from './sessions.repository';
 import { TasksRepository } from './tasks.repository';
@@ -16,8 +20,19 @@ export interface Store {
   tasks: TasksRepository;
   events: EventsRepository;
   snapshots: SnapshotsRepository;
+  blobs: GridFsBlobStore;
+  environments: EnvironmentsRepository;
+  profiles: ProfilesRepository;
+  files: FilesRepository;
 }
 
-export function createStore(db: Db): Store {
-  return { db, users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
+export function createStore(db: Db, opts: { uploadTtlMs?: number } = {}): Store {
+  const blobs = new GridFsBlobStore(db);
+  return {
+    blobs,
+    environments: new EnvironmentsRepository(db),
+    profiles: new ProfilesRepository(db),
+    files: new FilesRepository(db, blobs, { uploadTtlMs: opts.uploadTtlMs ?? 60 * 60 * 1000 }),
+    db,
+    users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
 }

@@ -7,6 +7,8 @@ import { createSessionActivities } from '../activities/session.activities';
 import { AgentRunner } from '../agent/agent';
 import { createLlmClient } from '../agent/llm/factory';
 import { BrowserPool } from '../browser/pool';
+import { ProfileDirectories } from '../browser/profiles';
+import { StoredFiles } from '../browser/task-files';
 import { startScreencaster } from '../browser/screencast';
 import type { Config } from '../config';
 import { EventPublisher } from '../events/publisher';
@@ -72,8 +74,22 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
 
   const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
   const events = new EventPublisher(redis, store.events, logger);
-  const pool = new BrowserPool({ executablePath: config.CHROMIUM_PATH, headless: config.CHROMIUM_HEADLESS, capacity: config.BROWSER_MAX_SESSIONS }, logger);
+  const blobs = store.blobs;
+  const storedFiles = new StoredFiles({ files: store.files, blobs, dataDir: config.DATA_DIR, maxDownloadBytes: config.FILE_MAX_BYTES });
+  const profiles = new ProfileDirectories({ db: store.db, blobs, dataDir: config.DATA_DIR, maxBytes: config.PROFILE_MAX_BYTES, logger });
+  // The download sink asks the pool whose session a download belongs to (called only later).
+  const pool: BrowserPool = new BrowserPool(
+    {
+      executablePath: config.CHROMIUM_PATH,
+      headless: config.CHROMIUM_HEADLESS,
+      capacity: config.BROWSER_MAX_SESSIONS,
+      maxNetworkEntries: config.NETWORK_CAPTURE_MAX,
+      persistDownload: storedFiles.persistDownload((sessionId) => pool.get(sessionId)?.userId),
+    },
+    logger,
+  );
   const agent = new AgentRunner(pool, {
+    files: storedFiles,
     llm: createLlmClient(config),
     prices: config.LLM_PRICES,
     observationTokenBudget: config.OBSERVATION_TOKEN_BUDGET,
@@ -95,7 +111,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const browserWorker = await Worker.create({
     ...common,
     taskQueue,
-    activities: createBrowserActivities({ pool, agent, events, store, logger }),
+    activities: createBrowserActivities({ pool, agent, events, store, profiles, onClosed: (id) => storedFiles.discard(id), logger }),
     maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
     // A stop or pause must reach a running step within a second.
     defaultHeartbeatThrottleInterval: 200,

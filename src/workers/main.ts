@@ -9,6 +9,7 @@ import { startApiServer, type RunningApi } from '../api/server';
 import { loadConfigOrExit } from '../config';
 import { createLogger } from '../logger';
 import { connectMongo } from '../store/mongo';
+import { runStorageSweep } from '../store/files.repository';
 import { createStore } from '../store/store';
 import { connectTemporal } from '../temporal/connection';
 import { startBrowserWorker, startWorkflowWorker } from './browser-worker';
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URL).catch((err) => {
     throw new Error(`MongoDB is not reachable at MONGODB_URL: ${(err as Error).message}`);
   });
-  const store = createStore(db);
+  const store = createStore(db, { uploadTtlMs: config.FILE_UPLOAD_TTL_MS });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: true });
   await redis.connect().catch((err) => {
     throw new Error(`Redis is not reachable at REDIS_URL: ${(err as Error).message}`);
@@ -39,6 +40,13 @@ async function main(): Promise<void> {
     temporalConnection = connection;
     api = await startApiServer({ config, logger, store, temporal: client, redis, registry });
   }
+  // Expired uploads, uploads whose process died, timeline events past their hour: swept by every process (each step is idempotent).
+  const sweep = () =>
+    Promise.all([runStorageSweep(store, { orphansBefore: new Date(Date.now() - 24 * 60 * 60 * 1000) }), store.events.sweep(new Date())]).catch((err) =>
+      logger.warn({ err }, 'sweep failed'),
+    );
+  const sweeper = setInterval(sweep, 60_000);
+  sweeper.unref();
   process.stdout.write(
     JSON.stringify({ msg: 'ready', role: config.ROLE, api: api ? config.PUBLIC_BASE_URL : undefined, workerId: worker?.workerId }) + '\n',
   );
@@ -48,6 +56,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'draining');
+    clearInterval(sweeper);
     await api?.shutdown();
     await worker?.shutdown();
     await temporalConnection?.close();

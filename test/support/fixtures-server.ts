@@ -7,7 +7,8 @@ const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.j
 
 /**
  * Serves the fixture pages on 127.0.0.1. Besides files: /slow?ms=N answers after N ms,
- * /hang never answers (navigation timeouts), /beacon?t= records a page's report (benchmarks).
+ * /hang never answers (navigation timeouts), /beacon?t= records a page's report (benchmarks),
+ * /download/<name> answers a CSV attachment.
  */
 export async function startFixtureServer(dir: string): Promise<{ url: string; beacons: { t: number; at: number }[]; close(): Promise<void> }> {
   const hanging = new Set<http.ServerResponse>();
@@ -21,6 +22,11 @@ export async function startFixtureServer(dir: string): Promise<{ url: string; be
     }
     if (url.pathname === '/hang') {
       hanging.add(res);
+      return;
+    }
+    if (url.pathname.startsWith('/download/')) {
+      const name = path.basename(url.pathname);
+      res.writeHead(200, { 'content-type': 'text/csv', 'content-disposition': `attachment; filename="${name}"` }).end('month,total\n2026-10,1234.50\n');
       return;
     }
     if (url.pathname === '/slow') {

@@ -1,0 +1,128 @@
+import { checkStructuredOutput, csvColumnsProblem, outputSchemaProblem, parseCsv, validateAgainstSchema, writeCsv } from './structured-output';
+
+const invoiceSchema = {
+  type: 'object',
+  properties: {
+    invoices: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { number: { type: 'string' }, total: { type: 'number' }, paid: { type: 'boolean' } },
+        required: ['number', 'total'],
+        additionalProperties: false,
+      },
+    },
+    count: { type: 'integer' },
+  },
+  required: ['invoices'],
+};
+
+const json = (message: string) => checkStructuredOutput({ outputType: 'structured_json', outputSchema: invoiceSchema }, message);
+const csv = (message: string, columns = ['month', 'total']) => checkStructuredOutput({ outputType: 'structured_csv', outputSchema: columns }, message);
+
+describe('structured_json output', () => {
+  it('accepts a matching document and returns it as compact JSON', () => {
+    const res = json('{ "invoices": [ {"number": "A-1", "total": 12.5, "paid": true} ], "count": 1 }');
+    expect(res).toEqual({ ok: true, value: '{"invoices":[{"number":"A-1","total":12.5,"paid":true}],"count":1}' });
+  });
+
+  it('accepts the document inside a code fence', () => {
+    expect(json('```json\n{"invoices": []}\n```')).toEqual({ ok: true, value: '{"invoices":[]}' });
+  });
+
+  it('refuses text that is not JSON, saying so', () => {
+    const res = json('Here are the invoices: A-1');
+    expect(res.ok).toBe(false);
+    expect(!res.ok && res.error).toMatch(/^The output is not valid JSON/);
+  });
+
+  it('names every mismatch with its path', () => {
+    const res = json('{"invoices": [{"number": 7, "total": "12"}, {"total": 3, "extra": 1}], "count": 1.5}');
+    expect(res.ok).toBe(false);
+    const error = !res.ok ? res.error : '';
+    expect(error).toContain('$.invoices[0].number: expected string, got number');
+    expect(error).toContain('$.invoices[0].total: expected number, got string');
+    expect(error).toContain('$.invoices[1]: missing required property "number"');
+    expect(error).toContain('$.invoices[1]: property "extra" is not allowed');
+    expect(error).toContain('$.count: expected integer, got number');
+  });
+
+  it('reports a missing top-level property', () => {
+    expect(json('{}')).toEqual({ ok: false, error: 'The output does not match the JSON Schema: $: missing required property "invoices"' });
+  });
+
+  it('passes text output through unchanged', () => {
+    expect(checkStructuredOutput({ outputType: 'text' }, ' *markdown* ')).toEqual({ ok: true, value: ' *markdown* ' });
+  });
+});
+
+describe('the JSON Schema subset', () => {
+  it.each([
+    [{ type: 'string' }, 'x', []],
+    [{ type: 'string' }, 1, ['$: expected string, got number']],
+    [{ type: 'number' }, 3, []],
+    [{ type: 'integer' }, 3.5, ['$: expected integer, got number']],
+    [{ type: 'boolean' }, 'true', ['$: expected boolean, got string']],
+    [{ type: 'array', items: { type: 'number' } }, [1, 'a'], ['$[1]: expected number, got string']],
+    [{ type: ['string', 'null'] }, null, []],
+    [{ enum: ['a', 'b'] }, 'c', ['$: must be one of "a", "b"']],
+    [{ type: 'string', minLength: 2, maxLength: 3 }, 'abcd', ['$: must be at most 3 characters long']],
+    [{ type: 'string', pattern: '^\\d+$' }, '12a', ['$: must match the pattern ^\\d+$']],
+    [{ type: 'number', minimum: 0, maximum: 10 }, -1, ['$: must be >= 0']],
+    [{ type: 'array', minItems: 1 }, [], ['$: must have at least 1 items']],
+    [{ type: 'object', additionalProperties: { type: 'number' } }, { a: 1, b: 'x' }, ['$.b: expected number, got string']],
+    [{ type: 'object', properties: { a: { type: 'string' } } }, { a: 'x', b: 2 }, []],
+  ])('%j against %j', (schema, value, errors) => {
+    expect(validateAgainstSchema(schema, value)).toEqual(errors);
+  });
+
+  it.each([
+    [invoiceSchema, null],
+    [{ type: 'object', properties: { a: { type: 'date' } } }, 'outputSchema.properties.a.type must be one of string, number, integer, boolean, object, array, null (or an array of them)'],
+    [{ anyOf: [{ type: 'string' }] }, expect.stringContaining('outputSchema uses "anyOf", which is not supported')],
+    [{ type: 'object', required: 'a' }, 'outputSchema.required must be an array of property names'],
+    [{ type: 'array', items: [{ type: 'string' }] }, 'outputSchema.items must be a JSON Schema object'],
+    [{ type: 'string', pattern: '(' }, 'outputSchema.pattern is not a valid regular expression'],
+    [['a', 'b'], 'outputSchema must be a JSON Schema object'],
+  ])('schema %j: %s', (schema, problem) => {
+    expect(outputSchemaProblem(schema)).toEqual(problem);
+  });
+
+  it('checks CSV column lists', () => {
+    expect(csvColumnsProblem(['a', 'b'])).toBeNull();
+    expect(csvColumnsProblem([])).toBe('outputSchema must be a non-empty array of column names');
+    expect(csvColumnsProblem(['a', 'a'])).toBe('outputSchema column names must be unique');
+    expect(csvColumnsProblem(['a', ''])).toBe('outputSchema column names must be non-empty strings');
+  });
+});
+
+describe('structured_csv output', () => {
+  it('accepts CSV whose header row is exactly the columns, normalised to RFC 4180', () => {
+    expect(csv('month,total\n2026-10,1234.50\n2026-11,"1,000.00"\n')).toEqual({ ok: true, value: 'month,total\r\n2026-10,1234.50\r\n2026-11,"1,000.00"\r\n' });
+  });
+
+  it('refuses another header row', () => {
+    expect(csv('Month,Total\n2026-10,1')).toEqual({ ok: false, error: 'The first CSV row must be exactly these columns: month,total (got: Month,Total)' });
+    expect(csv('month\n2026-10')).toMatchObject({ ok: false });
+  });
+
+  it('refuses rows with the wrong number of fields', () => {
+    expect(csv('month,total\n2026-10,1,extra')).toEqual({ ok: false, error: 'CSV row 2 has 3 fields; every row needs 2' });
+  });
+
+  it('writes JSON rows as CSV with quoting', () => {
+    const res = csv('[{"month": "2026-10", "total": 1234.5}, {"month": "Oct, \\"late\\"", "total": null}]');
+    expect(res).toEqual({ ok: true, value: 'month,total\r\n2026-10,1234.5\r\n"Oct, ""late""",\r\n' });
+  });
+
+  it('refuses JSON rows with unknown columns', () => {
+    expect(csv('[{"month": "x", "sum": 1}]')).toEqual({ ok: false, error: 'The rows do not fit the columns month, total: row 1 has unknown column sum' });
+  });
+
+  it('parses and writes RFC 4180 round trip', () => {
+    const rows = [['a', 'b,c'], ['line\nbreak', 'quote "q"'], ['', ' x']];
+    const text = writeCsv(rows);
+    expect(parseCsv(text)).toEqual({ ok: true, rows });
+    expect(parseCsv('"open,1')).toEqual({ ok: false, error: 'a quoted field is not closed' });
+  });
+});

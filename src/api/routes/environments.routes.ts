@@ -1,0 +1,162 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { MissingFieldError, NotFoundError, ServiceError } from '../../errors';
+import { chatView, parseChatConnection, sealChatConnection } from '../../environments/chat-connection';
+import type { EnvironmentRecord } from '../../store/environments.repository';
+import type { FileRecord } from '../../store/files.repository';
+import { currentUser } from '../middleware/auth';
+import { parseRequest } from '../schemas/validation';
+import { putCapped, receiveArchive, receiveFiles } from '../uploads';
+import { MAX_FILES_PER_REQUEST, fileNotFound, type StorageRoutesDeps } from './files.routes';
+
+/** Environments per user (the contract's limit). */
+export const MAX_ENVIRONMENTS = 20;
+export const NAME_MAX = 100;
+export const DESCRIPTION_MAX = 500;
+
+const environmentNotFound = () => new NotFoundError('ENVIRONMENT_NOT_FOUND', 'Environment not found');
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/**
+ * Parses `{name, description?}` of a created environment or profile: a missing or empty
+ * name is `<what> name is required`, as the contract words it.
+ */
+export function parseNamed(body: unknown, what: 'Environment' | 'Profile'): { name: string; description: string } {
+  const raw = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  if (raw.name === undefined || raw.name === null || (typeof raw.name === 'string' && !raw.name.trim())) throw new MissingFieldError('name', `${what} name is required`);
+  const schema = z.object({
+    name: z.string().trim().max(NAME_MAX).describe(`Name of the ${what.toLowerCase()}`),
+    description: z.string().trim().max(DESCRIPTION_MAX).nullish().describe('Free text'),
+  });
+  const parsed = parseRequest(schema, raw);
+  return { name: parsed.name, description: parsed.description ?? '' };
+}
+
+export function environmentView(e: EnvironmentRecord) {
+  return {
+    _id: e._id,
+    userId: e.userId,
+    name: e.name,
+    description: e.description,
+    status: e.status,
+    blobSize: e.blobSize,
+    blobUploadedAt: iso(e.blobUploadedAt),
+    chat: chatView(e.chat),
+    createdAt: iso(e.createdAt),
+    updatedAt: iso(e.updatedAt),
+  };
+}
+
+const attachedFileView = (f: FileRecord) => ({ fileId: f._id, originalName: f.originalName, size: f.size, createdAt: iso(f.createdAt) });
+
+/**
+ * /environments: a browser profile archive (uploaded as .tar.gz), attached files and a chat
+ * connection per environment; 20 per user; another user's environment is 404.
+ */
+export function environmentsRoutes(deps: StorageRoutesDeps): Router {
+  const { config, store, blobs, secretKey } = deps;
+  const logger = deps.logger.child({ component: 'environments' });
+  const envs = store.environments;
+  const router = Router();
+  router.use('/environments', deps.auth);
+
+  const owned = async (id: string, userId: string): Promise<EnvironmentRecord> => {
+    const env = await envs.get(id, userId);
+    if (!env) throw environmentNotFound();
+    return env;
+  };
+
+  router.post('/environments', async (req, res) => {
+    const user = currentUser(req);
+    const fields = parseNamed(req.body, 'Environment');
+    const env = await envs.create(user._id, fields, MAX_ENVIRONMENTS);
+    if (!env) throw new ServiceError('ENVIRONMENT_LIMIT_REACHED', `Maximum of ${MAX_ENVIRONMENTS} environments allowed`, 400, { limit: MAX_ENVIRONMENTS });
+    const { _id, userId, name, description, status, createdAt, updatedAt } = environmentView(env);
+    res.json({ success: true, message: 'Environment created', environment: { _id, userId, name, description, status, createdAt, updatedAt } });
+  });
+
+  router.get('/environments', async (req, res) => {
+    const list = await envs.list(currentUser(req)._id);
+    res.json({ success: true, environments: list.map(environmentView) });
+  });
+
+  router.get('/environments/:id', async (req, res) => {
+    res.json({ success: true, environment: environmentView(await owned(req.params.id, currentUser(req)._id)) });
+  });
+
+  router.delete('/environments/:id', async (req, res) => {
+    const gone = await envs.remove(req.params.id, currentUser(req)._id);
+    if (!gone) throw environmentNotFound();
+    // The record is gone first, so nothing new attaches; then its data.
+    await store.files.deleteForEnvironment(gone._id);
+    if (gone.blobId) await blobs.delete(gone.blobId);
+    res.json({ success: true, message: 'Environment deleted' });
+  });
+
+  router.post('/environments/:id/upload', async (req, res) => {
+    const env = await receiveArchive(req, { repo: envs, blobs, settings: config, logger }, { id: req.params.id, userId: currentUser(req)._id, kind: 'environment', notFound: environmentNotFound });
+    res.json({
+      success: true,
+      message: 'Profile uploaded',
+      environment: { _id: env._id, name: env.name, status: env.status, blobSize: env.blobSize, blobUploadedAt: iso(env.blobUploadedAt) },
+    });
+  });
+
+  router.post('/environments/:id/files', async (req, res) => {
+    const user = currentUser(req);
+    const env = await owned(req.params.id, user._id);
+    const files = await receiveFiles(req, {
+      field: 'files',
+      maxFiles: MAX_FILES_PER_REQUEST,
+      logger,
+      onFile: async (file) => {
+        const blob = await putCapped(blobs, config, file, { userId: user._id, kind: 'environment', perFile: config.FILE_MAX_BYTES });
+        try {
+          return await store.files.createFromBlob({ userId: user._id, blob: { ...blob, contentType: file.mimeType }, originalName: file.filename, kind: 'environment', environmentId: env._id, expiresAt: null });
+        } catch (err) {
+          await blobs.delete(blob.blobId);
+          throw err;
+        }
+      },
+      undo: (f) => store.files.deleteOne(f._id).then(() => undefined),
+    });
+    // Deleted while the files streamed: they go with it.
+    if (!(await envs.get(env._id, user._id))) {
+      for (const f of files) await store.files.deleteOne(f._id);
+      throw environmentNotFound();
+    }
+    res.json({ success: true, message: files.length === 1 ? 'File uploaded' : `${files.length} files uploaded`, files: files.map(attachedFileView) });
+  });
+
+  router.get('/environments/:id/files', async (req, res) => {
+    const user = currentUser(req);
+    const env = await owned(req.params.id, user._id);
+    res.json({ success: true, files: (await store.files.listForEnvironment(env._id, user._id)).map(attachedFileView) });
+  });
+
+  router.delete('/environments/:id/files/:fileId', async (req, res) => {
+    const user = currentUser(req);
+    const env = await owned(req.params.id, user._id);
+    if (!(await store.files.deleteFromEnvironment(env._id, req.params.fileId, user._id))) throw fileNotFound();
+    res.json({ success: true, message: 'File deleted' });
+  });
+
+  router.put('/environments/:id/chat', async (req, res) => {
+    const user = currentUser(req);
+    const env = await owned(req.params.id, user._id);
+    const { provider, fields } = parseChatConnection(req.body);
+    const updated = await envs.setChat(env._id, user._id, sealChatConnection(secretKey, env._id, provider, fields));
+    if (!updated) throw environmentNotFound();
+    res.json({ success: true, message: 'Chat connection saved', chat: chatView(updated.chat) });
+  });
+
+  router.delete('/environments/:id/chat', async (req, res) => {
+    const user = currentUser(req);
+    const env = await owned(req.params.id, user._id);
+    if (!(await envs.clearChat(env._id, user._id))) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat connection not found');
+    res.json({ success: true, message: 'Chat connection removed' });
+  });
+
+  return router;
+}

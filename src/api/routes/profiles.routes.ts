@@ -1,0 +1,107 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { NotFoundError, ServiceError } from '../../errors';
+import { FILE_LINK_TTL_MS, linkSecret, signFileLink, verifyFileLink } from '../../files/links';
+import type { ProfileRecord } from '../../store/profiles.repository';
+import { currentUser } from '../middleware/auth';
+import { rateLimit } from '../middleware/rate-limit';
+import { receiveArchive } from '../uploads';
+import { parseNamed } from './environments.routes';
+import { sendBlob, type StorageRoutesDeps } from './files.routes';
+
+/** Profiles per user, and the contract's rate limit of the /profiles endpoints (per IP). */
+export const MAX_PROFILES = 20;
+export const PROFILES_RATE_LIMIT = { limit: 100, windowMs: 15 * 60 * 1000 };
+
+const profileNotFound = () => new NotFoundError('PROFILE_NOT_FOUND', 'Profile not found');
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+export function profileView(p: ProfileRecord) {
+  return {
+    _id: p._id,
+    userId: p.userId,
+    name: p.name,
+    description: p.description,
+    status: p.status,
+    blobSize: p.blobSize,
+    blobUploadedAt: iso(p.blobUploadedAt),
+    lastUsedAt: iso(p.lastUsedAt),
+    usageCount: p.usageCount ?? 0,
+    createdAt: iso(p.createdAt),
+    updatedAt: iso(p.updatedAt),
+  };
+}
+
+/** A file name for the archive: the profile's name, kept to safe characters. */
+const archiveName = (p: ProfileRecord) => `${p.name.replace(/[^\p{L}\p{N}._ -]+/gu, '_').trim() || p._id}.tar.gz`;
+
+/**
+ * /profiles: browser profiles a session can run on (`profileId`). Every request counts
+ * against 100 per 15 minutes per IP, failed and unauthenticated ones included.
+ */
+export function profilesRoutes(deps: StorageRoutesDeps): Router {
+  const { config, store, blobs } = deps;
+  const logger = deps.logger.child({ component: 'profiles' });
+  const profiles = store.profiles;
+  const secret = deps.linkSecret ?? linkSecret(config);
+  const limits = deps.profilesRateLimit ?? PROFILES_RATE_LIMIT;
+  const router = Router();
+  router.use('/profiles', rateLimit({ redis: deps.redis, name: 'profiles', limit: limits.limit, windowMs: limits.windowMs, key: (req) => req.ip ?? 'unknown' }));
+
+  const send = async (res: Response, p: ProfileRecord | null) => {
+    if (!p) throw profileNotFound();
+    if (!p.blobId) throw new NotFoundError('PROFILE_EMPTY', 'Profile has no archive yet; upload one first');
+    await sendBlob(res, blobs, p.blobId, { filename: archiveName(p), contentType: 'application/gzip', size: p.blobSize }, logger);
+  };
+  // GET /profiles/:id/download?token=…: the signed link (valid one hour) needs no key.
+  const bySignedLink = async (req: Request, res: Response, next: NextFunction) => {
+    const token = req.query.token;
+    if (token === undefined) return next();
+    const id = req.params.id as string;
+    if (typeof token !== 'string' || !verifyFileLink(secret, `profile:${id}`, token)) throw profileNotFound();
+    await send(res, await profiles.byId(id));
+  };
+
+  router.get('/profiles/:id/download', bySignedLink, deps.auth, async (req, res) => {
+    const p = await profiles.get(req.params.id as string, currentUser(req)._id);
+    if (req.query.link !== undefined && req.query.link !== 'false' && req.query.link !== '0') {
+      if (!p) throw profileNotFound();
+      const expiresAt = Date.now() + FILE_LINK_TTL_MS;
+      res.json({ success: true, downloadUrl: `${config.PUBLIC_BASE_URL}/profiles/${p._id}/download?token=${signFileLink(secret, `profile:${p._id}`, expiresAt)}`, expiresAt: new Date(expiresAt).toISOString() });
+      return;
+    }
+    await send(res, p);
+  });
+
+  router.use('/profiles', deps.auth);
+
+  router.get('/profiles', async (req, res) => {
+    res.json({ success: true, profiles: (await profiles.list(currentUser(req)._id)).map(profileView) });
+  });
+
+  router.post('/profiles', async (req, res) => {
+    const fields = parseNamed(req.body, 'Profile');
+    const p = await profiles.create(currentUser(req)._id, fields, MAX_PROFILES);
+    if (!p) throw new ServiceError('PROFILE_LIMIT_REACHED', `Maximum of ${MAX_PROFILES} profiles allowed`, 400, { limit: MAX_PROFILES });
+    res.json({ success: true, message: 'Profile created', profile: profileView(p) });
+  });
+
+  router.get('/profiles/:id', async (req, res) => {
+    const p = await profiles.get(req.params.id, currentUser(req)._id);
+    if (!p) throw profileNotFound();
+    res.json({ success: true, profile: profileView(p) });
+  });
+
+  router.delete('/profiles/:id', async (req, res) => {
+    const gone = await profiles.remove(req.params.id, currentUser(req)._id);
+    if (!gone) throw profileNotFound();
+    if (gone.blobId) await blobs.delete(gone.blobId);
+    res.json({ success: true, message: 'Profile deleted' });
+  });
+
+  router.post('/profiles/:id/upload', async (req, res) => {
+    const p = await receiveArchive(req, { repo: profiles, blobs, settings: config, logger }, { id: req.params.id, userId: currentUser(req)._id, kind: 'profile', notFound: profileNotFound });
+    res.json({ success: true, message: 'Profile uploaded', profile: profileView(p) });
+  });
+
+  return router;
+}

@@ -1,0 +1,218 @@
+/**
+ * Multipart uploads, streamed: each file goes to blob storage as it arrives, nothing is
+ * held whole in memory. Shared by the environment, profile and file routes.
+ */
+import busboy from 'busboy';
+import type { Request } from 'express';
+import { PassThrough, type Readable } from 'node:stream';
+import { InvalidParameterError, InvalidParamsError, MissingFieldError, NotFoundError, ServiceError } from '../errors';
+import type { Logger } from '../logger';
+import type { BlobInfo, BlobStore } from '../profiles/contracts';
+import { validateAndExtract } from '../profiles/archive';
+import type { ArchiveRecord, ArchiveRecords } from '../store/profiles.repository';
+
+/** The settings of uploads and storage (parsed with the rest of the configuration). */
+export interface StorageSettings {
+  /** Largest profile archive (.tar.gz) an upload may send. */
+  PROFILE_MAX_BYTES: number;
+  /** Largest total of the files inside a profile archive (guards against decompression bombs). */
+  PROFILE_MAX_EXPANDED_BYTES: number;
+  /** Largest single file of POST /files/upload and POST /environments/:id/files. */
+  FILE_MAX_BYTES: number;
+  /** Everything one user may keep in blob storage. */
+  USER_STORAGE_MAX_BYTES: number;
+  /** How long an upload not attached to an environment or a live task is kept. */
+  FILE_UPLOAD_TTL_MS: number;
+}
+
+export interface IncomingFile {
+  filename: string;
+  mimeType: string;
+  stream: Readable;
+}
+
+const MB = 1024 * 1024;
+export const formatBytes = (n: number): string => (n % MB === 0 ? `${n / MB} MB` : n % 1024 === 0 ? `${n / 1024} KB` : `${n} bytes`);
+
+/** A file name as the user gave it, without a path and control characters. */
+export function cleanFilename(raw: string | undefined): string {
+  const base = (raw ?? '').split(/[/\\]/).pop() ?? '';
+  return base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+}
+
+/**
+ * Reads the multipart body and hands each file of `field` to `onFile` while it streams.
+ * Resolves with the results in order. On the first failure it stops reading, lets the
+ * files already handled be undone by `undo`, discards the rest of the body and rejects.
+ */
+export function receiveFiles<T>(
+  req: Request,
+  opts: { field: string; maxFiles: number; onFile: (file: IncomingFile) => Promise<T>; undo?: (result: T) => Promise<void>; logger?: Logger },
+): Promise<T[]> {
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fields: 50, fieldSize: 64 * 1024, parts: opts.maxFiles + 100 } });
+  } catch {
+    return Promise.reject(new MissingFieldError(opts.field, 'No file provided'));
+  }
+  return new Promise<T[]>((resolve, reject) => {
+    const jobs: Promise<T>[] = [];
+    let failure: Error | undefined;
+    let count = 0;
+    let settled = false;
+
+    const settle = async () => {
+      if (settled) return;
+      settled = true;
+      const results = await Promise.allSettled(jobs);
+      if (!failure && count === 0) failure = new MissingFieldError(opts.field, 'No file provided');
+      if (!failure) return resolve(results.map((r) => (r as PromiseFulfilledResult<T>).value));
+      for (const r of results) {
+        if (r.status === 'fulfilled' && opts.undo) await opts.undo(r.value).catch((err) => opts.logger?.warn({ err }, 'undoing a stored file failed'));
+      }
+      reject(failure);
+    };
+    const fail = (err: Error) => {
+      if (failure) return;
+      failure = err;
+      req.unpipe(bb);
+      bb.on('error', () => undefined);
+      // Destroys the file streaming now, so its upload stops and cleans up.
+      bb.destroy(err);
+      // The rest of the body is read and dropped, so the connection stays usable for the answer.
+      req.resume();
+      void settle();
+    };
+
+    bb.on('file', (name, stream, info) => {
+      // Failures reach the consumer through its own pipeline; this keeps a stream destroyed
+      // before a consumer is attached from crashing the process with an unhandled 'error'.
+      stream.on('error', () => undefined);
+      const filename = cleanFilename(info.filename);
+      // Browsers send an empty, nameless part for a file input left empty.
+      if (failure || name !== opts.field || !filename) {
+        stream.resume();
+        return;
+      }
+      if (++count > opts.maxFiles) {
+        stream.resume();
+        fail(new InvalidParameterError(opts.field, count, `At most ${opts.maxFiles} file${opts.maxFiles === 1 ? '' : 's'} per request`, { max: opts.maxFiles }));
+        return;
+      }
+      const job = opts.onFile({ filename, mimeType: info.mimeType || 'application/octet-stream', stream });
+      job.catch((err: Error) => fail(err));
+      jobs.push(job);
+    });
+    bb.on('error', (err: Error) => fail(new InvalidParamsError(`Malformed multipart body: ${err.message}`)));
+    bb.on('close', () => void settle());
+    req.on('close', () => {
+      if (!req.complete) fail(new ServiceError('UPLOAD_ABORTED', 'The upload was interrupted', 400));
+    });
+    req.pipe(bb);
+  });
+}
+
+/** The most a user may still store, as a blob cap, with the reason to give when it is crossed. */
+export async function storageCap(blobs: BlobStore, settings: StorageSettings, userId: string, perFile: number, freedOnSuccess = 0): Promise<{ maxBytes: number; quota: boolean }> {
+  const left = settings.USER_STORAGE_MAX_BYTES - (await blobs.usage(userId)) + freedOnSuccess;
+  if (left <= 0) throw new ServiceError('STORAGE_QUOTA_EXCEEDED', `Storage quota of ${formatBytes(settings.USER_STORAGE_MAX_BYTES)} reached; delete files or profiles first`, 413, { limit: settings.USER_STORAGE_MAX_BYTES });
+  return left < perFile ? { maxBytes: left, quota: true } : { maxBytes: perFile, quota: false };
+}
+
+/** Stores one streaming file under a cap, with a message that names the file and the limit. */
+export async function putCapped(blobs: BlobStore, settings: StorageSettings, file: IncomingFile, meta: { userId: string; kind: string; perFile: number; freedOnSuccess?: number }): Promise<BlobInfo> {
+  const cap = await storageCap(blobs, settings, meta.userId, meta.perFile, meta.freedOnSuccess);
+  try {
+    return await blobs.put(file.stream, { filename: file.filename, contentType: file.mimeType, userId: meta.userId, maxBytes: cap.maxBytes, kind: meta.kind });
+  } catch (err) {
+    if (err instanceof ServiceError && err.status === 413) {
+      if (cap.quota) throw new ServiceError('STORAGE_QUOTA_EXCEEDED', `"${file.filename}" does not fit in the storage quota of ${formatBytes(settings.USER_STORAGE_MAX_BYTES)}`, 413, { limit: settings.USER_STORAGE_MAX_BYTES, filename: file.filename });
+      throw new ServiceError('PAYLOAD_TOO_LARGE', `"${file.filename}" exceeds the maximum size of ${formatBytes(meta.perFile)}`, 413, { maxBytes: meta.perFile, filename: file.filename });
+    }
+    throw err;
+  }
+}
+
+export const ARCHIVE_NAME = /\.(tar\.gz|tgz)$/i;
+
+/**
+ * POST /environments/:id/upload and /profiles/:id/upload: the archive streams into blob
+ * storage and through the validator at once. The record is `uploading` meanwhile; on
+ * success the new blob replaces the old one, on any failure the old one and the status
+ * stay and the new blob is deleted.
+ */
+export async function receiveArchive<R extends ArchiveRecord>(
+  req: Request,
+  deps: { repo: ArchiveRecords<R>; blobs: BlobStore; settings: StorageSettings; logger: Logger },
+  target: { id: string; userId: string; kind: 'environment' | 'profile'; notFound: () => NotFoundError },
+): Promise<R> {
+  const { repo, blobs, settings, logger } = deps;
+  if (!(await repo.get(target.id, target.userId))) throw target.notFound();
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > settings.PROFILE_MAX_BYTES + 64 * 1024) {
+    throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive exceeds the maximum size of ${formatBytes(settings.PROFILE_MAX_BYTES)}`, 413, { maxBytes: settings.PROFILE_MAX_BYTES });
+  }
+
+  const [record] = await receiveFiles(req, {
+    field: 'file',
+    maxFiles: 1,
+    logger,
+    onFile: async (file) => {
+      if (!ARCHIVE_NAME.test(file.filename)) {
+        file.stream.resume();
+        throw new ServiceError('INVALID_FILE_TYPE', 'Only .tar.gz files are allowed', 400, { filename: file.filename });
+      }
+      const begun = await repo.beginUpload(target.id, target.userId);
+      if (!begun.ok) {
+        file.stream.resume();
+        if (begun.reason === 'missing') throw target.notFound();
+        if (begun.reason === 'in_use') throw new ServiceError('PROFILE_IN_USE', `The ${target.kind} is in use by a live session; upload again when it has ended`, 409);
+        throw new ServiceError('UPLOAD_IN_PROGRESS', `Another upload to this ${target.kind} is in progress`, 409);
+      }
+      const { blob, error } = await teeArchive(
+        file.stream,
+        (input) => putCapped(blobs, settings, { ...file, stream: input }, { userId: target.userId, kind: target.kind, perFile: settings.PROFILE_MAX_BYTES, freedOnSuccess: begun.record.blobSize ?? 0 }),
+        (input) => validateAndExtract(input, null, { maxBytes: settings.PROFILE_MAX_EXPANDED_BYTES }),
+      );
+      const done = error ? null : await repo.finishUpload(target.id, begun.uploadId, blob!).catch((err) => ({ err }));
+      if (done && !('err' in done)) {
+        if (done.replacedBlobId) await blobs.delete(done.replacedBlobId).catch((err) => logger.warn({ err, blobId: done.replacedBlobId }, 'replaced profile blob not deleted'));
+        return done.record;
+      }
+      await repo.abortUpload(target.id, begun.uploadId).catch((err) => logger.error({ err, id: target.id }, 'upload status not restored'));
+      if (blob) await blobs.delete(blob.blobId).catch((err) => logger.warn({ err, blobId: blob.blobId }, 'refused profile blob not deleted'));
+      // No record to swap into: it was deleted while the archive streamed.
+      throw error ?? (done && 'err' in done ? done.err : target.notFound());
+    },
+  });
+  return record;
+}
+
+/**
+ * One stream to two consumers with backpressure (the slower sets the pace). When either
+ * fails the other is stopped; the error is the first failure (the cause, not the abort it
+ * led to). A blob stored before the validator failed is returned with the error, to be deleted.
+ */
+async function teeArchive(source: Readable, store: (s: Readable) => Promise<BlobInfo>, validate: (s: Readable) => Promise<unknown>): Promise<{ blob: BlobInfo | null; error: unknown }> {
+  const toStore = new PassThrough({ highWaterMark: 1024 * 1024 });
+  const toCheck = new PassThrough({ highWaterMark: 1024 * 1024 });
+  // Either may be stopped before its consumer has attached (the store checks the quota first).
+  toStore.on('error', () => undefined);
+  toCheck.on('error', () => undefined);
+  let firstError: unknown;
+  const stopBoth = (err: unknown) => {
+    firstError ??= err;
+    source.unpipe(toStore);
+    source.unpipe(toCheck);
+    const abort = new ServiceError('UPLOAD_ABORTED', 'Upload stopped', 400);
+    toStore.destroy(abort);
+    toCheck.destroy(abort);
+  };
+  source.on('error', stopBoth);
+  source.pipe(toStore);
+  source.pipe(toCheck);
+  const [stored, checked] = await Promise.allSettled([store(toStore).catch((err) => (stopBoth(err), Promise.reject(err))), validate(toCheck).catch((err) => (stopBoth(err), Promise.reject(err)))]);
+  const blob = stored.status === 'fulfilled' ? stored.value : null;
+  if (stored.status === 'fulfilled' && checked.status === 'fulfilled') return { blob, error: null };
+  return { blob, error: firstError ?? (checked.status === 'rejected' ? checked.reason : (stored as PromiseRejectedResult).reason) };
+}

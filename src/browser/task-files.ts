@@ -1,0 +1,60 @@
+import { createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { FileProvider, TaskFiles } from '../agent/types';
+import type { BlobStore } from '../profiles/contracts';
+import type { FilesRepository } from '../store/files.repository';
+import type { PersistDownload } from './artifacts';
+
+/**
+ * Files in storage as the agent uses them: a task's uploads and its environment's files
+ * (fetched to the worker's disk on first use), and the page's downloads (streamed in).
+ */
+export class StoredFiles implements FileProvider {
+  constructor(private readonly deps: { files: FilesRepository; blobs: BlobStore; dataDir: string; maxDownloadBytes: number }) {}
+
+  async forTask(q: { userId: string; sessionId: string; fileIds: string[]; environmentId?: string }): Promise<TaskFiles> {
+    const own = q.fileIds.length ? (await this.deps.files.resolve(q.userId, q.fileIds)).files : [];
+    const env = q.environmentId ? await this.deps.files.listForEnvironment(q.environmentId, q.userId) : [];
+    const records = [...own, ...env.filter((e) => !own.some((o) => o._id === e._id))];
+    const dir = path.join(this.deps.dataDir, 'uploads', q.sessionId);
+    const local = new Map<string, Promise<string>>();
+    return {
+      available: () => records.map((r) => ({ fileId: r._id, name: r.originalName, size: r.size })),
+      localPath: (fileId) => {
+        const rec = records.find((r) => r._id === fileId);
+        if (!rec) return Promise.reject(new Error(`Unknown file ${fileId}`));
+        if (!local.has(fileId)) {
+          local.set(
+            fileId,
+            (async () => {
+              // The stored name, made safe for the disk; the id keeps equal names apart.
+              const target = path.join(dir, fileId, path.basename(rec.originalName).replace(/[^\w.\- ]/g, '_') || 'file');
+              await fs.mkdir(path.dirname(target), { recursive: true });
+              await pipeline(await this.deps.blobs.get(rec.blobId), createWriteStream(target));
+              return target;
+            })(),
+          );
+        }
+        return local.get(fileId)!;
+      },
+    };
+  }
+
+  /** Stores a download of the page as a file of the task's owner. */
+  persistDownload(userOf: (sessionId: string) => string | undefined): PersistDownload {
+    return async ({ sessionId, taskId, sourceUrl, filename, stream }) => {
+      const userId = userOf(sessionId);
+      if (!userId) throw new Error('download outside a known session');
+      const blob = await this.deps.blobs.put(stream as Readable, { filename, contentType: 'application/octet-stream', userId, maxBytes: this.deps.maxDownloadBytes, kind: 'download' });
+      const rec = await this.deps.files.createFromBlob({ userId, blob, originalName: filename, kind: 'download', sessionId, taskId, sourceUrl });
+      return { fileId: rec._id };
+    };
+  }
+
+  async discard(sessionId: string): Promise<void> {
+    await fs.rm(path.join(this.deps.dataDir, 'uploads', sessionId), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import tar from 'tar-stream';
+import { createArchive, validateAndExtract } from './archive';
+
+type Entry = Partial<tar.Header> & { name: string; content?: string | Buffer };
+
+/** A tar built entry by entry (so malicious ones can be made), gzip'd. */
+async function tarball(entries: Entry[], gzip = true): Promise<Buffer> {
+  const pack = tar.pack();
+  const chunks: Buffer[] = [];
+  const collected = (async () => {
+    for await (const c of pack as unknown as AsyncIterable<Buffer>) chunks.push(c);
+  })();
+  for (const { content, ...header } of entries) {
+    await new Promise<void>((resolve, reject) => pack.entry(header, content ?? Buffer.alloc(0), (err) => (err ? reject(err) : resolve())));
+  }
+  pack.finalize();
+  await collected;
+  const raw = Buffer.concat(chunks);
+  return gzip ? zlib.gzipSync(raw) : raw;
+}
+
+const MB = 1024 * 1024;
+const check = (buf: Buffer, dest: string | null = null, maxBytes = 100 * MB) => validateAndExtract(Readable.from([buf]), dest, { maxBytes });
+
+let tmp: string;
+beforeEach(async () => {
+  tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'archive-test-'));
+});
+afterEach(async () => {
+  await fsp.rm(tmp, { recursive: true, force: true });
+});
+
+describe('validateAndExtract', () => {
+  const profile: Entry[] = [
+    { name: 'Default/', type: 'directory' },
+    { name: 'Default/Cookies', content: 'cookie-db' },
+    { name: 'Default/Local Storage/leveldb/000003.log', content: 'local-storage' },
+    { name: 'Local State', content: '{"x":1}' },
+    { name: 'Default/Preferences.link', type: 'symlink', linkname: 'Preferences' },
+    { name: 'Default/Preferences', content: '{}' },
+    { name: 'Default/Cookies.hard', type: 'link', linkname: 'Default/Cookies' },
+    { name: 'SingletonSocket', type: 'symlink', linkname: '/tmp/.org.chromium.Chromium.x/SingletonSocket' },
+  ];
+
+  it('accepts a profile archive and counts its entries and bytes', async () => {
+    const res = await check(await tarball(profile));
+    expect(res).toEqual({ entries: 7, bytes: 'cookie-db'.length + 'local-storage'.length + '{"x":1}'.length + 2 });
+  });
+
+  it('extracts files, directories and links that stay inside, and skips Chromium lock files', async () => {
+    const dest = path.join(tmp, 'out');
+    await check(await tarball(profile), dest);
+    expect(await fsp.readFile(path.join(dest, 'Default/Cookies'), 'utf8')).toBe('cookie-db');
+    expect(await fsp.readFile(path.join(dest, 'Default/Local Storage/leveldb/000003.log'), 'utf8')).toBe('local-storage');
+    expect(await fsp.readlink(path.join(dest, 'Default/Preferences.link'))).toBe('Preferences');
+    expect(await fsp.readFile(path.join(dest, 'Default/Cookies.hard'), 'utf8')).toBe('cookie-db');
+    await expect(fsp.lstat(path.join(dest, 'SingletonSocket'))).rejects.toThrow();
+  });
+
+  it.each<[string, () => Promise<Buffer>, RegExp]>([
+    ['plain text', async () => Buffer.from('this is not an archive at all'), /not gzip-compressed/],
+    ['an empty file', async () => Buffer.alloc(0), /empty/],
+    ['gzip of something that is not a tar', async () => zlib.gzipSync(Buffer.from('hello world, not a tar')), /not a tar archive/],
+    ['gzip of 2 KB of random bytes', async () => zlib.gzipSync(randomBytes(2048)), /not a tar archive/],
+    ['a tar that is not gzip-compressed', async () => tarball(profile, false), /not gzip-compressed/],
+    ['a truncated archive', async () => (await tarball([{ name: 'big', content: randomBytes(200_000) }])).subarray(0, 50_000), /corrupt or truncated/],
+    ['an empty tar', async () => tarball([]), /no entries/],
+  ])('refuses %s with 400 INVALID_ARCHIVE', async (_what, make, message) => {
+    const err = await check(await make()).catch((e) => e);
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_ARCHIVE' });
+    expect(err.message).toMatch(message);
+  });
+
+  it.each<[string, Entry[], RegExp]>([
+    ['an absolute path', [{ name: '/etc/cron.d/evil', content: 'x' }], /absolute path/],
+    ['a path with ..', [{ name: '../evil', content: 'x' }], /escapes the archive root/],
+    ['a nested path with ..', [{ name: 'Default/../../evil', content: 'x' }], /escapes the archive root/],
+    ['a symlink to an absolute path', [{ name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }], /points outside/],
+    ['a symlink out of the root', [{ name: 'Default/up', type: 'symlink', linkname: '../../etc' }], /points outside/],
+    ['a symlink with no target', [{ name: 'nothing', type: 'symlink', linkname: '' }], /no target/],
+    [
+      'a symlink chain that leaves through another link',
+      [
+        { name: 'c/', type: 'directory' },
+        { name: 'c/b', type: 'symlink', linkname: 'a/..' },
+        { name: 'c/a', type: 'symlink', linkname: '..' },
+      ],
+      /through another link/,
+    ],
+    [
+      'a file written through a symlink',
+      [
+        { name: 'sub/', type: 'directory' },
+        { name: 'l', type: 'symlink', linkname: 'sub' },
+        { name: 'l/x', content: 'x' },
+      ],
+      /inside the symbolic link "l"/,
+    ],
+    ['a hard link to an absolute path', [{ name: 'h', type: 'link', linkname: '/etc/passwd' }], /absolute path/],
+    ['a hard link out of the root', [{ name: 'h', type: 'link', linkname: '../secret' }], /escapes the archive root/],
+    ['a hard link to nothing in the archive', [{ name: 'h', type: 'link', linkname: 'missing' }], /earlier file/],
+    ['a device', [{ name: 'dev', type: 'character-device', devmajor: 1, devminor: 3 }], /unsupported type/],
+    [
+      'a name that is a directory and a file',
+      [
+        { name: 'd/', type: 'directory' },
+        { name: 'd', content: 'x' },
+      ],
+      /different types/,
+    ],
+  ])('refuses %s with 400 INVALID_ARCHIVE', async (_what, entries, message) => {
+    const err = await check(await tarball(entries)).catch((e) => e);
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_ARCHIVE' });
+    expect(err.message).toMatch(message);
+  });
+
+  it('writes nothing outside the destination when extracting a malicious archive', async () => {
+    const dest = path.join(tmp, 'deep/out');
+    const evil = await tarball([
+      { name: 'ok', content: 'fine' },
+      { name: 'l', type: 'symlink', linkname: '.' },
+      { name: 'l/../../escaped', content: 'x' },
+    ]);
+    await expect(check(evil, dest)).rejects.toMatchObject({ code: 'INVALID_ARCHIVE' });
+    expect((await fsp.readdir(path.join(tmp, 'deep'))).sort()).toEqual(['out']);
+  });
+
+  it('stops a decompression bomb at maxBytes with 413', async () => {
+    const bomb = await tarball([{ name: 'zeros', content: Buffer.alloc(5 * MB) }]);
+    expect(bomb.length).toBeLessThan(100_000);
+    await expect(check(bomb, null, 1 * MB)).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('passes an error of the input stream on unchanged', async () => {
+    const input = new Readable({ read() {} });
+    const good = await tarball(profile);
+    input.push(good.subarray(0, 20));
+    setImmediate(() => input.destroy(new Error('upload aborted')));
+    await expect(validateAndExtract(input, null, { maxBytes: MB })).rejects.toThrow('upload aborted');
+  });
+});
+
+describe('createArchive', () => {
+  it('round-trips a profile directory: files, directories, inside links; outside links and lock files are left out', async () => {
+    const src = path.join(tmp, 'profile');
+    const big = randomBytes(3 * MB);
+    const longName = `${'n'.repeat(120)}/${'f'.repeat(120)}.txt`;
+    await fsp.mkdir(path.join(src, 'Default/IndexedDB/x'), { recursive: true });
+    await fsp.mkdir(path.join(src, path.dirname(longName)), { recursive: true });
+    await fsp.mkdir(path.join(src, 'Default/Cache'), { recursive: true });
+    await fsp.writeFile(path.join(src, 'Default/Cookies'), 'cookies');
+    await fsp.writeFile(path.join(src, 'Default/IndexedDB/x/blob'), big);
+    await fsp.writeFile(path.join(src, 'Default/Cache/data_0'), 'cache');
+    await fsp.writeFile(path.join(src, longName), 'long');
+    await fsp.writeFile(path.join(src, 'empty'), '');
+    await fsp.symlink('Cookies', path.join(src, 'Default/Cookies.link'));
+    await fsp.symlink('/etc/passwd', path.join(src, 'outside'));
+    await fsp.symlink('../..', path.join(src, 'Default/up'));
+    await fsp.symlink('myhost-123', path.join(src, 'SingletonLock'));
+
+    const archive = createArchive(src, { exclude: (rel) => rel === 'Default/Cache' });
+    const dest = path.join(tmp, 'restored');
+    const res = await validateAndExtract(archive, dest, { maxBytes: 100 * MB });
+    expect(res.bytes).toBe(big.length + 'cookies'.length + 'long'.length);
+
+    expect(await fsp.readFile(path.join(dest, 'Default/Cookies'), 'utf8')).toBe('cookies');
+    expect((await fsp.readFile(path.join(dest, 'Default/IndexedDB/x/blob'))).equals(big)).toBe(true);
+    expect(await fsp.readFile(path.join(dest, longName), 'utf8')).toBe('long');
+    expect(await fsp.readFile(path.join(dest, 'empty'), 'utf8')).toBe('');
+    expect(await fsp.readlink(path.join(dest, 'Default/Cookies.link'))).toBe('Cookies');
+    for (const absent of ['outside', 'Default/up', 'SingletonLock', 'Default/Cache']) await expect(fsp.lstat(path.join(dest, absent))).rejects.toThrow();
+  });
+
+  it('fails the stream when the directory does not exist', async () => {
+    const chunks: Buffer[] = [];
+    await expect(
+      (async () => {
+        for await (const c of createArchive(path.join(tmp, 'nope'))) chunks.push(c as Buffer);
+      })(),
+    ).rejects.toThrow(/ENOENT/);
+  });
+});

@@ -1,0 +1,289 @@
+/**
+ * Browser profile archives (.tar.gz): validated while an upload streams, extracted on a
+ * worker before Chromium starts, created from the profile directory when a session ends.
+ * Nothing here trusts the archive: every path and link must stay inside the root.
+ */
+import { constants as fsc, promises as fsp, createReadStream } from 'node:fs';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import zlib from 'node:zlib';
+import tar from 'tar-stream';
+import { ServiceError } from '../errors';
+
+export class InvalidArchiveError extends ServiceError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super('INVALID_ARCHIVE', message, 400, details);
+  }
+}
+
+/**
+ * Chromium's lock files of a running instance. They are meaningless elsewhere (and a
+ * SingletonLock naming another host makes Chromium refuse the profile), and
+ * SingletonSocket points to an absolute /tmp path, so they are neither packed nor unpacked.
+ */
+const RUNTIME_FILES = new Set(['SingletonLock', 'SingletonSocket', 'SingletonCookie']);
+const isRuntimeFile = (name: string) => RUNTIME_FILES.has(path.posix.basename(name));
+
+type EntryKind = 'file' | 'directory' | 'symlink' | 'link';
+type EntryHeader = Partial<tar.Header> & { name: string };
+
+/**
+ * Reads a .tar.gz stream and checks every entry; with `destDir` it also lays the files out
+ * there (the directory should be new or empty; on a rejection the caller removes it).
+ * Rejects with 400 INVALID_ARCHIVE for anything that is not a safe gzip'd tar, and with 413
+ * when the entries add up to more than `maxBytes` (a decompression bomb).
+ */
+export async function validateAndExtract(input: Readable, destDir: string | null, opts: { maxBytes: number }): Promise<{ entries: number; bytes: number }> {
+  const root = destDir ? path.resolve(destDir) : null;
+  if (root) await fsp.mkdir(root, { recursive: true });
+  const realRoot = root ? await fsp.realpath(root) : null;
+
+  let inputBytes = 0;
+  // The first failure upstream of the tar parser: the input's own error is passed on as it is.
+  let upstreamFailure: Error | undefined;
+  const counter = new PassThrough();
+  counter.on('data', (c: Buffer) => (inputBytes += c.length));
+  const gunzip = zlib.createGunzip();
+  const extract = tar.extract();
+  const stop = (err: Error) => {
+    upstreamFailure ??= err;
+    extract.destroy(err);
+  };
+  input.on('error', (err) => stop(err instanceof ServiceError ? err : Object.assign(err, { fromInput: true })));
+  let outputBytes = 0;
+  gunzip.on('data', (c: Buffer) => (outputBytes += c.length));
+  gunzip.on('error', (err) => stop(gzipError(err, inputBytes, outputBytes)));
+  input.pipe(counter).pipe(gunzip).pipe(extract as unknown as NodeJS.WritableStream);
+
+  const kinds = new Map<string, EntryKind>();
+  const symlinks = new Map<string, string>();
+  let entries = 0;
+  let bytes = 0;
+  try {
+    for await (const entry of extract) {
+      const header = entry.header;
+      const name = entryPath(header.name);
+      const type = header.type ?? 'file';
+      if (name === '' || isRuntimeFile(name)) {
+        await drain(entry);
+        continue;
+      }
+      entries++;
+      throughLink(name, symlinks, 'Entry');
+      const kind: EntryKind | undefined = type === 'file' || type === 'contiguous-file' ? 'file' : type === 'directory' || type === 'symlink' || type === 'link' ? type : undefined;
+      if (!kind) throw new InvalidArchiveError(`Entry "${name}" has an unsupported type (${type}); only files, directories and links are allowed`, { entry: name });
+      const earlier = kinds.get(name);
+      if (earlier && (earlier === 'directory') !== (kind === 'directory')) throw new InvalidArchiveError(`Entry "${name}" appears twice with different types`, { entry: name });
+      kinds.set(name, kind);
+      if (kind !== 'symlink') symlinks.delete(name);
+
+      if (kind === 'file') {
+        const size = header.size ?? 0;
+        bytes += size;
+        if (bytes > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than ${opts.maxBytes} bytes`, 413, { maxBytes: opts.maxBytes });
+        if (realRoot) await writeFile(realRoot, name, entry as AsyncIterable<Uint8Array>, header.mode, header.mtime);
+        else await drain(entry);
+        continue;
+      }
+      await drain(entry);
+      if (kind === 'directory') {
+        if (realRoot) await fsp.mkdir(path.join(realRoot, name), { recursive: true, mode: ((header.mode ?? 0o755) & 0o777) | 0o700 });
+      } else if (kind === 'symlink') {
+        const target = header.linkname ?? '';
+        symlinkTarget(name, target);
+        symlinks.set(name, target);
+        if (realRoot) {
+          await ensureParent(realRoot, name);
+          await removeIfPresent(path.join(realRoot, name));
+          await fsp.symlink(target, path.join(realRoot, name));
+        }
+      } else {
+        const target = entryPath(header.linkname ?? '');
+        const targetKind = kinds.get(target);
+        if ((targetKind !== 'file' && targetKind !== 'link') || target === name) throw new InvalidArchiveError(`Hard link "${name}" must point to an earlier file of the archive (points to "${header.linkname}")`, { entry: name });
+        if (realRoot) {
+          await ensureParent(realRoot, name);
+          await removeIfPresent(path.join(realRoot, name));
+          await fsp.link(path.join(realRoot, target), path.join(realRoot, name));
+        }
+      }
+    }
+  } catch (err) {
+    input.unpipe(counter);
+    counter.destroy();
+    gunzip.destroy();
+    throw archiveError(upstreamFailure ?? err, entries);
+  }
+  if (upstreamFailure) throw archiveError(upstreamFailure, entries);
+  // gunzip stops at the end of the gzip data; whatever follows (padding) is read and dropped,
+  // so a stream shared with another consumer is never left stalled.
+  input.unpipe(counter);
+  input.resume();
+  await finished(input, { writable: false }).catch((err: Error) => {
+    throw archiveError(err instanceof ServiceError ? err : Object.assign(err, { fromInput: true }), entries);
+  });
+  if (entries === 0) throw new InvalidArchiveError('The archive has no entries');
+  // A link's meaning can change with links that come later in the archive, so chains are checked at the end.
+  for (const [name, target] of symlinks) symlinkChain(name, target, symlinks);
+  return { entries, bytes };
+}
+
+/** A .tar.gz stream of a directory: regular files, directories, and symbolic links that stay inside it. */
+export function createArchive(srcDir: string, opts: { level?: number; exclude?: (relPath: string) => boolean } = {}): Readable {
+  const root = path.resolve(srcDir);
+  const pack = tar.pack();
+  const gzip = zlib.createGzip({ level: opts.level ?? 6 });
+  (pack as unknown as NodeJS.ReadableStream).pipe(gzip);
+
+  const add = (header: EntryHeader, content?: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      pack.entry(header, content ?? Buffer.alloc(0), (err) => (err ? reject(err) : resolve()));
+    });
+  const addFile = async (header: EntryHeader, file: string) => {
+    const size = header.size ?? 0;
+    const done = new Promise<void>((resolve, reject) => {
+      const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
+      void (async () => {
+        if (size > 0) {
+          // Reads exactly the size in the header (a file growing meanwhile is cut there).
+          for await (const chunk of createReadStream(file, { start: 0, end: size - 1 })) {
+            if (!sink.write(chunk)) await new Promise<void>((r) => sink.once('drain', () => r()));
+          }
+        }
+        (sink as unknown as { end(): void }).end();
+      })().catch((err: Error) => sink.destroy(err));
+    });
+    await done;
+  };
+
+  const walk = async (rel: string): Promise<void> => {
+    const dir = path.join(root, rel);
+    const names = (await fsp.readdir(dir)).sort();
+    for (const base of names) {
+      const name = rel ? `${rel}/${base}` : base;
+      if (isRuntimeFile(name) || opts.exclude?.(name)) continue;
+      const abs = path.join(dir, base);
+      let st;
+      try {
+        st = await fsp.lstat(abs);
+      } catch {
+        continue; // removed while walking
+      }
+      const mode = st.mode & 0o777;
+      if (st.isDirectory()) {
+        await add({ name: `${name}/`, type: 'directory', mode, mtime: st.mtime });
+        await walk(name);
+      } else if (st.isFile()) {
+        await addFile({ name, type: 'file', size: st.size, mode, mtime: st.mtime }, abs);
+      } else if (st.isSymbolicLink()) {
+        const target = await fsp.readlink(abs);
+        if (staysInside(name, target)) await add({ name, type: 'symlink', linkname: target, mode, mtime: st.mtime });
+      }
+      // sockets, FIFOs and devices have no place in an archive
+    }
+  };
+
+  walk('')
+    .then(() => pack.finalize())
+    .catch((err: Error) => {
+      gzip.destroy(err);
+      pack.destroy();
+    });
+  return gzip;
+}
+
+/** The entry's path relative to the root ('' for the root itself); rejects absolute and escaping paths. */
+function entryPath(raw: string): string {
+  if (raw.includes('\0')) throw new InvalidArchiveError('An entry name contains a NUL character');
+  if (raw.startsWith('/')) throw new InvalidArchiveError(`Entry "${raw}" has an absolute path`, { entry: raw });
+  if (raw.split('/').includes('..')) throw new InvalidArchiveError(`Entry "${raw}" escapes the archive root`, { entry: raw });
+  const normal = path.posix.normalize(raw).replace(/\/+$/, '');
+  return normal === '.' ? '' : normal;
+}
+
+function staysInside(name: string, target: string): boolean {
+  if (!target || target.includes('\0') || path.posix.isAbsolute(target)) return false;
+  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(name), target));
+  return resolved !== '..' && !resolved.startsWith('../');
+}
+
+function symlinkTarget(name: string, target: string): void {
+  if (!target) throw new InvalidArchiveError(`Symbolic link "${name}" has no target`, { entry: name });
+  if (!staysInside(name, target)) throw new InvalidArchiveError(`Symbolic link "${name}" points outside the archive root (to "${target}")`, { entry: name, target });
+}
+
+/** Entries may not be written through a symbolic link of the archive. */
+function throughLink(name: string, symlinks: Map<string, string>, what: string): void {
+  const parts = name.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const prefix = parts.slice(0, i).join('/');
+    if (symlinks.has(prefix)) throw new InvalidArchiveError(`${what} "${name}" lies inside the symbolic link "${prefix}"`, { entry: name });
+  }
+}
+
+/**
+ * Lexical checks hold until a walk passes through another link: after one, ".." means the
+ * parent of wherever that link leads, so it is refused.
+ */
+function symlinkChain(name: string, target: string, symlinks: Map<string, string>): void {
+  const cur = path.posix.dirname(name).split('/').filter((s) => s && s !== '.');
+  let viaLink = false;
+  for (const seg of target.split('/')) {
+    if (!seg || seg === '.') continue;
+    if (seg === '..') {
+      if (viaLink || cur.length === 0) throw new InvalidArchiveError(`Symbolic link "${name}" points outside the archive root through another link (to "${target}")`, { entry: name, target });
+      cur.pop();
+    } else {
+      cur.push(seg);
+      if (symlinks.has(cur.join('/'))) viaLink = true;
+    }
+  }
+}
+
+async function drain(entry: AsyncIterable<unknown>): Promise<void> {
+  for await (const _chunk of entry) {
+    /* discarded */
+  }
+}
+
+async function ensureParent(root: string, name: string): Promise<void> {
+  const parent = path.dirname(path.join(root, name));
+  await fsp.mkdir(parent, { recursive: true });
+  // Belt and braces: the parent must really be inside the root.
+  const real = await fsp.realpath(parent);
+  if (real !== root && !real.startsWith(root + path.sep)) throw new InvalidArchiveError(`Entry "${name}" escapes the archive root`, { entry: name });
+}
+
+async function removeIfPresent(p: string): Promise<void> {
+  const st = await fsp.lstat(p).catch(() => null);
+  if (st && !st.isDirectory()) await fsp.unlink(p);
+}
+
+async function writeFile(root: string, name: string, entry: AsyncIterable<Uint8Array>, mode: number | undefined, mtime: Date | undefined): Promise<void> {
+  await ensureParent(root, name);
+  const file = path.join(root, name);
+  await removeIfPresent(file);
+  // O_NOFOLLOW: never write through a link, whatever is on disk.
+  const fh = await fsp.open(file, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_NOFOLLOW, ((mode ?? 0o644) & 0o777) | 0o600);
+  try {
+    for await (const chunk of entry) await fh.write(chunk);
+    if (mtime) await fh.utimes(mtime, mtime);
+  } finally {
+    await fh.close();
+  }
+}
+
+function gzipError(err: Error & { code?: string }, inputBytes: number, outputBytes: number): Error {
+  if (inputBytes === 0) return new InvalidArchiveError('The file is empty; expected a .tar.gz archive');
+  if (err.code === 'Z_DATA_ERROR' && /header check/i.test(err.message) && outputBytes > 0) return new InvalidArchiveError('The archive has data after its end that is not gzip-compressed');
+  if (err.code === 'Z_DATA_ERROR' && /header check/i.test(err.message)) return new InvalidArchiveError('The file is not gzip-compressed; expected a .tar.gz archive');
+  return new InvalidArchiveError(`The gzip data is corrupt or truncated (${err.message})`);
+}
+
+function archiveError(err: unknown, entries: number): Error {
+  if (err instanceof ServiceError || (err as { fromInput?: boolean })?.fromInput) return err as Error;
+  const message = err instanceof Error ? err.message : String(err);
+  if (entries === 0) return new InvalidArchiveError(`The file is not a tar archive (${message})`);
+  return new InvalidArchiveError(`The archive is corrupt or truncated after ${entries} entries (${message})`);
+}
