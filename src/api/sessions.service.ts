@@ -205,7 +205,8 @@ export class SessionsService {
     if (stored && ['task_completed', 'failed', 'stopped'].includes(stored.status)) return stored;
     try {
       const live = await this.handle(sessionId).query(taskQuery, taskId);
-      if (live) return live;
+      // Between its end and its record the task's downloads and requests are already stored.
+      if (live) return { ...live, files: stored?.files, network: stored?.network };
     } catch (err) {
       if (!isClosedWorkflow(err) && !(err instanceof WorkflowNotFoundError)) this.deps.logger.warn({ err, sessionId }, 'task query failed');
     }

@@ -75,7 +75,7 @@ describe('tasks', () => {
   it('answers pending after the inline wait, then completes by polling; a second task meanwhile is refused', async () => {
     const { apiKey: key } = await createUser();
     const t = token('slow');
-    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'slow and done' }, delayMs: 10_000 }] });
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'slow and done' }, delayMs: 30_000 }] });
     const s = await startSession(key);
     const started = sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} take your time` });
     await new Promise((r) => setTimeout(r, 1500));
