@@ -82,7 +82,10 @@ describe('form and login flows', () => {
     expect(await ctx.page.inputValue('#message')).toBe('Hello there');
 
     const clicked = await clickElementTool.execute(ctx, { index: indexOf(obs, 'Send') });
-    expect(clicked.summary).toMatch(new RegExp(`^Clicked \\[\\d+\\] button "Send"; page is now ${url('thanks.html')}\\?name=Ada&email=ada%40example.com&topic=support&message=Hello\\+there$`));
+    // The summary names the new page when the navigation lands within the settle window; on a
+    // loaded machine it may land just after, so the page's URL is what is checked.
+    expect(clicked.summary).toMatch(/^Clicked \[\d+\] button "Send"/);
+    await ctx.page.waitForURL(`${url('thanks.html')}?name=Ada&email=ada%40example.com&topic=support&message=Hello+there`);
     expect(clicked.target).toBe('button "Send"');
     const after = await observe();
     expect(after).toContain('Thanks, Ada!');
