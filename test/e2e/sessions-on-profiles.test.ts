@@ -1,3 +1,8 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { createArchive } from '../../src/profiles/archive';
 import { api, waitFor } from '../support/http';
 import { registerScript } from '../support/scripted-model';
 import { createUser } from '../support/service';
@@ -26,7 +31,47 @@ async function upload(key: string, name: string, content: string): Promise<strin
   return body.files[0].fileId;
 }
 
+/** A real Chromium profile: a persistent context visits a page that sets a cookie and local storage. */
+async function buildProfileArchive(url: string): Promise<Buffer> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'profile-'));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(url);
+  await page.waitForFunction(() => document.getElementById('state')?.textContent?.startsWith('visits=1'));
+  await context.close();
+  const chunks: Buffer[] = [];
+  for await (const c of createArchive(dir)) chunks.push(c as Buffer);
+  await fs.rm(dir, { recursive: true, force: true });
+  return Buffer.concat(chunks);
+}
+
 describe('sessions on an environment, task files and downloads', () => {
+  it('runs a session on an uploaded Chromium profile: its cookie and local storage are in the page', async () => {
+    const { apiKey: key } = await createUser();
+    const env = (await api(base(), 'POST', '/environments', { key, body: { name: 'built profile' } })).body.environment;
+    const archive = await buildProfileArchive(`${fixtures()}/state.html`);
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(archive)], { type: 'application/gzip' }), 'profile.tar.gz');
+    const up = await fetch(`${base()}/environments/${env._id}/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(up.status).toBe(200);
+    expect(((await up.json()) as any).environment).toMatchObject({ status: 'ready', blobSize: archive.length });
+
+    const t = token('built');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: '{{find:(visits=\\d+ member=\\w+)}}' } }] });
+    const started = Date.now();
+    const s = await api(base(), 'POST', '/start/start-session', { key, body: { environmentId: env._id } });
+    expect(s.status).toBe(200);
+    console.log(`session start on a ${(archive.length / 1024 / 1024).toFixed(1)} MB profile: ${Date.now() - started} ms`);
+    const r = await send(key, s.body.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} read`, startingUrl: `${fixtures()}/state.html` });
+    // the page saw the profile's earlier visit and its cookie
+    expect((await outcome(r)).data.message).toBe('visits=2 member=ada');
+    await send(key, s.body.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
   it('keeps a login (cookies, local storage) in the environment from one session to the next, one live session at a time', async () => {
     const { apiKey: key } = await createUser();
     const env = (await api(base(), 'POST', '/environments', { key, body: { name: 'shop account' } })).body.environment;
