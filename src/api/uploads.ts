@@ -26,6 +26,8 @@ export interface StorageSettings {
 }
 
 export interface IncomingFile {
+  /** Position among the request's files, from 0. */
+  index: number;
   filename: string;
   mimeType: string;
   stream: Readable;
@@ -99,11 +101,13 @@ export function receiveFiles<T>(
         fail(new InvalidParameterError(opts.field, count, `At most ${opts.maxFiles} file${opts.maxFiles === 1 ? '' : 's'} per request`, { max: opts.maxFiles }));
         return;
       }
-      const job = opts.onFile({ filename, mimeType: info.mimeType || 'application/octet-stream', stream });
+      const job = opts.onFile({ index: count - 1, filename, mimeType: info.mimeType || 'application/octet-stream', stream });
       job.catch((err: Error) => fail(err));
       jobs.push(job);
     });
     bb.on('error', (err: Error) => fail(new InvalidParamsError(`Malformed multipart body: ${err.message}`)));
+    bb.on('partsLimit', () => fail(new InvalidParamsError('Too many parts in the multipart body')));
+    bb.on('fieldsLimit', () => fail(new InvalidParamsError('Too many fields in the multipart body')));
     bb.on('close', () => void settle());
     req.on('close', () => {
       if (!req.complete) fail(new ServiceError('UPLOAD_ABORTED', 'The upload was interrupted', 400));

@@ -131,10 +131,27 @@ describe('validateAndExtract', () => {
     expect((await fsp.readdir(path.join(tmp, 'deep'))).sort()).toEqual(['out']);
   });
 
+  it('reads and drops padding after the gzip data, so a shared stream never stalls', async () => {
+    const padded = Buffer.concat([await tarball(profile), Buffer.alloc(3 * MB)]);
+    let read = 0;
+    const input = Readable.from(Array.from({ length: Math.ceil(padded.length / 65536) }, (_, i) => padded.subarray(i * 65536, (i + 1) * 65536)));
+    input.on('data', (c: Buffer) => (read += c.length));
+    await expect(validateAndExtract(input, null, { maxBytes: MB })).resolves.toMatchObject({ entries: 7 });
+    expect(read).toBe(padded.length);
+    const garbage = Buffer.concat([await tarball(profile), Buffer.from('trailing garbage that is not gzip')]);
+    await expect(check(garbage)).rejects.toMatchObject({ code: 'INVALID_ARCHIVE', message: expect.stringMatching(/followed by data that is not gzip/) });
+  });
+
   it('stops a decompression bomb at maxBytes with 413', async () => {
     const bomb = await tarball([{ name: 'zeros', content: Buffer.alloc(5 * MB) }]);
     expect(bomb.length).toBeLessThan(100_000);
     await expect(check(bomb, null, 1 * MB)).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+  });
+
+  it('bounds the number of entries and the length of names', async () => {
+    const many = await tarball(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, content: '' })));
+    await expect(validateAndExtract(Readable.from([many]), null, { maxBytes: MB, maxEntries: 10 })).rejects.toMatchObject({ code: 'INVALID_ARCHIVE', message: 'The archive has more than 10 entries' });
+    await expect(check(await tarball([{ name: `${'d/'.repeat(2100)}f`, content: 'x' }]))).rejects.toMatchObject({ code: 'INVALID_ARCHIVE', message: expect.stringMatching(/longer than 4096 bytes/) });
   });
 
   it('passes an error of the input stream on unchanged', async () => {

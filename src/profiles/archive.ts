@@ -26,6 +26,10 @@ const RUNTIME_FILES = new Set(['SingletonLock', 'SingletonSocket', 'SingletonCoo
 const isRuntimeFile = (name: string) => RUNTIME_FILES.has(path.posix.basename(name));
 
 type EntryKind = 'file' | 'directory' | 'symlink' | 'link';
+
+/** Every entry's name is remembered while validating, so their number and length are bounded. */
+const MAX_ENTRIES = 250_000;
+const MAX_NAME_BYTES = 4096;
 type EntryHeader = Partial<tar.Header> & { name: string };
 
 /**
@@ -34,7 +38,8 @@ type EntryHeader = Partial<tar.Header> & { name: string };
  * Rejects with 400 INVALID_ARCHIVE for anything that is not a safe gzip'd tar, and with 413
  * when the entries add up to more than `maxBytes` (a decompression bomb).
  */
-export async function validateAndExtract(input: Readable, destDir: string | null, opts: { maxBytes: number }): Promise<{ entries: number; bytes: number }> {
+export async function validateAndExtract(input: Readable, destDir: string | null, opts: { maxBytes: number; maxEntries?: number }): Promise<{ entries: number; bytes: number }> {
+  const maxEntries = opts.maxEntries ?? MAX_ENTRIES;
   const root = destDir ? path.resolve(destDir) : null;
   if (root) await fsp.mkdir(root, { recursive: true });
   const realRoot = root ? await fsp.realpath(root) : null;
@@ -43,7 +48,11 @@ export async function validateAndExtract(input: Readable, destDir: string | null
   // The first failure upstream of the tar parser: the input's own error is passed on as it is.
   let upstreamFailure: Error | undefined;
   const counter = new PassThrough();
-  counter.on('data', (c: Buffer) => (inputBytes += c.length));
+  let head = Buffer.alloc(0);
+  counter.on('data', (c: Buffer) => {
+    if (head.length < 2) head = Buffer.concat([head, c.subarray(0, 2)]);
+    inputBytes += c.length;
+  });
   const gunzip = zlib.createGunzip();
   const extract = tar.extract();
   const stop = (err: Error) => {
@@ -51,9 +60,7 @@ export async function validateAndExtract(input: Readable, destDir: string | null
     extract.destroy(err);
   };
   input.on('error', (err) => stop(err instanceof ServiceError ? err : Object.assign(err, { fromInput: true })));
-  let outputBytes = 0;
-  gunzip.on('data', (c: Buffer) => (outputBytes += c.length));
-  gunzip.on('error', (err) => stop(gzipError(err, inputBytes, outputBytes)));
+  gunzip.on('error', (err) => stop(gzipError(err, inputBytes, head[0] === 0x1f && head[1] === 0x8b)));
   input.pipe(counter).pipe(gunzip).pipe(extract as unknown as NodeJS.WritableStream);
 
   const kinds = new Map<string, EntryKind>();
@@ -69,7 +76,7 @@ export async function validateAndExtract(input: Readable, destDir: string | null
         await drain(entry);
         continue;
       }
-      entries++;
+      if (++entries > maxEntries) throw new InvalidArchiveError(`The archive has more than ${maxEntries} entries`, { maxEntries });
       throughLink(name, symlinks, 'Entry');
       const kind: EntryKind | undefined = type === 'file' || type === 'contiguous-file' ? 'file' : type === 'directory' || type === 'symlink' || type === 'link' ? type : undefined;
       if (!kind) throw new InvalidArchiveError(`Entry "${name}" has an unsupported type (${type}); only files, directories and links are allowed`, { entry: name });
@@ -196,6 +203,7 @@ export function createArchive(srcDir: string, opts: { level?: number; exclude?: 
 /** The entry's path relative to the root ('' for the root itself); rejects absolute and escaping paths. */
 function entryPath(raw: string): string {
   if (raw.includes('\0')) throw new InvalidArchiveError('An entry name contains a NUL character');
+  if (Buffer.byteLength(raw) > MAX_NAME_BYTES) throw new InvalidArchiveError(`An entry name is longer than ${MAX_NAME_BYTES} bytes`);
   if (raw.startsWith('/')) throw new InvalidArchiveError(`Entry "${raw}" has an absolute path`, { entry: raw });
   if (raw.split('/').includes('..')) throw new InvalidArchiveError(`Entry "${raw}" escapes the archive root`, { entry: raw });
   const normal = path.posix.normalize(raw).replace(/\/+$/, '');
@@ -209,6 +217,7 @@ function staysInside(name: string, target: string): boolean {
 }
 
 function symlinkTarget(name: string, target: string): void {
+  if (Buffer.byteLength(target) > MAX_NAME_BYTES) throw new InvalidArchiveError(`Symbolic link "${name}" has a target longer than ${MAX_NAME_BYTES} bytes`, { entry: name });
   if (!target) throw new InvalidArchiveError(`Symbolic link "${name}" has no target`, { entry: name });
   if (!staysInside(name, target)) throw new InvalidArchiveError(`Symbolic link "${name}" points outside the archive root (to "${target}")`, { entry: name, target });
 }
@@ -274,9 +283,9 @@ async function writeFile(root: string, name: string, entry: AsyncIterable<Uint8A
   }
 }
 
-function gzipError(err: Error & { code?: string }, inputBytes: number, outputBytes: number): Error {
+function gzipError(err: Error & { code?: string }, inputBytes: number, startsAsGzip: boolean): Error {
   if (inputBytes === 0) return new InvalidArchiveError('The file is empty; expected a .tar.gz archive');
-  if (err.code === 'Z_DATA_ERROR' && /header check/i.test(err.message) && outputBytes > 0) return new InvalidArchiveError('The archive has data after its end that is not gzip-compressed');
+  if (err.code === 'Z_DATA_ERROR' && /header check/i.test(err.message) && startsAsGzip) return new InvalidArchiveError('The gzip data is corrupt or followed by data that is not gzip');
   if (err.code === 'Z_DATA_ERROR' && /header check/i.test(err.message)) return new InvalidArchiveError('The file is not gzip-compressed; expected a .tar.gz archive');
   return new InvalidArchiveError(`The gzip data is corrupt or truncated (${err.message})`);
 }

@@ -22,6 +22,8 @@ export interface FileRecord {
   sessionId: string | null;
   taskId: string | null;
   sourceUrl: string | null;
+  /** Listing order: the time the file began to arrive, with its place in its request (ms × 1000 + index). */
+  seq: number;
   /** Removed by the sweeper after this; null for files that live as long as their owner. */
   expiresAt: Date | null;
   createdAt: Date;
@@ -51,8 +53,11 @@ export class FilesRepository {
     taskId?: string | null;
     sourceUrl?: string | null;
     expiresAt?: Date | null;
+    /** When the file began to arrive and its place in its request, so files list in the order sent. */
+    createdAt?: Date;
+    index?: number;
   }): Promise<FileRecord> {
-    const now = new Date();
+    const now = input.createdAt ?? new Date();
     const record: FileRecord = {
       _id: newId('file'),
       userId: input.userId,
@@ -65,6 +70,7 @@ export class FilesRepository {
       sessionId: input.sessionId ?? null,
       taskId: input.taskId ?? null,
       sourceUrl: input.sourceUrl ?? null,
+      seq: now.getTime() * 1000 + ((input.index ?? 0) % 1000),
       expiresAt: input.expiresAt !== undefined ? input.expiresAt : input.kind === 'upload' ? new Date(now.getTime() + this.opts.uploadTtlMs) : null,
       createdAt: now,
     };
@@ -84,7 +90,7 @@ export class FilesRepository {
   }
 
   listForEnvironment(environmentId: string, userId: string): Promise<FileRecord[]> {
-    return this.files.find({ environmentId, userId, kind: 'environment' }).sort({ createdAt: 1, _id: 1 }).toArray();
+    return this.files.find({ environmentId, userId, kind: 'environment' }).sort({ seq: 1, _id: 1 }).toArray();
   }
 
   /** Deletes one file of an environment (record, then blob); false when it is not that environment's. */

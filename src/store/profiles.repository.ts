@@ -21,6 +21,8 @@ export interface ArchiveRecord {
   blobSize: number | null;
   blobUploadedAt: Date | null;
   upload: PendingUpload | null;
+  /** The record's place among the user's `limit` (unique per user: the limit holds under concurrency). */
+  slot: number;
   /** The live session running on this profile (see ProfileLocks). */
   lockedBy?: string | null;
   lastUsedAt: Date | null;
@@ -31,56 +33,96 @@ export interface ArchiveRecord {
 
 export type BeginUpload = { ok: true; record: ArchiveRecord; uploadId: string } | { ok: false; reason: 'missing' | 'uploading' | 'in_use' };
 
+/** One upload at a time per record: the document exists while an upload streams. */
+interface UploadLock {
+  _id: string;
+  uploadId: string;
+  startedAt: Date;
+}
+
+const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
+
 /**
- * Records holding a profile archive. Every change is one single-document update (FerretDB
- * has no transactions): an upload marks the record `uploading` and remembers the status
- * it had; success swaps the blob in, failure puts the status back, so the previous
- * archive stays usable throughout.
+ * Records holding a profile archive. An upload marks the record `uploading` and remembers
+ * the status it had; success swaps the blob in, failure puts the status back, so the
+ * previous archive stays usable throughout.
+ *
+ * FerretDB 1.x on SQLite applies an update as read, change, write back the whole document,
+ * with nothing in between held: two concurrent conditional updates can both pass their
+ * filter, and a concurrent update of another field can be lost. What must hold under
+ * concurrency therefore rests on inserts, which a unique index makes atomic: the per-user
+ * limit on a unique (userId, slot) index, the one-upload-at-a-time rule on a lock document
+ * keyed by the record. The blob swap is written, read back and rewritten if lost.
  */
 export class ArchiveRecords<R extends ArchiveRecord> {
   /** Typed as the shared fields: the subclasses' own fields go through their own collection handle. */
   protected readonly col: Collection<ArchiveRecord>;
+  private readonly locks: Collection<UploadLock>;
+  private indexed?: Promise<unknown>;
   constructor(
     db: Db,
-    collection: string,
+    private readonly collection: string,
     private readonly idPrefix: string,
     /** An upload older than this is taken to be dead (its API process stopped) and may be replaced. */
     protected readonly staleUploadMs = 2 * 60 * 60 * 1000,
   ) {
     this.col = db.collection<ArchiveRecord>(collection);
+    this.locks = db.collection<UploadLock>('archiveUploads');
   }
 
+  /** The unique (userId, slot) index the per-user limit rests on; created on first use too. */
+  ensureIndexes(): Promise<unknown> {
+    this.indexed ??= (async () => {
+      // Records from before slots existed get one, so the unique index can be built.
+      const unslotted = await this.col.find({ slot: { $exists: false } }, { projection: { userId: 1 } }).toArray();
+      for (const r of unslotted) {
+        const used = new Set((await this.col.find({ userId: r.userId, slot: { $exists: true } }, { projection: { slot: 1 } }).toArray()).map((d) => d.slot));
+        let slot = 0;
+        while (used.has(slot)) slot++;
+        await this.col.updateOne({ _id: r._id }, { $set: { slot } });
+      }
+      await this.col.createIndex({ userId: 1, slot: 1 }, { unique: true });
+    })().catch((err) => {
+      this.indexed = undefined;
+      throw err;
+    });
+    return this.indexed;
+  }
+
+  /** Inserts into the first free slot of the user's `limit`; null when all are taken. */
   protected async insertWithin(userId: string, fields: Omit<R, keyof ArchiveRecord> & { name: string; description?: string }, limit: number): Promise<R | null> {
-    if ((await this.col.countDocuments({ userId })) >= limit) return null;
+    await this.ensureIndexes();
+    const used = new Set((await this.col.find({ userId }, { projection: { slot: 1 } }).toArray()).map((d) => d.slot));
     const now = new Date();
-    const record = {
-      ...fields,
-      _id: newId(this.idPrefix),
-      userId,
-      name: fields.name,
-      description: fields.description ?? '',
-      status: 'empty',
-      blobId: null,
-      blobSize: null,
-      blobUploadedAt: null,
-      upload: null,
-      lockedBy: null,
-      lastUsedAt: null,
-      usageCount: 0,
-      createdAt: now,
-      updatedAt: now,
-    } as unknown as R;
-    await this.col.insertOne(record as unknown as ArchiveRecord);
-    // Two creates racing past the count: the later one steps back, so the limit holds.
-    const count = await this.col.countDocuments({ userId });
-    if (count > limit) {
-      const newer = await this.col.countDocuments({ userId, $or: [{ createdAt: { $gt: now } }, { createdAt: now, _id: { $gt: record._id } }] });
-      if (count - newer > limit) {
-        await this.col.deleteOne({ _id: record._id });
-        return null;
+    for (let slot = 0; slot < limit; slot++) {
+      if (used.has(slot)) continue;
+      const record = {
+        ...fields,
+        _id: newId(this.idPrefix),
+        userId,
+        slot,
+        name: fields.name,
+        description: fields.description ?? '',
+        status: 'empty',
+        blobId: null,
+        blobSize: null,
+        blobUploadedAt: null,
+        upload: null,
+        lockedBy: null,
+        lastUsedAt: null,
+        usageCount: 0,
+        createdAt: now,
+        updatedAt: now,
+      } as unknown as R;
+      try {
+        await this.col.insertOne(record as unknown as ArchiveRecord);
+        return record;
+      } catch (err) {
+        // Taken meanwhile by a concurrent create: try the next one.
+        if (!isDuplicateKey(err)) throw err;
       }
     }
-    return record;
+    return null;
   }
 
   get(id: string, userId: string): Promise<R | null> {
@@ -101,47 +143,104 @@ export class ArchiveRecords<R extends ArchiveRecord> {
   }
 
   /** Removes the record; the caller deletes its blob (and anything else it owns). */
-  remove(id: string, userId: string): Promise<R | null> {
-    return this.col.findOneAndDelete({ _id: id, userId }) as Promise<R | null>;
+  async remove(id: string, userId: string): Promise<R | null> {
+    const gone = (await this.col.findOneAndDelete({ _id: id, userId })) as R | null;
+    if (gone) await this.locks.deleteOne({ _id: this.lockId(id) });
+    return gone;
+  }
+
+  private lockId(id: string): string {
+    return `${this.collection}:${id}`;
+  }
+
+  /** Takes the record's upload lock; a lock older than the stale time is taken over. */
+  private async takeLock(id: string, uploadId: string, now: Date): Promise<boolean> {
+    const lock: UploadLock = { _id: this.lockId(id), uploadId, startedAt: now };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.locks.insertOne(lock);
+        return true;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const held = await this.locks.findOne({ _id: lock._id });
+      if (held && held.startedAt.getTime() > now.getTime() - this.staleUploadMs) return false;
+      if (held) await this.locks.deleteOne({ _id: lock._id, uploadId: held.uploadId });
+    }
+    return false;
+  }
+
+  private async holdsLock(id: string, uploadId: string): Promise<boolean> {
+    return (await this.locks.findOne({ _id: this.lockId(id) }))?.uploadId === uploadId;
+  }
+
+  private async releaseLock(id: string, uploadId: string): Promise<void> {
+    await this.locks.deleteOne({ _id: this.lockId(id), uploadId });
   }
 
   /** Marks the record `uploading`; refused while another upload streams or a live session holds the profile. */
   async beginUpload(id: string, userId: string, now = new Date()): Promise<BeginUpload> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const cur = (await this.get(id, userId)) as ArchiveRecord | null;
-      if (!cur) return { ok: false, reason: 'missing' };
-      if (cur.lockedBy) return { ok: false, reason: 'in_use' };
-      const running = cur.upload && cur.upload.startedAt.getTime() > now.getTime() - this.staleUploadMs;
-      if (running) return { ok: false, reason: 'uploading' };
-      const upload: PendingUpload = { id: newId('upl', 8), previousStatus: cur.upload ? cur.upload.previousStatus : (cur.status as PendingUpload['previousStatus']), startedAt: now };
-      const guard = cur.upload ? { 'upload.id': cur.upload.id } : { upload: null };
-      const res = await this.col.updateOne({ _id: id, userId, lockedBy: null, ...guard }, { $set: { status: 'uploading', upload } });
-      if (res.modifiedCount === 1) return { ok: true, record: cur as R, uploadId: upload.id };
+    const cur = (await this.get(id, userId)) as ArchiveRecord | null;
+    if (!cur) return { ok: false, reason: 'missing' };
+    if (cur.lockedBy) return { ok: false, reason: 'in_use' };
+    const uploadId = newId('upl', 8);
+    if (!(await this.takeLock(id, uploadId, now))) return { ok: false, reason: 'uploading' };
+    // A dead upload left its mark: the status to return to is the one it remembered.
+    const previousStatus = cur.upload ? cur.upload.previousStatus : (cur.status as PendingUpload['previousStatus']);
+    const res = await this.col.updateOne({ _id: id, userId }, { $set: { status: 'uploading', upload: { id: uploadId, previousStatus, startedAt: now } } });
+    if (res.matchedCount === 0) {
+      await this.releaseLock(id, uploadId);
+      return { ok: false, reason: 'missing' };
     }
-    return { ok: false, reason: 'uploading' };
+    return { ok: true, record: cur, uploadId };
   }
 
-  /** Swaps the new archive in; answers the record and the blob it replaced (null when the upload lost its record). */
+  /**
+   * Swaps the new archive in and releases the upload. Answers the record and the blob it
+   * replaced, or null when the upload lost its record (deleted, or the upload was taken
+   * over as stale): the caller then deletes the new blob.
+   */
   async finishUpload(id: string, uploadId: string, blob: { blobId: string; size: number }, now = new Date()): Promise<{ record: R; replacedBlobId: string | null } | null> {
-    const set: Partial<ArchiveRecord> = { status: 'ready', blobId: blob.blobId, blobSize: blob.size, blobUploadedAt: now, upload: null, updatedAt: now };
-    const before = (await this.col.findOneAndUpdate({ _id: id, 'upload.id': uploadId }, { $set: set }, { returnDocument: 'before' })) as ArchiveRecord | null;
-    if (!before) return null;
-    return { record: { ...before, ...set } as unknown as R, replacedBlobId: before.blobId };
+    if (!(await this.holdsLock(id, uploadId))) return null;
+    try {
+      const before = await this.col.findOne({ _id: id });
+      if (!before) return null;
+      const set: Partial<ArchiveRecord> = { status: 'ready', blobId: blob.blobId, blobSize: blob.size, blobUploadedAt: now, upload: null, updatedAt: now };
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const res = await this.col.updateOne({ _id: id }, { $set: set });
+        if (res.matchedCount === 0) return null;
+        // Read back: a concurrent write of another field may have put the old document back.
+        const after = await this.col.findOne({ _id: id });
+        if (!after) return null;
+        if (after.blobId === blob.blobId && after.status === 'ready') return { record: after as R, replacedBlobId: before.blobId };
+      }
+      throw new Error(`The new archive of ${this.collection} ${id} could not be recorded`);
+    } finally {
+      await this.releaseLock(id, uploadId);
+    }
   }
 
   /** Puts the status the record had before the upload back; the archive was never touched. */
   async abortUpload(id: string, uploadId: string): Promise<void> {
-    const cur = (await this.col.findOne({ _id: id, 'upload.id': uploadId })) as ArchiveRecord | null;
-    if (!cur?.upload) return;
-    await this.col.updateOne({ _id: id, 'upload.id': uploadId }, { $set: { status: cur.upload.previousStatus, upload: null } });
+    if (!(await this.holdsLock(id, uploadId))) return;
+    try {
+      const cur = await this.col.findOne({ _id: id });
+      if (cur?.upload?.id === uploadId) await this.col.updateOne({ _id: id }, { $set: { status: cur.upload.previousStatus, upload: null } });
+    } finally {
+      await this.releaseLock(id, uploadId);
+    }
   }
 
   /** The sweeper's part: uploads whose API process died go back to their previous status. */
   async recoverStaleUploads(now = new Date()): Promise<number> {
-    const stale = (await this.col.find({ 'upload.startedAt': { $lt: new Date(now.getTime() - this.staleUploadMs) } }).toArray()) as ArchiveRecord[];
+    const stale = await this.col.find({ 'upload.startedAt': { $lt: new Date(now.getTime() - this.staleUploadMs) } }).toArray();
     let n = 0;
     for (const r of stale) {
+      const lock = await this.locks.findOne({ _id: this.lockId(r._id) });
+      // Taken over by a live upload meanwhile: that one owns the record now.
+      if (lock && lock.uploadId !== r.upload!.id && lock.startedAt.getTime() > now.getTime() - this.staleUploadMs) continue;
       const res = await this.col.updateOne({ _id: r._id, 'upload.id': r.upload!.id }, { $set: { status: r.upload!.previousStatus, upload: null } });
+      if (lock) await this.locks.deleteOne({ _id: lock._id, uploadId: lock.uploadId });
       n += res.modifiedCount;
     }
     return n;
@@ -153,11 +252,18 @@ export class ArchiveRecords<R extends ArchiveRecord> {
    * Answers the blob that was replaced, for the caller to delete, or null if the record is gone.
    */
   async recordSession(id: string, userId: string, blob: { blobId: string; size: number } | null, now = new Date()): Promise<{ record: R; replacedBlobId: string | null } | null> {
-    const set: Partial<ArchiveRecord> = { lastUsedAt: now, updatedAt: now };
-    if (blob) Object.assign(set, { status: 'ready', blobId: blob.blobId, blobSize: blob.size, blobUploadedAt: now });
-    const before = (await this.col.findOneAndUpdate({ _id: id, userId }, { $set: set, $inc: { usageCount: 1 } }, { returnDocument: 'before' })) as ArchiveRecord | null;
+    const before = await this.col.findOne({ _id: id, userId });
     if (!before) return null;
-    return { record: { ...before, ...set, usageCount: (before.usageCount ?? 0) + 1 } as unknown as R, replacedBlobId: blob ? before.blobId : null };
+    const set: Partial<ArchiveRecord> = { lastUsedAt: now, updatedAt: now, usageCount: (before.usageCount ?? 0) + 1 };
+    if (blob) Object.assign(set, { status: 'ready', blobId: blob.blobId, blobSize: blob.size, blobUploadedAt: now, upload: null });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if ((await this.col.updateOne({ _id: id, userId }, { $set: set })).matchedCount === 0) return null;
+      // Read back, as finishUpload does: a concurrent write may have put the old document back.
+      const after = await this.col.findOne({ _id: id });
+      if (!after) return null;
+      if (!blob || after.blobId === blob.blobId) return { record: after as R, replacedBlobId: blob && before.blobId !== blob.blobId ? before.blobId : null };
+    }
+    throw new Error(`The archive of ${this.collection} ${id} could not be recorded`);
   }
 
   /** Blob ids among `blobIds` that a record of this collection refers to. */

@@ -10,7 +10,9 @@ import { loadConfig } from '../../src/config';
 import { openChatConnection } from '../../src/environments/chat-connection';
 import { linkSecret, signFileLink } from '../../src/files/links';
 import { GridFsBlobStore } from '../../src/store/blobs';
-import { FilesRepository } from '../../src/store/files.repository';
+import { EnvironmentsRepository } from '../../src/store/environments.repository';
+import { FilesRepository, runStorageSweep, sweepOrphanBlobs } from '../../src/store/files.repository';
+import { ProfilesRepository } from '../../src/store/profiles.repository';
 import { api, waitFor } from '../support/http';
 import { createUser, serviceEnv, startService, type ServiceProcess } from '../support/service';
 
@@ -157,6 +159,13 @@ describe('environments', () => {
     expect((await api(base(), 'POST', '/environments', { key: other, body: { name: 'mine' } })).status).toBe(200);
     await api(base(), 'DELETE', `/environments/${ids[0]}`, { key });
     expect((await api(base(), 'POST', '/environments', { key, body: { name: 'again' } })).status).toBe(200);
+
+    // 30 creates at once: exactly 20 get through
+    const { apiKey: racer } = await createUser();
+    const raced = await Promise.all(Array.from({ length: 30 }, (_, i) => api(base(), 'POST', '/environments', { key: racer, body: { name: `r${i}` } })));
+    expect(raced.filter((r) => r.status === 200)).toHaveLength(20);
+    expect(raced.filter((r) => r.status === 400).every((r) => r.body.message === 'Maximum of 20 environments allowed')).toBe(true);
+    expect(await envsOf(racer)).toHaveLength(20);
   });
 
   it('takes a profile archive: ready with blobSize and blobUploadedAt; invalid ones are 400 and change nothing', async () => {
@@ -231,6 +240,9 @@ describe('environments', () => {
     const busy = await send('POST', `/environments/${id}/upload`, { key, parts: [archivePart(first)] });
     expect(busy.status).toBe(409);
     expect(busy.body).toMatchObject({ success: false, code: 'UPLOAD_IN_PROGRESS' });
+    // several at once while one streams: all refused
+    const more = await Promise.all([1, 2, 3].map(() => send('POST', `/environments/${id}/upload`, { key, parts: [archivePart(first)] })));
+    expect(more.map((r) => r.status)).toEqual([409, 409, 409]);
     slow.release();
     const done = await pending;
     expect(done.status).toBe(200);
@@ -248,6 +260,22 @@ describe('environments', () => {
     expect(await envById(key, id)).toMatchObject({ status: 'ready', blobSize: after.blobSize, blobUploadedAt: after.blobUploadedAt });
     expect(before.blobSize).toBe(first.length);
     await waitFor(async () => (await col('blobs.files').countDocuments({ 'metadata.userId': after.userId })) === 1, 5_000, 100);
+
+    // a live session holds the profile: no upload until it ends
+    await col('environments').updateOne({ _id: id }, { $set: { lockedBy: 'session-x' } });
+    const inUse = await send('POST', `/environments/${id}/upload`, { key, parts: [archivePart(first)] });
+    expect(inUse.status).toBe(409);
+    expect(inUse.body).toMatchObject({ success: false, code: 'PROFILE_IN_USE' });
+    await col('environments').updateOne({ _id: id }, { $set: { lockedBy: null } });
+
+    // an upload whose API process died is undone by the sweeper, and does not block the next one
+    await col('environments').updateOne({ _id: id }, { $set: { status: 'uploading', upload: { id: 'upl_dead', previousStatus: 'ready', startedAt: new Date(Date.now() - 3 * 3_600_000) } } });
+    expect((await envById(key, id)).status).toBe('uploading');
+    const swept = await runStorageSweep({ blobs: new GridFsBlobStore(db), files: new FilesRepository(db, new GridFsBlobStore(db)), environments: new EnvironmentsRepository(db), profiles: new ProfilesRepository(db) });
+    expect(swept.staleUploads).toBeGreaterThanOrEqual(1);
+    expect(await envById(key, id)).toMatchObject({ status: 'ready', blobSize: after.blobSize });
+    await col('environments').updateOne({ _id: id }, { $set: { status: 'uploading', upload: { id: 'upl_dead2', previousStatus: 'ready', startedAt: new Date(Date.now() - 3 * 3_600_000) } } });
+    expect((await send('POST', `/environments/${id}/upload`, { key, parts: [archivePart(first)] })).body.environment).toMatchObject({ status: 'ready', blobSize: first.length });
   });
 
   it('keeps attached files: add several, list, delete, with the exact 404', async () => {
@@ -605,6 +633,16 @@ describe('files for tasks', () => {
     expect(await col('files').findOne({ _id: up.fileId })).not.toBeNull();
     expect(await col('files').findOne({ _id: dl._id })).not.toBeNull();
     expect(await blobs.usage(userId)).toBe(content.length + 3);
+
+    // blobs that nothing refers to (a process died between storing and recording) are swept
+    const orphan = await blobs.put(Readable.from([Buffer.from('orphan')]), { filename: 'o', contentType: 'x', userId, maxBytes: MB, kind: 'upload' });
+    const mine = async () => (await col('blobs.files').find({ 'metadata.userId': userId }).toArray()).map((b) => b._id).sort();
+    const ownedOnly = Object.assign(Object.create(blobs), { idsBefore: async (before: Date, limit?: number, after?: string) => (await blobs.idsBefore(before, limit, after)).filter((id) => id.startsWith('blob_') && ids.includes(id)) });
+    const ids = await mine();
+    expect(ids).toContain(orphan.blobId);
+    const removed = await sweepOrphanBlobs(ownedOnly, [files, new EnvironmentsRepository(db), new ProfilesRepository(db)], new Date(Date.now() + 60_000));
+    expect(removed).toBe(1);
+    expect(await mine()).toEqual(ids.filter((id) => id !== orphan.blobId));
   });
 });
 

@@ -111,9 +111,10 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
       maxFiles: MAX_FILES_PER_REQUEST,
       logger,
       onFile: async (file) => {
+        const createdAt = new Date();
         const blob = await putCapped(blobs, config, file, { userId: user._id, kind: 'environment', perFile: config.FILE_MAX_BYTES });
         try {
-          return await store.files.createFromBlob({ userId: user._id, blob: { ...blob, contentType: file.mimeType }, originalName: file.filename, kind: 'environment', environmentId: env._id, expiresAt: null });
+          return await store.files.createFromBlob({ userId: user._id, blob: { ...blob, contentType: file.mimeType }, originalName: file.filename, kind: 'environment', environmentId: env._id, expiresAt: null, createdAt, index: file.index });
         } catch (err) {
           await blobs.delete(blob.blobId);
           throw err;

@@ -84,9 +84,10 @@ export function filesRoutes(deps: StorageRoutesDeps): Router {
       maxFiles: MAX_FILES_PER_REQUEST,
       logger,
       onFile: async (file) => {
+        const createdAt = new Date();
         const blob = await putCapped(blobs, config, file, { userId: user._id, kind: 'upload', perFile: config.FILE_MAX_BYTES });
         try {
-          return await store.files.createFromBlob({ userId: user._id, blob: { ...blob, contentType: file.mimeType }, originalName: file.filename, kind: 'upload', expiresAt: new Date(Date.now() + config.FILE_UPLOAD_TTL_MS) });
+          return await store.files.createFromBlob({ userId: user._id, blob: { ...blob, contentType: file.mimeType }, originalName: file.filename, kind: 'upload', expiresAt: new Date(createdAt.getTime() + config.FILE_UPLOAD_TTL_MS), createdAt, index: file.index });
         } catch (err) {
           await blobs.delete(blob.blobId);
           throw err;
