@@ -5,18 +5,21 @@ import type { SessionMessage } from '../events/types';
 import type { Logger } from '../logger';
 import type { StepInput, StepResult } from '../workflows/types';
 import { computeCost } from './llm/pricing';
-import type { LlmClient, LlmMessage, LlmToolCall } from './llm/types';
+import { checkStructuredOutput } from './structured-output';
+import type { LlmClient, LlmMessage, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { systemPrompt, taskPrompt } from './prompts';
 import { agentTools, toolSpecs } from './tools';
 import type { AgentTool, FileProvider, TaskFiles, ToolContext } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
-const FATAL_CODES = new Set(['NAVIGATION_TIMEOUT', 'PAGE_CRASH']);
+const FATAL_CODES = new Set(['NAVIGATION_TIMEOUT', 'PAGE_CRASH', 'INVALID_STRUCTURED_OUTPUT']);
 const MAX_BAD_REPLIES = 3;
 const MAX_CONSECUTIVE_FAILED_ACTIONS = 3;
 const MAX_OUTPUT_PER_CALL = 4096;
 const KEEP_MESSAGES = 40;
+/** A structured result that does not validate is sent back this many times, then the task fails. */
+const MAX_OUTPUT_CORRECTIONS = 2;
 
 interface Memory {
   /** The task the conversation is on; another worker restoring the session starts without one. */
@@ -25,6 +28,9 @@ interface Memory {
   messages: LlmMessage[];
   failedActions: number;
   lastFailureCode?: string;
+  outputCorrections?: number;
+  /** The tools as the model sees them for this task (done carries the output format). */
+  specs?: LlmToolSpec[];
 }
 
 export interface AgentRunnerOptions {
@@ -46,7 +52,6 @@ export interface AgentRunnerOptions {
 export class AgentRunner {
   private readonly memory = new Map<string, Memory>();
   private readonly tools = new Map<string, AgentTool>(agentTools.map((t) => [t.name, t as AgentTool]));
-  private readonly specs = toolSpecs();
 
   constructor(
     private readonly pool: BrowserPool,
@@ -69,6 +74,8 @@ export class AgentRunner {
     if (mem.taskId !== input.taskId) {
       mem.taskId = input.taskId;
       mem.failedActions = 0;
+      mem.outputCorrections = 0;
+      mem.specs = toolSpecs(input.params);
       mem.files = this.opts.files
         ? await this.opts.files.forTask({ userId: input.userId, sessionId: input.sessionId, fileIds: input.params.files, environmentId: input.environmentId })
         : undefined;
@@ -108,7 +115,7 @@ export class AgentRunner {
       if (maxTokens < 16) throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'maxOutputTokens is used up', { remainingOutputTokens: maxTokens });
 
       const callStart = performance.now();
-      const reply = await this.opts.llm.complete({ system: systemPrompt(), messages: mem.messages, tools: this.specs, maxTokens, signal });
+      const reply = await this.opts.llm.complete({ system: systemPrompt(), messages: mem.messages, tools: (mem.specs ??= toolSpecs(input.params)), maxTokens, signal });
       modelMs += performance.now() - callStart;
       usage.inputTokens += reply.usage.inputTokens;
       usage.outputTokens += reply.usage.outputTokens;
@@ -141,6 +148,19 @@ export class AgentRunner {
     try {
       const result = await tool.execute(this.toolContext(session, signal, mem), args as never);
       base.timings = timings();
+      if (result.done && result.done.success !== false) {
+        const checked = checkStructuredOutput(input.params, result.done.message);
+        if (!checked.ok) {
+          mem.outputCorrections = (mem.outputCorrections ?? 0) + 1;
+          if (mem.outputCorrections > MAX_OUTPUT_CORRECTIONS) {
+            throw new TaskFailure('INVALID_STRUCTURED_OUTPUT', `The result did not match the requested format after ${MAX_OUTPUT_CORRECTIONS} corrections: ${checked.error}`);
+          }
+          mem.messages.push({ role: 'tool', toolCallId: call!.id, content: `Not accepted: ${checked.error} Call done again with a corrected answer.` });
+          log.info({ error: checked.error, corrections: mem.outputCorrections }, 'structured output refused');
+          return { ...base, kind: 'continue' };
+        }
+        result.done.message = checked.value;
+      }
       mem.failedActions = 0;
       mem.messages.push({ role: 'tool', toolCallId: call!.id, content: result.summary });
       base.action.target = result.target;

@@ -7,7 +7,7 @@ export function systemPrompt(): string {
     'Call exactly one tool per step. Refer to elements by their [index] from the latest observation only.',
     'When an action fails you are told why; try another way. Do not repeat a failing action more than twice.',
     'If you need something only a human can give (a password, a one-time code, a CAPTCHA, an approval), call request_human_input and wait for the answer.',
-    'When the task is complete, call done with the final answer in `message`. If it cannot be completed, call done with success=false and say why.',
+    'When the task is complete, call done with the final answer in the form its parameters ask for. If it cannot be completed, call done with success=false and say why in `message`.',
   ].join('\n');
 }
 
@@ -31,9 +31,9 @@ export function taskPrompt(params: TaskParams, previous: PreviousTask[], files: 
 function outputInstructions(params: TaskParams): string {
   switch (params.outputType) {
     case 'structured_json':
-      return `The message of done must be a JSON document that matches this JSON Schema, and nothing else:\n${JSON.stringify(params.outputSchema)}`;
+      return 'When done, give the result in the `result` argument of done: a JSON value matching the JSON Schema of that argument exactly.';
     case 'structured_csv':
-      return `The message of done must be CSV with a header row of exactly these columns: ${(params.outputSchema as string[]).join(',')}`;
+      return `When done, give the result in the \`rows\` argument of done: one object per row with the columns ${(params.outputSchema as string[]).join(', ')}.`;
     default:
       return 'The message of done is markdown text.';
   }

@@ -1,20 +1,20 @@
 /**
  * Structured task output: the agent's `done` message checked against what the caller
  * asked for before the task may complete.
- *  - `structured_json`: the message must be JSON matching `outputSchema`, a JSON Schema of
- *    the supported subset (type string/number/integer/boolean/object/array/null,
- *    properties, required, items, additionalProperties, enum and the simple bounds).
+ *  - `structured_json`: the message must be JSON matching `outputSchema`, a JSON Schema
+ *    (draft-07), checked with ajv.
  *  - `structured_csv`: `outputSchema` is the column list. The model may answer CSV whose
  *    header row is exactly those columns, or JSON rows (objects with those columns), which
  *    are written out as CSV here (RFC 4180: CRLF, quotes doubled).
  * On failure the error says what is wrong in words the model can act on.
  */
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
 import type { TaskParams } from '../workflows/types';
 
 export type StructuredCheck = { ok: true; value: string } | { ok: false; error: string };
 
 const MAX_REPORTED_ERRORS = 10;
-const MAX_SCHEMA_DEPTH = 32;
 
 export function checkStructuredOutput(params: Pick<TaskParams, 'outputType' | 'outputSchema'>, message: string): StructuredCheck {
   switch (params.outputType) {
@@ -59,54 +59,46 @@ function formatErrors(errors: string[]): string {
   return errors.length > MAX_REPORTED_ERRORS ? `${shown}; and ${errors.length - MAX_REPORTED_ERRORS} more` : shown;
 }
 
-const TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'] as const;
-type JsonType = (typeof TYPES)[number];
-const UNSUPPORTED = ['$ref', 'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'patternProperties', 'prefixItems', 'dependentSchemas', 'unevaluatedProperties'];
-const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
-const COUNT_KEYWORDS = ['minLength', 'maxLength', 'minItems', 'maxItems'];
-
 type Schema = Record<string, unknown>;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** JSON Schema draft-07 (the dialect models and providers speak), every error reported, formats checked. */
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true, addUsedSchema: false });
+addFormats(ajv);
+const MAX_SCHEMA_BYTES = 64 * 1024;
+/** Compiled validators of recent schemas (a task checks its result a few times). */
+const compiled = new Map<string, ValidateFunction>();
+
+function compile(schema: Schema): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let fn = compiled.get(key);
+  if (!fn) {
+    const { $schema: _dialect, ...rest } = schema;
+    fn = ajv.compile(rest);
+    if (compiled.size >= 100) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, fn);
+  }
+  return fn;
+}
+
 /**
- * What is wrong with an `outputSchema` for `structured_json`, or null when the service
- * can enforce it. Used at submission (400) so a task never runs against a schema that
- * cannot be checked.
+ * What is wrong with an `outputSchema` for `structured_json`, or null when it is a JSON
+ * Schema the service can enforce. Used at submission (400) so a task never runs against a
+ * schema that cannot be checked.
  */
-export function outputSchemaProblem(schema: unknown, path = 'outputSchema', depth = 0): string | null {
-  if (!isObject(schema)) return `${path} must be a JSON Schema object`;
-  if (depth > MAX_SCHEMA_DEPTH) return `${path} is nested too deeply (at most ${MAX_SCHEMA_DEPTH} levels)`;
-  for (const k of UNSUPPORTED) if (k in schema) return `${path} uses "${k}", which is not supported (supported: type, properties, required, items, additionalProperties, enum, minimum, maximum, minLength, maxLength, pattern, minItems, maxItems)`;
-  if ('type' in schema) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.length || types.some((t) => !(TYPES as readonly unknown[]).includes(t))) return `${path}.type must be one of ${TYPES.join(', ')} (or an array of them)`;
+export function outputSchemaProblem(schema: unknown): string | null {
+  if (!isObject(schema)) return 'outputSchema must be a JSON Schema object';
+  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) return `outputSchema is larger than ${MAX_SCHEMA_BYTES / 1024} KB`;
+  const { $schema: _dialect, ...rest } = schema;
+  if (!ajv.validateSchema(rest)) {
+    const first = ajv.errors?.[0];
+    const where = ['outputSchema', ...(first?.instancePath ?? '').split('/').slice(1)].join('.');
+    return `outputSchema is not a valid JSON Schema: ${where} ${first?.message ?? 'is invalid'}`;
   }
-  if ('properties' in schema) {
-    if (!isObject(schema.properties)) return `${path}.properties must be an object of schemas`;
-    for (const [name, sub] of Object.entries(schema.properties)) {
-      const p = outputSchemaProblem(sub, `${path}.properties.${name}`, depth + 1);
-      if (p) return p;
-    }
-  }
-  if ('required' in schema && (!Array.isArray(schema.required) || schema.required.some((r) => typeof r !== 'string'))) return `${path}.required must be an array of property names`;
-  if ('items' in schema) {
-    const p = outputSchemaProblem(schema.items, `${path}.items`, depth + 1);
-    if (p) return p;
-  }
-  if ('additionalProperties' in schema && typeof schema.additionalProperties !== 'boolean') {
-    const p = outputSchemaProblem(schema.additionalProperties, `${path}.additionalProperties`, depth + 1);
-    if (p) return p;
-  }
-  if ('enum' in schema && (!Array.isArray(schema.enum) || schema.enum.length === 0)) return `${path}.enum must be a non-empty array`;
-  for (const k of NUMBER_KEYWORDS) if (k in schema && typeof schema[k] !== 'number') return `${path}.${k} must be a number`;
-  for (const k of COUNT_KEYWORDS) if (k in schema && (!Number.isInteger(schema[k]) || (schema[k] as number) < 0)) return `${path}.${k} must be a non-negative integer`;
-  if ('pattern' in schema) {
-    if (typeof schema.pattern !== 'string') return `${path}.pattern must be a string`;
-    try {
-      new RegExp(schema.pattern, 'u');
-    } catch {
-      return `${path}.pattern is not a valid regular expression`;
-    }
+  try {
+    compile(schema);
+  } catch (err) {
+    return `outputSchema cannot be used: ${err instanceof Error ? err.message : String(err)}`;
   }
   return null;
 }
@@ -119,64 +111,30 @@ export function csvColumnsProblem(columns: unknown): string | null {
   return null;
 }
 
-function typeOf(value: unknown): JsonType {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value as JsonType;
-}
-
-function typeMatches(value: unknown, type: unknown): boolean {
-  const actual = typeOf(value);
-  if (type === 'number') return actual === 'number' || actual === 'integer';
-  return actual === type;
-}
-
 /** Every mismatch, each with the JSON path where it is ("$" is the document). */
-export function validateAgainstSchema(schema: unknown, value: unknown, path = '$'): string[] {
+export function validateAgainstSchema(schema: unknown, value: unknown): string[] {
   if (!isObject(schema)) return [];
-  const s = schema as Schema;
-  const errors: string[] = [];
-  if ('type' in s) {
-    const types = Array.isArray(s.type) ? s.type : [s.type];
-    if (!types.some((t) => typeMatches(value, t))) {
-      errors.push(`${path}: expected ${types.join(' or ')}, got ${typeOf(value) === 'integer' ? 'number' : typeOf(value)}`);
-      return errors;
-    }
+  const validate = compile(schema);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map(describeError);
+}
+
+function describeError(e: ErrorObject): string {
+  const path = '$' + e.instancePath.split('/').slice(1).map((seg) => {
+    const name = seg.replace(/~1/g, '/').replace(/~0/g, '~');
+    return /^\d+$/.test(name) ? `[${name}]` : /^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
+  }).join('');
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return `${path}: missing required property "${String(params.missingProperty)}"`;
+    case 'additionalProperties':
+      return `${path}: property "${String(params.additionalProperty)}" is not allowed`;
+    case 'enum':
+      return `${path}: must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return `${path}: ${e.message ?? e.keyword}`;
   }
-  if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-    errors.push(`${path}: must be one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`);
-  }
-  if (typeof value === 'string') {
-    const length = [...value].length;
-    if (typeof s.minLength === 'number' && length < s.minLength) errors.push(`${path}: must be at least ${s.minLength} characters long`);
-    if (typeof s.maxLength === 'number' && length > s.maxLength) errors.push(`${path}: must be at most ${s.maxLength} characters long`);
-    if (typeof s.pattern === 'string' && !new RegExp(s.pattern, 'u').test(value)) errors.push(`${path}: must match the pattern ${s.pattern}`);
-  }
-  if (typeof value === 'number') {
-    if (typeof s.minimum === 'number' && value < s.minimum) errors.push(`${path}: must be >= ${s.minimum}`);
-    if (typeof s.maximum === 'number' && value > s.maximum) errors.push(`${path}: must be <= ${s.maximum}`);
-    if (typeof s.exclusiveMinimum === 'number' && value <= s.exclusiveMinimum) errors.push(`${path}: must be > ${s.exclusiveMinimum}`);
-    if (typeof s.exclusiveMaximum === 'number' && value >= s.exclusiveMaximum) errors.push(`${path}: must be < ${s.exclusiveMaximum}`);
-  }
-  if (Array.isArray(value)) {
-    if (typeof s.minItems === 'number' && value.length < s.minItems) errors.push(`${path}: must have at least ${s.minItems} items`);
-    if (typeof s.maxItems === 'number' && value.length > s.maxItems) errors.push(`${path}: must have at most ${s.maxItems} items`);
-    if (isObject(s.items)) value.forEach((item, i) => errors.push(...validateAgainstSchema(s.items, item, `${path}[${i}]`)));
-  }
-  if (isObject(value)) {
-    const properties = isObject(s.properties) ? s.properties : {};
-    for (const name of Array.isArray(s.required) ? s.required : []) {
-      if (typeof name === 'string' && !(name in value)) errors.push(`${path}: missing required property "${name}"`);
-    }
-    for (const [name, v] of Object.entries(value)) {
-      const child = `${path}.${name}`;
-      if (name in properties) errors.push(...validateAgainstSchema(properties[name], v, child));
-      else if (s.additionalProperties === false) errors.push(`${path}: property "${name}" is not allowed (allowed: ${Object.keys(properties).join(', ') || 'none'})`);
-      else if (isObject(s.additionalProperties)) errors.push(...validateAgainstSchema(s.additionalProperties, v, child));
-    }
-  }
-  return errors;
 }
 
 // ---- CSV -----------------------------------------------------------------------------

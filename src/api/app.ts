@@ -11,6 +11,8 @@ import { rateLimit } from './middleware/rate-limit';
 import { healthRoutes } from './routes/health.routes';
 import { sessionsRoutes } from './routes/sessions.routes';
 import { tasksRoutes } from './routes/tasks.routes';
+import { cronJobsRoutes } from './routes/cron-jobs.routes';
+import { webhooksRoutes } from './routes/webhooks.routes';
 import { payloadKey } from '../temporal/connection';
 import { createLiveRoutes, type LiveRoutes } from './live/live.routes';
 import { environmentsRoutes } from './routes/environments.routes';
@@ -59,6 +61,8 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.use(environmentsRoutes(storage));
   app.use(profilesRoutes(storage));
   app.use(filesRoutes(storage));
+  app.use(cronJobsRoutes({ config, store, temporal: deps.temporal, redis, auth, logger }));
+  app.use(webhooksRoutes({ store, redis, auth, logger }));
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {
     const ids = await store.sessions.liveIds(currentUser(req)._id);

@@ -4,6 +4,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Redis } from 'ioredis';
 import { createBrowserActivities } from '../activities/browser.activities';
 import { createSessionActivities } from '../activities/session.activities';
+import { createTriggerActivities } from '../activities/trigger.activities';
+import { createWebhookActivities } from '../activities/webhook.activities';
 import { AgentRunner } from '../agent/agent';
 import { createLlmClient } from '../agent/llm/factory';
 import { BrowserPool } from '../browser/pool';
@@ -46,7 +48,11 @@ export async function startWorkflowWorker(deps: { config: Config; logger: Logger
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createSessionActivities({ config, store, registry, events, logger }),
+    activities: {
+      ...createSessionActivities({ config, store, registry, events, logger }),
+      ...createTriggerActivities({ config, store, logger }),
+      ...createWebhookActivities({ config, store, logger }),
+    },
   });
   const running = worker.run();
   running.catch((err) => logger.error({ err }, 'temporal worker stopped with an error'));
@@ -106,7 +112,11 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     ...common,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createSessionActivities({ config, store, registry, events, logger }),
+    activities: {
+      ...createSessionActivities({ config, store, registry, events, logger }),
+      ...createTriggerActivities({ config, store, logger }),
+      ...createWebhookActivities({ config, store, logger }),
+    },
   });
   const browserWorker = await Worker.create({
     ...common,

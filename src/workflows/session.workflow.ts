@@ -18,6 +18,7 @@ import {
 } from './messages';
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
+import { deliverTaskWebhook } from './webhook-delivery.workflow';
 import type { EndReason, SessionInput, SessionStatus, SessionView, StepResult } from './types';
 
 const shared = wf.proxyActivities<SessionActivities>({
@@ -306,6 +307,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     // Waiters get the outcome now; the record, the charge and the event follow at once.
     task.recorded = true;
     await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
+    if (task.params.webhook) await deliverTaskWebhook({ userId: input.userId, sessionId, taskId: task.taskId, webhook: task.params.webhook });
     if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = 'terminateOnCompletion';
   }
 

@@ -54,6 +54,26 @@ describe('toolSpecs', () => {
   });
 });
 
+describe('done for structured output', () => {
+  const done = (params: Parameters<typeof toolSpecs>[0]) => toolSpecs(params).find((s) => s.name === 'done')!.parameters as any;
+
+  it('carries the outputSchema as its result argument, and the CSV columns as its rows', () => {
+    const schema = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
+    expect(done({ outputType: 'structured_json', outputSchema: schema }).properties.result).toEqual({ type: 'object', properties: { n: { type: 'number' } }, required: ['n'], description: 'The result of the task' });
+    const rows = done({ outputType: 'structured_csv', outputSchema: ['month', 'total'] }).properties.rows;
+    expect(rows).toMatchObject({ type: 'array', items: { type: 'object', additionalProperties: false } });
+    expect(Object.keys(rows.items.properties)).toEqual(['month', 'total']);
+    expect(done({ outputType: 'text' })).toMatchObject({ required: ['message'] });
+  });
+
+  it('turns a result value or rows into the message the agent checks', async () => {
+    expect((await doneTool.execute(ctx, { result: { n: 1 }, success: true })).done).toEqual({ message: '{"n":1}', success: true });
+    expect((await doneTool.execute(ctx, { rows: [{ a: 1 }], success: true })).done).toEqual({ message: '[{"a":1}]', success: true });
+    expect((await doneTool.execute(ctx, { message: 'cannot log in', success: false })).done).toEqual({ message: 'cannot log in', success: false });
+    expect(doneTool.schema.safeParse({ success: true }).success).toBe(false);
+  });
+});
+
 describe('done and request_human_input', () => {
   it('end the step with the answer or the question', async () => {
     expect(await doneTool.execute(ctx, { message: 'The answer is 42', success: true })).toEqual({

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { LlmToolSpec } from '../llm/types';
+import type { TaskParams } from '../../workflows/types';
 import type { AgentTool } from '../types';
 import { clickElementTool } from './click-element';
-import { doneTool } from './done';
+import { doneSpec, doneTool } from './done';
 import { extractTool } from './extract';
 import { goBackTool } from './go-back';
 import { inputTextTool } from './input-text';
@@ -36,10 +37,14 @@ export const agentTools: AgentTool[] = [
  * The tools as the model sees them. The schemas describe the input side: arguments with a
  * default are optional for the model.
  */
-export function toolSpecs(): LlmToolSpec[] {
-  return agentTools.map((t) => ({
-    name: t.name,
-    description: t.description,
-    parameters: z.toJSONSchema(t.schema, { io: 'input' }) as Record<string, unknown>,
-  }));
+export function toolSpecs(params: Pick<TaskParams, 'outputType' | 'outputSchema'> = { outputType: 'text' }): LlmToolSpec[] {
+  return agentTools.map((t) =>
+    t === (doneTool as AgentTool)
+      ? doneSpec(params)
+      : {
+          name: t.name,
+          description: t.description,
+          parameters: z.toJSONSchema(t.schema, { io: 'input' }) as Record<string, unknown>,
+        },
+  );
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { csvColumnsProblem, outputSchemaProblem } from '../../agent/structured-output';
 
 export const TASK_LIMITS = {
   maxDuration: { min: 1000, max: 300_000, default: 300_000 },
@@ -57,6 +58,13 @@ export const taskParamsSchema = z
     if (t.outputType === 'structured_csv' && (!Array.isArray(t.outputSchema) || t.outputSchema.length === 0)) {
       ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: 'outputSchema must be a non-empty array of column names when outputType is structured_csv' });
     }
+    const problem =
+      t.outputType === 'structured_json' && t.outputSchema && !Array.isArray(t.outputSchema)
+        ? outputSchemaProblem(t.outputSchema)
+        : t.outputType === 'structured_csv' && Array.isArray(t.outputSchema) && t.outputSchema.length
+          ? csvColumnsProblem(t.outputSchema)
+          : null;
+    if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem });
   });
 
 export type TaskParamsInput = z.infer<typeof taskParamsSchema>;

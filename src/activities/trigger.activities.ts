@@ -1,0 +1,235 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { ProfileSource } from '../profiles/contracts';
+import { CronJobsRepository, type CronJobRecord } from '../store/cron-jobs.repository';
+import { ProfileLocks } from '../store/profile-locks';
+import type { Store } from '../store/store';
+import { TriggerRunsRepository, type DeliveryRecord } from '../store/trigger-runs.repository';
+import { runLeaseMs } from '../triggers/retry-policy';
+import { TriggerSchedules } from '../triggers/schedules';
+import {
+  runDeliveryId,
+  type BeginRunResult,
+  type OpenedRunSession,
+  type OpenRunSessionInput,
+  type RunFailure,
+  type RunStatus,
+  type SettledRun,
+  type SettleRunInput,
+} from '../workflows/trigger.types';
+import type { SessionInput, TaskParams, TaskView, Usage } from '../workflows/types';
+
+/** Failures another attempt of the run cannot fix. */
+const FINAL_CODES = new Set(['INSUFFICIENT_BALANCE', 'ACCOUNT_DEACTIVATED', 'ENVIRONMENT_NOT_FOUND', 'USER_NOT_FOUND']);
+const TASK_DEFAULTS = { maxDuration: 300_000, maxInputTokens: 100_000, maxOutputTokens: 100_000 } as const;
+
+const failure = (code: string, message: string): RunFailure => ({ code, message, retryable: !FINAL_CODES.has(code) });
+
+/**
+ * Activities of trigger runs (shared queue): the run record, the overlap lock, the
+ * session the run opens (slot, environment lock and record, as the API does before it
+ * starts a session workflow), failure counting and the auto-pause. The Temporal client is
+ * the worker's own (from the activity context) unless one is passed in.
+ */
+export function createTriggerActivities(deps: { config: Config; store: Pick<Store, 'db' | 'users' | 'sessions' | 'tasks'>; logger: Logger; temporal?: Client }) {
+  const { config, store } = deps;
+  const logger = deps.logger.child({ component: 'trigger-activities' });
+  const jobs = new CronJobsRepository(store.db);
+  const runs = new TriggerRunsRepository(store.db);
+  const locks = new ProfileLocks(store.db);
+  const schedules = () => new TriggerSchedules(deps.temporal ?? Context.current().client, config.TEMPORAL_TASK_QUEUE);
+
+  /** nextRunAt from the schedule's description; a failure to read it never fails a run. */
+  const refreshNextRun = async (job: Pick<CronJobRecord, '_id' | 'status'>) => {
+    try {
+      await jobs.setNextRunAt(job._id, job.status === 'paused' ? null : await schedules().nextRunAt(job._id));
+    } catch (err) {
+      logger.warn({ triggerId: job._id, err: String(err) }, 'nextRunAt not refreshed');
+    }
+  };
+
+  /** Why the owner cannot run anything now, or null. */
+  const ownerProblem = async (userId: string): Promise<RunFailure | null> => {
+    const user = await store.users.get(userId);
+    if (!user) return failure('USER_NOT_FOUND', 'The owner of this trigger no longer exists');
+    if (user.status !== 'active') return failure('ACCOUNT_DEACTIVATED', 'Account is deactivated');
+    const required = config.MIN_BALANCE_USD;
+    if (user.balance < required || user.balance <= 0) return failure('INSUFFICIENT_BALANCE', `Insufficient balance: ${user.balance} USD, at least ${required} USD is required`);
+    return null;
+  };
+
+  return {
+    /**
+     * Begins an attempt: takes the trigger's overlap lock (another run still going means
+     * this one is recorded as skipped), records the run as running, reads the trigger
+     * and checks the owner can pay.
+     */
+    async beginTriggerRun(input: { triggerId: string; runId: string; attempt: number; scheduledAt: string | null; workflowId: string }): Promise<BeginRunResult> {
+      const job = await jobs.getById(input.triggerId);
+      if (!job) return { kind: 'gone' };
+      const run = { id: input.runId, cronJobId: job._id, userId: job.userId, attempt: input.attempt, scheduledAt: input.scheduledAt ? new Date(input.scheduledAt) : null, workflowId: input.workflowId };
+      const lock = await jobs.acquireRunLock(job._id, input.runId, runLeaseMs(job.retryPolicy));
+      if (!lock.acquired) {
+        await runs.recordSkipped(run, `Skipped: run ${lock.holder ?? 'another run'} of this trigger was still running`);
+        logger.info({ triggerId: job._id, runId: input.runId, runningRunId: lock.holder }, 'trigger run skipped (overlap)');
+        await refreshNextRun(job);
+        return { kind: 'skipped', runningRunId: lock.holder };
+      }
+      if (lock.previous) await runs.markAbandoned(lock.previous);
+      await runs.begin(run);
+      await refreshNextRun(job);
+      const trigger = {
+        triggerId: job._id,
+        userId: job.userId,
+        environmentId: job.environmentId,
+        prompt: job.prompt,
+        startingUrl: job.startingUrl,
+        outputType: job.outputType,
+        outputSchema: job.outputSchema ? (JSON.parse(job.outputSchema) as Record<string, unknown>) : null,
+      };
+      logger.info({ triggerId: job._id, runId: input.runId, attempt: input.attempt }, 'trigger run started');
+      const problem = await ownerProblem(job.userId);
+      return problem ? { kind: 'run', trigger, failure: problem } : { kind: 'run', trigger };
+    },
+
+    /**
+     * What the API does before it starts a session workflow: a session slot of the owner,
+     * the environment's profile lock and the session record. Answers the session's input
+     * (its one task ends the session). A retry after success answers the same input.
+     */
+    async openRunSession({ runId, trigger, sessionId, taskId }: OpenRunSessionInput): Promise<OpenedRunSession> {
+      const profile: ProfileSource = { kind: 'environment', id: trigger.environmentId, userId: trigger.userId };
+      const params: TaskParams = {
+        prompt: trigger.prompt,
+        startingUrl: trigger.startingUrl,
+        ...TASK_DEFAULTS,
+        terminateOnCompletion: true,
+        outputType: trigger.outputType === 'structured' ? 'structured_json' : 'text',
+        ...(trigger.outputType === 'structured' ? { outputSchema: trigger.outputSchema ?? {} } : {}),
+        files: [],
+      };
+      const input: SessionInput = {
+        sessionId,
+        userId: trigger.userId,
+        idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
+        maxSteps: config.MAX_AGENT_STEPS,
+        orphanGraceMs: config.ORPHAN_GRACE_MS,
+        profile,
+        initialTask: { taskId, params },
+      };
+      const opened = { input, taskQueue: config.TEMPORAL_TASK_QUEUE };
+      if (await store.sessions.get(sessionId)) return opened;
+
+      const user = await store.users.get(trigger.userId);
+      if (!user) throw ApplicationFailure.create({ type: 'USER_NOT_FOUND', message: 'The owner of this trigger no longer exists', nonRetryable: true });
+      const limit = user.sessionLimit ?? config.DEFAULT_SESSION_LIMIT;
+      if (!(await store.users.acquireSessionSlot(user._id, limit))) {
+        throw ApplicationFailure.create({ type: 'SESSION_LIMIT_REACHED', message: `Concurrent session limit reached (${user.activeSessions}/${limit})`, nonRetryable: true, details: [{ current: user.activeSessions, limit }] });
+      }
+      const lock = await locks.acquire(profile, sessionId);
+      if (lock !== 'ok') {
+        await store.users.releaseSessionSlot(user._id);
+        if (lock === 'busy') throw ApplicationFailure.create({ type: 'PROFILE_IN_USE', message: 'The environment is in use by another live session', nonRetryable: true, details: [{ environmentId: profile.id }] });
+        throw ApplicationFailure.create({ type: 'ENVIRONMENT_NOT_FOUND', message: 'Environment not found', nonRetryable: true, details: [{ environmentId: profile.id }] });
+      }
+      await store.sessions.create(sessionId, user._id);
+      await runs.setSession(runId, sessionId, taskId);
+      logger.info({ triggerId: trigger.triggerId, runId, sessionId }, 'trigger run session opened');
+      return opened;
+    },
+
+    /** The session workflow could not be started: what openRunSession took is given back. */
+    async abandonRunSession({ sessionId, userId, environmentId }: { sessionId: string; userId: string; environmentId: string }): Promise<void> {
+      if (await store.sessions.end(sessionId, 'failed', 'instance_lost')) await store.users.releaseSessionSlot(userId);
+      await locks.release({ kind: 'environment', id: environmentId, userId }, sessionId);
+    },
+
+    /**
+     * Ends an attempt: reads the task's outcome, records it on the run, and on the final
+     * attempt counts the failure (pausing the trigger and its schedule at the limit) or
+     * resets the count, releases the overlap lock and answers the delivery to make.
+     */
+    async settleTriggerRun(input: SettleRunInput): Promise<SettledRun> {
+      const job = await jobs.getById(input.triggerId);
+      const task = input.sessionId && input.taskId ? await store.tasks.get(input.sessionId, input.taskId) : null;
+      const outcome = runOutcome(input, task);
+      const final = outcome.status === 'completed' || !outcome.retryable || input.attempt >= input.maxAttempts;
+      const log = logger.child({ triggerId: input.triggerId, runId: input.runId, attempt: input.attempt });
+
+      if (!final) {
+        await runs.recordAttemptFailure(input.runId, { code: outcome.code!, error: outcome.error! });
+        if (job) await jobs.extendRunLock(job._id, input.runId, runLeaseMs(job.retryPolicy));
+        log.info({ code: outcome.code }, 'trigger run attempt failed; it will be attempted again');
+        return { status: 'running', final: false, code: outcome.code, error: outcome.error, usage: outcome.usage ?? undefined };
+      }
+
+      await runs.finish(input.runId, { status: outcome.status, result: outcome.result, error: outcome.error ?? null, code: outcome.code ?? null, usage: outcome.usage, sessionId: input.sessionId ?? null, taskId: input.taskId ?? null });
+      if (!job) return { status: outcome.status, final: true, code: outcome.code, error: outcome.error };
+
+      let autoPaused = false;
+      if (outcome.status === 'completed') {
+        await jobs.resetFailures(job._id, input.runId);
+      } else {
+        const counted = await jobs.countFailure(job._id, input.runId);
+        if (counted && counted.status === 'active' && counted.consecutiveFailures >= counted.maxConsecutiveFailures && (await jobs.autoPause(job._id))) {
+          autoPaused = true;
+          await schedules().pause(job._id, `Paused after ${counted.consecutiveFailures} consecutive failed runs`);
+          log.warn({ failures: counted.consecutiveFailures }, 'trigger paused itself after consecutive failures');
+        }
+      }
+      await jobs.releaseRunLock(job._id, input.runId, outcome.status);
+      if (!autoPaused) await refreshNextRun(job);
+
+      let delivery: SettledRun['delivery'];
+      if ((job.deliveryMode === 'webhook' || job.deliveryMode === 'both') && job.webhook) {
+        delivery = { deliveryId: runDeliveryId(input.runId), userId: job.userId, webhook: job.webhook, target: { kind: 'run', runId: input.runId, cronJobId: job._id } };
+      }
+      if (job.deliveryMode === 'bot' || job.deliveryMode === 'both') await runs.addDelivery(input.runId, botUnsupported(input.runId));
+      log.info({ status: outcome.status, code: outcome.code, cost: outcome.usage?.cost }, 'trigger run finished');
+      return { status: outcome.status, final: true, code: outcome.code, error: outcome.error, usage: outcome.usage ?? undefined, delivery, autoPaused };
+    },
+  };
+}
+
+export interface RunOutcome {
+  status: Exclude<RunStatus, 'running' | 'skipped'>;
+  result: string | null;
+  code?: string;
+  error?: string;
+  usage: Usage | null;
+  retryable: boolean;
+}
+
+/** The run's outcome from what happened: a failure before the task, the task's record, or the session's own error. */
+export function runOutcome(input: Pick<SettleRunInput, 'failure' | 'sessionError'>, task: TaskView | null): RunOutcome {
+  if (input.failure) return { status: 'failed', result: null, code: input.failure.code, error: input.failure.message, usage: null, retryable: input.failure.retryable };
+  if (task?.status === 'task_completed') return { status: 'completed', result: task.message ?? '', usage: task.usage, retryable: false };
+  if (task?.status === 'failed') {
+    return { status: task.code === 'TASK_TIMEOUT' ? 'timed_out' : 'failed', result: task.message ?? null, code: task.code ?? 'TASK_FAILED', error: task.error ?? 'Task failed', usage: task.usage, retryable: !FINAL_CODES.has(task.code ?? '') };
+  }
+  if (task?.status === 'stopped') return { status: 'failed', result: task.message ?? null, code: 'TASK_STOPPED', error: 'The task was stopped before it finished', usage: task.usage, retryable: true };
+  const err = input.sessionError ?? { code: 'SESSION_FAILED', message: 'The session ended before the task finished' };
+  return { status: 'failed', result: null, code: err.code, error: err.message, usage: task?.usage ?? null, retryable: true };
+}
+
+/** Chat delivery (deliveryMode bot) needs a chat sender, which this service does not have yet: the run says so. */
+function botUnsupported(runId: string): DeliveryRecord {
+  return {
+    deliveryId: `bot_${runId}`,
+    channel: 'bot',
+    name: null,
+    url: null,
+    submittedData: null,
+    status: 'unsupported',
+    attempts: 0,
+    lastStatusCode: null,
+    lastError: 'Delivery to the environment chat connection is not available in this version',
+    lastAttemptAt: null,
+    deliveredAt: null,
+    createdAt: new Date(),
+  };
+}
+
+export type TriggerActivities = ReturnType<typeof createTriggerActivities>;

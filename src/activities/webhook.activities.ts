@@ -1,0 +1,101 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { taskEnvelope } from '../api/envelopes';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { Store } from '../store/store';
+import { TriggerRunsRepository } from '../store/trigger-runs.repository';
+import { WebhookSecretsRepository } from '../store/webhook-secrets.repository';
+import { DeliveryRecords } from '../webhooks/delivery-records';
+import { buildPayload, failedRunEnvelope, type DeliverySubject } from '../webhooks/payloads';
+import { sendWebhook } from '../webhooks/sender';
+import type { DeliveryInput, DeliveryResult, DeliveryTarget } from '../workflows/trigger.types';
+import { TERMINAL_TASK_STATUSES, type TaskView } from '../workflows/types';
+
+/** One attempt waits this long for the receiver's answer. */
+export const DELIVERY_ATTEMPT_TIMEOUT_MS = 15_000;
+/** A receiver's Retry-After is honoured up to this. */
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+/**
+ * Webhook deliveries (shared queue): one activity attempt is one POST. Temporal's retry
+ * policy (set by the delivery workflow) spaces the attempts; each attempt is recorded on
+ * the task or run before the activity answers, so the record shows attempts, last status
+ * code and last error even while retries go on.
+ */
+export function createWebhookActivities(deps: { config: Config; store: Pick<Store, 'db' | 'tasks'>; logger: Logger; fetch?: typeof fetch }) {
+  const { config, store } = deps;
+  const logger = deps.logger.child({ component: 'webhooks' });
+  const secrets = new WebhookSecretsRepository(store.db);
+  const runs = new TriggerRunsRepository(store.db);
+  const records = new DeliveryRecords(store.db);
+
+  const fromTask = (view: TaskView, trigger?: DeliverySubject['trigger']): DeliverySubject => ({
+    sessionId: view.sessionId,
+    taskId: view.taskId,
+    status: view.status as DeliverySubject['status'],
+    message: view.message ?? '',
+    completedAt: view.completedAt ? Date.parse(view.completedAt) : Date.now(),
+    envelope: taskEnvelope(config, view, { withCompletedAt: true }).body,
+    trigger,
+  });
+
+  /** What is delivered, read from the stored outcome; null while there is none yet. */
+  async function subjectOf(target: DeliveryTarget): Promise<DeliverySubject | null> {
+    if (target.kind === 'task') {
+      const view = await store.tasks.get(target.sessionId, target.taskId);
+      return view && TERMINAL_TASK_STATUSES.includes(view.status) ? fromTask(view) : null;
+    }
+    const run = await runs.getById(target.runId);
+    if (!run || run.status === 'running') return null;
+    const trigger = { cronJobId: run.cronJobId, runId: run._id };
+    if (run.sessionId && run.taskId) {
+      const view = await store.tasks.get(run.sessionId, run.taskId);
+      if (view && TERMINAL_TASK_STATUSES.includes(view.status)) return fromTask(view, trigger);
+    }
+    const completedAt = (run.finishedAt ?? run.createdAt).getTime();
+    const error = run.error ?? 'The run failed';
+    const code = run.code ?? 'RUN_FAILED';
+    return { sessionId: run.sessionId, taskId: run.taskId, status: 'failed', message: '', completedAt, envelope: failedRunEnvelope({ sessionId: run.sessionId, taskId: run.taskId, error, code, completedAt }), trigger };
+  }
+
+  return {
+    async deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
+      const attempt = Context.current().info.attempt;
+      const log = logger.child({ deliveryId: input.deliveryId, attempt });
+      await records.open(input);
+      const subject = await subjectOf(input.target);
+      if (!subject) {
+        await records.attempt(input, { attempt, status: 'retrying', statusCode: null, error: 'The outcome to deliver is not recorded yet' });
+        throw ApplicationFailure.create({ type: 'DELIVERY_OUTCOME_MISSING', message: 'The outcome to deliver is not recorded yet' });
+      }
+      const body = JSON.stringify(buildPayload(input.webhook.submittedData, subject));
+      const signing = await secrets.signingSecrets(input.userId);
+      const result = await sendWebhook(
+        { url: input.webhook.url, auth: input.webhook.auth, deliveryId: input.deliveryId, body, secrets: signing, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
+        deps.fetch ?? fetch,
+      );
+      const status = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'final' ? 'failed' : 'retrying';
+      await records.attempt(input, { attempt, status, statusCode: result.statusCode, error: result.error });
+      if (result.outcome === 'delivered') {
+        log.info({ statusCode: result.statusCode, ms: result.durationMs }, 'webhook delivered');
+        return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt, statusCode: result.statusCode };
+      }
+      log.warn({ statusCode: result.statusCode, error: result.error, final: result.outcome === 'final' }, 'webhook attempt failed');
+      throw ApplicationFailure.create({
+        type: result.outcome === 'final' ? 'WEBHOOK_REFUSED' : 'WEBHOOK_FAILED',
+        message: result.error ?? 'Delivery failed',
+        nonRetryable: result.outcome === 'final',
+        details: [{ statusCode: result.statusCode }],
+        nextRetryDelay: result.retryAfterMs !== undefined ? Math.min(Math.max(result.retryAfterMs, 1000), MAX_RETRY_AFTER_MS) : undefined,
+      });
+    },
+
+    /** The delivery workflow gave up (final refusal or retries exhausted). */
+    async recordDeliveryGivenUp({ input, error }: { input: DeliveryInput; error: string }): Promise<void> {
+      await records.giveUp(input, error);
+      logger.warn({ deliveryId: input.deliveryId, error }, 'webhook delivery given up');
+    },
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

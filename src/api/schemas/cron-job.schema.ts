@@ -1,0 +1,222 @@
+/**
+ * Requests of `/cron-jobs`: create (every field of the Trigger resource) and update (any
+ * subset). The contract's messages are kept verbatim (`name is required`, `prompt is
+ * required`, `Valid environmentId is required`, `webhook config is required when
+ * deliveryMode includes webhook`); schedule problems are 400 INVALID_PARAMETER with
+ * `details: {parameter, value}` and a message saying what is wrong.
+ */
+import { z } from 'zod';
+import { outputSchemaProblem } from '../../agent/structured-output';
+import { InvalidParameterError, MissingFieldError, ServiceError } from '../../errors';
+import type { CronJobFields, CronJobRecord, CronJobStatus } from '../../store/cron-jobs.repository';
+import { RETRY_LIMITS, type RetryPolicyInput } from '../../triggers/retry-policy';
+import { parseAt, SCHEDULE_FIELD_NAMES, SCHEDULE_TYPES, validateSchedule, type ScheduleFields } from '../../triggers/schedule-spec';
+import { webhookSchema } from './task.schema';
+import { parseRequest } from './validation';
+
+export const NAME_MAX = 200;
+export const DESCRIPTION_MAX = 2000;
+export const PROMPT_MAX = 50_000;
+export const FAILURES_LIMITS = { min: 1, max: 100, default: 5 } as const;
+const ENVIRONMENT_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+const httpUrl = z.string().refine((v) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL');
+
+const bounded = (limits: { min: number; max: number }, describe: string, int = true) => (int ? z.number().int() : z.number()).min(limits.min).max(limits.max).describe(describe);
+
+export const retryPolicySchema = z
+  .object({
+    maximumAttempts: bounded(RETRY_LIMITS.maximumAttempts, 'Attempts of a run in all, 1..10').default(RETRY_LIMITS.maximumAttempts.default),
+    initialIntervalMs: bounded(RETRY_LIMITS.initialIntervalMs, 'Wait before the second attempt, ms').default(RETRY_LIMITS.initialIntervalMs.default),
+    backoffCoefficient: bounded(RETRY_LIMITS.backoffCoefficient, 'Each wait is the previous one times this', false).default(RETRY_LIMITS.backoffCoefficient.default),
+    maximumIntervalMs: bounded(RETRY_LIMITS.maximumIntervalMs, 'Longest wait between attempts, ms').default(RETRY_LIMITS.maximumIntervalMs.default),
+  })
+  .describe('How a failed run is attempted again (Temporal retry policy of the run)');
+
+/** Every field a user may set; create requires some of them (checked before this schema). */
+const fieldsSchema = z.object({
+  name: z.string().trim().max(NAME_MAX).describe('Name of the trigger'),
+  description: z.string().max(DESCRIPTION_MAX).nullish().describe('Free text'),
+  environmentId: z.string().describe('Environment the runs use (its browser profile and files)'),
+  policyId: z.string().max(128).nullish().describe('Automation policy'),
+  scheduleType: z.enum(SCHEDULE_TYPES).describe('at (once), every (interval) or cron'),
+  scheduleAt: z.unknown().optional().describe('ISO 8601 date-time in the future, for at'),
+  scheduleInterval: z.string().nullish().describe('<n>m, <n>h or <n>d, for every'),
+  scheduleCron: z.string().max(200).nullish().describe('Five-field cron expression, for cron'),
+  timezone: z.string().max(64).nullish().describe('IANA time zone of the cron expression; UTC by default'),
+  prompt: z.string().max(PROMPT_MAX).describe('What the agent does on each run'),
+  startingUrl: httpUrl.nullish().describe('Page to open first'),
+  outputType: z.enum(['text', 'structured']).describe('text (default) or structured (JSON matching outputSchema)'),
+  outputSchema: z.record(z.string(), z.unknown()).nullish().describe('JSON Schema of the structured result'),
+  deliveryMode: z.enum(['webhook', 'bot', 'both']).describe('Where results go; webhook by default'),
+  webhook: webhookSchema.nullish(),
+  retryPolicy: retryPolicySchema.nullish(),
+  maxConsecutiveFailures: bounded(FAILURES_LIMITS, 'Failed runs in a row after which the trigger pauses itself').describe('1..100, default 5'),
+  status: z.enum(['active', 'paused']).describe('active (default) or paused'),
+});
+
+const updateSchema = fieldsSchema.partial();
+type UpdateBody = z.infer<typeof updateSchema>;
+
+/** Numeric fields whose 400 carries both bounds. */
+const BOUNDS: Record<string, { min: number; max: number }> = {
+  maxConsecutiveFailures: FAILURES_LIMITS,
+  'retryPolicy.maximumAttempts': RETRY_LIMITS.maximumAttempts,
+  'retryPolicy.initialIntervalMs': RETRY_LIMITS.initialIntervalMs,
+  'retryPolicy.backoffCoefficient': RETRY_LIMITS.backoffCoefficient,
+  'retryPolicy.maximumIntervalMs': RETRY_LIMITS.maximumIntervalMs,
+};
+
+function parseFields(body: Record<string, unknown>): UpdateBody {
+  try {
+    return parseRequest(updateSchema, body);
+  } catch (err) {
+    const parameter = err instanceof ServiceError ? String(err.details?.parameter ?? '') : '';
+    const bounds = BOUNDS[parameter];
+    if (err instanceof InvalidParameterError && bounds) {
+      const integer = parameter !== 'retryPolicy.backoffCoefficient';
+      throw new InvalidParameterError(parameter, err.details?.value, `${parameter} must be ${integer ? 'an integer ' : ''}between ${bounds.min} and ${bounds.max}`, { min: bounds.min, max: bounds.max });
+    }
+    throw err;
+  }
+}
+
+const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && !v.trim());
+
+function requireText(body: Record<string, unknown>, field: 'name' | 'prompt', message: string): void {
+  const v = body[field];
+  if (blank(v)) throw new MissingFieldError(field, message);
+  if (typeof v !== 'string') throw new InvalidParameterError(field, v, `${field} must be a string`);
+}
+
+function checkEnvironmentId(body: Record<string, unknown>): void {
+  const v = body.environmentId;
+  if (blank(v)) throw new MissingFieldError('environmentId', 'Valid environmentId is required');
+  if (typeof v !== 'string' || !ENVIRONMENT_ID.test(v.trim())) throw new InvalidParameterError('environmentId', v, 'Valid environmentId is required');
+}
+
+function checkOutput(outputType: string, outputSchema: unknown): void {
+  if (outputType !== 'structured') return;
+  if (outputSchema === undefined || outputSchema === null) throw new MissingFieldError('outputSchema', 'outputSchema is required when outputType is structured');
+  const problem = outputSchemaProblem(outputSchema);
+  if (problem) throw new InvalidParameterError('outputSchema', outputSchema, problem);
+}
+
+function checkWebhook(deliveryMode: string, webhook: unknown): void {
+  if ((deliveryMode === 'webhook' || deliveryMode === 'both') && !webhook) throw new MissingFieldError('webhook', 'webhook config is required when deliveryMode includes webhook');
+}
+
+/** The stored schedule fields of a request: `at` parsed (and in the future), the others as given. */
+function scheduleOf(body: UpdateBody, base: ScheduleFields, now: number): ScheduleFields {
+  const type = body.scheduleType ?? base.scheduleType;
+  const fields: ScheduleFields = {
+    scheduleType: type,
+    scheduleAt: body.scheduleAt === undefined ? base.scheduleAt : body.scheduleAt === null ? null : parseAt(body.scheduleAt, now),
+    scheduleInterval: body.scheduleInterval === undefined ? base.scheduleInterval : (body.scheduleInterval?.trim() ?? null),
+    scheduleCron: body.scheduleCron === undefined ? base.scheduleCron : (body.scheduleCron?.trim() ?? null),
+    timezone: body.timezone === undefined ? base.timezone : (body.timezone?.trim() || 'UTC'),
+  };
+  validateSchedule(fields, { now });
+  // Only the fields of the type are kept, so the record says plainly when it runs.
+  return {
+    ...fields,
+    scheduleAt: type === 'at' ? fields.scheduleAt : null,
+    scheduleInterval: type === 'every' ? fields.scheduleInterval : null,
+    scheduleCron: type === 'cron' ? fields.scheduleCron : null,
+  };
+}
+
+const asObject = (body: unknown): Record<string, unknown> => (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
+
+export interface CreateCronJob {
+  fields: CronJobFields;
+  status: CronJobStatus;
+}
+
+/** `POST /cron-jobs`. */
+export function parseCreateCronJob(raw: unknown, now = Date.now()): CreateCronJob {
+  const body = asObject(raw);
+  requireText(body, 'name', 'name is required');
+  requireText(body, 'prompt', 'prompt is required');
+  checkEnvironmentId(body);
+  if (blank(body.scheduleType)) throw new MissingFieldError('scheduleType', 'scheduleType is required (at, every or cron)');
+  const parsed = parseFields(body);
+  const schedule = scheduleOf(parsed, { scheduleType: parsed.scheduleType!, scheduleAt: null, scheduleInterval: null, scheduleCron: null, timezone: 'UTC' }, now);
+  const outputType = parsed.outputType ?? 'text';
+  checkOutput(outputType, parsed.outputSchema);
+  const deliveryMode = parsed.deliveryMode ?? 'webhook';
+  checkWebhook(deliveryMode, parsed.webhook);
+  return {
+    status: parsed.status ?? 'active',
+    fields: {
+      name: parsed.name!,
+      description: parsed.description ?? '',
+      environmentId: parsed.environmentId!.trim(),
+      policyId: parsed.policyId ?? null,
+      ...schedule,
+      prompt: parsed.prompt!,
+      startingUrl: parsed.startingUrl ?? null,
+      outputType,
+      outputSchema: outputType === 'structured' ? JSON.stringify(parsed.outputSchema) : null,
+      deliveryMode,
+      webhook: parsed.webhook ?? null,
+      retryPolicy: (parsed.retryPolicy as RetryPolicyInput | null | undefined) ?? null,
+      maxConsecutiveFailures: parsed.maxConsecutiveFailures ?? FAILURES_LIMITS.default,
+    },
+  };
+}
+
+export interface UpdateCronJob {
+  /** Only the fields the request changes. */
+  fields: Partial<CronJobFields>;
+  /** A schedule field was given: the Temporal schedule is updated and nextRunAt recomputed. */
+  scheduleChanged: boolean;
+  /** The run workflow's retry policy changed: the schedule's action is updated. */
+  retryChanged: boolean;
+  /** A status change asked for (applied as pause or resume). */
+  status?: CronJobStatus;
+}
+
+/** `PUT /cron-jobs/:id`: any subset of the fields, checked against the record they change. */
+export function parseUpdateCronJob(raw: unknown, current: CronJobRecord, now = Date.now()): UpdateCronJob {
+  const body = asObject(raw);
+  if ('name' in body) requireText(body, 'name', 'name is required');
+  if ('prompt' in body) requireText(body, 'prompt', 'prompt is required');
+  if ('environmentId' in body) checkEnvironmentId(body);
+  if ('scheduleType' in body && blank(body.scheduleType)) throw new MissingFieldError('scheduleType', 'scheduleType is required (at, every or cron)');
+  const parsed = parseFields(body);
+  const fields: Partial<CronJobFields> = {};
+  if (parsed.name !== undefined) fields.name = parsed.name;
+  if (parsed.description !== undefined) fields.description = parsed.description ?? '';
+  if (parsed.environmentId !== undefined) fields.environmentId = parsed.environmentId.trim();
+  if (parsed.policyId !== undefined) fields.policyId = parsed.policyId ?? null;
+  if (parsed.prompt !== undefined) fields.prompt = parsed.prompt;
+  if (parsed.startingUrl !== undefined) fields.startingUrl = parsed.startingUrl ?? null;
+  if (parsed.maxConsecutiveFailures !== undefined) fields.maxConsecutiveFailures = parsed.maxConsecutiveFailures;
+
+  const scheduleChanged = SCHEDULE_FIELD_NAMES.some((k) => k in body);
+  if (scheduleChanged) Object.assign(fields, scheduleOf(parsed, current, now));
+
+  const outputType = parsed.outputType ?? current.outputType;
+  const schemaGiven = parsed.outputSchema !== undefined;
+  if (parsed.outputType !== undefined || schemaGiven) {
+    const schema = schemaGiven ? parsed.outputSchema : current.outputSchema ? JSON.parse(current.outputSchema) : null;
+    checkOutput(outputType, schema);
+    fields.outputType = outputType;
+    fields.outputSchema = outputType === 'structured' ? JSON.stringify(schema) : null;
+  }
+
+  if (parsed.deliveryMode !== undefined) fields.deliveryMode = parsed.deliveryMode;
+  if (parsed.webhook !== undefined) fields.webhook = parsed.webhook ?? null;
+  checkWebhook(fields.deliveryMode ?? current.deliveryMode, fields.webhook !== undefined ? fields.webhook : current.webhook);
+
+  const retryChanged = parsed.retryPolicy !== undefined;
+  if (retryChanged) fields.retryPolicy = (parsed.retryPolicy as RetryPolicyInput | null) ?? null;
+  return { fields, scheduleChanged, retryChanged, status: parsed.status };
+}

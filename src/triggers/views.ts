@@ -1,0 +1,76 @@
+/** Triggers and their runs as the API shows them (dates in ISO 8601). */
+import type { CronJobRecord } from '../store/cron-jobs.repository';
+import type { DeliveryRecord, TriggerRunRecord } from '../store/trigger-runs.repository';
+
+const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+export function cronJobView(job: CronJobRecord) {
+  return {
+    _id: job._id,
+    userId: job.userId,
+    name: job.name,
+    description: job.description,
+    environmentId: job.environmentId,
+    policyId: job.policyId,
+    scheduleType: job.scheduleType,
+    scheduleAt: iso(job.scheduleAt),
+    scheduleInterval: job.scheduleInterval,
+    scheduleCron: job.scheduleCron,
+    timezone: job.timezone,
+    prompt: job.prompt,
+    startingUrl: job.startingUrl,
+    outputType: job.outputType,
+    outputSchema: job.outputSchema ? (JSON.parse(job.outputSchema) as Record<string, unknown>) : null,
+    deliveryMode: job.deliveryMode,
+    webhook: job.webhook,
+    retryPolicy: job.retryPolicy,
+    maxConsecutiveFailures: job.maxConsecutiveFailures,
+    status: job.status,
+    pausedBy: job.status === 'paused' ? job.pausedBy : null,
+    nextRunAt: iso(job.nextRunAt),
+    consecutiveFailures: job.consecutiveFailures,
+    lastRunAt: iso(job.lastRunAt),
+    lastRunStatus: job.lastRunStatus,
+    createdAt: iso(job.createdAt),
+    updatedAt: iso(job.updatedAt),
+  };
+}
+
+export function deliveryView(d: DeliveryRecord) {
+  return {
+    deliveryId: d.deliveryId,
+    channel: d.channel,
+    name: d.name,
+    url: d.url,
+    submittedData: d.submittedData,
+    status: d.status,
+    attempts: d.attempts,
+    lastStatusCode: d.lastStatusCode ?? null,
+    lastError: d.lastError ?? null,
+    lastAttemptAt: iso(d.lastAttemptAt),
+    deliveredAt: iso(d.deliveredAt),
+    createdAt: iso(d.createdAt),
+  };
+}
+
+export function runView(run: TriggerRunRecord) {
+  return {
+    _id: run._id,
+    cronJobId: run.cronJobId,
+    status: run.status,
+    scheduledAt: iso(run.scheduledAt),
+    startedAt: iso(run.startedAt),
+    finishedAt: iso(run.finishedAt),
+    sessionId: run.sessionId ?? null,
+    taskId: run.taskId ?? null,
+    result: run.result ?? null,
+    error: run.error ?? null,
+    code: run.code ?? null,
+    usage: run.usage ?? null,
+    deliveries: Object.values(run.deliveries ?? {})
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+      .map(deliveryView),
+    attempt: run.attempt,
+    createdAt: iso(run.createdAt),
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * One run of a trigger, started by its Temporal Schedule (or its manual trigger). It
+ * records the run, opens a session on the trigger's environment whose one task ends it
+ * (a child session workflow, so the Temporal UI shows schedule → run → session), waits for
+ * the outcome, settles the run (counting failures, pausing the trigger at its limit) and
+ * delivers the result. A failed attempt is retried by Temporal under the trigger's
+ * retryPolicy (the schedule's action carries it); the run record keeps one id across the
+ * attempts. A run that finds another run of its trigger still going records itself as
+ * `skipped`. Deterministic: no I/O, no Node.
+ */
+import * as wf from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { TriggerActivities } from '../activities/trigger.activities';
+import { SESSION_WORKFLOW, sessionWorkflowId } from './messages';
+import { OwnerUserIdKey, SessionStatusKey, TriggerIdKey } from './search-attributes';
+import type { sessionWorkflow } from './session.workflow';
+import { triggerRunId, webhookDeliveryWorkflowId, type RunFailure, type TriggerRunInput, type TriggerRunSummary } from './trigger.types';
+import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
+
+/** Set by Temporal on workflows a schedule starts. */
+const ScheduledStartTimeKey = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
+
+const records = wf.proxyActivities<TriggerActivities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+});
+const opening = wf.proxyActivities<TriggerActivities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+});
+
+export async function triggerRunWorkflow(input: TriggerRunInput): Promise<TriggerRunSummary> {
+  const info = wf.workflowInfo();
+  const runId = triggerRunId(info.firstExecutionRunId);
+  const scheduledAt = info.typedSearchAttributes.get(ScheduledStartTimeKey);
+  const maxAttempts = info.retryPolicy?.maximumAttempts || 1;
+
+  const begun = await records.beginTriggerRun({ triggerId: input.triggerId, runId, attempt: info.attempt, scheduledAt: scheduledAt ? scheduledAt.toISOString() : null, workflowId: info.workflowId });
+  if (begun.kind === 'gone') return { runId, status: 'gone' };
+  if (begun.kind === 'skipped') return { runId, status: 'skipped' };
+  const { trigger } = begun;
+
+  let failure: RunFailure | undefined = begun.failure;
+  let sessionError: { code: string; message: string } | undefined;
+  let sessionId: string | undefined;
+  let taskId: string | undefined;
+  if (!failure) {
+    sessionId = wf.uuid4().replace(/-/g, '');
+    taskId = `task_${wf.uuid4().replace(/-/g, '').slice(0, 24)}`;
+    try {
+      const opened = await opening.openRunSession({ runId, trigger, sessionId, taskId });
+      let view: Awaited<ReturnType<typeof sessionWorkflow>>;
+      try {
+        view = await wf.executeChild<typeof sessionWorkflow>(SESSION_WORKFLOW, {
+          workflowId: sessionWorkflowId(sessionId),
+          taskQueue: opened.taskQueue,
+          args: [opened.input],
+          typedSearchAttributes: [
+            { key: OwnerUserIdKey, value: trigger.userId },
+            { key: SessionStatusKey, value: 'pending' },
+            { key: TriggerIdKey, value: trigger.triggerId },
+          ],
+          memo: { userId: trigger.userId, triggerId: trigger.triggerId, runId },
+          // The session ends itself (its task ends it) and releases what it holds; it is never cut short by the run.
+          parentClosePolicy: wf.ParentClosePolicy.ABANDON,
+          cancellationType: wf.ChildWorkflowCancellationType.ABANDON,
+        });
+      } catch (err) {
+        // Not started, or it failed without ending itself: what openRunSession took is given back.
+        if (!wf.isCancellation(err)) await records.abandonRunSession({ sessionId, userId: trigger.userId, environmentId: trigger.environmentId });
+        throw err;
+      }
+      if (view.error && view.status === 'failed') sessionError = view.error;
+    } catch (err) {
+      if (wf.isCancellation(err)) throw err;
+      failure = describeFailure(err);
+    }
+  }
+
+  const settled = await records.settleTriggerRun({ triggerId: input.triggerId, runId, attempt: info.attempt, maxAttempts, sessionId, taskId, failure, sessionError });
+  if (!settled.final) {
+    // Temporal starts the next attempt after the retry policy's backoff.
+    throw wf.ApplicationFailure.create({ type: settled.code ?? 'RUN_FAILED', message: settled.error ?? 'The run failed', nonRetryable: false });
+  }
+  if (settled.delivery) {
+    await wf.executeChild(webhookDeliveryWorkflow, {
+      workflowId: webhookDeliveryWorkflowId(settled.delivery.deliveryId),
+      args: [settled.delivery],
+      parentClosePolicy: wf.ParentClosePolicy.ABANDON,
+    });
+  }
+  if (settled.status !== 'completed') {
+    // Shown as failed in the Temporal UI; the record already holds the outcome.
+    throw wf.ApplicationFailure.create({ type: settled.code ?? 'RUN_FAILED', message: settled.error ?? 'The run failed', nonRetryable: true });
+  }
+  return { runId, status: settled.status };
+}
+
+function describeFailure(err: unknown): RunFailure {
+  const failure = err instanceof wf.ActivityFailure || err instanceof wf.ChildWorkflowFailure ? (err.cause ?? err) : err;
+  if (failure instanceof wf.ApplicationFailure) {
+    const code = failure.type ?? 'RUN_FAILED';
+    return { code, message: failure.message, retryable: !['ENVIRONMENT_NOT_FOUND', 'USER_NOT_FOUND', 'INSUFFICIENT_BALANCE', 'ACCOUNT_DEACTIVATED'].includes(code) };
+  }
+  if (failure instanceof wf.TimeoutFailure) return { code: 'RUN_TIMEOUT', message: 'A step of the run timed out', retryable: true };
+  return { code: 'RUN_FAILED', message: failure instanceof Error ? failure.message : String(failure), retryable: true };
+}

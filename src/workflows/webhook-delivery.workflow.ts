@@ -1,0 +1,55 @@
+/**
+ * One webhook delivery: a task's or a trigger run's outcome POSTed to the receiver. Each
+ * attempt is one activity; Temporal's retry policy spaces them (1 s, 2 s, 4 s ... up to
+ * 5 min between attempts, 30 attempts, about 2 hours in all), so a receiver that is down
+ * for a while, or a restart of the API or the workers, loses nothing. A 4xx other than
+ * 408/429 ends the delivery at once. Deterministic: no I/O, no Node.
+ */
+import * as wf from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { WebhookActivities } from '../activities/webhook.activities';
+import { taskDeliveryId, webhookDeliveryWorkflowId, type DeliveryInput, type DeliveryResult, type WebhookConfig } from './trigger.types';
+
+/** The backoff of delivery attempts (exported for the tests and the docs). */
+export const WEBHOOK_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m', maximumAttempts: 30 } as const;
+
+const attempts = wf.proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '30s',
+  retry: { ...WEBHOOK_RETRY, nonRetryableErrorTypes: ['WEBHOOK_REFUSED'] },
+});
+const records = wf.proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
+});
+
+export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<DeliveryResult> {
+  try {
+    return await attempts.deliverWebhook(input);
+  } catch (err) {
+    const failure = err instanceof wf.ActivityFailure && err.cause ? err.cause : err;
+    const error = failure instanceof Error ? failure.message : String(failure);
+    await records.recordDeliveryGivenUp({ input, error });
+    const statusCode = failure instanceof wf.ApplicationFailure ? ((failure.details?.[0] as { statusCode?: number | null } | undefined)?.statusCode ?? null) : null;
+    return { deliveryId: input.deliveryId, status: 'failed', attempts: null, statusCode, error };
+  }
+}
+
+/**
+ * For the session workflow: starts the delivery of a finished task's outcome and returns
+ * at once (the delivery outlives the session). Call it after `completeTask` recorded the
+ * outcome; a second call for the same task finds the delivery already started.
+ */
+export async function deliverTaskWebhook(args: { userId: string; sessionId: string; taskId: string; webhook: WebhookConfig }): Promise<void> {
+  const deliveryId = taskDeliveryId(args.taskId);
+  try {
+    await wf.startChild(webhookDeliveryWorkflow, {
+      workflowId: webhookDeliveryWorkflowId(deliveryId),
+      args: [{ deliveryId, userId: args.userId, webhook: args.webhook, target: { kind: 'task', sessionId: args.sessionId, taskId: args.taskId } }],
+      parentClosePolicy: wf.ParentClosePolicy.ABANDON,
+      cancellationType: wf.ChildWorkflowCancellationType.ABANDON,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    wf.log.warn('webhook delivery could not be started', { taskId: args.taskId, error: String(err) });
+  }
+}
