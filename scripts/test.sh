@@ -26,4 +26,4 @@ bash "$ROOT/scripts/infra.sh" up
 export TEST_TEMPORAL_ADDRESS="127.0.0.1:$INFRA_TEMPORAL_PORT" TEST_MONGODB_URL="mongodb://127.0.0.1:$INFRA_FERRETDB_PORT/browser_agent_test" TEST_REDIS_URL="redis://127.0.0.1:$INFRA_REDIS_PORT"
 
 log "jest"
-npx jest --ci --maxWorkers=2 --selectProjects unit e2e "$@"
+npx jest --ci --maxWorkers=2 "$@" --selectProjects unit e2e
