@@ -12,6 +12,7 @@ interface ProfileRecord {
   userId: string;
   blobId?: string | null;
   lockedBy?: string | null;
+  usageCount?: number;
 }
 
 /**
@@ -62,10 +63,22 @@ export class ProfileDirectories implements ProfileMaterializer {
       kind: 'profile',
     });
     const now = new Date();
-    await this.deps.db.collection<ProfileRecord>(COLLECTION[source.kind]).updateOne(
-      { _id: source.id },
-      { $set: { blobId: blob.blobId, blobSize: blob.size, blobUploadedAt: now, lastUsedAt: now, status: 'ready', updatedAt: now }, $inc: { usageCount: 1 } },
-    );
+    const col = this.deps.db.collection<ProfileRecord>(COLLECTION[source.kind]);
+    const set = { blobId: blob.blobId, blobSize: blob.size, blobUploadedAt: now, lastUsedAt: now, status: 'ready', updatedAt: now, usageCount: (rec.usageCount ?? 0) + 1 };
+    // Written, then read back: FerretDB 1.x writes an update back as a whole document, so a
+    // concurrent change of the record (a rename) can put the old archive back. The old blob
+    // is deleted only once the record is seen to point at the new one.
+    let recorded = false;
+    for (let attempt = 0; attempt < 5 && !recorded; attempt++) {
+      if ((await col.updateOne({ _id: source.id }, { $set: set })).matchedCount === 0) break;
+      recorded = (await col.findOne({ _id: source.id }, { projection: { blobId: 1 } }))?.blobId === blob.blobId;
+    }
+    if (!recorded) {
+      // The record is gone (deleted during the session): the new archive has no owner.
+      await this.deps.blobs.delete(blob.blobId).catch(() => undefined);
+      await fs.rm(dir, { recursive: true, force: true });
+      return null;
+    }
     if (rec.blobId && rec.blobId !== blob.blobId) await this.deps.blobs.delete(rec.blobId).catch(() => undefined);
     await fs.rm(dir, { recursive: true, force: true });
     this.deps.logger.info({ sessionId, profile: source.id, blobSize: blob.size }, 'profile archived');

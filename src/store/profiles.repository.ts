@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { newId } from './ids';
+import { PROFILE_COLLECTION } from './profile-locks';
 
 export type ArchiveStatus = 'empty' | 'uploading' | 'ready';
 
@@ -58,6 +59,9 @@ export class ArchiveRecords<R extends ArchiveRecord> {
   /** Typed as the shared fields: the subclasses' own fields go through their own collection handle. */
   protected readonly col: Collection<ArchiveRecord>;
   private readonly locks: Collection<UploadLock>;
+  /** The live sessions' locks (see ProfileLocks): no upload while a session runs on the profile. */
+  private readonly sessionLocks: Collection<{ _id: string }>;
+  private readonly kind: 'environment' | 'profile';
   private indexed?: Promise<unknown>;
   constructor(
     db: Db,
@@ -68,6 +72,8 @@ export class ArchiveRecords<R extends ArchiveRecord> {
   ) {
     this.col = db.collection<ArchiveRecord>(collection);
     this.locks = db.collection<UploadLock>('archiveUploads');
+    this.sessionLocks = db.collection<{ _id: string }>('profileLocks');
+    this.kind = collection === PROFILE_COLLECTION.environment ? 'environment' : 'profile';
   }
 
   /** The unique (userId, slot) index the per-user limit rests on; created on first use too. */
@@ -182,7 +188,7 @@ export class ArchiveRecords<R extends ArchiveRecord> {
   async beginUpload(id: string, userId: string, now = new Date()): Promise<BeginUpload> {
     const cur = (await this.get(id, userId)) as ArchiveRecord | null;
     if (!cur) return { ok: false, reason: 'missing' };
-    if (cur.lockedBy) return { ok: false, reason: 'in_use' };
+    if (cur.lockedBy || (await this.sessionLocks.findOne({ _id: `${this.kind}:${id}` }))) return { ok: false, reason: 'in_use' };
     const uploadId = newId('upl', 8);
     if (!(await this.takeLock(id, uploadId, now))) return { ok: false, reason: 'uploading' };
     // A dead upload left its mark: the status to return to is the one it remembered.

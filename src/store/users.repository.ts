@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { DocLocks } from './doc-locks';
 import { newId } from './ids';
 
 export interface UserRecord {
@@ -7,7 +8,7 @@ export interface UserRecord {
   balance: number;
   status: 'active' | 'deactivated';
   sessionLimit: number;
-  /** Sessions currently holding a slot; changed only by single-document atomic updates. */
+  /** Sessions currently holding a slot; changed only under the user's lock. */
   activeSessions: number;
   /** Tasks already charged (most recent), so a retried charge is a no-op. */
   chargedTasks: string[];
@@ -19,8 +20,10 @@ const CHARGE_MEMORY = 500;
 
 export class UsersRepository {
   private readonly users: Collection<UserRecord>;
+  private readonly locks: DocLocks;
   constructor(db: Db) {
     this.users = db.collection<UserRecord>('users');
+    this.locks = new DocLocks(db);
   }
 
   async create(email: string, balance: number, sessionLimit: number): Promise<UserRecord> {
@@ -38,39 +41,61 @@ export class UsersRepository {
     return this.users.find({}, { projection: { chargedTasks: 0 } }).sort({ createdAt: 1 }).toArray();
   }
 
-  async topUp(id: string, amount: number): Promise<UserRecord | null> {
-    return this.users.findOneAndUpdate({ _id: id }, { $inc: { balance: amount }, $set: { updatedAt: new Date() } }, { returnDocument: 'after' });
+  topUp(id: string, amount: number): Promise<UserRecord | null> {
+    return this.change(id, (u) => ({ balance: u.balance + amount }));
   }
 
-  async setStatus(id: string, status: UserRecord['status']): Promise<UserRecord | null> {
-    return this.users.findOneAndUpdate({ _id: id }, { $set: { status, updatedAt: new Date() } }, { returnDocument: 'after' });
+  setStatus(id: string, status: UserRecord['status']): Promise<UserRecord | null> {
+    return this.change(id, () => ({ status }));
   }
 
-  async setSessionLimit(id: string, sessionLimit: number): Promise<UserRecord | null> {
-    return this.users.findOneAndUpdate({ _id: id }, { $set: { sessionLimit, updatedAt: new Date() } }, { returnDocument: 'after' });
+  setSessionLimit(id: string, sessionLimit: number): Promise<UserRecord | null> {
+    return this.change(id, () => ({ sessionLimit }));
   }
 
   /** Takes a session slot if one is free; null when the limit is reached. */
   async acquireSessionSlot(id: string, limit: number): Promise<UserRecord | null> {
-    return this.users.findOneAndUpdate({ _id: id, activeSessions: { $lt: limit } }, { $inc: { activeSessions: 1 } }, { returnDocument: 'after' });
+    let taken = false;
+    const after = await this.change(id, (u) => {
+      if (u.activeSessions >= limit) return null;
+      taken = true;
+      return { activeSessions: u.activeSessions + 1 };
+    });
+    return taken ? after : null;
   }
 
   async releaseSessionSlot(id: string): Promise<void> {
-    await this.users.updateOne({ _id: id, activeSessions: { $gt: 0 } }, { $inc: { activeSessions: -1 } });
+    await this.change(id, (u) => (u.activeSessions > 0 ? { activeSessions: u.activeSessions - 1 } : null));
   }
 
   /**
-   * Charges a task's cost once: the charge and the record of it are one atomic update of
-   * the user document, so a retried activity finds the task already charged.
+   * Charges a task's cost once: the charge and the record of it are one write of the user
+   * document (under its lock), so a retried activity finds the task already charged.
    */
   async chargeTask(id: string, taskId: string, cost: number): Promise<{ charged: boolean; balance: number | null }> {
-    const after = await this.users.findOneAndUpdate(
-      { _id: id, chargedTasks: { $ne: taskId } },
-      { $inc: { balance: -cost }, $push: { chargedTasks: { $each: [taskId], $slice: -CHARGE_MEMORY } }, $set: { updatedAt: new Date() } },
-      { returnDocument: 'after' },
-    );
-    if (after) return { charged: true, balance: after.balance };
-    const user = await this.get(id);
-    return { charged: false, balance: user?.balance ?? null };
+    let charged = false;
+    const after = await this.change(id, (u) => {
+      if ((u.chargedTasks ?? []).includes(taskId)) return null;
+      charged = true;
+      return { balance: u.balance - cost, chargedTasks: [...(u.chargedTasks ?? []), taskId].slice(-CHARGE_MEMORY) };
+    });
+    return { charged, balance: after?.balance ?? null };
+  }
+
+  /**
+   * Every change of a user document: read, change, write under the user's lock, so
+   * concurrent changes (two tasks charged at once, a session slot taken while another is
+   * released) are never lost. `fn` answers the fields to set, or null to leave it as is.
+   */
+  private change(id: string, fn: (u: UserRecord) => Partial<UserRecord> | null): Promise<UserRecord | null> {
+    return this.locks.with(`user:${id}`, async () => {
+      const user = await this.users.findOne({ _id: id });
+      if (!user) return null;
+      const set = fn(user);
+      if (!set) return user;
+      const changed = { ...set, updatedAt: new Date() };
+      await this.users.updateOne({ _id: id }, { $set: changed });
+      return { ...user, ...changed };
+    });
   }
 }

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+
+interface LockDoc {
+  _id: string;
+  owner: string;
+  at: Date;
+}
+
+export class LockTimeoutError extends Error {
+  constructor(key: string, waitedMs: number) {
+    super(`Could not lock ${key} within ${waitedMs} ms`);
+  }
+}
+
+const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Short mutual exclusion across processes, for read-change-write of one document.
+ *
+ * FerretDB 1.x on SQLite applies an update as read, change, write back the whole document
+ * with nothing held in between: concurrent `$inc`s are lost and two guarded updates can both
+ * pass their guard. Inserts and deletes by `_id` are atomic there (and on MongoDB), so a
+ * lock is a document: inserted to take it, deleted to release it. A holder that died leaves
+ * its lock behind; after `staleMs` it is taken over.
+ */
+export class DocLocks {
+  private readonly col: Collection<LockDoc>;
+  constructor(
+    db: Db,
+    private readonly opts: { staleMs?: number; waitMs?: number } = {},
+  ) {
+    this.col = db.collection<LockDoc>('locks');
+  }
+
+  async with<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const owner = randomBytes(8).toString('hex');
+    await this.acquire(key, owner);
+    try {
+      return await fn();
+    } finally {
+      await this.col.deleteOne({ _id: key, owner });
+    }
+  }
+
+  private async acquire(key: string, owner: string): Promise<void> {
+    const staleMs = this.opts.staleMs ?? 15_000;
+    const waitMs = this.opts.waitMs ?? 20_000;
+    const start = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.col.insertOne({ _id: key, owner, at: new Date() });
+        return;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const held = await this.col.findOne({ _id: key });
+      if (held && held.at.getTime() < Date.now() - staleMs) {
+        await this.col.deleteOne({ _id: key, owner: held.owner });
+        continue;
+      }
+      if (Date.now() - start > waitMs) throw new LockTimeoutError(key, waitMs);
+      await sleep(Math.min(50, 2 + attempt * 3) * (0.5 + Math.random()));
+    }
+  }
+}
