@@ -30,6 +30,16 @@ export function createBrowserActivities(deps: {
   const { pool, agent, events, store, profiles, onClosed } = deps;
   const logger = deps.logger.child({ component: 'browser-activities' });
 
+  /** Stores the task's downloads and captured requests on its record. */
+  async function collect(sessionId: string, taskId: string): Promise<{ files: number; requests: number }> {
+    const session = pool.get(sessionId);
+    if (!session) return { files: 0, requests: 0 };
+    if (session.artifacts.taskId === taskId) session.artifacts.taskId = undefined;
+    const { files, network } = await session.artifacts.collect(taskId);
+    await store.tasks.saveArtifacts(taskId, { files, network: network.length ? [{ id: `net_${taskId}`, taskId, urls: network }] : [] });
+    return { files: files.length, requests: network.length };
+  }
+
   return {
     /** Opens the session's browser here; `restore` brings back the page and storage saved by the worker that held it. */
     async openBrowser({ sessionId, userId, restore, profile }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource }): Promise<void> {
@@ -80,12 +90,7 @@ export function createBrowserActivities(deps: {
 
     /** Stores the task's downloads and requests with its record; answers only counts (history stays small). */
     async collectArtifacts({ sessionId, taskId }: { sessionId: string; taskId: string }): Promise<{ files: number; requests: number }> {
-      const session = pool.get(sessionId);
-      if (!session) return { files: 0, requests: 0 };
-      if (session.artifacts.taskId === taskId) session.artifacts.taskId = undefined;
-      const { files, network } = await session.artifacts.collect(taskId);
-      await store.tasks.saveArtifacts(taskId, { files, network: network.length ? [{ id: `net_${taskId}`, taskId, urls: network }] : [] });
-      return { files: files.length, requests: network.length };
+      return collect(sessionId, taskId);
     },
 
     /** A human's click, typing or key press on the session's page (page coordinates). */
@@ -132,7 +137,18 @@ export function createBrowserActivities(deps: {
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       const log = logger.child({ sessionId: input.sessionId, taskId: input.taskId, step: input.stepNo });
       try {
-        return await agent.step(input, ctx.cancellationSignal, log);
+        const result = await agent.step(input, ctx.cancellationSignal, log);
+        if (result.kind === 'done') {
+          // The task's downloads and requests are stored before the workflow hears of the
+          // end, so the answer goes out without another activity round trip.
+          try {
+            await collect(input.sessionId, input.taskId);
+            result.artifactsCollected = true;
+          } catch (err) {
+            log.warn({ err }, 'downloads and requests not collected with the last step; the workflow collects them');
+          }
+        }
+        return result;
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
         if (isServiceError(err)) {

@@ -213,6 +213,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   const saveTask = (t: TaskState) => shared.saveTask({ userId: input.userId, task: toTaskView(sessionId, t, Date.now()) });
 
   async function runTask(task: TaskState): Promise<void> {
+    let artifactsCollected = false;
     state.beginTask(Date.now());
     await saveTask(task);
     await publish({ type: 'response_update', taskId: task.taskId, data: { message: 'Task started' } });
@@ -270,6 +271,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         }
         state.recordStep(task, result);
         if (result.kind === 'done') {
+          artifactsCollected = result.artifactsCollected === true;
           state.finishTask(task, result.success === false ? 'failed' : 'task_completed', Date.now(), {
             message: result.message,
             error: result.success === false ? { code: 'TASK_FAILED', message: result.message ?? 'The agent could not complete the task' } : undefined,
@@ -297,7 +299,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         state.finishTask(task, 'stopped', Date.now());
       }
     }
-    if (!instanceLost) {
+    if (!instanceLost && !artifactsCollected) {
       try {
         await browserOn(state.taskQueue!).control.collectArtifacts({ sessionId, taskId: task.taskId });
       } catch (err) {

@@ -112,6 +112,8 @@ export interface StepResult {
   action?: { name: string; target?: string };
   /** Where the step's time went on the worker (for benchmarks and logs). */
   timings?: { observeMs: number; modelMs: number; actMs: number };
+  /** The last step already stored the task's downloads and requests. */
+  artifactsCollected?: boolean;
 }
 
 export interface StepInput {
