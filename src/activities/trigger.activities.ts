@@ -69,6 +69,8 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
     async beginTriggerRun(input: { triggerId: string; runId: string; attempt: number; scheduledAt: string | null; workflowId: string }): Promise<BeginRunResult> {
       const job = await jobs.getById(input.triggerId);
       if (!job) return { kind: 'gone' };
+      const earlier = await runs.getById(input.runId);
+      if (earlier?.finishedAt) return { kind: 'finished', status: earlier.status };
       const run = { id: input.runId, cronJobId: job._id, userId: job.userId, attempt: input.attempt, scheduledAt: input.scheduledAt ? new Date(input.scheduledAt) : null, workflowId: input.workflowId };
       const lock = await jobs.acquireRunLock(job._id, input.runId, runLeaseMs(job.retryPolicy));
       if (!lock.acquired) {
@@ -128,13 +130,19 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
       if (!(await store.users.acquireSessionSlot(user._id, limit))) {
         throw ApplicationFailure.create({ type: 'SESSION_LIMIT_REACHED', message: `Concurrent session limit reached (${user.activeSessions}/${limit})`, nonRetryable: true, details: [{ current: user.activeSessions, limit }] });
       }
-      const lock = await locks.acquire(profile, sessionId);
-      if (lock !== 'ok') {
-        await store.users.releaseSessionSlot(user._id);
+      let locked = false;
+      try {
+        const lock = await locks.acquire(profile, sessionId);
         if (lock === 'busy') throw ApplicationFailure.create({ type: 'PROFILE_IN_USE', message: 'The environment is in use by another live session', nonRetryable: true, details: [{ environmentId: profile.id }] });
-        throw ApplicationFailure.create({ type: 'ENVIRONMENT_NOT_FOUND', message: 'Environment not found', nonRetryable: true, details: [{ environmentId: profile.id }] });
+        if (lock === 'missing') throw ApplicationFailure.create({ type: 'ENVIRONMENT_NOT_FOUND', message: 'Environment not found', nonRetryable: true, details: [{ environmentId: profile.id }] });
+        locked = true;
+        await store.sessions.create(sessionId, user._id);
+      } catch (err) {
+        // Nothing is kept by an attempt that did not open the session: a retry takes it all again.
+        if (locked) await locks.release(profile, sessionId);
+        await store.users.releaseSessionSlot(user._id);
+        throw err;
       }
-      await store.sessions.create(sessionId, user._id);
       await runs.setSession(runId, sessionId, taskId);
       logger.info({ triggerId: trigger.triggerId, runId, sessionId }, 'trigger run session opened');
       return opened;
@@ -173,9 +181,11 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         await jobs.resetFailures(job._id, input.runId);
       } else {
         const counted = await jobs.countFailure(job._id, input.runId);
-        if (counted && counted.status === 'active' && counted.consecutiveFailures >= counted.maxConsecutiveFailures && (await jobs.autoPause(job._id))) {
-          autoPaused = true;
+        if (counted && counted.status === 'active' && counted.consecutiveFailures >= counted.maxConsecutiveFailures) {
+          // The schedule first, then the record: a retry after a failed pause finds the
+          // record still active and pauses again, so no schedule runs on behind a paused trigger.
           await schedules().pause(job._id, `Paused after ${counted.consecutiveFailures} consecutive failed runs`);
+          autoPaused = await jobs.autoPause(job._id);
           log.warn({ failures: counted.consecutiveFailures }, 'trigger paused itself after consecutive failures');
         }
       }

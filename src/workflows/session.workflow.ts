@@ -309,7 +309,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     // Waiters get the outcome now; the record, the charge and the event follow at once.
     task.recorded = true;
     await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
-    if (task.params.webhook) await deliverTaskWebhook({ userId: input.userId, sessionId, taskId: task.taskId, webhook: task.params.webhook });
+    if (task.params.webhook && wf.patched('task-webhook')) await deliverTaskWebhook({ userId: input.userId, sessionId, taskId: task.taskId, webhook: task.params.webhook });
     if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = 'terminateOnCompletion';
   }
 

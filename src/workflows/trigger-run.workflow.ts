@@ -37,6 +37,7 @@ export async function triggerRunWorkflow(input: TriggerRunInput): Promise<Trigge
 
   const begun = await records.beginTriggerRun({ triggerId: input.triggerId, runId, attempt: info.attempt, scheduledAt: scheduledAt ? scheduledAt.toISOString() : null, workflowId: info.workflowId });
   if (begun.kind === 'gone') return { runId, status: 'gone' };
+  if (begun.kind === 'finished') return { runId, status: begun.status };
   if (begun.kind === 'skipped') return { runId, status: 'skipped' };
   const { trigger } = begun;
 
@@ -83,11 +84,17 @@ export async function triggerRunWorkflow(input: TriggerRunInput): Promise<Trigge
     throw wf.ApplicationFailure.create({ type: settled.code ?? 'RUN_FAILED', message: settled.error ?? 'The run failed', nonRetryable: false });
   }
   if (settled.delivery) {
-    await wf.executeChild(webhookDeliveryWorkflow, {
-      workflowId: webhookDeliveryWorkflowId(settled.delivery.deliveryId),
-      args: [settled.delivery],
-      parentClosePolicy: wf.ParentClosePolicy.ABANDON,
-    });
+    try {
+      await wf.executeChild(webhookDeliveryWorkflow, {
+        workflowId: webhookDeliveryWorkflowId(settled.delivery.deliveryId),
+        args: [settled.delivery],
+        parentClosePolicy: wf.ParentClosePolicy.ABANDON,
+      });
+    } catch (err) {
+      // The delivery records its own outcome; the run is settled and never runs again.
+      if (wf.isCancellation(err)) throw err;
+      wf.log.warn('the delivery of the run did not finish', { error: String(err) });
+    }
   }
   if (settled.status !== 'completed') {
     // Shown as failed in the Temporal UI; the record already holds the outcome.

@@ -50,6 +50,8 @@ export interface RunFailure {
 
 export type BeginRunResult =
   | { kind: 'gone' }
+  /** The run was settled by an earlier execution (a retried workflow): nothing runs twice. */
+  | { kind: 'finished'; status: RunStatus }
   | { kind: 'skipped'; runningRunId: string | null }
   | { kind: 'run'; trigger: RunTrigger; failure?: RunFailure };
 

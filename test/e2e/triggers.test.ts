@@ -384,6 +384,40 @@ describe('triggers', () => {
     await cron(key, 'DELETE', `/${job._id}`);
   });
 
+  it('runs in its environment (its files offered to the agent, its profile archived back) and pauses itself after runs the model refuses', async () => {
+    const { key, environmentId } = await newOwner();
+    const form = new FormData();
+    form.append('files', new Blob(['id,amount\n1,42\n'], { type: 'text/csv' }), 'invoices-to-check.csv');
+    const uploaded = await fetch(`${base()}/environments/${environmentId}/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(uploaded.status).toBe(200);
+    const t = token('refuse-all');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'I refuse to do this', success: false } }] });
+    const created = await cron(key, 'POST', '', { name: 'refused twice', prompt: `${t} check the invoices`, startingUrl: `${fixtures()}/about.html`, environmentId, scheduleType: 'every', scheduleInterval: '1d', maxConsecutiveFailures: 2, webhook: hook('/refuse-all', 'full_response') });
+    const job = created.body.cronJob;
+    await cron(key, 'POST', `/${job._id}/trigger`);
+    await waitForRuns(key, job._id, (runs) => runs.length === 1 && runs[0].status === 'failed', 60_000);
+    expect((await cron(key, 'GET', `/${job._id}`)).body.cronJob).toMatchObject({ status: 'active', consecutiveFailures: 1 });
+    // the run's session ran on the environment: its file was offered, its profile archived back
+    const requests = (await (await fetch(`${model().replace(/\/v1$/, '')}/__requests?match=${encodeURIComponent(t)}`)).json()) as any[];
+    expect(JSON.stringify(requests[0].body.messages)).toContain('invoices-to-check.csv');
+    const env = await waitFor(async () => {
+      const e = (await api(base(), 'GET', `/environments/${environmentId}`, { key })).body.environment;
+      return e.status === 'ready' ? e : null;
+    }, 20_000, 1000);
+    expect(env.blobSize).toBeGreaterThan(0);
+
+    await cron(key, 'POST', `/${job._id}/trigger`);
+    const runs = await waitForRuns(key, job._id, (rs) => rs.length === 2 && rs.every((r) => r.status === 'failed'), 60_000);
+    for (const r of runs) expect(r).toMatchObject({ status: 'failed', code: 'TASK_FAILED', error: 'I refuse to do this', sessionId: expect.any(String) });
+    const after = await waitFor(async () => {
+      const j = (await cron(key, 'GET', `/${job._id}`)).body.cronJob;
+      return j.status === 'paused' ? j : null;
+    }, 10_000, 1000);
+    expect(after).toMatchObject({ status: 'paused', pausedBy: 'failures', consecutiveFailures: 2, nextRunAt: null });
+    expect((await describeSchedule(job._id)).state).toMatchObject({ paused: true, note: 'Paused after 2 consecutive failed runs' });
+    await cron(key, 'DELETE', `/${job._id}`);
+  });
+
   it('attempts a failing run again under its retryPolicy, as one run record', async () => {
     const { key, environmentId } = await newOwner();
     const t = token('refuses');

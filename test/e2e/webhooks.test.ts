@@ -9,7 +9,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { verifiesWith } from '../support/standard-webhooks';
 import { api, waitFor } from '../support/http';
 import { registerScript } from '../support/scripted-model';
-import { createUser, freePort } from '../support/service';
+import { createUser, freePort, startService } from '../support/service';
 
 const base = () => process.env.TEST_API_URL!;
 const fixtures = () => process.env.TEST_FIXTURES_URL!;
@@ -186,20 +186,26 @@ describe('task webhooks', () => {
     expect(receiver.at('/bad-request')[0].json).toEqual({ sessionId: res.body.sessionId, taskId: res.body.taskId, type: 'task_completed', status: 'task_completed', timestamp: expect.any(Number) });
   });
 
-  it('delivers to a receiver that was down when the task ended, once it is back', async () => {
+  it('delivers to a receiver that was down when the task ended and while the API restarted, once it is back', async () => {
     const { apiKey: key } = await createUser();
     const t = token('down');
     await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'kept for later' } }] });
     const port = await freePort();
-    const res = await runTask(key, { prompt: `${t} go`, webhook: { name: 'later', url: `http://127.0.0.1:${port}/later`, submittedData: 'ai_response' } });
+    // an API process of its own, killed while the receiver is down
+    const apiA = await startService({ ROLE: 'api' });
+    const res = await api(apiA.baseUrl, 'POST', '/start/run-task', { key, body: { task: { prompt: `${t} go`, webhook: { name: 'later', url: `http://127.0.0.1:${port}/later`, submittedData: 'ai_response' } } } });
     expect(res.body).toMatchObject({ type: 'task_completed' });
     const [down] = await waitFor(async () => {
       const d = await deliveriesOf(res.body.taskId);
       return d[0]?.attempts >= 2 ? d : null;
     }, 20_000);
     expect(down).toMatchObject({ status: 'retrying', lastStatusCode: null, lastError: expect.stringContaining('ECONNREFUSED') });
+    await apiA.stop('SIGKILL');
+    const apiB = await startService({ ROLE: 'api' });
     const late = await startReceiver(port);
     try {
+      // the task's record, read through the new API process, is as it was
+      expect((await api(apiB.baseUrl, 'GET', `/task/${res.body.sessionId}/${res.body.taskId}`)).body).toMatchObject({ status: 'task_completed', data: { message: 'kept for later' } });
       const [got] = await waitFor(async () => (late.at('/later').length ? late.at('/later') : null), 30_000);
       expect(got.json).toMatchObject({ taskId: res.body.taskId, data: { message: 'kept for later' } });
       const [record] = await waitFor(async () => {
@@ -207,8 +213,10 @@ describe('task webhooks', () => {
         return d[0]?.status === 'delivered' ? d : null;
       }, 10_000);
       expect(record.attempts).toBeGreaterThanOrEqual(3);
+      expect(late.at('/later')).toHaveLength(1);
     } finally {
       await late.close();
+      await apiB.stop();
     }
   });
 
