@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { newWebhookSecret } from '../webhooks/signing';
+import { DocLocks } from './doc-locks';
 
 /** How long deliveries keep signing with the previous secret after a rotation. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -9,57 +10,62 @@ export interface WebhookSecretRecord {
   _id: string;
   secret: string;
   createdAt: Date;
-  /** The secret before the last rotation, still signing until `expiresAt`. */
-  previous: { secret: string; expiresAt: Date } | null;
+  /** Secrets replaced in the last 24 hours, newest first, each still signing until its `expiresAt`. */
+  previous: { secret: string; expiresAt: Date }[];
   rotatedAt: Date | null;
 }
 
-const MAX_CAS_TRIES = 5;
+/** Records from before several previous secrets were kept held one, or none. */
+function normalise(record: WebhookSecretRecord): WebhookSecretRecord {
+  const previous = record.previous as unknown;
+  return { ...record, previous: Array.isArray(previous) ? previous : previous ? [previous as { secret: string; expiresAt: Date }] : [] };
+}
 
 /**
  * Signing secrets. Created on first use (the API's GET or the first delivery); a rotation
- * is a compare-and-swap on the one document, so two rotations at once never lose a
- * secret that deliveries may still be signed with.
+ * runs under the user's lock, so two rotations at once never lose a secret that
+ * deliveries may still be signed with.
  */
 export class WebhookSecretsRepository {
   private readonly col: Collection<WebhookSecretRecord>;
+  private readonly locks: DocLocks;
   constructor(db: Db) {
     this.col = db.collection<WebhookSecretRecord>('webhookSecrets');
+    this.locks = new DocLocks(db);
   }
 
   async getOrCreate(userId: string): Promise<WebhookSecretRecord> {
     const existing = await this.col.findOne({ _id: userId });
-    if (existing) return existing;
-    const record: WebhookSecretRecord = { _id: userId, secret: newWebhookSecret(), createdAt: new Date(), previous: null, rotatedAt: null };
+    if (existing) return normalise(existing);
+    const record: WebhookSecretRecord = { _id: userId, secret: newWebhookSecret(), createdAt: new Date(), previous: [], rotatedAt: null };
     try {
       await this.col.insertOne(record);
       return record;
     } catch (err) {
       // Another request created it first: that one is the secret.
       const winner = await this.col.findOne({ _id: userId });
-      if (winner) return winner;
+      if (winner) return normalise(winner);
       throw err;
     }
   }
 
-  /** Replaces the secret; the old one keeps signing for 24 hours. */
-  async rotate(userId: string, now = new Date()): Promise<WebhookSecretRecord> {
-    for (let i = 0; i < MAX_CAS_TRIES; i++) {
+  /** Replaces the secret; the replaced one (and any other replaced in the last 24 hours) keeps signing for 24 hours. */
+  rotate(userId: string, now = new Date()): Promise<WebhookSecretRecord> {
+    return this.locks.with(`webhookSecret:${userId}`, async () => {
       const current = await this.getOrCreate(userId);
       const next: WebhookSecretRecord = {
         _id: userId,
         secret: newWebhookSecret(),
         createdAt: now,
-        previous: { secret: current.secret, expiresAt: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS) },
+        previous: [{ secret: current.secret, expiresAt: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS) }, ...current.previous.filter((p) => p.expiresAt.getTime() > now.getTime())],
         rotatedAt: now,
       };
-      const res = await this.col.updateOne({ _id: userId, secret: current.secret }, { $set: { secret: next.secret, createdAt: next.createdAt, previous: next.previous, rotatedAt: now } });
-      if (res.modifiedCount === 1) return next;
-    }
-    throw new Error('the webhook secret changed during every rotation attempt');
+      await this.col.updateOne({ _id: userId }, { $set: { secret: next.secret, createdAt: next.createdAt, previous: next.previous, rotatedAt: now } });
+      return next;
+    });
   }
 
-  /** The secrets a delivery signs with now: the current one, and the previous one within its 24 hours. */
+  /** The secrets a delivery signs with now: the current one, and those replaced within the last 24 hours. */
   async signingSecrets(userId: string, now = Date.now()): Promise<string[]> {
     return activeSecrets(await this.getOrCreate(userId), now);
   }
@@ -70,7 +76,5 @@ export class WebhookSecretsRepository {
 }
 
 export function activeSecrets(record: WebhookSecretRecord, now = Date.now()): string[] {
-  const out = [record.secret];
-  if (record.previous && record.previous.expiresAt.getTime() > now) out.push(record.previous.secret);
-  return out;
+  return [record.secret, ...normalise(record).previous.filter((p) => p.expiresAt.getTime() > now).map((p) => p.secret)];
 }

@@ -70,8 +70,29 @@ export class TriggersService {
       await this.jobs.remove(job._id, user._id);
       throw scheduleRefused(err, job);
     }
+    const created = await this.refreshNextRun(job);
+    if (created.status === 'active' && created.scheduleType === 'at' && !created.nextRunAt) {
+      // The time passed while the schedule was made: it would never run.
+      await this.schedules.delete(job._id);
+      await this.jobs.remove(job._id, user._id);
+      throw new InvalidParameterError('scheduleAt', job.scheduleAt?.toISOString() ?? null, 'scheduleAt must be in the future');
+    }
     this.logger.info({ triggerId: job._id, userId: user._id, scheduleType: job.scheduleType }, 'trigger created');
-    return this.refreshNextRun(job);
+    return created;
+  }
+
+  /**
+   * The trigger as it is now: a stored nextRunAt that has passed (its run could not start,
+   * say, while no worker was up) is read again from the schedule's description.
+   */
+  async current(job: CronJobRecord, now = Date.now()): Promise<CronJobRecord> {
+    if (job.status !== 'active' || !job.nextRunAt || job.nextRunAt.getTime() > now) return job;
+    try {
+      return await this.refreshNextRun(job);
+    } catch (err) {
+      this.logger.warn({ triggerId: job._id, err: String(err) }, 'nextRunAt not refreshed');
+      return job;
+    }
   }
 
   async update(user: UserRecord, id: string, body: unknown): Promise<CronJobRecord> {

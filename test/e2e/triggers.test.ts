@@ -353,6 +353,9 @@ describe('triggers', () => {
     noteLatency(run, ping);
     // a manual run leaves the next scheduled run where it was
     expect((await cron(key, 'GET', `/${job._id}`)).body.cronJob.nextRunAt).toBe(job.nextRunAt);
+    // a stored nextRunAt that has passed (a run that could not start) is read again from the schedule
+    await db.collection<any>('cronJobs').updateOne({ _id: job._id }, { $set: { nextRunAt: new Date(Date.now() - 60_000) } });
+    expect((await cron(key, 'GET', `/${job._id}`)).body.cronJob.nextRunAt).toBe(job.nextRunAt);
     // PUT with a status pauses too
     expect((await cron(key, 'PUT', `/${job._id}`, { status: 'paused' })).body.cronJob).toMatchObject({ status: 'paused', nextRunAt: null });
     await cron(key, 'DELETE', `/${job._id}`);

@@ -106,6 +106,15 @@ describe('webhook signing secret', () => {
     const check = (secret: string) => verifiesWith(secret, got.body, got.headers);
     expect(check(rotated.body.secret)).toBe(true);
     expect(check(first.body.secret)).toBe(true);
+
+    // rotated again within the 24 hours: all three secrets sign, the newest first
+    const again = await api(base(), 'POST', '/webhooks/secret/rotate', { key });
+    const t2 = token('rotated-2');
+    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'signed three times' } }] });
+    expect((await runTask(key, { prompt: `${t2} go`, webhook: { name: 'r2', url: receiver.url('/rotated-2'), submittedData: 'ai_response' } })).body).toMatchObject({ type: 'task_completed' });
+    const [got2] = await waitFor(async () => (receiver.at('/rotated-2').length ? receiver.at('/rotated-2') : null), 30_000);
+    expect(String(got2.headers['webhook-signature']).split(' ')).toHaveLength(3);
+    for (const secret of [again.body.secret, rotated.body.secret, first.body.secret]) expect(verifiesWith(secret, got2.body, got2.headers)).toBe(true);
   });
 });
 

@@ -37,7 +37,7 @@ export function cronJobsRoutes(deps: CronJobsRoutesDeps): Router {
   router.use('/cron-jobs', deps.auth, limit);
 
   router.get('/cron-jobs', async (req, res) => {
-    const jobs = await triggers.list(currentUser(req));
+    const jobs = await Promise.all((await triggers.list(currentUser(req))).map((j) => triggers.current(j)));
     res.json({ success: true, cronJobs: jobs.map(cronJobView) });
   });
 
@@ -47,7 +47,7 @@ export function cronJobsRoutes(deps: CronJobsRoutesDeps): Router {
   });
 
   router.get('/cron-jobs/:id', async (req, res) => {
-    const job = await triggers.owned(currentUser(req), req.params.id);
+    const job = await triggers.current(await triggers.owned(currentUser(req), req.params.id));
     const recentRuns = await triggers.recentRuns(job);
     res.json({ success: true, cronJob: cronJobView(job), recentRuns: recentRuns.map(runView) });
   });

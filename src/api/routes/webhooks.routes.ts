@@ -18,11 +18,12 @@ export interface WebhooksRoutesDeps {
 }
 
 function secretView(record: WebhookSecretRecord, now = Date.now()) {
-  const previous = record.previous && record.previous.expiresAt.getTime() > now ? record.previous : null;
+  // The latest expiry: until then deliveries carry more than one signature.
+  const lastExpiry = Math.max(0, ...record.previous.map((p) => p.expiresAt.getTime()));
   return {
     secret: record.secret,
     createdAt: record.createdAt.toISOString(),
-    previousSecretExpiresAt: previous ? previous.expiresAt.toISOString() : null,
+    previousSecretExpiresAt: lastExpiry > now ? new Date(lastExpiry).toISOString() : null,
   };
 }
 
