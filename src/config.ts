@@ -76,6 +76,7 @@ export const configSchema = z.object({
   USER_STORAGE_MAX_BYTES: int(5 * 1024 * 1024 * 1024, 1).describe('Everything one user may keep in blob storage'),
   FILE_UPLOAD_TTL_MS: int(60 * 60 * 1000, 1000).describe('How long an upload not attached to an environment or a live task is kept'),
   NETWORK_CAPTURE_MAX: int(500, 0).describe('Requests recorded per task in data.network'),
+  MAX_TRIGGERS_PER_USER: int(50, 1).describe('Triggers (cron jobs) one user may have'),
   SHUTDOWN_GRACE_MS: int(30_000, 0),
 });
 

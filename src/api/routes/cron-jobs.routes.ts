@@ -30,7 +30,7 @@ export interface CronJobsRoutesDeps {
  * environment is a 404.
  */
 export function cronJobsRoutes(deps: CronJobsRoutesDeps): Router {
-  const triggers = new TriggersService({ db: deps.store.db, temporal: deps.temporal, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, logger: deps.logger, maxPerUser: deps.maxTriggersPerUser });
+  const triggers = new TriggersService({ db: deps.store.db, temporal: deps.temporal, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, logger: deps.logger, maxPerUser: deps.maxTriggersPerUser ?? deps.config.MAX_TRIGGERS_PER_USER });
   const limits = deps.rateLimit ?? CRON_JOBS_RATE_LIMIT;
   const limit = rateLimit({ redis: deps.redis, name: 'cron-jobs', limit: limits.limit, windowMs: limits.windowMs, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
   const router = Router();
