@@ -27,6 +27,18 @@ const pricesSchema = z
   })
   .pipe(z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) })));
 
+const chatBaseUrlsSchema = z
+  .string()
+  .transform((raw, ctx) => {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.object({ telegram: z.url(), slack: z.url(), discord: z.url(), whatsapp: z.url() }).partial().strict());
+
 /** Every setting of the service, read once at boot from the environment. */
 export const configSchema = z.object({
   ROLE: z.enum(['all', 'api', 'worker', 'workflows']).default('all').describe('Which parts this process runs'),
@@ -77,6 +89,7 @@ export const configSchema = z.object({
   FILE_UPLOAD_TTL_MS: int(60 * 60 * 1000, 1000).describe('How long an upload not attached to an environment or a live task is kept'),
   NETWORK_CAPTURE_MAX: int(500, 0).describe('Requests recorded per task in data.network'),
   MAX_TRIGGERS_PER_USER: int(50, 1).describe('Triggers (cron jobs) one user may have'),
+  CHAT_API_BASE_URLS: chatBaseUrlsSchema.default({} as never).describe('API roots of the chat providers by name (a proxy, a test double); the providers\' own by default'),
   SHUTDOWN_GRACE_MS: int(30_000, 0),
 });
 

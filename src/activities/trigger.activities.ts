@@ -6,10 +6,11 @@ import type { ProfileSource } from '../profiles/contracts';
 import { CronJobsRepository, type CronJobRecord } from '../store/cron-jobs.repository';
 import { ProfileLocks } from '../store/profile-locks';
 import type { Store } from '../store/store';
-import { TriggerRunsRepository, type DeliveryRecord } from '../store/trigger-runs.repository';
+import { TriggerRunsRepository } from '../store/trigger-runs.repository';
 import { runLeaseMs } from '../triggers/retry-policy';
 import { TriggerSchedules } from '../triggers/schedules';
 import {
+  runChatDeliveryId,
   runDeliveryId,
   type BeginRunResult,
   type OpenedRunSession,
@@ -196,9 +197,12 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
       if ((job.deliveryMode === 'webhook' || job.deliveryMode === 'both') && job.webhook) {
         delivery = { deliveryId: runDeliveryId(input.runId), userId: job.userId, webhook: job.webhook, target: { kind: 'run', runId: input.runId, cronJobId: job._id } };
       }
-      if (job.deliveryMode === 'bot' || job.deliveryMode === 'both') await runs.addDelivery(input.runId, botUnsupported(input.runId));
+      let chatDelivery: SettledRun['chatDelivery'];
+      if (job.deliveryMode === 'bot' || job.deliveryMode === 'both') {
+        chatDelivery = { deliveryId: runChatDeliveryId(input.runId), userId: job.userId, environmentId: job.environmentId, triggerName: job.name, target: { kind: 'run', runId: input.runId, cronJobId: job._id } };
+      }
       log.info({ status: outcome.status, code: outcome.code, cost: outcome.usage?.cost }, 'trigger run finished');
-      return { status: outcome.status, final: true, code: outcome.code, error: outcome.error, usage: outcome.usage ?? undefined, delivery, autoPaused };
+      return { status: outcome.status, final: true, code: outcome.code, error: outcome.error, usage: outcome.usage ?? undefined, delivery, chatDelivery, autoPaused };
     },
   };
 }
@@ -222,24 +226,6 @@ export function runOutcome(input: Pick<SettleRunInput, 'failure' | 'sessionError
   if (task?.status === 'stopped') return { status: 'failed', result: task.message ?? null, code: 'TASK_STOPPED', error: 'The task was stopped before it finished', usage: task.usage, retryable: true };
   const err = input.sessionError ?? { code: 'SESSION_FAILED', message: 'The session ended before the task finished' };
   return { status: 'failed', result: null, code: err.code, error: err.message, usage: task?.usage ?? null, retryable: true };
-}
-
-/** Chat delivery (deliveryMode bot) needs a chat sender, which this service does not have yet: the run says so. */
-function botUnsupported(runId: string): DeliveryRecord {
-  return {
-    deliveryId: `bot_${runId}`,
-    channel: 'bot',
-    name: null,
-    url: null,
-    submittedData: null,
-    status: 'unsupported',
-    attempts: 0,
-    lastStatusCode: null,
-    lastError: 'Delivery to the environment chat connection is not available in this version',
-    lastAttemptAt: null,
-    deliveredAt: null,
-    createdAt: new Date(),
-  };
 }
 
 export type TriggerActivities = ReturnType<typeof createTriggerActivities>;

@@ -8,7 +8,10 @@ import { WebhookSecretsRepository } from '../store/webhook-secrets.repository';
 import { DeliveryRecords } from '../webhooks/delivery-records';
 import { buildPayload, failedRunEnvelope, type DeliverySubject } from '../webhooks/payloads';
 import { sendWebhook } from '../webhooks/sender';
-import type { DeliveryInput, DeliveryResult, DeliveryTarget } from '../workflows/trigger.types';
+import { openChatConnection } from '../environments/chat-connection';
+import { sendChatMessage } from '../environments/chat-sender';
+import { payloadKey } from '../temporal/connection';
+import type { ChatDeliveryInput, DeliveryInput, DeliveryResult, DeliveryTarget } from '../workflows/trigger.types';
 import { TERMINAL_TASK_STATUSES, type TaskView } from '../workflows/types';
 
 /** One attempt waits this long for the receiver's answer. */
@@ -22,7 +25,7 @@ const MAX_RETRY_AFTER_MS = 10 * 60_000;
  * the task or run before the activity answers, so the record shows attempts, last status
  * code and last error even while retries go on.
  */
-export function createWebhookActivities(deps: { config: Config; store: Pick<Store, 'db' | 'tasks'>; logger: Logger; fetch?: typeof fetch }) {
+export function createWebhookActivities(deps: { config: Config; store: Pick<Store, 'db' | 'tasks' | 'environments'>; logger: Logger; fetch?: typeof fetch }) {
   const { config, store } = deps;
   const logger = deps.logger.child({ component: 'webhooks' });
   const secrets = new WebhookSecretsRepository(store.db);
@@ -90,8 +93,50 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
       });
     },
 
+    /**
+     * One attempt to send a run's outcome to its environment's chat connection
+     * (deliveryMode bot): the provider's API is called with the environment's sealed
+     * credentials, opened only here.
+     */
+    async deliverToChat(input: ChatDeliveryInput): Promise<DeliveryResult> {
+      const attempt = Context.current().info.attempt;
+      const log = logger.child({ deliveryId: input.deliveryId, attempt, environmentId: input.environmentId });
+      await records.open(input);
+      const env = await store.environments.get(input.environmentId, input.userId);
+      if (!env?.chat) {
+        const error = env ? 'The environment has no chat connection' : 'The environment no longer exists';
+        await records.attempt(input, { attempt, status: 'failed', statusCode: null, error });
+        throw ApplicationFailure.create({ type: 'CHAT_NOT_CONNECTED', message: error, nonRetryable: true });
+      }
+      const run = await runs.getById(input.target.runId);
+      if (!run || run.status === 'running') {
+        await records.attempt(input, { attempt, status: 'retrying', statusCode: null, error: 'The outcome to deliver is not recorded yet' });
+        throw ApplicationFailure.create({ type: 'DELIVERY_OUTCOME_MISSING', message: 'The outcome to deliver is not recorded yet' });
+      }
+      const text =
+        run.status === 'completed'
+          ? `Trigger "${input.triggerName}" finished:\n${run.result ?? ''}`
+          : `Trigger "${input.triggerName}" ${run.status === 'timed_out' ? 'timed out' : 'failed'} (${run.code ?? 'RUN_FAILED'}): ${run.error ?? 'The run failed'}`;
+      const fields = openChatConnection(payloadKey(config), env._id, env.chat);
+      const result = await sendChatMessage(env.chat.provider, fields, text, { baseUrls: config.CHAT_API_BASE_URLS, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS, fetch: deps.fetch });
+      const status = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'final' ? 'failed' : 'retrying';
+      await records.attempt(input, { attempt, status, statusCode: result.statusCode, error: result.error });
+      if (result.outcome === 'delivered') {
+        log.info({ provider: env.chat.provider, statusCode: result.statusCode }, 'chat message delivered');
+        return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt, statusCode: result.statusCode };
+      }
+      log.warn({ provider: env.chat.provider, statusCode: result.statusCode, error: result.error, final: result.outcome === 'final' }, 'chat delivery attempt failed');
+      throw ApplicationFailure.create({
+        type: result.outcome === 'final' ? 'CHAT_REFUSED' : 'CHAT_FAILED',
+        message: result.error ?? 'Delivery failed',
+        nonRetryable: result.outcome === 'final',
+        details: [{ statusCode: result.statusCode }],
+        nextRetryDelay: result.retryAfterMs !== undefined ? Math.min(Math.max(result.retryAfterMs, 1000), MAX_RETRY_AFTER_MS) : undefined,
+      });
+    },
+
     /** The delivery workflow gave up (final refusal or retries exhausted). */
-    async recordDeliveryGivenUp({ input, error }: { input: DeliveryInput; error: string }): Promise<void> {
+    async recordDeliveryGivenUp({ input, error }: { input: Pick<DeliveryInput, 'deliveryId' | 'target'>; error: string }): Promise<void> {
       await records.giveUp(input, error);
       logger.warn({ deliveryId: input.deliveryId, error }, 'webhook delivery given up');
     },

@@ -1,6 +1,8 @@
 import type { Db } from 'mongodb';
 import type { DeliveryRecord } from '../store/trigger-runs.repository';
-import type { DeliveryInput, DeliveryTarget } from '../workflows/trigger.types';
+import type { ChatDeliveryInput, DeliveryInput, DeliveryTarget } from '../workflows/trigger.types';
+
+type Delivery = Pick<DeliveryInput, 'deliveryId' | 'target'>;
 
 /**
  * A delivery's attempts, recorded where its content came from: under
@@ -15,14 +17,15 @@ export class DeliveryRecords {
   }
 
   /** Creates the entry as `pending` unless it exists. */
-  async open(input: DeliveryInput, now = new Date()): Promise<void> {
+  async open(input: DeliveryInput | ChatDeliveryInput, now = new Date()): Promise<void> {
     const { collection, id } = this.where(input.target);
+    const webhook = 'webhook' in input ? input.webhook : null;
     const entry: DeliveryRecord = {
       deliveryId: input.deliveryId,
-      channel: 'webhook',
-      name: input.webhook.name,
-      url: input.webhook.url,
-      submittedData: input.webhook.submittedData,
+      channel: webhook ? 'webhook' : 'bot',
+      name: webhook ? webhook.name : null,
+      url: webhook ? webhook.url : null,
+      submittedData: webhook ? webhook.submittedData : null,
       status: 'pending',
       attempts: 0,
       lastStatusCode: null,
@@ -35,7 +38,7 @@ export class DeliveryRecords {
     await this.db.collection<{ _id: string }>(collection).updateOne({ _id: id, [key]: { $exists: false } }, { $set: { [key]: entry } });
   }
 
-  async attempt(input: DeliveryInput, fields: { attempt: number; status: DeliveryRecord['status']; statusCode: number | null; error: string | null; at?: Date }): Promise<void> {
+  async attempt(input: Delivery, fields: { attempt: number; status: DeliveryRecord['status']; statusCode: number | null; error: string | null; at?: Date }): Promise<void> {
     const { collection, id } = this.where(input.target);
     const at = fields.at ?? new Date();
     const key = `deliveries.${input.deliveryId}`;
@@ -55,7 +58,7 @@ export class DeliveryRecords {
   }
 
   /** The delivery gave up (retries exhausted): the last attempt's figures stay, the status says failed. */
-  async giveUp(input: DeliveryInput, error: string): Promise<void> {
+  async giveUp(input: Delivery, error: string): Promise<void> {
     const { collection, id } = this.where(input.target);
     const key = `deliveries.${input.deliveryId}`;
     await this.db.collection<{ _id: string }>(collection).updateOne({ _id: id, [`${key}.status`]: { $ne: 'delivered' } }, { $set: { [`${key}.status`]: 'failed', [`${key}.lastError`]: error } });

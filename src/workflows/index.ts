@@ -1,4 +1,4 @@
 /** The workflow bundle's entry: every workflow type the workers register. */
 export { sessionWorkflow } from './session.workflow';
 export { triggerRunWorkflow } from './trigger-run.workflow';
-export { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
+export { chatDeliveryWorkflow, webhookDeliveryWorkflow } from './webhook-delivery.workflow';

@@ -14,8 +14,8 @@ import type { TriggerActivities } from '../activities/trigger.activities';
 import { SESSION_WORKFLOW, sessionWorkflowId } from './messages';
 import { OwnerUserIdKey, SessionStatusKey, TriggerIdKey } from './search-attributes';
 import type { sessionWorkflow } from './session.workflow';
-import { triggerRunId, webhookDeliveryWorkflowId, type RunFailure, type TriggerRunInput, type TriggerRunSummary } from './trigger.types';
-import { webhookDeliveryWorkflow } from './webhook-delivery.workflow';
+import { chatDeliveryWorkflowId, triggerRunId, webhookDeliveryWorkflowId, type RunFailure, type TriggerRunInput, type TriggerRunSummary } from './trigger.types';
+import { chatDeliveryWorkflow, webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 
 /** Set by Temporal on workflows a schedule starts. */
 const ScheduledStartTimeKey = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
@@ -83,17 +83,18 @@ export async function triggerRunWorkflow(input: TriggerRunInput): Promise<Trigge
     // Temporal starts the next attempt after the retry policy's backoff.
     throw wf.ApplicationFailure.create({ type: settled.code ?? 'RUN_FAILED', message: settled.error ?? 'The run failed', nonRetryable: false });
   }
+  const deliveries: Promise<unknown>[] = [];
   if (settled.delivery) {
-    try {
-      await wf.executeChild(webhookDeliveryWorkflow, {
-        workflowId: webhookDeliveryWorkflowId(settled.delivery.deliveryId),
-        args: [settled.delivery],
-        parentClosePolicy: wf.ParentClosePolicy.ABANDON,
-      });
-    } catch (err) {
-      // The delivery records its own outcome; the run is settled and never runs again.
-      if (wf.isCancellation(err)) throw err;
-      wf.log.warn('the delivery of the run did not finish', { error: String(err) });
+    deliveries.push(wf.executeChild(webhookDeliveryWorkflow, { workflowId: webhookDeliveryWorkflowId(settled.delivery.deliveryId), args: [settled.delivery], parentClosePolicy: wf.ParentClosePolicy.ABANDON }));
+  }
+  if (settled.chatDelivery) {
+    deliveries.push(wf.executeChild(chatDeliveryWorkflow, { workflowId: chatDeliveryWorkflowId(settled.chatDelivery.deliveryId), args: [settled.chatDelivery], parentClosePolicy: wf.ParentClosePolicy.ABANDON }));
+  }
+  for (const outcome of await Promise.allSettled(deliveries)) {
+    // Each delivery records its own outcome; the run is settled and never runs again.
+    if (outcome.status === 'rejected') {
+      if (wf.isCancellation(outcome.reason)) throw outcome.reason;
+      wf.log.warn('a delivery of the run did not finish', { error: String(outcome.reason) });
     }
   }
   if (settled.status !== 'completed') {

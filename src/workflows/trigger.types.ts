@@ -16,6 +16,9 @@ export const webhookDeliveryWorkflowId = (deliveryId: string): string => `webhoo
 /** One delivery per task or run: its id (the `webhook-id` header) is derived, so a retried start finds the same one. */
 export const taskDeliveryId = (taskId: string): string => `dlv_${taskId}`;
 export const runDeliveryId = (runId: string): string => `dlv_${runId}`;
+/** A run's delivery to its environment's chat connection (deliveryMode bot or both). */
+export const runChatDeliveryId = (runId: string): string => `bot_${runId}`;
+export const chatDeliveryWorkflowId = (deliveryId: string): string => `chat-${deliveryId}`;
 /** A run's id is stable across the retries of its workflow (one execution chain). */
 export const triggerRunId = (firstExecutionRunId: string): string => `run_${firstExecutionRunId.replace(/-/g, '')}`;
 
@@ -90,6 +93,8 @@ export interface SettledRun {
   usage?: Usage;
   /** The webhook delivery to make (final attempts only). */
   delivery?: DeliveryInput;
+  /** The delivery to the environment's chat connection to make (final attempts only). */
+  chatDelivery?: ChatDeliveryInput;
   /** The trigger paused itself (maxConsecutiveFailures reached). */
   autoPaused?: boolean;
 }
@@ -108,6 +113,14 @@ export interface DeliveryInput {
   userId: string;
   webhook: WebhookConfig;
   target: DeliveryTarget;
+}
+
+export interface ChatDeliveryInput {
+  deliveryId: string;
+  userId: string;
+  environmentId: string;
+  triggerName: string;
+  target: Extract<DeliveryTarget, { kind: 'run' }>;
 }
 
 export interface DeliveryResult {

@@ -8,14 +8,14 @@
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WebhookActivities } from '../activities/webhook.activities';
-import { taskDeliveryId, webhookDeliveryWorkflowId, type DeliveryInput, type DeliveryResult, type WebhookConfig } from './trigger.types';
+import { taskDeliveryId, webhookDeliveryWorkflowId, type ChatDeliveryInput, type DeliveryInput, type DeliveryResult, type WebhookConfig } from './trigger.types';
 
 /** The backoff of delivery attempts (exported for the tests and the docs). */
 export const WEBHOOK_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m', maximumAttempts: 30 } as const;
 
 const attempts = wf.proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30s',
-  retry: { ...WEBHOOK_RETRY, nonRetryableErrorTypes: ['WEBHOOK_REFUSED'] },
+  retry: { ...WEBHOOK_RETRY, nonRetryableErrorTypes: ['WEBHOOK_REFUSED', 'CHAT_REFUSED', 'CHAT_NOT_CONNECTED'] },
 });
 const records = wf.proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30s',
@@ -23,8 +23,17 @@ const records = wf.proxyActivities<WebhookActivities>({
 });
 
 export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<DeliveryResult> {
+  return deliver(input, () => attempts.deliverWebhook(input));
+}
+
+/** A run's outcome sent to its environment's chat connection, attempted as webhooks are. */
+export async function chatDeliveryWorkflow(input: ChatDeliveryInput): Promise<DeliveryResult> {
+  return deliver(input, () => attempts.deliverToChat(input));
+}
+
+async function deliver(input: Pick<DeliveryInput, 'deliveryId' | 'target'>, attempt: () => Promise<DeliveryResult>): Promise<DeliveryResult> {
   try {
-    return await attempts.deliverWebhook(input);
+    return await attempt();
   } catch (err) {
     const failure = err instanceof wf.ActivityFailure && err.cause ? err.cause : err;
     const error = failure instanceof Error ? failure.message : String(failure);

@@ -10,7 +10,7 @@ import { verifiesWith } from '../support/standard-webhooks';
 import { TriggerIdKey } from '../../src/workflows/search-attributes';
 import { api, waitFor } from '../support/http';
 import { registerScript } from '../support/scripted-model';
-import { admin, createUser, temporalClient } from '../support/service';
+import { admin, createUser, startService, temporalClient } from '../support/service';
 
 const base = () => process.env.TEST_API_URL!;
 const fixtures = () => process.env.TEST_FIXTURES_URL!;
@@ -457,7 +457,9 @@ describe('triggers', () => {
     const skipped = runs.find((r) => r.status === 'skipped');
     const done = runs.find((r) => r.status === 'completed');
     expect(skipped).toMatchObject({ code: 'RUN_OVERLAP', error: expect.stringContaining(done._id), sessionId: null, startedAt: null });
-    expect(done.deliveries).toEqual([expect.objectContaining({ channel: 'bot', status: 'unsupported' })]);
+    // bot delivery to an environment without a chat connection: recorded as failed, once
+    const withBot = await waitForRuns(key, job._id, (rs) => rs.find((r) => r.status === 'completed')?.deliveries?.[0]?.status === 'failed', 30_000);
+    expect(withBot.find((r) => r.status === 'completed').deliveries).toEqual([expect.objectContaining({ channel: 'bot', status: 'failed', attempts: 1, lastError: 'The environment has no chat connection' })]);
     expect((await cron(key, 'GET', `/${job._id}`)).body.cronJob.consecutiveFailures).toBe(0);
 
     // pages of one, newest first, then the end
@@ -570,5 +572,56 @@ describe('structured output of tasks', () => {
     expect(unresolvable.body).toMatchObject({ code: 'INVALID_PARAMETER', message: expect.stringContaining("can't resolve reference") });
     const csv = await runTask(key, { prompt: 'x', outputType: 'structured_csv', outputSchema: ['a', 'a'] });
     expect(csv.body).toMatchObject({ code: 'INVALID_PARAMETER', message: expect.stringContaining('column names must be unique') });
+  });
+});
+
+describe('delivery to the environment chat connection (deliveryMode bot)', () => {
+  it('sends the run result to the Telegram chat of the environment, retrying a failed attempt, beside the webhook', async () => {
+    // a stand-in for the Telegram Bot API: the first call fails, the next succeed
+    const calls: { path: string; json: any }[] = [];
+    const fake = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        calls.push({ path: req.url ?? '', json: JSON.parse(body) });
+        const ok = calls.length > 1;
+        res.writeHead(ok ? 200 : 502, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { ok: true, result: { message_id: 1 } } : { ok: false, description: 'Bad Gateway' }));
+      });
+    });
+    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
+    const telegram = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    // a service of its own (its own queue), whose workers reach the stand-in
+    const svc = await startService({ TEMPORAL_TASK_QUEUE: `chat-${Date.now()}`, CHAT_API_BASE_URLS: JSON.stringify({ telegram }) });
+    try {
+      const { apiKey: key } = await createUser();
+      const env = (await api(svc.baseUrl, 'POST', '/environments', { key, body: { name: 'with chat' } })).body.environment;
+      const botToken = '123456789:AAH-test-token-abcdefghijklmnop';
+      expect((await api(svc.baseUrl, 'PUT', `/environments/${env._id}/chat`, { key, body: { provider: 'telegram', botToken, chatId: '-100200300' } })).status).toBe(200);
+      const t = token('chat');
+      await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'Invoices: 3 new' } }] });
+      const created = await api(svc.baseUrl, 'POST', '/cron-jobs', { key, body: { name: 'invoices', prompt: `${t} check`, environmentId: env._id, scheduleType: 'every', scheduleInterval: '1d', deliveryMode: 'both', webhook: hook('/chat-both') } });
+      expect(created.status).toBe(201);
+      const job = created.body.cronJob;
+      await api(svc.baseUrl, 'POST', `/cron-jobs/${job._id}/trigger`, { key });
+
+      await waitFor(async () => (calls.length >= 2 ? calls : null), 60_000);
+      expect(calls[1]).toEqual({ path: `/bot${botToken}/sendMessage`, json: { chat_id: '-100200300', text: 'Trigger "invoices" finished:\nInvoices: 3 new', disable_web_page_preview: true } });
+      const run = await waitFor(async () => {
+        const got = await api(svc.baseUrl, 'GET', `/cron-jobs/${job._id}/runs`, { key });
+        if (!got.body.runs) throw new Error(`runs: ${got.status} ${got.text}`);
+        const runs = got.body.runs;
+        const r = runs[0];
+        return r?.deliveries?.length === 2 && r.deliveries.every((d: any) => d.status === 'delivered') ? r : null;
+      }, 30_000, 1500);
+      const bot = run.deliveries.find((d: any) => d.channel === 'bot');
+      expect(bot).toMatchObject({ deliveryId: `bot_${run._id}`, status: 'delivered', attempts: 2, lastStatusCode: 200, lastError: null });
+      expect(run.deliveries.find((d: any) => d.channel === 'webhook')).toMatchObject({ status: 'delivered', attempts: 1 });
+      expect(JSON.stringify(run)).not.toContain(botToken);
+      await api(svc.baseUrl, 'DELETE', `/cron-jobs/${job._id}`, { key });
+    } finally {
+      await svc.stop();
+      fake.closeAllConnections();
+      await new Promise<void>((r) => fake.close(() => r()));
+    }
   });
 });
