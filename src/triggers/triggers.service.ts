@@ -160,10 +160,11 @@ export class TriggersService {
   }
 
   async runPage(user: UserRecord, id: string, query: { limit?: unknown; cursor?: unknown }): Promise<{ runs: TriggerRunRecord[]; nextCursor: string | null }> {
+    // Another user's trigger is a 404 whatever the query says.
+    const job = await this.owned(user, id);
     const limit = parseLimit(query.limit);
     if (query.cursor !== undefined && typeof query.cursor !== 'string') throw new InvalidParameterError('cursor', query.cursor, 'cursor must be a string');
     const after = query.cursor ? decodeCursor(query.cursor) : undefined;
-    const job = await this.owned(user, id);
     return this.runs.page(job._id, { limit, after });
   }
 
