@@ -14,8 +14,19 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud'],
     ['LLM_PRICES', '{bad json'],
     ['PAYLOAD_ENCRYPTION_KEY', 'short'],
+    ['CHAT_API_BASE_URLS', '{"telegram":"not a url"}'],
+    ['CHAT_API_BASE_URLS', '{"myspace":"http://x"}'],
   ])('names %s when its value is bad', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('reads the proxy trust and the chat API roots', () => {
+    expect(loadConfig({}).TRUST_PROXY).toBe('loopback');
+    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).TRUST_PROXY).toBe('10.0.0.0/8');
+    expect(loadConfig({ CHAT_API_BASE_URLS: '{"telegram":"http://127.0.0.1:9000"}' }).CHAT_API_BASE_URLS).toEqual({ telegram: 'http://127.0.0.1:9000' });
+    expect(loadConfig({}).CHAT_API_BASE_URLS).toEqual({});
   });
 });

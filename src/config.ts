@@ -89,6 +89,11 @@ export const configSchema = z.object({
   FILE_UPLOAD_TTL_MS: int(60 * 60 * 1000, 1000).describe('How long an upload not attached to an environment or a live task is kept'),
   NETWORK_CAPTURE_MAX: int(500, 0).describe('Requests recorded per task in data.network'),
   MAX_TRIGGERS_PER_USER: int(50, 1).describe('Triggers (cron jobs) one user may have'),
+  TRUST_PROXY: z
+    .string()
+    .default('loopback')
+    .transform((v) => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v))
+    .describe('Which proxies X-Forwarded-For is believed from (Express "trust proxy"): loopback by default, so a client cannot pick its own address for per-address limits'),
   CHAT_API_BASE_URLS: chatBaseUrlsSchema.default({} as never).describe('API roots of the chat providers by name (a proxy, a test double); the providers\' own by default'),
   SHUTDOWN_GRACE_MS: int(30_000, 0),
 });

@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   const logger = deps.logger.child({ component: 'api' });
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', true);
+  app.set('trust proxy', config.TRUST_PROXY);
   app.use(express.json({ limit: config.BODY_LIMIT }));
 
   const sessions = new SessionsService({ ...deps, logger });

@@ -1,0 +1,54 @@
+/**
+ * The blob store against the test database (FerretDB here): round trips in chunks, the cap,
+ * delete.
+ */
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { MongoClient, type Db } from 'mongodb';
+import { BLOB_BUCKET, GridFsBlobStore } from '../../src/store/blobs';
+
+let mongo: MongoClient;
+let db: Db;
+let blobs: GridFsBlobStore;
+const userId = 'usr_blobtest';
+
+beforeAll(async () => {
+  mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL ?? 'mongodb://127.0.0.1:27019/browser_agent_test');
+  // A database of its own: the checks below look at every chunk.
+  db = mongo.db(`blob_store_test_${Date.now()}`);
+  blobs = new GridFsBlobStore(db, { chunkSizeBytes: 256 * 1024 });
+});
+afterAll(async () => {
+  await db.dropDatabase();
+  await mongo.close();
+});
+
+const chunks = () => db.collection<{ _id: unknown; files_id: string; n: number }>(`${BLOB_BUCKET}.chunks`);
+/** A stream in uneven pieces, as a socket delivers it. */
+const pieces = (data: Buffer) => Readable.from(Array.from({ length: Math.ceil(data.length / 70_001) }, (_, i) => data.subarray(i * 70_001, (i + 1) * 70_001)));
+
+describe('blob store', () => {
+  it('stores a blob in chunks and streams it back whole', async () => {
+    const data = randomBytes(900 * 1024 + 17);
+    const info = await blobs.put(pieces(data), { filename: 'a.bin', contentType: 'application/octet-stream', userId, maxBytes: 10 * 1024 * 1024, kind: 'upload' });
+    expect(info).toMatchObject({ size: data.length, userId });
+    const stored = await chunks().find({ files_id: info.blobId }).sort({ n: 1 }).toArray();
+    expect(stored.map((c) => c.n)).toEqual([0, 1, 2, 3]);
+    expect((await buffer(await blobs.get(info.blobId))).equals(data)).toBe(true);
+    expect(await blobs.usage(userId)).toBeGreaterThanOrEqual(data.length);
+    await blobs.delete(info.blobId);
+    expect(await chunks().countDocuments({ files_id: info.blobId })).toBe(0);
+    expect(await blobs.stat(info.blobId)).toBeNull();
+    await expect(blobs.get(info.blobId)).rejects.toMatchObject({ status: 404 });
+    await blobs.delete(info.blobId);
+  });
+
+  it('stores an empty blob, and refuses one past its cap keeping none of it', async () => {
+    const empty = await blobs.put(Readable.from([]), { filename: 'e', contentType: 'text/plain', userId, maxBytes: 10, kind: 'upload' });
+    expect((await buffer(await blobs.get(empty.blobId))).length).toBe(0);
+    const before = await chunks().estimatedDocumentCount();
+    await expect(blobs.put(pieces(randomBytes(600 * 1024)), { filename: 'big', contentType: 'application/octet-stream', userId, maxBytes: 500 * 1024, kind: 'upload' })).rejects.toMatchObject({ status: 413 });
+    expect(await chunks().estimatedDocumentCount()).toBe(before);
+  });
+});
