@@ -68,7 +68,7 @@ export function runView(run: TriggerRunRecord) {
     code: run.code ?? null,
     usage: run.usage ?? null,
     deliveries: Object.values(run.deliveries ?? {})
-      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+      .sort((a, b) => (a.createdAt?.getTime() ?? 0) - (b.createdAt?.getTime() ?? 0))
       .map(deliveryView),
     attempt: run.attempt,
     createdAt: iso(run.createdAt),

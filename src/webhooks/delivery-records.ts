@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { DocLocks } from '../store/doc-locks';
 import type { DeliveryRecord } from '../store/trigger-runs.repository';
 import type { ChatDeliveryInput, DeliveryInput, DeliveryTarget } from '../workflows/trigger.types';
 
@@ -10,7 +11,19 @@ type Delivery = Pick<DeliveryInput, 'deliveryId' | 'target'>;
  * (`triggerRuns`). Each write is one single-document update of that entry.
  */
 export class DeliveryRecords {
-  constructor(private readonly db: Db) {}
+  private readonly locks: DocLocks;
+  constructor(private readonly db: Db) {
+    this.locks = new DocLocks(db);
+  }
+
+  /**
+   * A run's webhook and chat deliveries write to the same document at the same time;
+   * FerretDB 1.x would let one write undo the other, so writes to one record take turns.
+   */
+  private serial<T>(target: DeliveryTarget, fn: () => Promise<T>): Promise<T> {
+    const { collection, id } = this.where(target);
+    return this.locks.with(`deliveries:${collection}:${id}`, fn);
+  }
 
   private where(target: DeliveryTarget): { collection: string; id: string } {
     return target.kind === 'task' ? { collection: 'tasks', id: target.taskId } : { collection: 'triggerRuns', id: target.runId };
@@ -35,14 +48,15 @@ export class DeliveryRecords {
       createdAt: now,
     };
     const key = `deliveries.${input.deliveryId}`;
-    await this.db.collection<{ _id: string }>(collection).updateOne({ _id: id, [key]: { $exists: false } }, { $set: { [key]: entry } });
+    await this.serial(input.target, () => this.db.collection<{ _id: string }>(collection).updateOne({ _id: id, [key]: { $exists: false } }, { $set: { [key]: entry } }));
   }
 
   async attempt(input: Delivery, fields: { attempt: number; status: DeliveryRecord['status']; statusCode: number | null; error: string | null; at?: Date }): Promise<void> {
     const { collection, id } = this.where(input.target);
     const at = fields.at ?? new Date();
     const key = `deliveries.${input.deliveryId}`;
-    await this.db.collection<{ _id: string }>(collection).updateOne(
+    await this.serial(input.target, () =>
+      this.db.collection<{ _id: string }>(collection).updateOne(
       { _id: id },
       {
         $set: {
@@ -54,6 +68,7 @@ export class DeliveryRecords {
           ...(fields.status === 'delivered' ? { [`${key}.deliveredAt`]: at } : {}),
         },
       },
+    ),
     );
   }
 
@@ -61,7 +76,7 @@ export class DeliveryRecords {
   async giveUp(input: Delivery, error: string): Promise<void> {
     const { collection, id } = this.where(input.target);
     const key = `deliveries.${input.deliveryId}`;
-    await this.db.collection<{ _id: string }>(collection).updateOne({ _id: id, [`${key}.status`]: { $ne: 'delivered' } }, { $set: { [`${key}.status`]: 'failed', [`${key}.lastError`]: error } });
+    await this.serial(input.target, () => this.db.collection<{ _id: string }>(collection).updateOne({ _id: id, [`${key}.status`]: { $ne: 'delivered' } }, { $set: { [`${key}.status`]: 'failed', [`${key}.lastError`]: error } }));
   }
 
   async get(target: DeliveryTarget, deliveryId: string): Promise<DeliveryRecord | null> {

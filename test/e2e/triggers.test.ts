@@ -590,8 +590,12 @@ describe('delivery to the environment chat connection (deliveryMode bot)', () =>
     });
     await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
     const telegram = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
-    // a service of its own (its own queue), whose workers reach the stand-in
-    const svc = await startService({ TEMPORAL_TASK_QUEUE: `chat-${Date.now()}`, CHAT_API_BASE_URLS: JSON.stringify({ telegram }) });
+    // An API and a workflow worker of their own (their own queue) that reach the stand-in. No
+    // browser worker: the run's session uses the suite's, so no other test's session lands on a
+    // worker that goes away at the end of this one.
+    const own = { TEMPORAL_TASK_QUEUE: `chat-${Date.now()}`, CHAT_API_BASE_URLS: JSON.stringify({ telegram }) };
+    const svc = await startService({ ...own, ROLE: 'api' });
+    const workflows = await startService({ ...own, ROLE: 'workflows' });
     try {
       const { apiKey: key } = await createUser();
       const env = (await api(svc.baseUrl, 'POST', '/environments', { key, body: { name: 'with chat' } })).body.environment;
@@ -620,6 +624,7 @@ describe('delivery to the environment chat connection (deliveryMode bot)', () =>
       await api(svc.baseUrl, 'DELETE', `/cron-jobs/${job._id}`, { key });
     } finally {
       await svc.stop();
+      await workflows.stop();
       fake.closeAllConnections();
       await new Promise<void>((r) => fake.close(() => r()));
     }
