@@ -14,30 +14,24 @@ const url = (protocols: string[]) =>
     }
   }, `must be a URL with one of the protocols ${protocols.join(', ')}`);
 
-/** Token prices in USD per million tokens, keyed by model name ("*" is the fallback). */
-const pricesSchema = z
-  .string()
-  .transform((raw, ctx) => {
-    try {
-      return JSON.parse(raw) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be JSON' });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) })));
+/** A setting whose value is JSON, checked against `schema`. */
+const jsonSetting = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
 
-const chatBaseUrlsSchema = z
-  .string()
-  .transform((raw, ctx) => {
-    try {
-      return JSON.parse(raw) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be JSON' });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.object({ telegram: z.url(), slack: z.url(), discord: z.url(), whatsapp: z.url() }).partial().strict());
+/** Token prices in USD per million tokens, keyed by model name ("*" is the fallback). */
+const pricesSchema = jsonSetting(z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0) })));
+
+const chatBaseUrlsSchema = jsonSetting(z.object({ telegram: z.url(), slack: z.url(), discord: z.url(), whatsapp: z.url() }).partial().strict());
 
 /** Every setting of the service, read once at boot from the environment. */
 export const configSchema = z.object({

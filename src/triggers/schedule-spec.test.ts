@@ -1,13 +1,5 @@
 import { cronProblem, isValidTimezone, parseAt, parseInterval, toScheduleSpec, validateSchedule, type ScheduleFields } from './schedule-spec';
-
-const errorOf = (fn: () => unknown): any => {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('no error');
-};
+import { errorOf } from '../../test/support/errors';
 
 const base: ScheduleFields = { scheduleType: 'cron', scheduleAt: null, scheduleInterval: null, scheduleCron: null, timezone: 'UTC' };
 const NOW = Date.parse('2026-11-23T10:00:00Z');

@@ -9,6 +9,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { verifiesWith } from '../support/standard-webhooks';
 import { TriggerIdKey } from '../../src/workflows/search-attributes';
 import { api, waitFor } from '../support/http';
+import { startReceiver, type Received } from '../support/webhook-receiver';
 import { registerScript } from '../support/scripted-model';
 import { admin, createUser, startService, temporalClient } from '../support/service';
 
@@ -16,49 +17,6 @@ const base = () => process.env.TEST_API_URL!;
 const fixtures = () => process.env.TEST_FIXTURES_URL!;
 const model = () => process.env.TEST_LLM_BASE_URL!;
 const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
-
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  json: any;
-  at: number;
-}
-
-/** A webhook receiver: records every request; answers each path with its planned statuses (the last one repeats), 200 by default. */
-async function startReceiver() {
-  const received: Received[] = [];
-  const plans = new Map<string, number[]>();
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const path = req.url ?? '/';
-      let json: any = null;
-      try {
-        json = JSON.parse(body);
-      } catch {
-        /* kept as text */
-      }
-      received.push({ path, headers: req.headers, body, json, at: Date.now() });
-      const plan = plans.get(path);
-      const status = plan ? (plan.length > 1 ? plan.shift()! : plan[0]) : 200;
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : `refused with ${status}`);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: (path: string) => `http://127.0.0.1:${port}${path}`,
-    plan: (path: string, statuses: number[]) => plans.set(path, [...statuses]),
-    at: (path: string) => received.filter((r) => r.path === path),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let mongo: MongoClient;

@@ -1,14 +1,6 @@
 import type { CronJobRecord } from '../../store/cron-jobs.repository';
 import { parseCreateCronJob, parseUpdateCronJob } from './cron-job.schema';
-
-const errorOf = (fn: () => unknown): any => {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('no error');
-};
+import { errorOf } from '../../../test/support/errors';
 
 const NOW = Date.parse('2026-11-23T10:00:00Z');
 const webhook = { name: 'hook', url: 'https://example.test/hook', submittedData: 'ai_response' };

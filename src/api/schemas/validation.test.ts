@@ -1,15 +1,7 @@
 import { startSessionSchema } from './session.schema';
 import { newTaskMessageSchema } from './message.schema';
 import { parseRequest } from './validation';
-
-const errorOf = (fn: () => unknown): any => {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('no error');
-};
+import { errorOf } from '../../../test/support/errors';
 
 describe('request validation', () => {
   it('fills task defaults from the contract', () => {
