@@ -3,7 +3,6 @@
  * worker (scripted model) → webhook delivery to a receiver in this test.
  */
 import http from 'node:http';
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { MongoClient, type Db } from 'mongodb';
 import { verifiesWith } from '../support/standard-webhooks';
@@ -32,37 +31,18 @@ afterAll(async () => {
   await mongo.close();
 });
 
-/** An environment of the user: through the API, or (before the environment routes are mounted) as its record. */
-async function createEnvironment(key: string, userId: string): Promise<string> {
+/** An environment of the user, through the API. */
+async function createEnvironment(key: string): Promise<string> {
   const res = await api(base(), 'POST', '/environments', { key, body: { name: `triggers ${Date.now()}` } });
-  if (res.status === 200) return res.body.environment._id;
-  const _id = `env_${randomBytes(12).toString('hex')}`;
-  const now = new Date();
-  await db.collection<any>('environments').insertOne({
-    _id,
-    userId,
-    name: 'triggers',
-    description: '',
-    status: 'empty',
-    blobId: null,
-    blobSize: null,
-    blobUploadedAt: null,
-    upload: null,
-    lockedBy: null,
-    lastUsedAt: null,
-    usageCount: 0,
-    chat: null,
-    createdAt: now,
-    updatedAt: now,
-  });
-  return _id;
+  expect(res.status).toBe(200);
+  return res.body.environment._id;
 }
 
 const cron = (key: string, method: string, path: string, body?: unknown) => api(base(), method, `/cron-jobs${path}`, { key, body });
 
 async function newOwner(opts: { balance?: number } = {}) {
   const user = await createUser(opts);
-  const environmentId = await createEnvironment(user.apiKey, user.userId);
+  const environmentId = await createEnvironment(user.apiKey);
   return { ...user, key: user.apiKey, environmentId };
 }
 
