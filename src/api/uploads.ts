@@ -9,6 +9,7 @@ import { InvalidParameterError, InvalidParamsError, MissingFieldError, NotFoundE
 import type { Logger } from '../logger';
 import type { BlobInfo, BlobStore } from '../profiles/contracts';
 import { validateAndExtract } from '../profiles/archive';
+import type { FileRecord, FilesRepository } from '../store/files.repository';
 import type { ArchiveRecord, ArchiveRecords } from '../store/profiles.repository';
 
 /** The settings of uploads and storage (parsed with the rest of the configuration). */
@@ -133,6 +134,35 @@ export async function putCapped(blobs: BlobStore, settings: StorageSettings, fil
       if (cap.quota) throw new ServiceError('STORAGE_QUOTA_EXCEEDED', `"${file.filename}" does not fit in the storage quota of ${formatBytes(settings.USER_STORAGE_MAX_BYTES)}`, 413, { limit: settings.USER_STORAGE_MAX_BYTES, filename: file.filename });
       throw new ServiceError('PAYLOAD_TOO_LARGE', `"${file.filename}" exceeds the maximum size of ${formatBytes(meta.perFile)}`, 413, { maxBytes: meta.perFile, filename: file.filename });
     }
+    throw err;
+  }
+}
+
+/**
+ * Stores one file of a multipart request: its blob under the caps, then its record. The
+ * blob goes again if the record cannot be written. `ttlMs` null: the file lives as long as
+ * what it is attached to.
+ */
+export async function storeUploadedFile(
+  deps: { blobs: BlobStore; files: FilesRepository; settings: StorageSettings & { FILE_MAX_BYTES: number } },
+  file: IncomingFile,
+  meta: { userId: string; kind: 'upload' | 'environment'; environmentId?: string; ttlMs: number | null },
+): Promise<FileRecord> {
+  const createdAt = new Date();
+  const blob = await putCapped(deps.blobs, deps.settings, file, { userId: meta.userId, kind: meta.kind, perFile: deps.settings.FILE_MAX_BYTES });
+  try {
+    return await deps.files.createFromBlob({
+      userId: meta.userId,
+      blob: { ...blob, contentType: file.mimeType },
+      originalName: file.filename,
+      kind: meta.kind,
+      environmentId: meta.environmentId,
+      expiresAt: meta.ttlMs === null ? null : new Date(createdAt.getTime() + meta.ttlMs),
+      createdAt,
+      index: file.index,
+    });
+  } catch (err) {
+    await deps.blobs.delete(blob.blobId);
     throw err;
   }
 }

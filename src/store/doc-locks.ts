@@ -13,7 +13,8 @@ export class LockTimeoutError extends Error {
   }
 }
 
-const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
+/** A write refused by a unique index (MongoDB and FerretDB answer code 11000). */
+export const isDuplicateKey = (err: unknown): boolean => (err as { code?: number })?.code === 11000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**

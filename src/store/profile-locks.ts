@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { ProfileSource } from '../profiles/contracts';
+import { isDuplicateKey } from './doc-locks';
 
 export const PROFILE_COLLECTION: Record<ProfileSource['kind'], string> = { environment: 'environments', profile: 'profiles' };
 
@@ -15,7 +16,6 @@ interface ProfileLock {
   at: Date;
 }
 
-const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
 
 /**
  * One live session per profile. The lock is a document keyed by the profile, inserted to

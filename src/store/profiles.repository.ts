@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKey } from './doc-locks';
 import { newId } from './ids';
 import { PROFILE_COLLECTION } from './profile-locks';
 
@@ -41,7 +42,6 @@ interface UploadLock {
   startedAt: Date;
 }
 
-const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
 
 /**
  * Records holding a profile archive. An upload marks the record `uploading` and remembers

@@ -1,4 +1,5 @@
 import type { Collection, Db, Filter } from 'mongodb';
+import { isDuplicateKey } from './doc-locks';
 import { afterCursor, encodeCursor, type CursorKey } from '../triggers/cursor';
 import type { RunStatus } from '../workflows/trigger.types';
 import type { Usage } from '../workflows/types';
@@ -93,7 +94,7 @@ export class TriggerRunsRepository {
       await this.runs.insertOne(record);
       return true;
     } catch (err) {
-      if ((err as { code?: number }).code === 11000) return false;
+      if (isDuplicateKey(err)) return false;
       throw err;
     }
   }

@@ -6,7 +6,7 @@ import type { EnvironmentRecord } from '../../store/environments.repository';
 import type { FileRecord } from '../../store/files.repository';
 import { currentUser } from '../middleware/auth';
 import { parseRequest } from '../schemas/validation';
-import { putCapped, receiveArchive, receiveFiles } from '../uploads';
+import { receiveArchive, receiveFiles, storeUploadedFile } from '../uploads';
 import { MAX_FILES_PER_REQUEST, fileNotFound, type StorageRoutesDeps } from './files.routes';
 
 /** Environments per user (the contract's limit). */
@@ -110,16 +110,7 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
       field: 'files',
       maxFiles: MAX_FILES_PER_REQUEST,
       logger,
-      onFile: async (file) => {
-        const createdAt = new Date();
-        const blob = await putCapped(blobs, config, file, { userId: user._id, kind: 'environment', perFile: config.FILE_MAX_BYTES });
-        try {
-          return await store.files.createFromBlob({ userId: user._id, blob: { ...blob, contentType: file.mimeType }, originalName: file.filename, kind: 'environment', environmentId: env._id, expiresAt: null, createdAt, index: file.index });
-        } catch (err) {
-          await blobs.delete(blob.blobId);
-          throw err;
-        }
-      },
+      onFile: (file) => storeUploadedFile({ blobs, files: store.files, settings: config }, file, { userId: user._id, kind: 'environment', environmentId: env._id, ttlMs: null }),
       undo: (f) => store.files.deleteOne(f._id).then(() => undefined),
     });
     // Deleted while the files streamed: they go with it.

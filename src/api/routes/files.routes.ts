@@ -10,7 +10,7 @@ import type { EnvironmentsRepository } from '../../store/environments.repository
 import type { FileRecord, FilesRepository } from '../../store/files.repository';
 import type { ProfilesRepository } from '../../store/profiles.repository';
 import { currentUser } from '../middleware/auth';
-import { putCapped, receiveFiles, type StorageSettings } from '../uploads';
+import { receiveFiles, storeUploadedFile, type StorageSettings } from '../uploads';
 
 /** What the environment, profile and file routes need. */
 export interface StorageRoutesDeps {
@@ -83,16 +83,7 @@ export function filesRoutes(deps: StorageRoutesDeps): Router {
       field: 'files',
       maxFiles: MAX_FILES_PER_REQUEST,
       logger,
-      onFile: async (file) => {
-        const createdAt = new Date();
-        const blob = await putCapped(blobs, config, file, { userId: user._id, kind: 'upload', perFile: config.FILE_MAX_BYTES });
-        try {
-          return await store.files.createFromBlob({ userId: user._id, blob: { ...blob, contentType: file.mimeType }, originalName: file.filename, kind: 'upload', expiresAt: new Date(createdAt.getTime() + config.FILE_UPLOAD_TTL_MS), createdAt, index: file.index });
-        } catch (err) {
-          await blobs.delete(blob.blobId);
-          throw err;
-        }
-      },
+      onFile: (file) => storeUploadedFile({ blobs, files: store.files, settings: config }, file, { userId: user._id, kind: 'upload', ttlMs: config.FILE_UPLOAD_TTL_MS }),
       undo: (f) => store.files.deleteOne(f._id).then(() => undefined),
     });
     res.json({ success: true, files: files.map(uploadedFileView) });
