@@ -61,6 +61,33 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
     return { sessionId: run.sessionId, taskId: run.taskId, status: 'failed', message: '', completedAt, envelope: failedRunEnvelope({ sessionId: run.sessionId, taskId: run.taskId, error, code, completedAt }), trigger };
   }
 
+  /**
+   * Records an attempt's outcome on the task or run, then answers (delivered) or throws for
+   * Temporal: `<kind>_REFUSED` is final, `<kind>_FAILED` is retried (after Retry-After when given).
+   */
+  async function settleAttempt(
+    input: Pick<DeliveryInput, 'deliveryId' | 'target'>,
+    attempt: number,
+    result: { outcome: 'delivered' | 'final' | 'retry'; statusCode: number | null; error: string | null; retryAfterMs?: number },
+    kind: 'WEBHOOK' | 'CHAT',
+    log: Logger,
+  ): Promise<DeliveryResult> {
+    const status = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'final' ? 'failed' : 'retrying';
+    await records.attempt(input, { attempt, status, statusCode: result.statusCode, error: result.error });
+    if (result.outcome === 'delivered') {
+      log.info({ statusCode: result.statusCode }, `${kind.toLowerCase()} delivery made`);
+      return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt, statusCode: result.statusCode };
+    }
+    log.warn({ statusCode: result.statusCode, error: result.error, final: result.outcome === 'final' }, `${kind.toLowerCase()} delivery attempt failed`);
+    throw ApplicationFailure.create({
+      type: result.outcome === 'final' ? `${kind}_REFUSED` : `${kind}_FAILED`,
+      message: result.error ?? 'Delivery failed',
+      nonRetryable: result.outcome === 'final',
+      details: [{ statusCode: result.statusCode }],
+      nextRetryDelay: result.retryAfterMs !== undefined ? Math.min(Math.max(result.retryAfterMs, 1000), MAX_RETRY_AFTER_MS) : undefined,
+    });
+  }
+
   return {
     async deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
       const attempt = Context.current().info.attempt;
@@ -77,20 +104,7 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
         { url: input.webhook.url, auth: input.webhook.auth, deliveryId: input.deliveryId, body, secrets: signing, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
         deps.fetch ?? fetch,
       );
-      const status = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'final' ? 'failed' : 'retrying';
-      await records.attempt(input, { attempt, status, statusCode: result.statusCode, error: result.error });
-      if (result.outcome === 'delivered') {
-        log.info({ statusCode: result.statusCode, ms: result.durationMs }, 'webhook delivered');
-        return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt, statusCode: result.statusCode };
-      }
-      log.warn({ statusCode: result.statusCode, error: result.error, final: result.outcome === 'final' }, 'webhook attempt failed');
-      throw ApplicationFailure.create({
-        type: result.outcome === 'final' ? 'WEBHOOK_REFUSED' : 'WEBHOOK_FAILED',
-        message: result.error ?? 'Delivery failed',
-        nonRetryable: result.outcome === 'final',
-        details: [{ statusCode: result.statusCode }],
-        nextRetryDelay: result.retryAfterMs !== undefined ? Math.min(Math.max(result.retryAfterMs, 1000), MAX_RETRY_AFTER_MS) : undefined,
-      });
+      return settleAttempt(input, attempt, result, 'WEBHOOK', log.child({ ms: result.durationMs }));
     },
 
     /**
@@ -119,20 +133,7 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
           : `Trigger "${input.triggerName}" ${run.status === 'timed_out' ? 'timed out' : 'failed'} (${run.code ?? 'RUN_FAILED'}): ${run.error ?? 'The run failed'}`;
       const fields = openChatConnection(payloadKey(config), env._id, env.chat);
       const result = await sendChatMessage(env.chat.provider, fields, text, { baseUrls: config.CHAT_API_BASE_URLS, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS, fetch: deps.fetch });
-      const status = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'final' ? 'failed' : 'retrying';
-      await records.attempt(input, { attempt, status, statusCode: result.statusCode, error: result.error });
-      if (result.outcome === 'delivered') {
-        log.info({ provider: env.chat.provider, statusCode: result.statusCode }, 'chat message delivered');
-        return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt, statusCode: result.statusCode };
-      }
-      log.warn({ provider: env.chat.provider, statusCode: result.statusCode, error: result.error, final: result.outcome === 'final' }, 'chat delivery attempt failed');
-      throw ApplicationFailure.create({
-        type: result.outcome === 'final' ? 'CHAT_REFUSED' : 'CHAT_FAILED',
-        message: result.error ?? 'Delivery failed',
-        nonRetryable: result.outcome === 'final',
-        details: [{ statusCode: result.statusCode }],
-        nextRetryDelay: result.retryAfterMs !== undefined ? Math.min(Math.max(result.retryAfterMs, 1000), MAX_RETRY_AFTER_MS) : undefined,
-      });
+      return settleAttempt(input, attempt, result, 'CHAT', log.child({ provider: env.chat.provider }));
     },
 
     /** The delivery workflow gave up (final refusal or retries exhausted). */

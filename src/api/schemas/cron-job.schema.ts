@@ -11,7 +11,7 @@ import { InvalidParameterError, MissingFieldError, ServiceError } from '../../er
 import type { CronJobFields, CronJobRecord, CronJobStatus } from '../../store/cron-jobs.repository';
 import { RETRY_LIMITS, type RetryPolicyInput } from '../../triggers/retry-policy';
 import { parseAt, SCHEDULE_FIELD_NAMES, SCHEDULE_TYPES, validateSchedule, type ScheduleFields } from '../../triggers/schedule-spec';
-import { webhookSchema } from './task.schema';
+import { httpUrl, webhookSchema } from './task.schema';
 import { parseRequest } from './validation';
 
 export const NAME_MAX = 200;
@@ -20,13 +20,6 @@ export const PROMPT_MAX = 50_000;
 export const FAILURES_LIMITS = { min: 1, max: 100, default: 5 } as const;
 const ENVIRONMENT_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-const httpUrl = z.string().refine((v) => {
-  try {
-    return ['http:', 'https:'].includes(new URL(v).protocol);
-  } catch {
-    return false;
-  }
-}, 'must be an http(s) URL');
 
 const bounded = (limits: { min: number; max: number }, describe: string, int = true) => (int ? z.number().int() : z.number()).min(limits.min).max(limits.max).describe(describe);
 

@@ -7,7 +7,8 @@ export const TASK_LIMITS = {
   maxOutputTokens: { min: 100, max: 100_000, default: 100_000 },
 } as const;
 
-const httpUrl = z.string().refine((v) => {
+/** An absolute http or https URL. */
+export const httpUrl = z.string().refine((v) => {
   try {
     return ['http:', 'https:'].includes(new URL(v).protocol);
   } catch {
