@@ -26,6 +26,7 @@ const summary = (xs: number[]) => ({ p50: pct(xs, 50), p95: pct(xs, 95), n: xs.l
 it('agent step and session benchmarks', async () => {
   const model = await startScriptedModel();
   const fixtures = await startFixtureServer(path.join(ROOT, 'test/fixtures'));
+  process.env.TEST_FIXTURES_URL = fixtures.url;
   process.env.TEST_LLM_BASE_URL = model.url;
   const service = await startService({ LOG_LEVEL: 'warn', TEMPORAL_TASK_QUEUE: `bench-${Date.now()}`, INLINE_WAIT_MS: '120000', RATE_LIMIT_PER_MINUTE: '1000' });
   const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS! });

@@ -37,6 +37,7 @@ function mjpegFps(url: string, ms: number): Promise<{ fps: number; frames: numbe
 it('live benchmarks', async () => {
   const model = await startScriptedModel();
   const fixtures = await startFixtureServer(path.join(ROOT, 'test/fixtures'));
+  process.env.TEST_FIXTURES_URL = fixtures.url;
   process.env.TEST_LLM_BASE_URL = model.url;
   const queue = `bench-live-${Date.now()}`;
   const common = { LOG_LEVEL: 'warn', TEMPORAL_TASK_QUEUE: queue, RATE_LIMIT_PER_MINUTE: '100000', REDIS_URL: `${process.env.TEST_REDIS_URL}/3`, WORKER_TTL_MS: '3000' };

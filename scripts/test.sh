@@ -14,7 +14,8 @@ log "lint"; npx eslint .
 ensure_build
 
 export DATA_DIR="${TEST_DATA_DIR:-$ROOT/.data/test}"
-export INFRA_TEMPORAL_PORT=7244 INFRA_TEMPORAL_UI_PORT=8244 INFRA_FERRETDB_PORT=27019 INFRA_REDIS_PORT=6391
+# Test ports (overridable, so two checkouts can run their suites side by side).
+export INFRA_TEMPORAL_PORT="${TEST_INFRA_TEMPORAL_PORT:-7244}" INFRA_TEMPORAL_UI_PORT="${TEST_INFRA_TEMPORAL_UI_PORT:-8244}" INFRA_FERRETDB_PORT="${TEST_INFRA_FERRETDB_PORT:-27019}" INFRA_REDIS_PORT="${TEST_INFRA_REDIS_PORT:-6391}"
 # Fresh state every run: stop what an earlier run may have left, then wipe its data.
 bash "$ROOT/scripts/infra.sh" down
 rm -rf "$DATA_DIR"

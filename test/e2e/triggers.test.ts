@@ -9,6 +9,7 @@ import { verifiesWith } from '../support/standard-webhooks';
 import { TriggerIdKey } from '../../src/workflows/search-attributes';
 import { api, waitFor } from '../support/http';
 import { startReceiver, type Received } from '../support/webhook-receiver';
+import { allowedPort } from '../support/ports';
 import { registerScript } from '../support/scripted-model';
 import { admin, createUser, startService, temporalClient } from '../support/service';
 
@@ -526,7 +527,7 @@ describe('delivery to the environment chat connection (deliveryMode bot)', () =>
         res.writeHead(ok ? 200 : 502, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { ok: true, result: { message_id: 1 } } : { ok: false, description: 'Bad Gateway' }));
       });
     });
-    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => fake.listen(allowedPort(), '127.0.0.1', r));
     const telegram = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
     // An API and a workflow worker of their own (their own queue) that reach the stand-in. No
     // browser worker: the run's session uses the suite's, so no other test's session lands on a

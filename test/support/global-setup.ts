@@ -3,6 +3,7 @@ import path from 'node:path';
 import { startService, ROOT } from './service';
 import { startScriptedModel } from './scripted-model';
 import { startFixtureServer } from './fixtures-server';
+import { reserveAllowedPorts } from './ports';
 
 /**
  * Starts what every end-to-end test shares: the scripted model, the fixture pages and one
@@ -14,6 +15,7 @@ export default async function globalSetup(): Promise<void> {
   const fixtures = await startFixtureServer(path.join(ROOT, 'test/fixtures'));
   process.env.TEST_LLM_BASE_URL = model.url;
   process.env.TEST_FIXTURES_URL = fixtures.url;
+  process.env.TEST_ALLOWED_PORTS = await reserveAllowedPorts();
   // Each run gets its own workflow queue so leftovers of an earlier run never interfere.
   process.env.TEST_TASK_QUEUE = `sessions-${Date.now()}`;
   // A generous inline wait: a loaded 2-core CI machine must not turn inline answers into pending ones.

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import net from 'node:net';
+import { testAllowlist } from './ports';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -33,6 +34,8 @@ export function serviceEnv(extra: Record<string, string> = {}): Record<string, s
     WORKER_HEARTBEAT_MS: '1000',
     WORKER_TTL_MS: '4000',
     SHUTDOWN_GRACE_MS: '3000',
+    // Only the test's own local servers are reachable through the network guard.
+    PRIVATE_NETWORK_ALLOWLIST: testAllowlist(),
     ...(process.env.TEST_LLM_BASE_URL ? { LLM_BASE_URL: process.env.TEST_LLM_BASE_URL } : {}),
     ...(process.env.TEST_TASK_QUEUE ? { TEMPORAL_TASK_QUEUE: process.env.TEST_TASK_QUEUE } : {}),
     ...extra,

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { allowedPort } from './ports';
 
 export interface Received {
   path: string;
@@ -9,8 +10,8 @@ export interface Received {
   at: number;
 }
 
-/** A receiver on `port` (a free one by default); each path answers its planned statuses, the last repeating, 200 by default. */
-export async function startReceiver(port = 0) {
+/** A receiver on `port` (by default one the service under test may reach); each path answers its planned statuses, the last repeating, 200 by default. */
+export async function startReceiver(port = allowedPort()) {
   const received: Received[] = [];
   const plans = new Map<string, number[]>();
   const server = http.createServer((req, res) => {
