@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import path from 'node:path';
+import { parseAllowlist } from './net/address-policy';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -90,6 +91,17 @@ export const configSchema = z.object({
     .describe('Which proxies X-Forwarded-For is believed from (Express "trust proxy"): loopback by default, so a client cannot pick its own address for per-address limits'),
   CHAT_API_BASE_URLS: chatBaseUrlsSchema.default({} as never).describe('API roots of the chat providers by name (a proxy, a test double); the providers\' own by default'),
   SHUTDOWN_GRACE_MS: int(30_000, 0),
+  PRIVATE_NETWORK_ALLOWLIST: z
+    .string()
+    .default('')
+    .superRefine((v, ctx) => {
+      try {
+        parseAllowlist(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .describe('Private destinations the agent\'s browser and deliveries may reach: comma-separated host, host:port, CIDR or CIDR:port (everything private is refused by default)'),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

@@ -11,6 +11,8 @@ import { sendWebhook } from '../webhooks/sender';
 import { openChatConnection } from '../environments/chat-connection';
 import { sendChatMessage } from '../environments/chat-sender';
 import { payloadKey } from '../temporal/connection';
+import { guardedFetch } from '../net/guarded-fetch';
+import type { NetworkGuard } from '../net/network-guard';
 import type { ChatDeliveryInput, DeliveryInput, DeliveryResult, DeliveryTarget } from '../workflows/trigger.types';
 import { TERMINAL_TASK_STATUSES, type TaskView } from '../workflows/types';
 
@@ -25,9 +27,11 @@ const MAX_RETRY_AFTER_MS = 10 * 60_000;
  * the task or run before the activity answers, so the record shows attempts, last status
  * code and last error even while retries go on.
  */
-export function createWebhookActivities(deps: { config: Config; store: Pick<Store, 'db' | 'tasks' | 'environments'>; logger: Logger; fetch?: typeof fetch }) {
+export function createWebhookActivities(deps: { config: Config; store: Pick<Store, 'db' | 'tasks' | 'environments'>; logger: Logger; guard: NetworkGuard; fetch?: typeof fetch }) {
   const { config, store } = deps;
   const logger = deps.logger.child({ component: 'webhooks' });
+  // Deliveries leave through the network guard: a private address is never connected to.
+  const send = deps.fetch ?? guardedFetch(deps.guard);
   const secrets = new WebhookSecretsRepository(store.db);
   const runs = new TriggerRunsRepository(store.db);
   const records = new DeliveryRecords(store.db);
@@ -102,7 +106,7 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
       const signing = await secrets.signingSecrets(input.userId);
       const result = await sendWebhook(
         { url: input.webhook.url, auth: input.webhook.auth, deliveryId: input.deliveryId, body, secrets: signing, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS },
-        deps.fetch ?? fetch,
+        send,
       );
       return settleAttempt(input, attempt, result, 'WEBHOOK', log.child({ ms: result.durationMs }));
     },
@@ -132,7 +136,7 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
           ? `Trigger "${input.triggerName}" finished:\n${run.result ?? ''}`
           : `Trigger "${input.triggerName}" ${run.status === 'timed_out' ? 'timed out' : 'failed'} (${run.code ?? 'RUN_FAILED'}): ${run.error ?? 'The run failed'}`;
       const fields = openChatConnection(payloadKey(config), env._id, env.chat);
-      const result = await sendChatMessage(env.chat.provider, fields, text, { baseUrls: config.CHAT_API_BASE_URLS, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS, fetch: deps.fetch });
+      const result = await sendChatMessage(env.chat.provider, fields, text, { baseUrls: config.CHAT_API_BASE_URLS, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS, fetch: send });
       return settleAttempt(input, attempt, result, 'CHAT', log.child({ provider: env.chat.provider }));
     },
 

@@ -206,6 +206,7 @@ export class AgentRunner {
       setActivePage: (p) => (session.page = p),
       navigationTimeoutMs: this.opts.navigationTimeoutMs,
       signal,
+      egress: session.egress,
     };
   }
 }

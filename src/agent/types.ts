@@ -48,6 +48,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The files the task may put into file inputs (task `files` and the environment's files). */
   files?: TaskFiles;
+  /** What the network guard refused for this session's pages (hosts, since a time). */
+  egress?: { refusalOf(host: string, since: number): { host: string; reason: string } | undefined };
 }
 
 /** Files a task can upload: listed for the model, fetched to local paths on use. */

@@ -23,6 +23,7 @@ import { currentUser } from './middleware/auth';
 import { SessionsService } from './sessions.service';
 import { socketCounts } from './socket/socket.server';
 import type { Server as SocketServer } from 'socket.io';
+import { useSubmissionAllowlist } from '../net/submitted-urls';
 
 export interface AppDeps {
   config: Config;
@@ -41,6 +42,8 @@ export interface LiveChannel {
 export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express; sessions: SessionsService; messages: MessageHandler; liveRoutes: LiveRoutes } {
   const { config, store, redis } = deps;
   const logger = deps.logger.child({ component: 'api' });
+  // A startingUrl or webhook url naming a private address the operator did not open is a 400.
+  useSubmissionAllowlist(config.PRIVATE_NETWORK_ALLOWLIST);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);

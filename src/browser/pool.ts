@@ -1,12 +1,20 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import { SessionArtifacts, type PersistDownload } from './artifacts';
+import { EgressRelay } from '../net/egress-relay';
+import type { NetworkGuard } from '../net/network-guard';
 
 export const VIEWPORT = { width: 1024, height: 600 } as const;
 
-/** Flags Chromium needs here: root without a sandbox, and no calls home on a closed network. */
+/**
+ * Flags Chromium runs with: no calls home on a closed network, and WebRTC limited to proxied
+ * connections, so a page can neither learn nor reach local addresses past the egress relay
+ * (with an HTTP proxy that means no UDP at all, and no host candidates). The sandbox is
+ * Playwright's `chromiumSandbox` option (off only where the worker runs as root).
+ */
 const CHROMIUM_ARGS = [
-  '--no-sandbox',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
@@ -26,6 +34,8 @@ export interface BrowserSession {
   artifacts: SessionArtifacts;
   /** The owner, for files the session's pages download. */
   userId?: string;
+  /** The session's way out: every request of its pages passes the network guard here. */
+  egress: EgressRelay;
 }
 
 /**
@@ -37,7 +47,16 @@ export class BrowserPool {
   private readonly sessions = new Map<string, BrowserSession>();
 
   constructor(
-    private readonly opts: { executablePath: string; headless: boolean; capacity: number; maxNetworkEntries?: number; persistDownload?: PersistDownload },
+    private readonly opts: {
+      executablePath: string;
+      headless: boolean;
+      capacity: number;
+      guard: NetworkGuard;
+      /** Chromium's own sandbox; it cannot run as root. */
+      sandbox?: boolean;
+      maxNetworkEntries?: number;
+      persistDownload?: PersistDownload;
+    },
     private readonly logger: Logger,
   ) {}
 
@@ -51,7 +70,7 @@ export class BrowserPool {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      this.browser = chromium.launch({ executablePath: this.opts.executablePath, headless: this.opts.headless, args: CHROMIUM_ARGS }).then((b) => {
+      this.browser = chromium.launch({ executablePath: this.opts.executablePath, headless: this.opts.headless, chromiumSandbox: this.sandbox, args: CHROMIUM_ARGS }).then((b) => {
         b.on('disconnected', () => {
           this.logger.warn('chromium disconnected');
           this.browser = undefined;
@@ -64,7 +83,10 @@ export class BrowserPool {
     return this.browser;
   }
 
-  /** Opens (or returns the already open) context of a session; idempotent for activity retries. */
+  private get sandbox(): boolean {
+    return this.opts.sandbox ?? process.getuid?.() !== 0;
+  }
+
   /** Starts Chromium ahead of the first session, so that session does not wait for it. */
   async warm(): Promise<void> {
     await this.launch();
@@ -81,19 +103,29 @@ export class BrowserPool {
     if (existing) return existing;
     const { restore, userDataDir } = opts;
     const storageState = restore ? JSON.parse(restore.storageState) : undefined;
+    const egress = await EgressRelay.start({ guard: this.opts.guard, logger: this.logger, sessionId });
+    // The context's only way out is its relay (Playwright makes Chromium proxy loopback too).
+    const proxy = { server: egress.url };
     let context: BrowserContext;
-    if (userDataDir) {
-      context = await chromium.launchPersistentContext(userDataDir, {
-        executablePath: this.opts.executablePath,
-        headless: this.opts.headless,
-        args: CHROMIUM_ARGS,
-        viewport: VIEWPORT,
-        acceptDownloads: true,
-      });
-      if (storageState?.cookies?.length) await context.addCookies(storageState.cookies);
-    } else {
-      const browser = await this.launch();
-      context = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: true, ...(storageState ? { storageState } : {}) });
+    try {
+      if (userDataDir) {
+        context = await chromium.launchPersistentContext(userDataDir, {
+          executablePath: this.opts.executablePath,
+          headless: this.opts.headless,
+          chromiumSandbox: this.sandbox,
+          args: CHROMIUM_ARGS,
+          viewport: VIEWPORT,
+          acceptDownloads: true,
+          proxy,
+        });
+        if (storageState?.cookies?.length) await context.addCookies(storageState.cookies);
+      } else {
+        const browser = await this.launch();
+        context = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: true, proxy, ...(storageState ? { storageState } : {}) });
+      }
+    } catch (err) {
+      await egress.close();
+      throw err;
     }
     const page = context.pages()[0] ?? (await context.newPage());
     if (restore && /^https?:/.test(restore.url)) {
@@ -102,7 +134,7 @@ export class BrowserPool {
       });
     }
     const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger });
-    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId };
+    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress };
     context.on('request', (r) => artifacts.onRequest(r));
     this.watchPage(session, page);
     context.on('page', (p) => {
@@ -154,6 +186,7 @@ export class BrowserPool {
     if (!s) return false;
     this.sessions.delete(sessionId);
     await s.context.close().catch(() => undefined);
+    await s.egress.close();
     this.logger.info({ sessionId, open: this.sessions.size }, 'browser context closed');
     return true;
   }

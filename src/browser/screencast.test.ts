@@ -4,6 +4,7 @@ import jpeg from 'jpeg-js';
 import pino from 'pino';
 import { BrowserPool } from './pool';
 import { frameChannel, SCREENCAST_DEMAND_CHANNEL, startScreencaster, type Screencaster } from './screencast';
+import { NetworkGuard } from '../net/network-guard';
 
 /** Redis pub/sub in memory: what the screencaster uses of ioredis. */
 class MemoryRedis extends EventEmitter {
@@ -64,7 +65,7 @@ describe('the screencaster', () => {
   const demand = (sessionId: string, first?: boolean) => redis.publish(SCREENCAST_DEMAND_CHANNEL, JSON.stringify({ sessionId, first }));
 
   beforeAll(async () => {
-    pool = new BrowserPool({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, capacity: 2 }, logger);
+    pool = new BrowserPool({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, capacity: 2, guard: new NetworkGuard() }, logger);
   });
   afterAll(() => pool.closeAll());
 

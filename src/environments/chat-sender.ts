@@ -6,6 +6,7 @@
  * final (the provider refuses it). Tokens never appear in the error text.
  */
 import { classifyStatus, retryAfterMs } from '../webhooks/sender';
+import { isGuardRefusal } from '../net/network-guard';
 import type { ChatProvider } from './chat-connection';
 
 export interface ChatSendResult {
@@ -31,8 +32,6 @@ export interface ChatSendOptions {
   timeoutMs?: number;
   fetch?: typeof fetch;
 }
-
-const ERROR_SNIPPET = 200;
 
 /** Cuts a text to the provider's limit, saying so at the end. */
 export function fitText(provider: ChatProvider, text: string): string {
@@ -95,16 +94,19 @@ async function post(url: string, init: { headers?: Record<string, string>; body:
     const answer = (json ?? {}) as { ok?: boolean; error?: string; description?: string; parameters?: { retry_after?: number } };
     // Slack answers 200 with ok:false; Telegram says ok:false with its error status.
     if (outcome === 'delivered' && answer.ok === false) outcome = answer.error === 'ratelimited' ? 'retry' : 'final';
-    const snippet = scrub(text.replace(/\s+/g, ' ').trim()).slice(0, ERROR_SNIPPET);
+    // The provider's error code (Slack's `error`, e.g. channel_not_found) is kept when it is a
+    // plain identifier; its free text never is (an address of the user's could echo anything).
+    const code = typeof answer.error === 'string' && /^[a-z0-9_]{1,64}$/.test(answer.error) ? answer.error : '';
     const wait = answer.parameters?.retry_after !== undefined ? answer.parameters.retry_after * 1000 : retryAfterMs(res.headers.get('retry-after'));
     return {
       outcome,
       statusCode: res.status,
-      error: outcome === 'delivered' ? null : `HTTP ${res.status}${snippet ? `: ${snippet}` : ''}`,
+      error: outcome === 'delivered' ? null : `HTTP ${res.status}${code ? `: ${code}` : ''}`,
       retryAfterMs: outcome === 'retry' ? wait : undefined,
       json,
     };
   } catch (err) {
+    if (isGuardRefusal(err)) return { outcome: 'final', statusCode: null, error: scrub(`Not sent: ${err.message}`) };
     const e = err as Error & { cause?: { code?: string; message?: string } };
     const reason = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
     return { outcome: 'retry', statusCode: null, error: scrub(`Request failed: ${reason}`) };

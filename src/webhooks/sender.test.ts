@@ -60,9 +60,9 @@ describe('sendWebhook against a local receiver', () => {
     expect(verifiesWith(newWebhookSecret(), got.body, got.headers)).toBe(false);
   });
 
-  it('reports a refusal as final with the status and the start of the answer', async () => {
+  it('reports a refusal as final with its status, never with what the receiver answered', async () => {
     answer = (res) => res.writeHead(422, { 'content-type': 'text/plain' }).end('  unknown\n  event  ');
-    expect(await sendWebhook({ url, deliveryId: 'd', body: '{}', secrets: [], timeoutMs: 5000 })).toMatchObject({ outcome: 'final', statusCode: 422, error: 'HTTP 422: unknown event' });
+    expect(await sendWebhook({ url, deliveryId: 'd', body: '{}', secrets: [], timeoutMs: 5000 })).toMatchObject({ outcome: 'final', statusCode: 422, error: 'HTTP 422' });
   });
 
   it('retries a 429 with its Retry-After', async () => {

@@ -1,9 +1,13 @@
 /**
  * One HTTP attempt of a webhook delivery and what its outcome means: 2xx delivered;
  * 4xx other than 408 and 429 final (the receiver refuses it, repeating will not help);
- * anything else (5xx, 408, 429, redirects, network errors, timeouts) worth retrying.
+ * anything else (5xx, 408, 429, redirects, network errors, timeouts) worth retrying. A
+ * destination the network guard refuses is final and never connected to. The recorded error
+ * never carries the receiver's answer (a receiver must not be able to read back what an
+ * internal address said).
  */
 import { deliveryHeaders } from './signing';
+import { isGuardRefusal } from '../net/network-guard';
 
 export interface SendRequest {
   url: string;
@@ -22,8 +26,6 @@ export interface SendResult {
   retryAfterMs?: number;
   durationMs: number;
 }
-
-const ERROR_SNIPPET = 200;
 
 export function classifyStatus(status: number): SendResult['outcome'] {
   if (status >= 200 && status < 300) return 'delivered';
@@ -44,17 +46,17 @@ export async function sendWebhook(req: SendRequest, fetchImpl: typeof fetch = fe
   const headers = deliveryHeaders({ deliveryId: req.deliveryId, body: req.body, secrets: req.secrets, auth: req.auth, now: started });
   try {
     const res = await fetchImpl(req.url, { method: 'POST', headers, body: req.body, redirect: 'manual', signal: AbortSignal.timeout(req.timeoutMs) });
-    const text = await res.text().catch(() => '');
+    await res.arrayBuffer().catch(() => undefined);
     const outcome = classifyStatus(res.status);
-    const snippet = text.replace(/\s+/g, ' ').trim().slice(0, ERROR_SNIPPET);
     return {
       outcome,
       statusCode: res.status,
-      error: outcome === 'delivered' ? null : `HTTP ${res.status}${snippet ? `: ${snippet}` : ''}`,
+      error: outcome === 'delivered' ? null : `HTTP ${res.status}`,
       retryAfterMs: res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get('retry-after')) : undefined,
       durationMs: Date.now() - started,
     };
   } catch (err) {
+    if (isGuardRefusal(err)) return { outcome: 'final', statusCode: null, error: `Not sent: ${err.message}`, durationMs: Date.now() - started };
     const e = err as Error & { cause?: { code?: string; message?: string } };
     const reason = e.name === 'TimeoutError' ? `no answer within ${req.timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
     return { outcome: 'retry', statusCode: null, error: `Request failed: ${reason}`, durationMs: Date.now() - started };

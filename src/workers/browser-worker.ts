@@ -6,6 +6,7 @@ import { createBrowserActivities } from '../activities/browser.activities';
 import { createSessionActivities } from '../activities/session.activities';
 import { createTriggerActivities } from '../activities/trigger.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
+import { NetworkGuard } from '../net/network-guard';
 import { AgentRunner } from '../agent/agent';
 import { createLlmClient } from '../agent/llm/factory';
 import { BrowserPool } from '../browser/pool';
@@ -51,7 +52,7 @@ export async function startWorkflowWorker(deps: { config: Config; logger: Logger
     activities: {
       ...createSessionActivities({ config, store, registry, events, logger }),
       ...createTriggerActivities({ config, store, logger }),
-      ...createWebhookActivities({ config, store, logger }),
+      ...createWebhookActivities({ config, store, logger, guard: new NetworkGuard({ allowlist: config.PRIVATE_NETWORK_ALLOWLIST, logger }) }),
     },
   });
   const running = worker.run();
@@ -80,6 +81,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
 
   const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
   const events = new EventPublisher(redis, store.events, logger);
+  const guard = new NetworkGuard({ allowlist: config.PRIVATE_NETWORK_ALLOWLIST, logger });
   const blobs = store.blobs;
   const storedFiles = new StoredFiles({ files: store.files, blobs, dataDir: config.DATA_DIR, maxDownloadBytes: config.FILE_MAX_BYTES });
   const profiles = new ProfileDirectories({ db: store.db, blobs, dataDir: config.DATA_DIR, maxBytes: config.PROFILE_MAX_BYTES, logger });
@@ -89,6 +91,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
       executablePath: config.CHROMIUM_PATH,
       headless: config.CHROMIUM_HEADLESS,
       capacity: config.BROWSER_MAX_SESSIONS,
+      guard,
       maxNetworkEntries: config.NETWORK_CAPTURE_MAX,
       persistDownload: storedFiles.persistDownload((sessionId) => pool.get(sessionId)?.userId),
     },
@@ -115,7 +118,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     activities: {
       ...createSessionActivities({ config, store, registry, events, logger }),
       ...createTriggerActivities({ config, store, logger }),
-      ...createWebhookActivities({ config, store, logger }),
+      ...createWebhookActivities({ config, store, logger, guard }),
     },
   });
   const browserWorker = await Worker.create({

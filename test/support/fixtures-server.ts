@@ -8,7 +8,9 @@ const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.j
 /**
  * Serves the fixture pages on 127.0.0.1. Besides files: /slow?ms=N answers after N ms,
  * /hang never answers (navigation timeouts), /beacon?t= records a page's report (benchmarks),
- * /download/<name> answers a CSV attachment.
+ * /download/<name> answers a CSV attachment, /redirect?to=<url> answers 302 to it,
+ * /embed?target=<origin> is a page that loads an image, a script, a fetch, a WebSocket and an
+ * iframe from that origin (the network guard must keep all of them out).
  */
 export async function startFixtureServer(dir: string): Promise<{ url: string; beacons: { t: number; at: number }[]; close(): Promise<void> }> {
   const hanging = new Set<http.ServerResponse>();
@@ -27,6 +29,23 @@ export async function startFixtureServer(dir: string): Promise<{ url: string; be
     if (url.pathname.startsWith('/download/')) {
       const name = path.basename(url.pathname);
       res.writeHead(200, { 'content-type': 'text/csv', 'content-disposition': `attachment; filename="${name}"` }).end('month,total\n2026-10,1234.50\n');
+      return;
+    }
+    if (url.pathname === '/redirect') {
+      res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
+      return;
+    }
+    if (url.pathname === '/embed') {
+      const t = url.searchParams.get('target') ?? '';
+      const ws = t.replace(/^http/, 'ws');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+        `<title>Embedding page</title><h1>Embedding page</h1><p id="status">loading</p>` +
+          `<img src="${t}/pixel.png"><script src="${t}/script.js"></script><iframe src="${t}/frame"></iframe>` +
+          `<script>const done = [];const note = (n) => { done.push(n); document.getElementById('status').textContent = 'sub-resources tried: ' + done.sort().join(', '); };` +
+          `fetch('${t}/api').then(() => note('fetch loaded'), () => note('fetch failed'));` +
+          `try { const w = new WebSocket('${ws}/ws'); w.onopen = () => note('websocket open'); w.onerror = () => note('websocket failed'); } catch (e) { note('websocket failed'); }` +
+          `</script>`,
+      );
       return;
     }
     if (url.pathname === '/slow') {

@@ -4,6 +4,7 @@ import { TaskFailure, isServiceError } from '../../errors';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';
+import { watchBlockedNavigation } from './guard-check';
 
 const schema = z.object({ url: z.string().min(1).describe('The address to open, e.g. https://example.com/page') });
 
@@ -33,11 +34,14 @@ export const navigateTool: AgentTool<typeof schema> = {
     const url = normalizeUrl(args.url);
     const timeout = ctx.navigationTimeoutMs;
     let status: number | undefined;
+    const guard = watchBlockedNavigation(ctx, ctx.page);
     try {
       const response = await abortable(ctx.page.goto(url, { waitUntil: 'domcontentloaded', timeout }), ctx.signal);
       status = response?.status();
+      guard.check();
     } catch (err) {
       if (ctx.signal.aborted || isServiceError(err)) throw err;
+      guard.check();
       if (isPageCrash(err)) throw pageCrashFailure(err);
       if (err instanceof errors.TimeoutError) throw new TaskFailure('NAVIGATION_TIMEOUT', `Navigation to ${url} timed out after ${timeout} ms`, { url, timeout });
       const message = err instanceof Error ? err.message : String(err);
@@ -46,6 +50,8 @@ export const navigateTool: AgentTool<typeof schema> = {
         throw new TaskFailure('NAVIGATION_TIMEOUT', `Navigation to ${url} failed: the site could not be reached (${unreachable[1]})`, { url, timeout, error: unreachable[1] });
       }
       throw new Error(`Navigation to ${url} failed: ${message.split('\n')[0].replace(/^[\w.]+: /, '')}`);
+    } finally {
+      guard.stop();
     }
     const title = await ctx.page.title().catch(() => '');
     const http = status !== undefined && status >= 400 ? `; the server answered HTTP ${status}` : '';

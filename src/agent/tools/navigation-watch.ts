@@ -1,6 +1,7 @@
 import type { Page, Request } from 'playwright-core';
 import type { ToolContext } from '../types';
 import { abortable, sleep } from './abort';
+import { watchBlockedNavigation } from './guard-check';
 
 /** Time for a navigation request or a new tab to show up after an input event. */
 const GRACE_MS = 150;
@@ -34,6 +35,7 @@ export async function actAndSettle<T>(ctx: ToolContext, action: () => Promise<T>
   page.on('request', onRequest);
   page.on('domcontentloaded', markLoaded);
   ctx.context.on('page', onPage);
+  const guard = watchBlockedNavigation(ctx, page);
   try {
     const result = await action();
     await sleep(GRACE_MS, ctx.signal);
@@ -46,9 +48,11 @@ export async function actAndSettle<T>(ctx: ToolContext, action: () => Promise<T>
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
       await abortable(Promise.race([loaded, timeout]), ctx.signal).finally(() => clearTimeout(timer));
+      guard.check();
     }
     return { result, navigated };
   } finally {
+    guard.stop();
     page.off('request', onRequest);
     page.off('domcontentloaded', markLoaded);
     ctx.context.off('page', onPage);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { csvColumnsProblem, outputSchemaProblem } from '../../agent/structured-output';
+import { privateAddressProblem } from '../../net/submitted-urls';
 
 export const TASK_LIMITS = {
   maxDuration: { min: 1000, max: 300_000, default: 300_000 },
@@ -7,14 +8,21 @@ export const TASK_LIMITS = {
   maxOutputTokens: { min: 100, max: 100_000, default: 100_000 },
 } as const;
 
-/** An absolute http or https URL. */
-export const httpUrl = z.string().refine((v) => {
+/** An absolute http or https URL whose host is not a private address literal. */
+export const httpUrl = z.string().superRefine((v, ctx) => {
+  let protocol = '';
   try {
-    return ['http:', 'https:'].includes(new URL(v).protocol);
+    protocol = new URL(v).protocol;
   } catch {
-    return false;
+    /* reported below */
   }
-}, 'must be an http(s) URL');
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
+    return;
+  }
+  const problem = privateAddressProblem(v);
+  if (problem) ctx.addIssue({ code: 'custom', message: `must not point to a private address: ${problem}` });
+});
 
 const bounded = (name: keyof typeof TASK_LIMITS) =>
   z

@@ -1,0 +1,86 @@
+/**
+ * The way out of one browser context: a forward proxy on the worker's loopback that the
+ * context must use (Playwright's context proxy; Playwright also makes Chromium send
+ * loopback through it). Every request of the context's pages, workers, WebSockets and
+ * downloads arrives here as a CONNECT or an absolute-URL request; the relay asks the
+ * network guard for the address, and connects to exactly that address, so Chromium never
+ * resolves or connects on its own.
+ *
+ * One relay per context: it knows whose traffic it carries, records what it refused (the
+ * agent is told about refused navigations) and counts the bytes it relays.
+ */
+import { Server, RequestError } from 'proxy-chain';
+import type { Logger } from '../logger';
+import { fixedLookup, isGuardRefusal, type NetworkGuard } from './network-guard';
+
+export interface Refusal {
+  host: string;
+  port: number;
+  reason: string;
+  at: number;
+}
+
+/** Refusals kept for the agent's look-up; the oldest go first. */
+const KEEP_REFUSALS = 50;
+
+export class EgressRelay {
+  readonly refusals: Refusal[] = [];
+  /** Bytes relayed both ways (client side), for metering. */
+  bytes = { sent: 0, received: 0 };
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(opts: { guard: NetworkGuard; logger: Logger; sessionId: string }): Promise<EgressRelay> {
+    const log = opts.logger.child({ sessionId: opts.sessionId, component: 'egress' });
+    const self: { relay?: EgressRelay } = {};
+    const server = new Server({
+      port: 0,
+      host: '127.0.0.1',
+      verbose: false,
+      prepareRequestFunction: async ({ hostname, port }) => {
+        try {
+          const resolved = await opts.guard.resolve(hostname, port, { sessionId: opts.sessionId });
+          return { dnsLookup: fixedLookup(resolved) as never };
+        } catch (err) {
+          if (isGuardRefusal(err)) {
+            self.relay?.refused({ host: err.host, port: err.port, reason: err.reason, at: Date.now() });
+            throw new RequestError(err.message, 403, { 'x-network-guard': 'blocked', 'content-type': 'text/plain; charset=utf-8' });
+          }
+          // Unresolvable names and the like: the page sees a failed request, as without a proxy.
+          throw new RequestError(`Cannot reach ${hostname}: ${(err as NodeJS.ErrnoException).code ?? 'lookup failed'}`, 502);
+        }
+      },
+    });
+    server.on('requestFailed', ({ error }: { error: Error }) => log.debug({ err: error.message }, 'relayed request failed'));
+    server.on('connectionClosed', ({ stats }: { stats?: { srcTxBytes: number; srcRxBytes: number } }) => {
+      if (!self.relay || !stats) return;
+      self.relay.bytes.sent += stats.srcRxBytes;
+      self.relay.bytes.received += stats.srcTxBytes;
+    });
+    await server.listen();
+    self.relay = new EgressRelay(server, `http://127.0.0.1:${server.port}`);
+    return self.relay;
+  }
+
+  private refused(r: Refusal): void {
+    this.refusals.push(r);
+    if (this.refusals.length > KEEP_REFUSALS) this.refusals.shift();
+  }
+
+  /** The refusal of `host` recorded at or after `since`, if any. */
+  refusalOf(host: string, since: number): Refusal | undefined {
+    const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+    for (let i = this.refusals.length - 1; i >= 0; i--) {
+      const r = this.refusals[i];
+      if (r.at < since) break;
+      if (r.host === h) return r;
+    }
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.server.close(true).catch(() => undefined);
+  }
+}
