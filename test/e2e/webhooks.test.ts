@@ -8,7 +8,8 @@ import { verifiesWith } from '../support/standard-webhooks';
 import { api, waitFor } from '../support/http';
 import { startReceiver } from '../support/webhook-receiver';
 import { registerScript } from '../support/scripted-model';
-import { createUser, freePort, startService } from '../support/service';
+import { createUser, startService } from '../support/service';
+import { allowedPort } from '../support/ports';
 
 const base = () => process.env.TEST_API_URL!;
 const fixtures = () => process.env.TEST_FIXTURES_URL!;
@@ -154,7 +155,7 @@ describe('task webhooks', () => {
     const { apiKey: key } = await createUser();
     const t = token('down');
     await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'kept for later' } }] });
-    const port = await freePort();
+    const port = allowedPort();
     // an API process of its own, killed while the receiver is down
     const apiA = await startService({ ROLE: 'api' });
     const res = await api(apiA.baseUrl, 'POST', '/start/run-task', { key, body: { task: { prompt: `${t} go`, webhook: { name: 'later', url: `http://127.0.0.1:${port}/later`, submittedData: 'ai_response' } } } });
