@@ -1,4 +1,5 @@
 import http from 'node:http';
+import pino from 'pino';
 import type { AddressInfo } from 'node:net';
 import { guardedFetch } from './guarded-fetch';
 import { NetworkGuard, isGuardRefusal } from './network-guard';
@@ -67,6 +68,15 @@ describe('deliveries through the network guard', () => {
     const guard = new NetworkGuard({ resolver: async () => [{ address: '169.254.169.254', family: 4 }] });
     const err = await guard.resolve('metadata.test', 80).catch((e) => e);
     expect(isGuardRefusal(err) && err.reason).toContain('link-local');
+  });
+
+  it('logs each refusal with host, port and reason, never the path or query', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    await hook(`http://localhost:${port}/hook/private-path?token=abc123`, guardedFetch(new NetworkGuard({ logger })));
+    const entry = JSON.parse(lines.find((l) => l.includes('network guard refused'))!);
+    expect(entry).toMatchObject({ host: 'localhost', port, reason: 'a private address (loopback)', resolvedTo: '127.0.0.1' });
+    expect(lines.join('')).not.toMatch(/private-path|abc123/);
   });
 
   it('chat deliveries (a Teams webhook URL of the user) go through the guard too', async () => {
