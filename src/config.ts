@@ -102,6 +102,10 @@ export const configSchema = z.object({
       }
     })
     .describe('Private destinations the agent\'s browser and deliveries may reach: comma-separated host, host:port, CIDR or CIDR:port (everything private is refused by default)'),
+  MANAGED_PROXIES: jsonSetting(z.array(z.object({ country: z.string().regex(/^[A-Za-z]{2}$/), url: url(['http:', 'socks5:']) }).strict()))
+    .default([] as never)
+    .describe('The pool of managed proxies (proxy.source "Service"): JSON list of {country, url}, url http:// or socks5:// with credentials'),
+  PROXY_PRICE_PER_GB: z.coerce.number().min(0).default(4).describe('USD per GB relayed through a managed proxy'),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

@@ -6,7 +6,7 @@ import { isServiceError } from '../errors';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
-import type { InteractionAction, StepInput, StepResult } from '../workflows/types';
+import type { InteractionAction, SessionProxy, StepInput, StepResult } from '../workflows/types';
 
 /** Heartbeats often enough that a stop reaches the step within a second. */
 const HEARTBEAT_EVERY_MS = 250;
@@ -42,12 +42,17 @@ export function createBrowserActivities(deps: {
 
   return {
     /** Opens the session's browser here; `restore` brings back the page and storage saved by the worker that held it. */
-    async openBrowser({ sessionId, userId, restore, profile }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource }): Promise<void> {
+    async openBrowser({ sessionId, userId, restore, profile, proxy }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource; proxy?: SessionProxy }): Promise<void> {
       if (pool.has(sessionId)) return;
       const snapshot = restore ? await store.snapshots.get(sessionId) : null;
       if (profile && !profiles) throw ApplicationFailure.create({ type: 'PROFILES_UNAVAILABLE', message: 'This worker has no profile storage', nonRetryable: true });
       const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
-      await pool.open(sessionId, { restore: snapshot ?? undefined, userDataDir, userId });
+      try {
+        await pool.open(sessionId, { restore: snapshot ?? undefined, userDataDir, userId, proxy });
+      } catch (err) {
+        if (isServiceError(err)) throw ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: true, details: err.details ? [err.details] : undefined });
+        throw err;
+      }
       if (restore) logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
     },
 
@@ -138,6 +143,14 @@ export function createBrowserActivities(deps: {
       const log = logger.child({ sessionId: input.sessionId, taskId: input.taskId, step: input.stepNo });
       try {
         const result = await agent.step(input, ctx.cancellationSignal, log);
+        const session = pool.get(input.sessionId);
+        if (session?.proxyPricePerByte !== undefined) {
+          // Managed proxy traffic since the previous step, charged with the step.
+          const bytes = session.egress.takeBytes();
+          const cost = Math.round(bytes * session.proxyPricePerByte * 1e9) / 1e9;
+          result.proxy = { bytes, cost };
+          result.cost = Math.round((result.cost + cost) * 1e9) / 1e9;
+        }
         if (result.kind === 'done') {
           // The task's downloads and requests are stored before the workflow hears of the
           // end, so the answer goes out without another activity round trip.

@@ -23,9 +23,10 @@ import {
   taskQuery,
 } from '../workflows/messages';
 import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
-import { TERMINAL_TASK_STATUSES, type InteractionAction, type SessionInput, type TaskParams, type TaskView } from '../workflows/types';
+import { TERMINAL_TASK_STATUSES, type InteractionAction, type SessionInput, type SessionProxy, type TaskParams, type TaskView } from '../workflows/types';
 import { Y_OFFSET, type InteractionAction as ApiInteraction } from './schemas/message.schema';
 import type { TaskParamsInput } from './schemas/task.schema';
+import type { ProxyInput } from './schemas/session.schema';
 
 /** HTTP statuses of the rejections the workflow's validators raise. */
 const REJECTION_STATUS: Record<string, number> = {
@@ -86,10 +87,11 @@ export class SessionsService {
   }
 
   /** Starts a session workflow and waits until it holds a browser. */
-  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null } = {}): Promise<StartedSession> {
+  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; proxy?: ProxyInput | null } = {}): Promise<StartedSession> {
     const { store, registry, config, temporal, logger } = this.deps;
     this.assertBalance(user);
     if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
+    const proxy = attach.proxy ? sessionProxy(attach.proxy, config) : undefined;
     await this.claimFiles(user, task);
     if ((await registry.alive()).length === 0) throw new NoInstancesError();
     const limit = user.sessionLimit ?? config.DEFAULT_SESSION_LIMIT;
@@ -122,6 +124,7 @@ export class SessionsService {
       idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
       maxSteps: config.MAX_AGENT_STEPS,
       orphanGraceMs: config.ORPHAN_GRACE_MS,
+      proxy,
       profile,
       initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
     };
@@ -145,6 +148,10 @@ export class SessionsService {
     const ready = await handle.executeUpdate(awaitReadyUpdate);
     if (ready.status !== 'active') {
       log.warn({ status: ready.status, error: ready.error }, 'session could not start');
+      if (ready.error?.code === 'PROXY_CONNECTION_FAILED') {
+        // The user's proxy is the user's to mend (400); a managed one failing is ours (503).
+        throw new ServiceError(ready.error.code, ready.error.message, proxy?.source === 'custom' ? 400 : 503, ready.error.details);
+      }
       throw new NoInstancesError();
     }
     log.info({ workerId: ready.workerId }, 'session started');
@@ -232,6 +239,25 @@ function isClosedWorkflow(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return true;
   const msg = err instanceof Error ? err.message : '';
   return /workflow execution already completed|workflow not found|already completed/i.test(msg);
+}
+
+/** The session's upstream proxy: the user's own, or one of the operator's pool by country. */
+export function sessionProxy(p: ProxyInput, config: Pick<Config, 'MANAGED_PROXIES' | 'PROXY_PRICE_PER_GB'>, random = Math.random): SessionProxy {
+  if (p.source === 'custom') {
+    const auth = p.username || p.password ? `${encodeURIComponent(p.username ?? '')}:${encodeURIComponent(p.password ?? '')}@` : '';
+    const host = p.host.includes(':') && !p.host.startsWith('[') ? `[${p.host}]` : p.host;
+    return { url: `${p.type === 'socks' ? 'socks5' : 'http'}://${auth}${host}:${p.port}`, source: 'custom', level: p.level ?? 'system' };
+  }
+  const pool = config.MANAGED_PROXIES;
+  if (!pool.length) throw new InvalidParameterError('proxy.source', p.source, 'No managed proxies are configured on this service; use a proxy with source "custom"');
+  const wanted = p.country.toUpperCase();
+  const candidates = wanted === 'RANDOM' ? pool : pool.filter((m) => m.country.toUpperCase() === wanted);
+  if (!candidates.length) {
+    const available = [...new Set(pool.map((m) => m.country.toUpperCase()))].sort().join(', ');
+    throw new InvalidParameterError('proxy.country', p.country, `No managed proxy in ${wanted}; available countries: ${available} (or "random")`);
+  }
+  const chosen = candidates[Math.floor(random() * candidates.length)];
+  return { url: chosen.url, source: 'Service', level: p.level ?? 'system', country: chosen.country.toUpperCase(), pricePerByte: config.PROXY_PRICE_PER_GB / 1e9 };
 }
 
 export function toTaskParams(t: TaskParamsInput): TaskParams {

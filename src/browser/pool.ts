@@ -2,7 +2,10 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { Logger } from '../logger';
 import { SessionArtifacts, type PersistDownload } from './artifacts';
 import { EgressRelay } from '../net/egress-relay';
-import type { NetworkGuard } from '../net/network-guard';
+import { isGuardRefusal, type NetworkGuard } from '../net/network-guard';
+import { probeProxy } from '../net/proxy-probe';
+import { TaskFailure } from '../errors';
+import type { SessionProxy } from '../workflows/types';
 
 export const VIEWPORT = { width: 1024, height: 600 } as const;
 
@@ -36,6 +39,8 @@ export interface BrowserSession {
   userId?: string;
   /** The session's way out: every request of its pages passes the network guard here. */
   egress: EgressRelay;
+  /** USD per byte relayed, when the session runs on a managed (metered) proxy. */
+  proxyPricePerByte?: number;
 }
 
 /**
@@ -98,12 +103,14 @@ export class BrowserPool {
    * directory (cookies, storage, extensions persist); `restore` brings back a page and
    * storage saved by another worker.
    */
-  async open(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string; userId?: string } = {}): Promise<BrowserSession> {
+  async open(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string; userId?: string; proxy?: SessionProxy } = {}): Promise<BrowserSession> {
     const existing = this.sessions.get(sessionId);
     if (existing) return existing;
     const { restore, userDataDir } = opts;
     const storageState = restore ? JSON.parse(restore.storageState) : undefined;
-    const egress = await EgressRelay.start({ guard: this.opts.guard, logger: this.logger, sessionId });
+    // With a proxy, the relay chains to it: Chromium never sees its address or credentials.
+    const upstream = opts.proxy ? await this.upstreamOf(sessionId, opts.proxy) : undefined;
+    const egress = await EgressRelay.start({ guard: this.opts.guard, logger: this.logger, sessionId, upstream });
     // The context's only way out is its relay (Playwright makes Chromium proxy loopback too).
     const proxy = { server: egress.url };
     let context: BrowserContext;
@@ -134,7 +141,7 @@ export class BrowserPool {
       });
     }
     const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger });
-    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress };
+    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress, proxyPricePerByte: opts.proxy?.pricePerByte };
     context.on('request', (r) => artifacts.onRequest(r));
     this.watchPage(session, page);
     context.on('page', (p) => {
@@ -145,6 +152,32 @@ export class BrowserPool {
     this.sessions.set(sessionId, session);
     this.logger.info({ sessionId, open: this.sessions.size }, 'browser context opened');
     return session;
+  }
+
+  /**
+   * The upstream URL the relay chains to: a user's proxy host must pass the network guard
+   * (it is connected to by its checked address), and every proxy must accept a connection
+   * and its credentials; otherwise the session fails with PROXY_CONNECTION_FAILED.
+   */
+  private async upstreamOf(sessionId: string, proxy: SessionProxy): Promise<string> {
+    const u = new URL(proxy.url);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(u.port);
+    const fail = (reason: string) => new TaskFailure('PROXY_CONNECTION_FAILED', `The proxy ${host}:${port} cannot be used: ${reason}`, { host, port, reason });
+    if (proxy.source === 'custom') {
+      try {
+        const checked = await this.opts.guard.resolve(host, port, { sessionId });
+        u.hostname = checked.family === 6 ? `[${checked.address}]` : checked.address;
+      } catch (err) {
+        throw fail(isGuardRefusal(err) ? err.message : `its name does not resolve (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'})`);
+      }
+    }
+    try {
+      await probeProxy(u.toString());
+    } catch (err) {
+      throw fail((err as Error).message);
+    }
+    return u.toString();
   }
 
   private watchPage(session: BrowserSession, page: Page): void {

@@ -25,14 +25,19 @@ const KEEP_REFUSALS = 50;
 
 export class EgressRelay {
   readonly refusals: Refusal[] = [];
-  /** Bytes relayed both ways (client side), for metering. */
-  bytes = { sent: 0, received: 0 };
+  /** Bytes of closed connections, both ways (client side), for metering. */
+  private closedBytes = 0;
+  private takenBytes = 0;
   private constructor(
     private readonly server: Server,
     readonly url: string,
   ) {}
 
-  static async start(opts: { guard: NetworkGuard; logger: Logger; sessionId: string }): Promise<EgressRelay> {
+  /**
+   * `upstream`: the session's proxy (its host already checked and written as an address),
+   * which the relay chains every request to; names then resolve at the proxy.
+   */
+  static async start(opts: { guard: NetworkGuard; logger: Logger; sessionId: string; upstream?: string }): Promise<EgressRelay> {
     const log = opts.logger.child({ sessionId: opts.sessionId, component: 'egress' });
     const self: { relay?: EgressRelay } = {};
     const server = new Server({
@@ -41,6 +46,10 @@ export class EgressRelay {
       verbose: false,
       prepareRequestFunction: async ({ hostname, port }) => {
         try {
+          if (opts.upstream) {
+            await opts.guard.checkThroughProxy(hostname, port, { sessionId: opts.sessionId });
+            return { upstreamProxyUrl: opts.upstream };
+          }
           const resolved = await opts.guard.resolve(hostname, port, { sessionId: opts.sessionId });
           return { dnsLookup: fixedLookup(resolved) as never };
         } catch (err) {
@@ -56,8 +65,7 @@ export class EgressRelay {
     server.on('requestFailed', ({ error }: { error: Error }) => log.debug({ err: error.message }, 'relayed request failed'));
     server.on('connectionClosed', ({ stats }: { stats?: { srcTxBytes: number; srcRxBytes: number } }) => {
       if (!self.relay || !stats) return;
-      self.relay.bytes.sent += stats.srcRxBytes;
-      self.relay.bytes.received += stats.srcTxBytes;
+      self.relay.closedBytes += stats.srcRxBytes + stats.srcTxBytes;
     });
     await server.listen();
     self.relay = new EgressRelay(server, `http://127.0.0.1:${server.port}`);
@@ -67,6 +75,24 @@ export class EgressRelay {
   private refused(r: Refusal): void {
     this.refusals.push(r);
     if (this.refusals.length > KEEP_REFUSALS) this.refusals.shift();
+  }
+
+  /** Bytes relayed both ways so far, open connections included. */
+  totalBytes(): number {
+    let open = 0;
+    for (const id of this.server.getConnectionIds()) {
+      const stats = this.server.getConnectionStats(Number(id));
+      if (stats) open += stats.srcRxBytes + stats.srcTxBytes;
+    }
+    return this.closedBytes + open;
+  }
+
+  /** Bytes relayed since the previous call (metering takes them once). */
+  takeBytes(): number {
+    const total = this.totalBytes();
+    const delta = Math.max(0, total - this.takenBytes);
+    this.takenBytes = total;
+    return delta;
   }
 
   /** The refusal of `host` recorded at or after `since`, if any. */

@@ -80,6 +80,19 @@ export class NetworkGuard {
     throw this.refuse(bare, port, firstReason ?? 'not allowed', { ...context, resolvedTo: addresses[0].address });
   }
 
+  /**
+   * The check for a destination reached through an upstream proxy, which resolves names
+   * itself: an address literal must be allowed, and a name that resolves here to a refused
+   * address is refused; a name that does not resolve here is left to the proxy.
+   */
+  async checkThroughProxy(host: string, port: number, context: Record<string, unknown> = {}): Promise<void> {
+    try {
+      await this.resolve(host, port, context);
+    } catch (err) {
+      if (isGuardRefusal(err)) throw err;
+    }
+  }
+
   private refuse(host: string, port: number, reason: string, context: Record<string, unknown>): GuardRefusal {
     // Host, port and reason only: never a path or a query string.
     this.logger?.info({ ...context, host, port, reason }, 'network guard refused a destination');

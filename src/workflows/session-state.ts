@@ -28,6 +28,9 @@ export interface TaskState {
   inputTokens: number;
   outputTokens: number;
   cost: number;
+  /** Bytes relayed through a managed proxy, and their cost (part of `cost`). */
+  proxyBytes?: number;
+  proxyCost?: number;
   steps: number;
   message?: string;
   error?: { code: string; message: string; details?: Record<string, unknown> };
@@ -51,7 +54,7 @@ export class SessionState {
   taskQueue?: string;
   endReason?: EndReason;
   endRequested?: EndReason;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; details?: Record<string, unknown> };
   current?: TaskState;
   /** A human holds the browser (takeOverControl); the agent waits. */
   manual = false;
@@ -120,6 +123,10 @@ export class SessionState {
     task.inputTokens += result.usage.inputTokens;
     task.outputTokens += result.usage.outputTokens;
     task.cost = round6(task.cost + (result.cost ?? 0));
+    if (result.proxy) {
+      task.proxyBytes = (task.proxyBytes ?? 0) + result.proxy.bytes;
+      task.proxyCost = round6((task.proxyCost ?? 0) + result.proxy.cost);
+    }
     if (result.message) task.message = result.message;
   }
 
@@ -250,6 +257,7 @@ export function usageOf(t: TaskState, now: number): Usage {
     total_tokens: t.inputTokens + t.outputTokens,
     completion_time: Math.round((end - (t.startedAt ?? t.createdAt)) / 10) / 100,
     cost: t.cost,
+    ...(t.proxyBytes !== undefined ? { proxy_bytes: t.proxyBytes, proxy_cost: t.proxyCost ?? 0 } : {}),
   };
 }
 

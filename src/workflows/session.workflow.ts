@@ -157,13 +157,19 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       if (assigned) {
         tried.push(assigned.workerId);
         try {
-          await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore, profile: input.profile });
+          await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore, profile: input.profile, proxy: input.proxy });
           state.workerId = assigned.workerId;
           state.taskQueue = assigned.taskQueue;
           holdLease();
           return true;
         } catch (err) {
           wf.log.warn('browser worker could not open a browser', { workerId: assigned.workerId, error: String(err) });
+          // The session's proxy refused or is unreachable: another worker would not do better.
+          const cause = err instanceof wf.ActivityFailure ? err.cause : undefined;
+          if (cause instanceof wf.ApplicationFailure && cause.type === 'PROXY_CONNECTION_FAILED') {
+            state.error = { code: cause.type, message: cause.message, details: cause.details?.[0] as Record<string, unknown> | undefined };
+            return false;
+          }
         }
       }
       if (!restore) {
@@ -200,7 +206,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   } else if (await acquire(false, [], Date.now())) {
     await setStatus('active');
   } else {
-    state.error = { code: 'NO_INSTANCES_AVAILABLE', message: 'No browser instance could open a browser' };
+    state.error ??= { code: 'NO_INSTANCES_AVAILABLE', message: 'No browser instance could open a browser' };
     state.endReason = 'instance_lost';
     await setStatus('failed');
     await shared.endSession({ sessionId, userId: input.userId, status: 'failed', reason: 'instance_lost', profile: input.profile });

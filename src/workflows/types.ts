@@ -21,6 +21,9 @@ export interface Usage {
   total_tokens: number;
   completion_time: number;
   cost: number;
+  /** Sessions on a managed proxy: bytes relayed and their cost (included in `cost`). */
+  proxy_bytes?: number;
+  proxy_cost?: number;
 }
 
 export type TaskStatus = 'running' | 'paused' | 'guardrail_trigger' | 'stopped' | 'task_completed' | 'failed';
@@ -70,7 +73,7 @@ export interface SessionView {
   workerId?: string;
   currentTaskId?: string;
   endReason?: EndReason;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; details?: Record<string, unknown> };
 }
 
 export interface SessionInput {
@@ -81,11 +84,25 @@ export interface SessionInput {
   maxSteps: number;
   /** How long an orphaned session waits for another worker to restore it. */
   orphanGraceMs: number;
+  /** The session's upstream proxy (credentials travel only in encrypted payloads). */
+  proxy?: SessionProxy;
   /** The environment or profile whose browser profile the session runs on (locked for it by the API). */
   profile?: { kind: 'environment' | 'profile'; id: string; userId: string };
   initialTask?: { taskId: string; params: TaskParams };
   /** State carried over by continue-as-new. */
   carried?: CarriedState;
+}
+
+/** An upstream proxy of a session, as the browser worker needs it. */
+export interface SessionProxy {
+  /** http://[user:pass@]host:port or socks5://[user:pass@]host:port */
+  url: string;
+  /** `Service` (the operator's pool: metered and charged) or `custom` (the user's, free). */
+  source: 'Service' | 'custom';
+  level: 'system' | 'chrome';
+  country?: string;
+  /** USD per byte relayed, for managed proxies. */
+  pricePerByte?: number;
 }
 
 export interface CarriedState {
@@ -114,6 +131,8 @@ export interface StepResult {
   timings?: { observeMs: number; modelMs: number; actMs: number };
   /** The last step already stored the task's downloads and requests. */
   artifactsCollected?: boolean;
+  /** Bytes relayed through a managed proxy since the previous step, and their cost (USD, also in `cost`). */
+  proxy?: { bytes: number; cost: number };
 }
 
 export interface StepInput {

@@ -1,11 +1,47 @@
 import { z } from 'zod';
 import { taskParamsSchema } from './task.schema';
+import { privateAddressProblem } from '../../net/submitted-urls';
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+/** An ISO 3166-1 alpha-2 code the platform knows (a name other than the code itself), or `random`. */
+const country = z
+  .string()
+  .refine((v) => v === 'random' || (/^[A-Za-z]{2}$/.test(v) && regionNames.of(v.toUpperCase()) !== v.toUpperCase()), 'must be an ISO 3166-1 alpha-2 country code or "random"')
+  .describe('ISO 3166-1 alpha-2 country code, or "random"');
+const level = z.enum(['system', 'chrome']).optional().describe('system (through the service\'s relay) or chrome');
+
+const managedProxy = z
+  .object({ source: z.literal('Service'), country, level })
+  .strict()
+  .describe('A proxy of the service\'s pool (metered)');
+const customProxy = z
+  .object({
+    source: z.literal('custom'),
+    type: z.enum(['http', 'socks']),
+    host: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]*:[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)$/, 'must be a host name or an IP address')
+      .superRefine((v, ctx) => {
+        const problem = privateAddressProblem(`http://${v.includes(':') && !v.startsWith('[') ? `[${v}]` : v}/`);
+        if (problem) ctx.addIssue({ code: 'custom', message: `must not be a private address: ${problem}` });
+      }),
+    port: z.string().regex(/^\d{1,5}$/, 'must be a port number given as a string').refine((v) => Number(v) >= 1 && Number(v) <= 65535, 'must be between 1 and 65535'),
+    username: z.string().max(256).optional(),
+    password: z.string().max(256).optional(),
+    level,
+  })
+  .strict()
+  .describe('Your own proxy');
+export const proxySchema = z.discriminatedUnion('source', [managedProxy, customProxy]);
+export type ProxyInput = z.infer<typeof proxySchema>;
 
 const sessionFields = {
   environmentId: z.string().nullable().default(null).describe('Environment to attach (its browser profile and files)'),
   profileId: z.string().nullable().default(null).describe('Browser profile to run on (instead of an environment)'),
   policyId: z.string().nullable().default(null).describe('Automation policy'),
-  proxy: z.record(z.string(), z.unknown()).nullable().default(null).describe('Proxy object'),
+  proxy: proxySchema.nullable().default(null).describe('Proxy object: every task of the session browses through it'),
   mode: z.enum(['default']).default('default'),
   reachOutMode: z.enum(['off', 'guardrail_only', 'full']).default('guardrail_only'),
 };
