@@ -148,6 +148,9 @@ export class SessionsService {
     const ready = await handle.executeUpdate(awaitReadyUpdate);
     if (ready.status !== 'active') {
       log.warn({ status: ready.status, error: ready.error }, 'session could not start');
+      // The workflow gives the slot and the profile lock back as it ends: answer after that,
+      // so the user's next request does not meet a slot still held by this failure.
+      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000))]);
       if (ready.error?.code === 'PROXY_CONNECTION_FAILED') {
         // The user's proxy is the user's to mend (400); a managed one failing is ours (503).
         throw new ServiceError(ready.error.code, ready.error.message, proxy?.source === 'custom' ? 400 : 503, ready.error.details);

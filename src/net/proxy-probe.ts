@@ -47,7 +47,14 @@ export async function probeProxy(url: string, timeoutMs = 5000): Promise<void> {
     if (u.protocol === 'http:') {
       const auth = username || password ? `Proxy-Authorization: Basic ${Buffer.from(`${username}:${password}`).toString('base64')}\r\n` : '';
       socket.write(`CONNECT probe.invalid:443 HTTP/1.1\r\nHost: probe.invalid:443\r\n${auth}\r\n`);
-      const head = (await read((b) => b.includes('\r\n'))).toString('latin1');
+      // A proxy that took the credentials tries the (unresolvable) target, and may then just
+      // close the connection: only a 407 says the credentials were refused.
+      const head = (
+        await read((b) => b.includes('\r\n')).catch((err) => {
+          if (err instanceof ProxyProbeError && err.reason === 'the proxy closed the connection') return Buffer.from('HTTP/1.1 502 closed\r\n');
+          throw err;
+        })
+      ).toString('latin1');
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1]);
       if (!status) throw new ProxyProbeError('the proxy did not answer as an HTTP proxy');
       if (status === 407) throw new ProxyProbeError(username ? 'the proxy refused the credentials (HTTP 407)' : 'the proxy requires credentials (HTTP 407)');

@@ -144,7 +144,8 @@ describe('managed proxies', () => {
       expect(outcome).toMatchObject({ type: 'task_completed' });
       expect(upstream.targets.slice(before).join('\n')).toContain(`${fixtures()}/big.html`);
       const u = outcome.usage;
-      expect(u.proxy_bytes).toBeGreaterThan(20_000);
+      // index.html and big.html with their headers went through the relay
+      expect(u.proxy_bytes).toBeGreaterThan(1500);
       expect(u.proxy_cost).toBeCloseTo((u.proxy_bytes * 4) / 1e9, 6);
       // cost = tokens at the scripted model's prices (1 and 2 USD per million) + proxy traffic
       expect(u.cost).toBeCloseTo((u.prompt_tokens * 1 + u.completion_tokens * 2) / 1e6 + u.proxy_cost, 6);

@@ -22,17 +22,19 @@ const customProxy = z
       .string()
       .min(1)
       .max(253)
-      .regex(/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]*:[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)$/, 'must be a host name or an IP address')
-      .superRefine((v, ctx) => {
-        const problem = privateAddressProblem(`http://${v.includes(':') && !v.startsWith('[') ? `[${v}]` : v}/`);
-        if (problem) ctx.addIssue({ code: 'custom', message: `must not be a private address: ${problem}` });
-      }),
+      .regex(/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]*:[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)$/, 'must be a host name or an IP address'),
     port: z.string().regex(/^\d{1,5}$/, 'must be a port number given as a string').refine((v) => Number(v) >= 1 && Number(v) <= 65535, 'must be between 1 and 65535'),
     username: z.string().max(256).optional(),
     password: z.string().max(256).optional(),
     level,
   })
   .strict()
+  .superRefine((p, ctx) => {
+    // A private address literal the operator did not open is refused now; names are checked when used.
+    const host = p.host.includes(':') && !p.host.startsWith('[') ? `[${p.host}]` : p.host;
+    const problem = privateAddressProblem(`http://${host}:${p.port}/`);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['host'], message: `must not be a private address: ${problem}` });
+  })
   .describe('Your own proxy');
 export const proxySchema = z.discriminatedUnion('source', [managedProxy, customProxy]);
 export type ProxyInput = z.infer<typeof proxySchema>;

@@ -36,7 +36,10 @@ export function toServiceError(error: z.ZodError, input: unknown, prefix = ''): 
     case 'invalid_union':
       if ('discriminator' in issue && issue.discriminator) {
         const d = String(issue.discriminator);
-        return new InvalidParameterError(`${field}.${d}`, valueAt(value, [d]), `${field}.${d} is not a known ${d}`);
+        // zod may already name the discriminator in the path
+        const at = field === d || field.endsWith(`.${d}`) ? field : `${field}.${d}`;
+        const v = at === field ? value : valueAt(value, [d]);
+        return new InvalidParameterError(at, v, `${at} is not a known ${d}`);
       }
       return new InvalidParameterError(field, value, `${field}: ${issue.message}`);
     default:
