@@ -134,8 +134,12 @@ export async function validateAndExtract(input: Readable, destDir: string | null
   return { entries, bytes };
 }
 
-/** A .tar.gz stream of a directory: regular files, directories, and symbolic links that stay inside it. */
-export function createArchive(srcDir: string, opts: { level?: number; exclude?: (relPath: string) => boolean } = {}): Readable {
+/**
+ * A .tar.gz stream of a directory: regular files, directories, and symbolic links that stay
+ * inside it, except what `exclude` names (a directory excluded is skipped whole). The stream
+ * fails with 413 when the files add up to more than `maxBytes` (what could not be unpacked).
+ */
+export function createArchive(srcDir: string, opts: { level?: number; exclude?: (relPath: string) => boolean; maxBytes?: number } = {}): Readable {
   const root = path.resolve(srcDir);
   const pack = tar.pack();
   const gzip = zlib.createGzip({ level: opts.level ?? 6 });
@@ -162,6 +166,7 @@ export function createArchive(srcDir: string, opts: { level?: number; exclude?: 
     await done;
   };
 
+  let total = 0;
   const walk = async (rel: string): Promise<void> => {
     const dir = path.join(root, rel);
     const names = (await fsp.readdir(dir)).sort();
@@ -180,6 +185,8 @@ export function createArchive(srcDir: string, opts: { level?: number; exclude?: 
         await add({ name: `${name}/`, type: 'directory', mode, mtime: st.mtime });
         await walk(name);
       } else if (st.isFile()) {
+        total += st.size;
+        if (opts.maxBytes !== undefined && total > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The profile's files add up to more than ${opts.maxBytes} bytes`, 413, { maxBytes: opts.maxBytes });
         await addFile({ name, type: 'file', size: st.size, mode, mtime: st.mtime }, abs);
       } else if (st.isSymbolicLink()) {
         const target = await fsp.readlink(abs);

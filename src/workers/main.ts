@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URL).catch((err) => {
     throw new Error(`MongoDB is not reachable at MONGODB_URL: ${(err as Error).message}`);
   });
-  const store = createStore(db, { uploadTtlMs: config.FILE_UPLOAD_TTL_MS });
+  const store = createStore(db, { uploadTtlMs: config.FILE_UPLOAD_TTL_MS, downloadTtlMs: config.DOWNLOAD_TTL_MS, storageMaxBytes: config.USER_STORAGE_MAX_BYTES });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: true });
   await redis.connect().catch((err) => {
     throw new Error(`Redis is not reachable at REDIS_URL: ${(err as Error).message}`);
