@@ -3,9 +3,9 @@ import { pipeline } from 'node:stream/promises';
 import { MemoryReservationLedger, StorageQuota } from './storage-quota';
 
 const KB = 1024;
-const sink = async (s: NodeJS.ReadableStream) => {
+const sink = async (s: AsyncIterable<Buffer>) => {
   let n = 0;
-  for await (const c of s as AsyncIterable<Buffer>) n += c.length;
+  for await (const c of s) n += c.length;
   return n;
 };
 
