@@ -82,6 +82,9 @@ export const configSchema = z.object({
   FILE_MAX_BYTES: int(50 * 1024 * 1024, 1).describe('Largest single uploaded file, and largest captured download'),
   USER_STORAGE_MAX_BYTES: int(5 * 1024 * 1024 * 1024, 1).describe('Everything one user may keep in blob storage'),
   FILE_UPLOAD_TTL_MS: int(60 * 60 * 1000, 1000).describe('How long an upload not attached to an environment or a live task is kept'),
+  DOWNLOAD_TTL_MS: int(7 * 24 * 60 * 60 * 1000, 0).describe('How long a file the agent\'s browser downloaded is kept (0: until its owner deletes it)'),
+  UPLOAD_RATE_LIMIT_PER_MINUTE: int(30, 1).describe('Per user: profile archive uploads (environments and profiles) and environment file uploads per minute'),
+  SESSION_SWEEP_INTERVAL_MS: int(60_000, 200).describe('How often session slots and profile locks left by session workflows that are gone (terminated, crashed) are freed'),
   NETWORK_CAPTURE_MAX: int(500, 0).describe('Requests recorded per task in data.network'),
   MAX_TRIGGERS_PER_USER: int(50, 1).describe('Triggers (cron jobs) one user may have'),
   TRUST_PROXY: z

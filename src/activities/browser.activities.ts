@@ -90,6 +90,17 @@ export function createBrowserActivities(deps: {
         }
         await Promise.race([sleep(LEASE_BEAT_MS), ctx.cancelled.catch(() => undefined)]);
       }
+      if (ctx.cancellationDetails?.notFound) {
+        // The workflow is gone (terminated from outside, or its history deleted): nothing
+        // else would close this browser. Its profile directory goes unarchived; the stored
+        // profile stays as it was before the session, and its lock is freed by the sweeper.
+        logger.warn({ sessionId }, 'session workflow gone; its browser is closed');
+        agent.forget(sessionId);
+        await pool.close(sessionId);
+        await store.snapshots.remove(sessionId).catch(() => undefined);
+        await onClosed?.(sessionId).catch(() => undefined);
+        await profiles?.discard?.(sessionId).catch(() => undefined);
+      }
       await ctx.cancelled; // rethrows the cancellation, so Temporal records it as such
     },
 

@@ -134,7 +134,10 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
       let locked = false;
       try {
         const lock = await locks.acquire(profile, sessionId);
-        if (lock === 'busy') throw ApplicationFailure.create({ type: 'PROFILE_IN_USE', message: 'The environment is in use by another live session', nonRetryable: true, details: [{ environmentId: profile.id }] });
+        if (lock === 'busy' || lock === 'uploading') {
+          const message = lock === 'busy' ? 'The environment is in use by another live session' : 'An archive is being uploaded to the environment';
+          throw ApplicationFailure.create({ type: 'PROFILE_IN_USE', message, nonRetryable: true, details: [{ environmentId: profile.id }] });
+        }
         if (lock === 'missing') throw ApplicationFailure.create({ type: 'ENVIRONMENT_NOT_FOUND', message: 'Environment not found', nonRetryable: true, details: [{ environmentId: profile.id }] });
         locked = true;
         await store.sessions.create(sessionId, user._id);

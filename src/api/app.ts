@@ -60,7 +60,8 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   // The live view and WHEP open with the session's view token, not an API key.
   const liveRoutes = createLiveRoutes({ config, store, redis, sessions, logger: deps.logger });
   app.use(liveRoutes.router);
-  const storage = { config, store, blobs: store.blobs, redis, auth, limit: perUser, secretKey: payloadKey(config), logger: deps.logger };
+  const uploads = rateLimit({ redis, name: 'uploads', limit: config.UPLOAD_RATE_LIMIT_PER_MINUTE, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
+  const storage = { config, store, blobs: store.blobs, quota: store.quota, redis, auth, limit: perUser, uploadLimit: uploads, secretKey: payloadKey(config), logger: deps.logger };
   app.use(environmentsRoutes(storage));
   app.use(profilesRoutes(storage));
   app.use(filesRoutes(storage));

@@ -114,6 +114,7 @@ export class SessionsService {
       if (lock !== 'ok') {
         await store.users.releaseSessionSlot(user._id);
         if (lock === 'busy') throw new ServiceError('PROFILE_IN_USE', `The ${profile.kind} is in use by another live session`, 409, { [`${profile.kind}Id`]: profile.id });
+        if (lock === 'uploading') throw new ServiceError('PROFILE_IN_USE', `An archive is being uploaded to the ${profile.kind}; start the session when the upload has finished`, 409, { [`${profile.kind}Id`]: profile.id });
         throw new NotFoundError(profile.kind === 'environment' ? 'ENVIRONMENT_NOT_FOUND' : 'PROFILE_NOT_FOUND', profile.kind === 'environment' ? 'Environment not found' : 'Profile not found');
       }
     }

@@ -9,6 +9,7 @@ import { NotFoundError, ServiceError } from '../errors';
 import { createLogger } from '../logger';
 import type { BlobInfo, BlobStore } from '../profiles/contracts';
 import { errorHandler } from './middleware/errors';
+import { MemoryReservationLedger, StorageQuota } from '../store/storage-quota';
 import { cleanFilename, putCapped, receiveArchive, receiveFiles, type StorageSettings } from './uploads';
 
 /** Blobs in memory; `usage` can be slowed down to widen the window before a store attaches to its stream. */
@@ -111,29 +112,33 @@ function multipart(parts: Part[], boundary = 'xyzBOUNDARY', end = true): Buffer 
 let server: Server;
 let base: string;
 let blobs: MemoryBlobs;
+let ledger: MemoryReservationLedger;
 let repo: ReturnType<typeof fakeRepo>;
+const quotaOf = (limitBytes: number) => new StorageQuota({ usage: blobs, ledger, limitBytes });
 
 beforeEach(async () => {
   blobs = new MemoryBlobs();
   blobs.blobs.set('blob_old', { data: Buffer.from('old'), userId: 'usr_1' });
+  ledger = new MemoryReservationLedger();
   repo = fakeRepo();
+  const storage = { blobs, quota: quotaOf(settings.USER_STORAGE_MAX_BYTES) };
   const app = express();
   app.post('/archive', async (req, res) => {
-    const r = await receiveArchive(req, { repo: repo as any, blobs, settings, logger }, { id: 'env_1', userId: 'usr_1', kind: 'environment', notFound: () => new NotFoundError('ENVIRONMENT_NOT_FOUND', 'Environment not found') });
+    const r = await receiveArchive(req, { ...storage, repo: repo as any, settings, logger }, { id: 'env_1', userId: 'usr_1', kind: 'environment', notFound: () => new NotFoundError('ENVIRONMENT_NOT_FOUND', 'Environment not found') });
     res.json({ success: true, record: r });
   });
   app.post('/files', async (req, res) => {
     const files = await receiveFiles(req, {
       field: 'files',
       maxFiles: 3,
-      onFile: (f) => putCapped(blobs, settings, f, { userId: 'usr_1', kind: 'upload', perFile: settings.FILE_MAX_BYTES }),
+      onFile: (f) => putCapped(storage, f, { userId: 'usr_1', kind: 'upload', perFile: settings.FILE_MAX_BYTES }),
       undo: (b) => blobs.delete(b.blobId),
     });
     res.json({ success: true, files: files.map((b) => ({ name: b.filename, size: b.size })) });
   });
   app.post('/quota', async (req, res) => {
-    const small = { ...settings, USER_STORAGE_MAX_BYTES: 20 * KB };
-    const files = await receiveFiles(req, { field: 'files', maxFiles: 3, onFile: (f) => putCapped(blobs, small, f, { userId: 'usr_1', kind: 'upload', perFile: small.FILE_MAX_BYTES }) });
+    const small = { blobs, quota: quotaOf(20 * KB) };
+    const files = await receiveFiles(req, { field: 'files', maxFiles: 3, onFile: (f) => putCapped(small, f, { userId: 'usr_1', kind: 'upload', perFile: settings.FILE_MAX_BYTES }) });
     res.json({ success: true, count: files.length });
   });
   app.use(errorHandler(logger));
@@ -244,6 +249,22 @@ describe('receiveFiles', () => {
     expect(over.status).toBe(413);
     expect(over.body).toMatchObject({ code: 'STORAGE_QUOTA_EXCEEDED', message: '"more.bin" does not fit in the storage quota of 20 KB' });
     expect(blobs.blobs.size).toBe(2);
+    expect(ledger.reservations.size).toBe(0);
+  });
+
+  it('never lets parallel uploads add up past the quota: bytes are reserved before they are stored', async () => {
+    // 6 uploads of 8 KB at once against 20 KB (3 bytes used): at most two fit
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        post('/quota', multipart([{ field: 'files', filename: `p${i}.bin`, content: randomBytes(8 * KB) }])),
+      ),
+    );
+    const stored = [...blobs.blobs.values()].filter((b) => b.userId === 'usr_1').reduce((n, b) => n + b.data.length, 0);
+    expect(stored).toBeLessThanOrEqual(20 * KB);
+    expect(results.filter((r) => r.status === 200).length).toBe(blobs.blobs.size - 1);
+    expect(results.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(1);
+    for (const r of results.filter((x) => x.status !== 200)) expect(r.body.code).toBe('STORAGE_QUOTA_EXCEEDED');
+    expect(ledger.reservations.size).toBe(0);
   });
 
   it('refuses too many files and malformed bodies', async () => {

@@ -11,6 +11,7 @@ import type { BlobInfo, BlobStore } from '../profiles/contracts';
 import { validateAndExtract } from '../profiles/archive';
 import type { FileRecord, FilesRepository } from '../store/files.repository';
 import type { ArchiveRecord, ArchiveRecords } from '../store/profiles.repository';
+import { formatBytes, putWithinQuota, type StorageQuota } from '../store/storage-quota';
 
 /** The settings of uploads and storage (parsed with the rest of the configuration). */
 export interface StorageSettings {
@@ -34,8 +35,7 @@ export interface IncomingFile {
   stream: Readable;
 }
 
-const MB = 1024 * 1024;
-export const formatBytes = (n: number): string => (n % MB === 0 ? `${n / MB} MB` : n % 1024 === 0 ? `${n / 1024} KB` : `${n} bytes`);
+export { formatBytes };
 
 /** A file name as the user gave it, without a path and control characters. */
 export function cleanFilename(raw: string | undefined): string {
@@ -117,23 +117,31 @@ export function receiveFiles<T>(
   });
 }
 
-/** The most a user may still store, as a blob cap, with the reason to give when it is crossed. */
-export async function storageCap(blobs: BlobStore, settings: StorageSettings, userId: string, perFile: number, freedOnSuccess = 0): Promise<{ maxBytes: number; quota: boolean }> {
-  const left = settings.USER_STORAGE_MAX_BYTES - (await blobs.usage(userId)) + freedOnSuccess;
-  if (left <= 0) throw new ServiceError('STORAGE_QUOTA_EXCEEDED', `Storage quota of ${formatBytes(settings.USER_STORAGE_MAX_BYTES)} reached; delete files or profiles first`, 413, { limit: settings.USER_STORAGE_MAX_BYTES });
-  return left < perFile ? { maxBytes: left, quota: true } : { maxBytes: perFile, quota: false };
+/** What stores a blob for a user: the blob store and the user's storage quota. */
+export interface BlobStorage {
+  blobs: BlobStore;
+  quota: StorageQuota;
 }
 
-/** Stores one streaming file under a cap, with a message that names the file and the limit. */
-export async function putCapped(blobs: BlobStore, settings: StorageSettings, file: IncomingFile, meta: { userId: string; kind: string; perFile: number; freedOnSuccess?: number }): Promise<BlobInfo> {
-  const cap = await storageCap(blobs, settings, meta.userId, meta.perFile, meta.freedOnSuccess);
+/**
+ * Stores one streaming file under its caps: `perFile`, and the user's quota, reserved before
+ * the first byte is stored and grown as the file arrives (so parallel uploads never add up
+ * past it). Messages name the file and the limit.
+ */
+export async function putCapped(storage: BlobStorage, file: IncomingFile, meta: { userId: string; kind: string; perFile: number; freedOnSuccess?: number }): Promise<BlobInfo> {
+  const limit = storage.quota.limitBytes;
   try {
-    return await blobs.put(file.stream, { filename: file.filename, contentType: file.mimeType, userId: meta.userId, maxBytes: cap.maxBytes, kind: meta.kind });
+    return await putWithinQuota(storage, file.stream, {
+      ...meta,
+      filename: file.filename,
+      contentType: file.mimeType,
+      quotaMessage: `"${file.filename}" does not fit in the storage quota of ${formatBytes(limit)}`,
+    });
   } catch (err) {
-    if (err instanceof ServiceError && err.status === 413) {
-      if (cap.quota) throw new ServiceError('STORAGE_QUOTA_EXCEEDED', `"${file.filename}" does not fit in the storage quota of ${formatBytes(settings.USER_STORAGE_MAX_BYTES)}`, 413, { limit: settings.USER_STORAGE_MAX_BYTES, filename: file.filename });
+    if (err instanceof ServiceError && err.code === 'PAYLOAD_TOO_LARGE') {
       throw new ServiceError('PAYLOAD_TOO_LARGE', `"${file.filename}" exceeds the maximum size of ${formatBytes(meta.perFile)}`, 413, { maxBytes: meta.perFile, filename: file.filename });
     }
+    if (err instanceof ServiceError && err.code === 'STORAGE_QUOTA_EXCEEDED') throw new ServiceError(err.code, err.message, 413, { ...err.details, filename: file.filename });
     throw err;
   }
 }
@@ -144,12 +152,12 @@ export async function putCapped(blobs: BlobStore, settings: StorageSettings, fil
  * what it is attached to.
  */
 export async function storeUploadedFile(
-  deps: { blobs: BlobStore; files: FilesRepository; settings: StorageSettings & { FILE_MAX_BYTES: number } },
+  deps: BlobStorage & { files: FilesRepository; settings: StorageSettings & { FILE_MAX_BYTES: number } },
   file: IncomingFile,
   meta: { userId: string; kind: 'upload' | 'environment'; environmentId?: string; ttlMs: number | null },
 ): Promise<FileRecord> {
   const createdAt = new Date();
-  const blob = await putCapped(deps.blobs, deps.settings, file, { userId: meta.userId, kind: meta.kind, perFile: deps.settings.FILE_MAX_BYTES });
+  const blob = await putCapped(deps, file, { userId: meta.userId, kind: meta.kind, perFile: deps.settings.FILE_MAX_BYTES });
   try {
     return await deps.files.createFromBlob({
       userId: meta.userId,
@@ -177,7 +185,7 @@ export const ARCHIVE_NAME = /\.(tar\.gz|tgz)$/i;
  */
 export async function receiveArchive<R extends ArchiveRecord>(
   req: Request,
-  deps: { repo: ArchiveRecords<R>; blobs: BlobStore; settings: StorageSettings; logger: Logger },
+  deps: BlobStorage & { repo: ArchiveRecords<R>; settings: StorageSettings; logger: Logger },
   target: { id: string; userId: string; kind: 'environment' | 'profile'; notFound: () => NotFoundError },
 ): Promise<R> {
   const { repo, blobs, settings, logger } = deps;
@@ -205,7 +213,7 @@ export async function receiveArchive<R extends ArchiveRecord>(
       }
       const { blob, error } = await teeArchive(
         file.stream,
-        (input) => putCapped(blobs, settings, { ...file, stream: input }, { userId: target.userId, kind: target.kind, perFile: settings.PROFILE_MAX_BYTES, freedOnSuccess: begun.record.blobSize ?? 0 }),
+        (input) => putCapped(deps, { ...file, stream: input }, { userId: target.userId, kind: target.kind, perFile: settings.PROFILE_MAX_BYTES, freedOnSuccess: begun.record.blobSize ?? 0 }),
         (input) => validateAndExtract(input, null, { maxBytes: settings.PROFILE_MAX_EXPANDED_BYTES }),
       );
       const done = error ? null : await repo.finishUpload(target.id, begun.uploadId, blob!).catch((err) => ({ err }));

@@ -1,4 +1,4 @@
-import { maskUrl } from './artifacts';
+import { MAX_CAPTURED_URL, captureUrl, maskUrl } from './artifacts';
 
 describe('maskUrl', () => {
   it('masks credentials and secret-looking query values, keeps the rest', () => {
@@ -8,5 +8,36 @@ describe('maskUrl', () => {
     );
     expect(maskUrl('https://example.com/?page=2')).toBe('https://example.com/?page=2');
     expect(maskUrl('not a url')).toBe('not a url');
+  });
+});
+
+describe('captureUrl', () => {
+  it('keeps short URLs as maskUrl gives them', () => {
+    expect(captureUrl('https://example.com/a?token=abc&q=1')).toBe('https://example.com/a?token=***&q=1');
+  });
+
+  it('cuts a long URL to MAX_CAPTURED_URL characters with a marker, secrets in the kept part masked', () => {
+    const raw = `https://example.com/search?api_key=SECRET123&q=${'x'.repeat(50_000)}&token=LATE`;
+    const kept = captureUrl(raw);
+    expect(kept.length).toBeLessThanOrEqual(MAX_CAPTURED_URL);
+    expect(kept.startsWith('https://example.com/search?api_key=***&q=xxx')).toBe(true);
+    expect(kept.endsWith(`…[cut, ${raw.length} characters in all]`)).toBe(true);
+    expect(kept).not.toContain('SECRET123');
+    expect(kept).not.toContain('LATE');
+  });
+
+  it('bounds data: URLs of megabytes', () => {
+    const raw = `data:image/png;base64,${'A'.repeat(3_000_000)}`;
+    const kept = captureUrl(raw);
+    expect(kept.length).toBeLessThanOrEqual(MAX_CAPTURED_URL);
+    expect(kept.startsWith('data:image/png;base64,AAAA')).toBe(true);
+  });
+
+  it('bounds a URL that masking makes longer', () => {
+    const raw = `https://example.com/?q=${'é'.repeat(1000)}`;
+    expect(raw.length).toBeLessThan(MAX_CAPTURED_URL);
+    const kept = captureUrl(raw);
+    expect(kept.length).toBeLessThanOrEqual(MAX_CAPTURED_URL);
+    expect(kept).toContain('characters in all]');
   });
 });

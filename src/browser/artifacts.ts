@@ -14,6 +14,24 @@ export type PersistDownload = (d: { sessionId: string; taskId: string; sourceUrl
 
 const SECRET_PARAM = /^(.*[-_])?(token|access[-_]?token|id[-_]?token|refresh[-_]?token|key|api[-_]?key|apikey|secret|password|passwd|pwd|auth|authorization|signature|sig|session|sessionid|code|otp|credential|credentials|jwt)$/i;
 
+/** The longest URL kept in captures (data.network, a download's source); longer ones are cut with a marker. */
+export const MAX_CAPTURED_URL = 2048;
+
+/**
+ * A URL as captures keep it: masked, and at most MAX_CAPTURED_URL characters. A page can
+ * request URLs of megabytes (data: URLs, long query strings); only their start is parsed
+ * and kept, and the cut is marked with the number of characters left out.
+ */
+export function captureUrl(raw: string): string {
+  if (raw.length <= MAX_CAPTURED_URL) {
+    const masked = maskUrl(raw);
+    if (masked.length <= MAX_CAPTURED_URL) return masked;
+  }
+  const marker = `…[cut, ${raw.length} characters in all]`;
+  const head = maskUrl(raw.slice(0, MAX_CAPTURED_URL));
+  return head.slice(0, MAX_CAPTURED_URL - marker.length) + marker;
+}
+
 /** A URL with credentials and secret-looking query values masked. */
 export function maskUrl(raw: string): string {
   let url: URL;
@@ -54,7 +72,7 @@ export class SessionArtifacts {
     const list = this.requests.get(taskId) ?? [];
     if (list.length >= this.opts.maxRequests) return;
     // performance.timeOrigin + now keeps sub-millisecond precision (the contract allows fractions).
-    list.push({ url: maskUrl(req.url()), timestamp: Math.round((performance.timeOrigin + performance.now()) * 1000) / 1000 });
+    list.push({ url: captureUrl(req.url()), timestamp: Math.round((performance.timeOrigin + performance.now()) * 1000) / 1000 });
     this.requests.set(taskId, list);
   }
 
@@ -68,9 +86,10 @@ export class SessionArtifacts {
     const job = (async () => {
       const stream = await download.createReadStream();
       const filename = download.suggestedFilename();
-      const { fileId } = await persist({ sessionId: this.sessionId, taskId, sourceUrl: maskUrl(download.url()), filename, stream });
+      const source = captureUrl(download.url());
+      const { fileId } = await persist({ sessionId: this.sessionId, taskId, sourceUrl: source, filename, stream });
       const list = this.files.get(taskId) ?? [];
-      list.push({ fileId, source: maskUrl(download.url()), filename, timestamp: Date.now() });
+      list.push({ fileId, source, filename, timestamp: Date.now() });
       this.files.set(taskId, list);
     })().catch((err) => this.opts.logger.warn({ sessionId: this.sessionId, taskId, err: String(err) }, 'download not stored'));
     this.pending.add(job);

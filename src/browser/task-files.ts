@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { FileProvider, TaskFiles } from '../agent/types';
 import type { BlobStore } from '../profiles/contracts';
 import type { FilesRepository } from '../store/files.repository';
+import { putWithinQuota, type StorageQuota } from '../store/storage-quota';
 import type { PersistDownload } from './artifacts';
 
 /**
@@ -13,7 +14,7 @@ import type { PersistDownload } from './artifacts';
  * (fetched to the worker's disk on first use), and the page's downloads (streamed in).
  */
 export class StoredFiles implements FileProvider {
-  constructor(private readonly deps: { files: FilesRepository; blobs: BlobStore; dataDir: string; maxDownloadBytes: number }) {}
+  constructor(private readonly deps: { files: FilesRepository; blobs: BlobStore; quota: StorageQuota; dataDir: string; maxDownloadBytes: number }) {}
 
   async forTask(q: { userId: string; sessionId: string; fileIds: string[]; environmentId?: string }): Promise<TaskFiles> {
     const own = q.fileIds.length ? (await this.deps.files.resolve(q.userId, q.fileIds)).files : [];
@@ -43,14 +44,19 @@ export class StoredFiles implements FileProvider {
     };
   }
 
-  /** Stores a download of the page as a file of the task's owner. */
+  /** Stores a download of the page as a file of the task's owner, within the owner's storage quota. */
   persistDownload(userOf: (sessionId: string) => string | undefined): PersistDownload {
     return async ({ sessionId, taskId, sourceUrl, filename, stream }) => {
       const userId = userOf(sessionId);
       if (!userId) throw new Error('download outside a known session');
-      const blob = await this.deps.blobs.put(stream as Readable, { filename, contentType: 'application/octet-stream', userId, maxBytes: this.deps.maxDownloadBytes, kind: 'download' });
-      const rec = await this.deps.files.createFromBlob({ userId, blob, originalName: filename, kind: 'download', sessionId, taskId, sourceUrl });
-      return { fileId: rec._id };
+      const blob = await putWithinQuota(this.deps, stream as Readable, { filename, contentType: 'application/octet-stream', userId, perFile: this.deps.maxDownloadBytes, kind: 'download' });
+      try {
+        const rec = await this.deps.files.createFromBlob({ userId, blob, originalName: filename, kind: 'download', sessionId, taskId, sourceUrl });
+        return { fileId: rec._id };
+      } catch (err) {
+        await this.deps.blobs.delete(blob.blobId).catch(() => undefined);
+        throw err;
+      }
     };
   }
 

@@ -107,6 +107,32 @@ describe('validateAndExtract', () => {
     ['a hard link to nothing in the archive', [{ name: 'h', type: 'link', linkname: 'missing' }], /earlier file/],
     ['a device', [{ name: 'dev', type: 'character-device', devmajor: 1, devminor: 3 }], /unsupported type/],
     [
+      'an entry inside a file of the archive',
+      [
+        { name: 'f', content: 'x' },
+        { name: 'f/inner', content: 'y' },
+      ],
+      /lies inside the file "f"/,
+    ],
+    [
+      'a symbolic link over a directory that deeper entries made',
+      [
+        { name: 'd/e/f', content: 'x' },
+        { name: 'd/e', type: 'symlink', linkname: '.' },
+      ],
+      /different types/,
+    ],
+    ['a hard link to itself', [{ name: 'h', type: 'link', linkname: 'h' }], /earlier file/],
+    [
+      'a hard link through a symbolic link',
+      [
+        { name: 'sub/f', content: 'x' },
+        { name: 'l', type: 'symlink', linkname: 'sub' },
+        { name: 'h', type: 'link', linkname: 'l/f' },
+      ],
+      /earlier file/,
+    ],
+    [
       'a name that is a directory and a file',
       [
         { name: 'd/', type: 'directory' },
@@ -152,6 +178,32 @@ describe('validateAndExtract', () => {
     const many = await tarball(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, content: '' })));
     await expect(validateAndExtract(Readable.from([many]), null, { maxBytes: MB, maxEntries: 10 })).rejects.toMatchObject({ code: 'INVALID_ARCHIVE', message: 'The archive has more than 10 entries' });
     await expect(check(await tarball([{ name: `${'d/'.repeat(2100)}f`, content: 'x' }]))).rejects.toMatchObject({ code: 'INVALID_ARCHIVE', message: expect.stringMatching(/longer than 4096 bytes/) });
+  });
+
+  it('bounds the distinct paths and their total name length', async () => {
+    // 5 entries, 3 levels each: 15 distinct paths, over twice the 5 entries allowed
+    const deep = await tarball(Array.from({ length: 5 }, (_, i) => ({ name: `a${i}/b/c`, content: '' })));
+    await expect(validateAndExtract(Readable.from([deep]), null, { maxBytes: MB, maxEntries: 6 })).rejects.toMatchObject({ code: 'INVALID_ARCHIVE', message: 'The archive\'s paths name more than 12 files and directories' });
+    await expect(validateAndExtract(Readable.from([deep]), null, { maxBytes: MB, maxEntries: 8 })).resolves.toEqual({ entries: 5, bytes: 0 });
+  });
+
+  it('validates thousands of entries with long nested paths in time linear in their segments', async () => {
+    // 3,000 files 1,000 directories deep (names of 3 KB), a symbolic link among them, one
+    // that leaves through it at the end: the old check walked every prefix of every name.
+    const depth = 1000;
+    const prefix = Array.from({ length: depth }, (_, i) => `d${i % 10}`).join('/');
+    const entries: Entry[] = [{ name: 'top/', type: 'directory' }, { name: 'up', type: 'symlink', linkname: 'top' }];
+    for (let i = 0; i < 3000; i++) entries.push({ name: `${prefix}/f${i}`, content: 'x' });
+    entries.push({ name: `${prefix}/ok-link`, type: 'symlink', linkname: `${'../'.repeat(depth)}top` });
+    const good = await tarball(entries);
+    const started = performance.now();
+    await expect(check(good)).resolves.toEqual({ entries: 3003, bytes: 3000 });
+    const ms = performance.now() - started;
+    // A figure for the record; the assertion is about the answer, not the clock.
+    console.log(`deep archive: 3,003 entries, ${depth} directories deep, ${(good.length / 1024).toFixed(0)} KB gzip'd, validated in ${ms.toFixed(0)} ms`);
+
+    const escaping = await tarball([...entries, { name: `${prefix}/bad-link`, type: 'symlink', linkname: `${'../'.repeat(depth)}up/..` }]);
+    await expect(check(escaping)).rejects.toMatchObject({ code: 'INVALID_ARCHIVE', message: expect.stringMatching(/through another link/) });
   });
 
   it('passes an error of the input stream on unchanged', async () => {

@@ -10,12 +10,9 @@ import { finished } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
 import { ServiceError } from '../errors';
+import { ArchivePaths, InvalidArchiveError, type EntryKind } from './archive-paths';
 
-export class InvalidArchiveError extends ServiceError {
-  constructor(message: string, details?: Record<string, unknown>) {
-    super('INVALID_ARCHIVE', message, 400, details);
-  }
-}
+export { InvalidArchiveError };
 
 /**
  * Chromium's lock files of a running instance. They are meaningless elsewhere (and a
@@ -25,11 +22,10 @@ export class InvalidArchiveError extends ServiceError {
 const RUNTIME_FILES = new Set(['SingletonLock', 'SingletonSocket', 'SingletonCookie']);
 const isRuntimeFile = (name: string) => RUNTIME_FILES.has(path.posix.basename(name));
 
-type EntryKind = 'file' | 'directory' | 'symlink' | 'link';
-
-/** Every entry's name is remembered while validating, so their number and length are bounded. */
+/** Every path is remembered while validating (ArchivePaths), so entries, names and their total are bounded. */
 const MAX_ENTRIES = 250_000;
 const MAX_NAME_BYTES = 4096;
+const MAX_NAME_CHARS_TOTAL = 32 * 1024 * 1024;
 type EntryHeader = Partial<tar.Header> & { name: string };
 
 /**
@@ -63,33 +59,39 @@ export async function validateAndExtract(input: Readable, destDir: string | null
   gunzip.on('error', (err) => stop(gzipError(err, inputBytes, head[0] === 0x1f && head[1] === 0x8b)));
   input.pipe(counter).pipe(gunzip).pipe(extract as unknown as NodeJS.WritableStream);
 
-  const kinds = new Map<string, EntryKind>();
-  const symlinks = new Map<string, string>();
+  // Implicit directories (paths only crossed by deeper entries) count too, hence twice the entries.
+  const paths = new ArchivePaths({ maxNodes: 2 * maxEntries, maxNameChars: MAX_NAME_CHARS_TOTAL });
+  // Parent directories made and checked once, not once per file under them.
+  const checkedDirs = new Set<string>();
   let entries = 0;
   let bytes = 0;
   try {
     for await (const entry of extract) {
       const header = entry.header;
-      const name = entryPath(header.name);
+      const segments = entryPath(header.name);
+      const name = segments.join('/');
       const type = header.type ?? 'file';
       if (name === '' || isRuntimeFile(name)) {
         await drain(entry);
         continue;
       }
       if (++entries > maxEntries) throw new InvalidArchiveError(`The archive has more than ${maxEntries} entries`, { maxEntries });
-      throughLink(name, symlinks, 'Entry');
       const kind: EntryKind | undefined = type === 'file' || type === 'contiguous-file' ? 'file' : type === 'directory' || type === 'symlink' || type === 'link' ? type : undefined;
       if (!kind) throw new InvalidArchiveError(`Entry "${name}" has an unsupported type (${type}); only files, directories and links are allowed`, { entry: name });
-      const earlier = kinds.get(name);
-      if (earlier && (earlier === 'directory') !== (kind === 'directory')) throw new InvalidArchiveError(`Entry "${name}" appears twice with different types`, { entry: name });
-      kinds.set(name, kind);
-      if (kind !== 'symlink') symlinks.delete(name);
+      if (kind === 'symlink') symlinkTarget(name, header.linkname ?? '');
+      // A hard link's target must be an earlier file (looked up before this entry is recorded).
+      const linkTarget = kind === 'link' ? entryPath(header.linkname ?? '') : undefined;
+      if (linkTarget !== undefined) {
+        const targetKind = linkTarget.join('/') === name ? undefined : paths.kindOf(linkTarget);
+        if (targetKind !== 'file' && targetKind !== 'link') throw new InvalidArchiveError(`Hard link "${name}" must point to an earlier file of the archive (points to "${header.linkname}")`, { entry: name });
+      }
+      paths.add(name, segments, kind, header.linkname);
 
       if (kind === 'file') {
         const size = header.size ?? 0;
         bytes += size;
         if (bytes > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than ${opts.maxBytes} bytes`, 413, { maxBytes: opts.maxBytes });
-        if (realRoot) await writeFile(realRoot, name, entry as AsyncIterable<Uint8Array>, header.mode, header.mtime);
+        if (realRoot) await writeFile(realRoot, name, entry as AsyncIterable<Uint8Array>, header.mode, header.mtime, checkedDirs);
         else await drain(entry);
         continue;
       }
@@ -98,19 +100,15 @@ export async function validateAndExtract(input: Readable, destDir: string | null
         if (realRoot) await fsp.mkdir(path.join(realRoot, name), { recursive: true, mode: ((header.mode ?? 0o755) & 0o777) | 0o700 });
       } else if (kind === 'symlink') {
         const target = header.linkname ?? '';
-        symlinkTarget(name, target);
-        symlinks.set(name, target);
         if (realRoot) {
-          await ensureParent(realRoot, name);
+          await ensureParent(realRoot, name, checkedDirs);
           await removeIfPresent(path.join(realRoot, name));
           await fsp.symlink(target, path.join(realRoot, name));
         }
       } else {
-        const target = entryPath(header.linkname ?? '');
-        const targetKind = kinds.get(target);
-        if ((targetKind !== 'file' && targetKind !== 'link') || target === name) throw new InvalidArchiveError(`Hard link "${name}" must point to an earlier file of the archive (points to "${header.linkname}")`, { entry: name });
+        const target = linkTarget!.join('/');
         if (realRoot) {
-          await ensureParent(realRoot, name);
+          await ensureParent(realRoot, name, checkedDirs);
           await removeIfPresent(path.join(realRoot, name));
           await fsp.link(path.join(realRoot, target), path.join(realRoot, name));
         }
@@ -132,12 +130,16 @@ export async function validateAndExtract(input: Readable, destDir: string | null
   });
   if (entries === 0) throw new InvalidArchiveError('The archive has no entries');
   // A link's meaning can change with links that come later in the archive, so chains are checked at the end.
-  for (const [name, target] of symlinks) symlinkChain(name, target, symlinks);
+  paths.checkSymlinkChains();
   return { entries, bytes };
 }
 
-/** A .tar.gz stream of a directory: regular files, directories, and symbolic links that stay inside it. */
-export function createArchive(srcDir: string, opts: { level?: number; exclude?: (relPath: string) => boolean } = {}): Readable {
+/**
+ * A .tar.gz stream of a directory: regular files, directories, and symbolic links that stay
+ * inside it, except what `exclude` names (a directory excluded is skipped whole). The stream
+ * fails with 413 when the files add up to more than `maxBytes` (what could not be unpacked).
+ */
+export function createArchive(srcDir: string, opts: { level?: number; exclude?: (relPath: string) => boolean; maxBytes?: number } = {}): Readable {
   const root = path.resolve(srcDir);
   const pack = tar.pack();
   const gzip = zlib.createGzip({ level: opts.level ?? 6 });
@@ -164,6 +166,7 @@ export function createArchive(srcDir: string, opts: { level?: number; exclude?: 
     await done;
   };
 
+  let total = 0;
   const walk = async (rel: string): Promise<void> => {
     const dir = path.join(root, rel);
     const names = (await fsp.readdir(dir)).sort();
@@ -182,6 +185,8 @@ export function createArchive(srcDir: string, opts: { level?: number; exclude?: 
         await add({ name: `${name}/`, type: 'directory', mode, mtime: st.mtime });
         await walk(name);
       } else if (st.isFile()) {
+        total += st.size;
+        if (opts.maxBytes !== undefined && total > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The profile's files add up to more than ${opts.maxBytes} bytes`, 413, { maxBytes: opts.maxBytes });
         await addFile({ name, type: 'file', size: st.size, mode, mtime: st.mtime }, abs);
       } else if (st.isSymbolicLink()) {
         const target = await fsp.readlink(abs);
@@ -200,14 +205,18 @@ export function createArchive(srcDir: string, opts: { level?: number; exclude?: 
   return gzip;
 }
 
-/** The entry's path relative to the root ('' for the root itself); rejects absolute and escaping paths. */
-function entryPath(raw: string): string {
+/** The entry's path relative to the root as segments (none for the root itself); rejects absolute and escaping paths. */
+function entryPath(raw: string): string[] {
   if (raw.includes('\0')) throw new InvalidArchiveError('An entry name contains a NUL character');
   if (Buffer.byteLength(raw) > MAX_NAME_BYTES) throw new InvalidArchiveError(`An entry name is longer than ${MAX_NAME_BYTES} bytes`);
   if (raw.startsWith('/')) throw new InvalidArchiveError(`Entry "${raw}" has an absolute path`, { entry: raw });
-  if (raw.split('/').includes('..')) throw new InvalidArchiveError(`Entry "${raw}" escapes the archive root`, { entry: raw });
-  const normal = path.posix.normalize(raw).replace(/\/+$/, '');
-  return normal === '.' ? '' : normal;
+  // One pass: without "..", normalising is dropping empty and "." segments.
+  const segments: string[] = [];
+  for (const seg of raw.split('/')) {
+    if (seg === '..') throw new InvalidArchiveError(`Entry "${raw}" escapes the archive root`, { entry: raw });
+    if (seg && seg !== '.') segments.push(seg);
+  }
+  return segments;
 }
 
 function staysInside(name: string, target: string): boolean {
@@ -222,46 +231,20 @@ function symlinkTarget(name: string, target: string): void {
   if (!staysInside(name, target)) throw new InvalidArchiveError(`Symbolic link "${name}" points outside the archive root (to "${target}")`, { entry: name, target });
 }
 
-/** Entries may not be written through a symbolic link of the archive. */
-function throughLink(name: string, symlinks: Map<string, string>, what: string): void {
-  const parts = name.split('/');
-  for (let i = 1; i < parts.length; i++) {
-    const prefix = parts.slice(0, i).join('/');
-    if (symlinks.has(prefix)) throw new InvalidArchiveError(`${what} "${name}" lies inside the symbolic link "${prefix}"`, { entry: name });
-  }
-}
-
-/**
- * Lexical checks hold until a walk passes through another link: after one, ".." means the
- * parent of wherever that link leads, so it is refused.
- */
-function symlinkChain(name: string, target: string, symlinks: Map<string, string>): void {
-  const cur = path.posix.dirname(name).split('/').filter((s) => s && s !== '.');
-  let viaLink = false;
-  for (const seg of target.split('/')) {
-    if (!seg || seg === '.') continue;
-    if (seg === '..') {
-      if (viaLink || cur.length === 0) throw new InvalidArchiveError(`Symbolic link "${name}" points outside the archive root through another link (to "${target}")`, { entry: name, target });
-      cur.pop();
-    } else {
-      cur.push(seg);
-      if (symlinks.has(cur.join('/'))) viaLink = true;
-    }
-  }
-}
-
 async function drain(entry: AsyncIterable<unknown>): Promise<void> {
   for await (const _chunk of entry) {
     /* discarded */
   }
 }
 
-async function ensureParent(root: string, name: string): Promise<void> {
+async function ensureParent(root: string, name: string, checked: Set<string>): Promise<void> {
   const parent = path.dirname(path.join(root, name));
+  if (checked.has(parent)) return;
   await fsp.mkdir(parent, { recursive: true });
   // Belt and braces: the parent must really be inside the root.
   const real = await fsp.realpath(parent);
   if (real !== root && !real.startsWith(root + path.sep)) throw new InvalidArchiveError(`Entry "${name}" escapes the archive root`, { entry: name });
+  checked.add(parent);
 }
 
 async function removeIfPresent(p: string): Promise<void> {
@@ -269,8 +252,8 @@ async function removeIfPresent(p: string): Promise<void> {
   if (st && !st.isDirectory()) await fsp.unlink(p);
 }
 
-async function writeFile(root: string, name: string, entry: AsyncIterable<Uint8Array>, mode: number | undefined, mtime: Date | undefined): Promise<void> {
-  await ensureParent(root, name);
+async function writeFile(root: string, name: string, entry: AsyncIterable<Uint8Array>, mode: number | undefined, mtime: Date | undefined, checked: Set<string>): Promise<void> {
+  await ensureParent(root, name, checked);
   const file = path.join(root, name);
   await removeIfPresent(file);
   // O_NOFOLLOW: never write through a link, whatever is on disk.

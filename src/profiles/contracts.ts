@@ -39,4 +39,6 @@ export interface ProfileMaterializer {
   materialize(source: ProfileSource, sessionId: string): Promise<string>;
   /** Archives the directory back into the profile and removes it. */
   persist(source: ProfileSource, sessionId: string): Promise<unknown>;
+  /** Removes the directory without archiving it (the session was killed from outside). */
+  discard?(sessionId: string): Promise<void>;
 }

@@ -37,7 +37,7 @@ export class FilesRepository {
   constructor(
     private readonly db: Db,
     private readonly blobs: BlobStore,
-    private readonly opts: { uploadTtlMs: number } = { uploadTtlMs: 60 * 60 * 1000 },
+    private readonly opts: { uploadTtlMs: number; downloadTtlMs?: number } = { uploadTtlMs: 60 * 60 * 1000 },
   ) {
     this.files = db.collection<FileRecord>('files');
   }
@@ -71,11 +71,46 @@ export class FilesRepository {
       taskId: input.taskId ?? null,
       sourceUrl: input.sourceUrl ?? null,
       seq: now.getTime() * 1000 + ((input.index ?? 0) % 1000),
-      expiresAt: input.expiresAt !== undefined ? input.expiresAt : input.kind === 'upload' ? new Date(now.getTime() + this.opts.uploadTtlMs) : null,
+      expiresAt: input.expiresAt !== undefined ? input.expiresAt : this.defaultExpiry(input.kind, now),
       createdAt: now,
     };
     await this.files.insertOne(record);
     return record;
+  }
+
+  /** Uploads live for the upload TTL, downloads for the download TTL (0: until deleted), environment files as long as their environment. */
+  private defaultExpiry(kind: FileKind, now: Date): Date | null {
+    if (kind === 'upload') return new Date(now.getTime() + this.opts.uploadTtlMs);
+    if (kind === 'download' && this.opts.downloadTtlMs) return new Date(now.getTime() + this.opts.downloadTtlMs);
+    return null;
+  }
+
+  /**
+   * The user's own uploads and downloads (GET /files), newest first, live ones only;
+   * `after` is the last file of the previous page.
+   */
+  async listForUser(userId: string, opts: { limit: number; after?: { createdAt: Date; id: string } }, now = new Date()): Promise<FileRecord[]> {
+    const filter: Record<string, unknown> = { userId, kind: { $in: ['upload', 'download'] } };
+    if (opts.after) filter.$or = [{ createdAt: { $lt: opts.after.createdAt } }, { createdAt: opts.after.createdAt, _id: { $lt: opts.after.id } }];
+    const page: FileRecord[] = [];
+    // Expired files not swept yet are skipped, so a page may take more than one read.
+    const cursor = this.files.find(filter).sort({ createdAt: -1, _id: -1 });
+    for await (const f of cursor) {
+      if (f.expiresAt && f.expiresAt <= now) continue;
+      page.push(f);
+      if (page.length >= opts.limit) break;
+    }
+    await cursor.close();
+    return page;
+  }
+
+  /** Deletes one of the user's uploads or downloads (record, then blob); false when it is not theirs. */
+  async deleteForUser(fileId: string, userId: string, now = new Date()): Promise<boolean> {
+    // An expired file not swept yet is already gone for the user.
+    const gone = await this.files.findOneAndDelete({ _id: fileId, userId, kind: { $in: ['upload', 'download'] }, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
+    if (!gone) return false;
+    await this.blobs.delete(gone.blobId);
+    return true;
   }
 
   /** The file if it exists and has not expired (whoever owns it: signed links). */
@@ -192,8 +227,8 @@ export async function sweepOrphanBlobs(
 
 /**
  * One pass of the storage sweeper (every process may run it; each step is idempotent):
- * expired uploads and downloads, uploads whose API process died, and, with `orphansBefore`,
- * blobs nothing refers to.
+ * expired uploads and downloads, uploads and quota reservations whose process died, and,
+ * with `orphansBefore`, blobs nothing refers to.
  */
 export async function runStorageSweep(
   store: {
@@ -201,12 +236,15 @@ export async function runStorageSweep(
     files: FilesRepository;
     environments: { recoverStaleUploads(now?: Date): Promise<number>; referencedBlobs(ids: string[]): Promise<Set<string>> };
     profiles: { recoverStaleUploads(now?: Date): Promise<number>; referencedBlobs(ids: string[]): Promise<Set<string>> };
+    /** Quota reservations of processes that died. */
+    reservations?: { sweepStale(now?: Date): Promise<number> };
   },
   opts: { now?: Date; orphansBefore?: Date } = {},
 ): Promise<{ expiredFiles: number; staleUploads: number; orphanBlobs: number }> {
   const now = opts.now ?? new Date();
   const expiredFiles = await store.files.sweepExpired(now);
   const staleUploads = (await store.environments.recoverStaleUploads(now)) + (await store.profiles.recoverStaleUploads(now));
+  await store.reservations?.sweepStale(now);
   const orphanBlobs = opts.orphansBefore ? await sweepOrphanBlobs(store.blobs, [store.files, store.environments, store.profiles], opts.orphansBefore) : 0;
   return { expiredFiles, staleUploads, orphanBlobs };
 }

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from './doc-locks';
 import { newId } from './ids';
-import { PROFILE_COLLECTION } from './profile-locks';
+import { PROFILE_COLLECTION, UPLOAD_LOCKS, UPLOAD_STALE_MS } from './profile-locks';
 
 export type ArchiveStatus = 'empty' | 'uploading' | 'ready';
 
@@ -68,10 +68,10 @@ export class ArchiveRecords<R extends ArchiveRecord> {
     private readonly collection: string,
     private readonly idPrefix: string,
     /** An upload older than this is taken to be dead (its API process stopped) and may be replaced. */
-    protected readonly staleUploadMs = 2 * 60 * 60 * 1000,
+    protected readonly staleUploadMs = UPLOAD_STALE_MS,
   ) {
     this.col = db.collection<ArchiveRecord>(collection);
-    this.locks = db.collection<UploadLock>('archiveUploads');
+    this.locks = db.collection<UploadLock>(UPLOAD_LOCKS);
     this.sessionLocks = db.collection<{ _id: string }>('profileLocks');
     this.kind = collection === PROFILE_COLLECTION.environment ? 'environment' : 'profile';
   }
@@ -184,13 +184,21 @@ export class ArchiveRecords<R extends ArchiveRecord> {
     await this.locks.deleteOne({ _id: this.lockId(id), uploadId });
   }
 
-  /** Marks the record `uploading`; refused while another upload streams or a live session holds the profile. */
+  /**
+   * Marks the record `uploading`; refused while another upload streams or a session holds
+   * the profile. The upload's lock is taken first and the session's looked for second (a
+   * session does the reverse, see ProfileLocks), so an upload and a session starting
+   * together never both go ahead.
+   */
   async beginUpload(id: string, userId: string, now = new Date()): Promise<BeginUpload> {
     const cur = (await this.get(id, userId)) as ArchiveRecord | null;
     if (!cur) return { ok: false, reason: 'missing' };
-    if (cur.lockedBy || (await this.sessionLocks.findOne({ _id: `${this.kind}:${id}` }))) return { ok: false, reason: 'in_use' };
     const uploadId = newId('upl', 8);
     if (!(await this.takeLock(id, uploadId, now))) return { ok: false, reason: 'uploading' };
+    if (cur.lockedBy || (await this.sessionLocks.findOne({ _id: `${this.kind}:${id}` }))) {
+      await this.releaseLock(id, uploadId);
+      return { ok: false, reason: 'in_use' };
+    }
     // A dead upload left its mark: the status to return to is the one it remembered.
     const previousStatus = cur.upload ? cur.upload.previousStatus : (cur.status as PendingUpload['previousStatus']);
     const res = await this.col.updateOne({ _id: id, userId }, { $set: { status: 'uploading', upload: { id: uploadId, previousStatus, startedAt: now } } });

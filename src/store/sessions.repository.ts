@@ -40,6 +40,18 @@ export class SessionsRepository {
     return docs.map((d) => d._id);
   }
 
+  /** Live sessions created before `before`, oldest first, in pages after `afterId` (for the sweeper). */
+  liveBefore(before: Date, limit = 500, afterId?: string): Promise<SessionRecord[]> {
+    const filter: Record<string, unknown> = { status: { $in: LIVE_SESSION_STATUSES }, createdAt: { $lt: before } };
+    if (afterId) filter._id = { $gt: afterId };
+    return this.sessions.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /** How many of the user's sessions hold a slot (what `activeSessions` should say). */
+  countHoldingSlots(userId: string): Promise<number> {
+    return this.sessions.countDocuments({ userId, holdsSlot: true });
+  }
+
   async markStatus(id: string, status: SessionStatus, workerId?: string): Promise<void> {
     await this.sessions.updateOne({ _id: id }, { $set: { status, updatedAt: new Date(), ...(workerId ? { workerId } : {}) } });
   }

@@ -7,6 +7,7 @@ import { FilesRepository } from './files.repository';
 import { ProfilesRepository } from './profiles.repository';
 import { SnapshotsRepository } from './snapshots.repository';
 import { SessionsRepository } from './sessions.repository';
+import { MongoReservationLedger, StorageQuota } from './storage-quota';
 import { TasksRepository } from './tasks.repository';
 import { UsersRepository } from './users.repository';
 
@@ -24,15 +25,21 @@ export interface Store {
   environments: EnvironmentsRepository;
   profiles: ProfilesRepository;
   files: FilesRepository;
+  /** Bytes reserved by blobs still streaming in, and the per-user cap they count against. */
+  reservations: MongoReservationLedger;
+  quota: StorageQuota;
 }
 
-export function createStore(db: Db, opts: { uploadTtlMs?: number } = {}): Store {
+export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?: number; storageMaxBytes?: number } = {}): Store {
   const blobs = new GridFsBlobStore(db);
+  const reservations = new MongoReservationLedger(db);
   return {
     blobs,
+    reservations,
+    quota: new StorageQuota({ usage: blobs, ledger: reservations, limitBytes: opts.storageMaxBytes ?? 5 * 1024 * 1024 * 1024 }),
     environments: new EnvironmentsRepository(db),
     profiles: new ProfilesRepository(db),
-    files: new FilesRepository(db, blobs, { uploadTtlMs: opts.uploadTtlMs ?? 60 * 60 * 1000 }),
+    files: new FilesRepository(db, blobs, { uploadTtlMs: opts.uploadTtlMs ?? 60 * 60 * 1000, downloadTtlMs: opts.downloadTtlMs ?? 7 * 24 * 60 * 60 * 1000 }),
     db,
     users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
 }

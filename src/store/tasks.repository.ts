@@ -31,6 +31,15 @@ export class TasksRepository {
     await this.tasks.updateOne({ _id: taskId }, { $set: { files: artifacts.files, network: artifacts.network, updatedAt: new Date() } });
   }
 
+  /** The session ended without its workflow finishing its tasks: the unfinished ones fail with `code`. */
+  async failUnfinished(sessionId: string, code: string, error: string, now = new Date()): Promise<number> {
+    const res = await this.tasks.updateMany(
+      { sessionId, status: { $in: ['running', 'paused', 'guardrail_trigger'] } },
+      { $set: { status: 'failed', code, error, completedAt: now, updatedAt: now } },
+    );
+    return res.modifiedCount;
+  }
+
   async get(sessionId: string, taskId: string): Promise<TaskView | null> {
     const rec = await this.tasks.findOne({ _id: taskId, sessionId });
     if (!rec) return null;

@@ -68,6 +68,26 @@ export class UsersRepository {
     await this.change(id, (u) => (u.activeSessions > 0 ? { activeSessions: u.activeSessions - 1 } : null));
   }
 
+  /** Users whose count of held slots is above zero (the sweeper checks them against their sessions). */
+  holdingSlots(limit = 1000): Promise<Pick<UserRecord, '_id' | 'activeSessions' | 'updatedAt'>[]> {
+    return this.users.find({ activeSessions: { $gt: 0 } }, { projection: { activeSessions: 1, updatedAt: 1 } }).limit(limit).toArray();
+  }
+
+  /**
+   * Sets the slot count to what the sessions say, if the user document has not changed
+   * since `seen` (a slot taken or given back meanwhile makes the reading stale). Answers
+   * whether it was corrected.
+   */
+  async correctSlots(id: string, holding: number, seen: { activeSessions: number; updatedAt: Date }): Promise<boolean> {
+    let corrected = false;
+    await this.change(id, (u) => {
+      if (u.activeSessions !== seen.activeSessions || u.updatedAt.getTime() !== seen.updatedAt.getTime() || u.activeSessions === holding) return null;
+      corrected = true;
+      return { activeSessions: holding };
+    });
+    return corrected;
+  }
+
   /**
    * Charges a task's cost once: the charge and the record of it are one write of the user
    * document (under its lock), so a retried activity finds the task already charged.

@@ -83,8 +83,16 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const events = new EventPublisher(redis, store.events, logger);
   const guard = new NetworkGuard({ allowlist: config.PRIVATE_NETWORK_ALLOWLIST, logger });
   const blobs = store.blobs;
-  const storedFiles = new StoredFiles({ files: store.files, blobs, dataDir: config.DATA_DIR, maxDownloadBytes: config.FILE_MAX_BYTES });
-  const profiles = new ProfileDirectories({ db: store.db, blobs, dataDir: config.DATA_DIR, maxBytes: config.PROFILE_MAX_BYTES, logger });
+  const storedFiles = new StoredFiles({ files: store.files, blobs, quota: store.quota, dataDir: config.DATA_DIR, maxDownloadBytes: config.FILE_MAX_BYTES });
+  const profiles = new ProfileDirectories({
+    db: store.db,
+    blobs,
+    quota: store.quota,
+    dataDir: config.DATA_DIR,
+    maxArchiveBytes: config.PROFILE_MAX_BYTES,
+    maxExpandedBytes: config.PROFILE_MAX_EXPANDED_BYTES,
+    logger,
+  });
   // The download sink asks the pool whose session a download belongs to (called only later).
   const pool: BrowserPool = new BrowserPool(
     {

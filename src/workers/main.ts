@@ -5,7 +5,9 @@
  * SIGTERM/SIGINT drain and exit.
  */
 import { Redis } from 'ioredis';
+import { startSessionSweeper } from '../api/session-sweeper';
 import { startApiServer, type RunningApi } from '../api/server';
+import { EventPublisher } from '../events/publisher';
 import { loadConfigOrExit } from '../config';
 import { createLogger } from '../logger';
 import { connectMongo } from '../store/mongo';
@@ -23,7 +25,7 @@ async function main(): Promise<void> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URL).catch((err) => {
     throw new Error(`MongoDB is not reachable at MONGODB_URL: ${(err as Error).message}`);
   });
-  const store = createStore(db, { uploadTtlMs: config.FILE_UPLOAD_TTL_MS });
+  const store = createStore(db, { uploadTtlMs: config.FILE_UPLOAD_TTL_MS, downloadTtlMs: config.DOWNLOAD_TTL_MS, storageMaxBytes: config.USER_STORAGE_MAX_BYTES });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: true });
   await redis.connect().catch((err) => {
     throw new Error(`Redis is not reachable at REDIS_URL: ${(err as Error).message}`);
@@ -33,12 +35,15 @@ async function main(): Promise<void> {
   let worker: { workerId?: string; shutdown(): Promise<void> } | undefined;
   let api: RunningApi | undefined;
   let temporalConnection: { close(): Promise<void> } | undefined;
+  let sessionSweeper: { stop(): Promise<void> } | undefined;
   if (config.ROLE === 'all' || config.ROLE === 'worker') worker = await startBrowserWorker({ config, logger, store, redis });
   if (config.ROLE === 'workflows') worker = await startWorkflowWorker({ config, logger, store, redis });
   if (config.ROLE === 'all' || config.ROLE === 'api') {
     const { connection, client } = await connectTemporal(config);
     temporalConnection = connection;
     api = await startApiServer({ config, logger, store, temporal: client, redis, registry });
+    // Slots and profile locks of session workflows that are gone (terminated, crashed) are given back.
+    sessionSweeper = startSessionSweeper({ temporal: client, store, events: new EventPublisher(redis, store.events, logger), logger }, config.SESSION_SWEEP_INTERVAL_MS);
   }
   // Expired uploads, uploads whose process died, timeline events past their hour: swept by every process (each step is idempotent).
   const sweep = () =>
@@ -57,6 +62,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'draining');
     clearInterval(sweeper);
+    await sessionSweeper?.stop();
     await api?.shutdown();
     await worker?.shutdown();
     await temporalConnection?.close();

@@ -94,8 +94,8 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
     res.json({ success: true, message: 'Environment deleted' });
   });
 
-  router.post('/environments/:id/upload', async (req, res) => {
-    const env = await receiveArchive(req, { repo: envs, blobs, settings: config, logger }, { id: req.params.id, userId: currentUser(req)._id, kind: 'environment', notFound: environmentNotFound });
+  router.post('/environments/:id/upload', deps.uploadLimit, async (req, res) => {
+    const env = await receiveArchive(req, { repo: envs, blobs, quota: deps.quota, settings: config, logger }, { id: req.params.id as string, userId: currentUser(req)._id, kind: 'environment', notFound: environmentNotFound });
     res.json({
       success: true,
       message: 'Profile uploaded',
@@ -103,14 +103,14 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
     });
   });
 
-  router.post('/environments/:id/files', async (req, res) => {
+  router.post('/environments/:id/files', deps.uploadLimit, async (req, res) => {
     const user = currentUser(req);
-    const env = await owned(req.params.id, user._id);
+    const env = await owned(req.params.id as string, user._id);
     const files = await receiveFiles(req, {
       field: 'files',
       maxFiles: MAX_FILES_PER_REQUEST,
       logger,
-      onFile: (file) => storeUploadedFile({ blobs, files: store.files, settings: config }, file, { userId: user._id, kind: 'environment', environmentId: env._id, ttlMs: null }),
+      onFile: (file) => storeUploadedFile({ blobs, quota: deps.quota, files: store.files, settings: config }, file, { userId: user._id, kind: 'environment', environmentId: env._id, ttlMs: null }),
       undo: (f) => store.files.deleteOne(f._id).then(() => undefined),
     });
     // Deleted while the files streamed: they go with it.

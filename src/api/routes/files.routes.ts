@@ -2,13 +2,15 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import type { Redis } from 'ioredis';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../../config';
-import { NotFoundError } from '../../errors';
+import { InvalidParameterError, NotFoundError } from '../../errors';
 import { linkSecret, verifyFileLink } from '../../files/links';
 import type { Logger } from '../../logger';
 import type { BlobStore } from '../../profiles/contracts';
 import type { EnvironmentsRepository } from '../../store/environments.repository';
 import type { FileRecord, FilesRepository } from '../../store/files.repository';
 import type { ProfilesRepository } from '../../store/profiles.repository';
+import type { StorageQuota } from '../../store/storage-quota';
+import { decodeCursor, encodeCursor, parseLimit } from '../../triggers/cursor';
 import { currentUser } from '../middleware/auth';
 import { receiveFiles, storeUploadedFile, type StorageSettings } from '../uploads';
 
@@ -17,11 +19,15 @@ export interface StorageRoutesDeps {
   config: Config & StorageSettings;
   store: { environments: EnvironmentsRepository; profiles: ProfilesRepository; files: FilesRepository };
   blobs: BlobStore;
+  /** The per-user storage cap every stored blob reserves its bytes against. */
+  quota: StorageQuota;
   redis: Redis;
   /** The API key middleware. */
   auth: RequestHandler;
   /** The shared per-user limit (10/min) of the session, task and upload endpoints. */
   limit: RequestHandler;
+  /** The per-user limit of archive uploads and environment file uploads (UPLOAD_RATE_LIMIT_PER_MINUTE). */
+  uploadLimit: RequestHandler;
   /** The service's secret key (the payload key); chat connection secrets are sealed under a key derived from it. */
   secretKey: Buffer;
   logger: Logger;
@@ -67,9 +73,23 @@ export async function sendBlob(res: Response, blobs: BlobStore, blobId: string, 
 
 export const uploadedFileView = (f: FileRecord) => ({ fileId: f._id, originalName: f.originalName, size: f.size });
 
+/** A file of GET /files: an upload, or a download of the agent's browser (with where and when it came from). */
+export const storedFileView = (f: FileRecord) => ({
+  fileId: f._id,
+  originalName: f.originalName,
+  size: f.size,
+  contentType: f.contentType,
+  source: f.kind === 'download' ? ('download' as const) : ('upload' as const),
+  createdAt: f.createdAt.toISOString(),
+  expiresAt: f.expiresAt ? f.expiresAt.toISOString() : null,
+  ...(f.kind === 'download' ? { sessionId: f.sessionId, taskId: f.taskId, sourceUrl: f.sourceUrl } : {}),
+});
+
 /**
- * POST /files/upload (multipart `files`; several at once; each under FILE_MAX_BYTES) and
- * GET /files/:fileId/download (the owner's key, or a signed link from data.files[]).
+ * POST /files/upload (multipart `files`; several at once; each under FILE_MAX_BYTES),
+ * GET /files (the caller's uploads and downloads, newest first, `?limit=&cursor=`),
+ * DELETE /files/:fileId, and GET /files/:fileId/download (the owner's key, or a signed
+ * link from data.files[]). Another user's file is 404 everywhere.
  */
 export function filesRoutes(deps: StorageRoutesDeps): Router {
   const { config, store, blobs } = deps;
@@ -83,10 +103,28 @@ export function filesRoutes(deps: StorageRoutesDeps): Router {
       field: 'files',
       maxFiles: MAX_FILES_PER_REQUEST,
       logger,
-      onFile: (file) => storeUploadedFile({ blobs, files: store.files, settings: config }, file, { userId: user._id, kind: 'upload', ttlMs: config.FILE_UPLOAD_TTL_MS }),
+      onFile: (file) => storeUploadedFile({ blobs, quota: deps.quota, files: store.files, settings: config }, file, { userId: user._id, kind: 'upload', ttlMs: config.FILE_UPLOAD_TTL_MS }),
       undo: (f) => store.files.deleteOne(f._id).then(() => undefined),
     });
     res.json({ success: true, files: files.map(uploadedFileView) });
+  });
+
+  router.get('/files', deps.auth, async (req, res) => {
+    const user = currentUser(req);
+    const limit = parseLimit(req.query.limit);
+    const cursor = req.query.cursor;
+    if (cursor !== undefined && typeof cursor !== 'string') throw new InvalidParameterError('cursor', cursor, 'cursor must be given once; pass the nextCursor of the previous page');
+    const after = typeof cursor === 'string' && cursor !== '' ? decodeCursor(cursor) : undefined;
+    const page = await store.files.listForUser(user._id, { limit: limit + 1, after });
+    const more = page.length > limit;
+    const files = page.slice(0, limit);
+    const last = files[files.length - 1];
+    res.json({ success: true, files: files.map(storedFileView), nextCursor: more && last ? encodeCursor({ createdAt: last.createdAt, id: last._id }) : null });
+  });
+
+  router.delete('/files/:fileId', deps.auth, async (req, res) => {
+    if (!(await store.files.deleteForUser(req.params.fileId as string, currentUser(req)._id))) throw fileNotFound();
+    res.json({ success: true, message: 'File deleted' });
   });
 
   const serve = async (res: Response, file: FileRecord | null) => {

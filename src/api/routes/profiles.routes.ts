@@ -98,8 +98,8 @@ export function profilesRoutes(deps: StorageRoutesDeps): Router {
     res.json({ success: true, message: 'Profile deleted' });
   });
 
-  router.post('/profiles/:id/upload', async (req, res) => {
-    const p = await receiveArchive(req, { repo: profiles, blobs, settings: config, logger }, { id: req.params.id, userId: currentUser(req)._id, kind: 'profile', notFound: profileNotFound });
+  router.post('/profiles/:id/upload', deps.uploadLimit, async (req, res) => {
+    const p = await receiveArchive(req, { repo: profiles, blobs, quota: deps.quota, settings: config, logger }, { id: req.params.id as string, userId: currentUser(req)._id, kind: 'profile', notFound: profileNotFound });
     res.json({ success: true, message: 'Profile uploaded', profile: profileView(p) });
   });
 
