@@ -90,6 +90,8 @@ export const configSchema = z.object({
     .describe('Which proxies X-Forwarded-For is believed from (Express "trust proxy"): loopback by default, so a client cannot pick its own address for per-address limits'),
   CHAT_API_BASE_URLS: chatBaseUrlsSchema.default({} as never).describe('API roots of the chat providers by name (a proxy, a test double); the providers\' own by default'),
   SHUTDOWN_GRACE_MS: int(30_000, 0),
+  MAX_POLICIES_PER_USER: int(50, 1, 1000).describe('Automation policies one user may have'),
+  MAX_POLICY_RULES: int(50, 1, 500).describe('Rules one automation policy may hold'),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

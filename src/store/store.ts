@@ -4,6 +4,7 @@ import { GridFsBlobStore } from './blobs';
 import { EnvironmentsRepository } from './environments.repository';
 import { EventsRepository } from './events.repository';
 import { FilesRepository } from './files.repository';
+import { PoliciesRepository } from './policies.repository';
 import { ProfilesRepository } from './profiles.repository';
 import { SnapshotsRepository } from './snapshots.repository';
 import { SessionsRepository } from './sessions.repository';
@@ -24,6 +25,7 @@ export interface Store {
   environments: EnvironmentsRepository;
   profiles: ProfilesRepository;
   files: FilesRepository;
+  policies: PoliciesRepository;
 }
 
 export function createStore(db: Db, opts: { uploadTtlMs?: number } = {}): Store {
@@ -34,5 +36,6 @@ export function createStore(db: Db, opts: { uploadTtlMs?: number } = {}): Store 
     profiles: new ProfilesRepository(db),
     files: new FilesRepository(db, blobs, { uploadTtlMs: opts.uploadTtlMs ?? 60 * 60 * 1000 }),
     db,
+    policies: new PoliciesRepository(db),
     users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
 }

@@ -5,12 +5,10 @@
  * and records, to logs) goes through `mask`, which puts the placeholder back wherever a
  * value shows up, also URL- or JSON-encoded and in any letter case.
  */
+import type { SecretEntry } from '../../workflows/types';
 import { hostMatches, parseHostPattern, specificity, urlHost, type HostPattern } from '../policy/hosts';
 
-export interface SecretEntry {
-  match: string;
-  fields: Record<string, string>;
-}
+export type { SecretEntry };
 
 export const SECRET_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 /** A placeholder in the model's text; names are those SECRET_NAME allows. */

@@ -1,0 +1,44 @@
+/**
+ * Domain rules at the network: while the agent acts, a main-frame navigation to a domain
+ * the session's policy does not allow (a redirect, a form posting elsewhere, a script) is
+ * aborted before its request leaves. A human in manual control is not policed: the agent
+ * is not acting then. Other requests fall through to any other route of the context.
+ */
+import type { BrowserContext, Request, Route } from 'playwright-core';
+import type { CompiledPolicy } from './policy';
+
+export interface NavigationGuardState {
+  policy: CompiledPolicy | null;
+  /** The agent is in a step (observing, deciding or acting). */
+  acting: boolean;
+  /** Navigations refused since the last look, with why. */
+  refused: { url: string; reason: string }[];
+}
+
+const guarded = new WeakMap<BrowserContext, NavigationGuardState>();
+
+function isMainFrameNavigation(req: Request): boolean {
+  try {
+    return req.isNavigationRequest() && req.frame().parentFrame() === null;
+  } catch {
+    return false; // service worker requests have no frame
+  }
+}
+
+/** Installs the guard on the context once; later calls share and answer its state. */
+export async function guardNavigations(context: BrowserContext): Promise<NavigationGuardState> {
+  const existing = guarded.get(context);
+  if (existing) return existing;
+  const state: NavigationGuardState = { policy: null, acting: false, refused: [] };
+  guarded.set(context, state);
+  await context.route('**/*', async (route: Route) => {
+    const req = route.request();
+    const policy = state.policy;
+    if (!state.acting || !policy?.restrictsDomains || !isMainFrameNavigation(req)) return route.fallback();
+    const decision = policy.checkUrl(req.url());
+    if (decision.effect !== 'block') return route.fallback();
+    state.refused.push({ url: req.url(), reason: decision.reason });
+    return route.abort('blockedbyclient');
+  });
+  return state;
+}
