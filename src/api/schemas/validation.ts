@@ -22,7 +22,7 @@ export function toServiceError(error: z.ZodError, input: unknown, prefix = ''): 
   switch (issue.code) {
     case 'invalid_type':
       if (value === null) return new MissingFieldError(field);
-      return new InvalidParameterError(field, value, `${field} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`);
+      return new InvalidParameterError(field, value, `${field} must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`}`);
     case 'too_small':
     case 'too_big': {
       const bounds = boundsOf(issue);
