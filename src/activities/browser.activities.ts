@@ -80,7 +80,9 @@ export function createBrowserActivities(deps: {
         ctx.heartbeat();
         if (beat % SNAPSHOT_EVERY_BEATS === 0) {
           try {
-            const snap = await pool.snapshot(sessionId);
+            const taken = await pool.snapshot(sessionId);
+            // A page address or a site's storage may hold a typed secret: stored masked.
+            const snap = taken && { url: mask(sessionId, taken.url), storageState: mask(sessionId, taken.storageState) };
             const key = snap ? `${snap.url}\n${snap.storageState}` : '';
             if (snap && key !== saved) {
               await store.snapshots.save(sessionId, snap.url, snap.storageState);

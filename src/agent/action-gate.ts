@@ -44,7 +44,7 @@ export async function gateAction(q: {
     typed.push(args[key] as string);
   }
   if (!policy) return { kind: 'perform', args };
-  const facts = await actionFacts(ctx, tool.name, args, typed, policy.needsPageFacts);
+  const facts = await actionFacts(ctx, tool.name, args, typed, policy.needsPageFacts(tool.name));
   const decision = policy.evaluate(facts);
   if (decision.effect === 'block') return { kind: 'block', reason: decision.reason };
   if (decision.effect === 'approve' && !q.approved) {

@@ -99,7 +99,8 @@ describe('secrets', () => {
         { tool: 'done', args: { message: '{{find:(Signed in as [^\\n]+)}} / {{find:(Your password is [^\\n]+)}}' } },
       ],
     });
-    const res = await api(service.baseUrl, 'POST', '/start/run-task', {
+    // a session that stays open after its task: its saved page and storage are checked too
+    const started = await api(service.baseUrl, 'POST', '/start/start-session', {
       key,
       body: {
         task: {
@@ -113,8 +114,13 @@ describe('secrets', () => {
         },
       },
     });
-    expect(res.body).toMatchObject({ success: true, type: 'task_completed' });
-    const { sessionId, taskId } = res.body;
+    expect(started.status).toBe(200);
+    const { sessionId, taskId } = started.body;
+    const polled = await waitFor(async () => {
+      const r = await api(service.baseUrl, 'GET', `/task/${sessionId}/${taskId}`);
+      return r.body.status === 'task_completed' ? r : null;
+    }, 40_000);
+    const res = { body: polled.body, text: polled.text };
 
     // the site got the real values
     expect(site.received).toHaveLength(1);
@@ -126,9 +132,6 @@ describe('secrets', () => {
     const signedIn = res.body.data.network[0].urls.find((u: any) => u.url.includes('/signed-in.html'));
     expect(signedIn.url).toBe(`${site.url}/signed-in.html?user=<secret>email</secret>&phrase=<secret>password</secret>&token_field=`);
     expect(leaks(res.text)).toEqual([]);
-    const polled = await api(service.baseUrl, 'GET', `/task/${sessionId}/${taskId}`);
-    expect(polled.body.data.message).toContain('<secret>password</secret>');
-    expect(leaks(polled.text)).toEqual([]);
 
     // the model saw names, where they work, and placeholders; never a value
     const requests = await recordedRequests(model(), t);
@@ -144,7 +147,12 @@ describe('secrets', () => {
     expect(hook.json.data.message).toContain('<secret>email</secret>');
     expect(leaks(hook.body)).toEqual([]);
 
-    // events and timeline, and everything else MongoDB holds
+    // events and timeline, the saved page and storage of the live session, and everything else MongoDB holds
+    const snapshot = await waitFor(async () => {
+      const snap = await db.collection<any>('browserSnapshots').findOne({ _id: sessionId });
+      return snap?.url.includes('signed-in.html') ? snap : null;
+    }, 15_000);
+    expect(snapshot.url).toBe(`${site.url}/signed-in.html?user=<secret>email</secret>&phrase=<secret>password</secret>&token_field=`);
     const events = await db.collection('events').find({ sessionId }).toArray();
     expect(events.some((e: any) => e.payload?.type === 'action' && e.payload.data?.name === 'input_text')).toBe(true);
     for (const name of (await db.listCollections().toArray()).map((c) => c.name)) {
@@ -152,6 +160,9 @@ describe('secrets', () => {
       const docs = await db.collection(name).find({}).toArray();
       expect({ collection: name, leaks: leaks(JSON.stringify(docs)) }).toEqual({ collection: name, leaks: [] });
     }
+
+    await api(service.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'state', newState: 'terminate' } } });
+    await waitFor(async () => (await db.collection<any>('sessions').findOne({ _id: sessionId }))?.status === 'terminated', 20_000);
 
     // the Temporal history of the session and of its webhook delivery, read without the key
     await waitFor(async () => (await rawHistory(`webhook-dlv_${taskId}`)).history.events?.some((e) => e.workflowExecutionCompletedEventAttributes), 30_000);
@@ -161,9 +172,9 @@ describe('secrets', () => {
     }
     // ... where the values are, encrypted: the session's input holds them
     const { history } = await rawHistory(`session-${sessionId}`);
-    const started = history.events![0].workflowExecutionStartedEventAttributes!;
+    const startedEvent = history.events![0].workflowExecutionStartedEventAttributes!;
     const key32 = Buffer.from(fs.readFileSync(path.join(serviceEnv().DATA_DIR, 'payload.key'), 'utf8').trim(), 'hex');
-    const [input] = await new EncryptionCodec(key32).decode(started.input!.payloads! as never);
+    const [input] = await new EncryptionCodec(key32).decode(startedEvent.input!.payloads! as never);
     expect(defaultPayloadConverter.fromPayload<any>(input).initialTask.params.secrets[0].fields).toEqual({ email: EMAIL, password: PASSWORD });
 
     // the logs of the service that ran it all (debug level)

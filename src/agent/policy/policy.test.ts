@@ -144,8 +144,12 @@ describe('policy decisions', () => {
     const block = policy({ domainRules: { mode: 'blocklist', domains: ['evil.test'] } });
     expect(block.checkUrl('https://evil.test/x').reason).toBe('evil.test is blocked by the policy "Careful" (evil.test)');
     expect(block.checkUrl('https://sub.evil.test/x').effect).toBe('allow');
-    expect(block.needsPageFacts).toBe(true);
-    expect(policy().needsPageFacts).toBe(false);
+    expect(block.needsPageFacts('click_element')).toBe(true);
+    expect(block.needsPageFacts('input_text')).toBe(false);
+    expect(policy().needsPageFacts('click_element')).toBe(false);
+    const keywords = policy({ rules: [{ effect: 'block', actionTypes: ['click_element'], keywords: ['x'] }] });
+    expect(keywords.needsPageFacts('click_element')).toBe(true);
+    expect(keywords.needsPageFacts('scroll')).toBe(false);
   });
 
   it('decides 20 rules in well under a millisecond', () => {

@@ -102,9 +102,14 @@ export class CompiledPolicy {
     }));
   }
 
-  /** Whether deciding needs the element's text and a form's values (read from the page only then). */
-  get needsPageFacts(): boolean {
-    return this.mode !== 'allow_all' || this.rules.some((r) => r.keywords.length > 0 || r.detectors.length > 0);
+  /**
+   * Whether deciding on this action needs the element's text and a form's values (read from
+   * the page only then): a click may follow a link the domain rules judge; keywords and
+   * detectors of rules that may cover the action read the page.
+   */
+  needsPageFacts(action: string): boolean {
+    if (this.mode !== 'allow_all' && action === 'click_element') return true;
+    return this.rules.some((r) => (r.keywords.length > 0 || r.detectors.length > 0) && (r.actionTypes.size === 0 || r.actionTypes.has(action)));
   }
 
   /** Whether the domain rules restrict where the browser may go. */
