@@ -146,6 +146,8 @@ describe('policies API', () => {
       const job = await api(base(), 'POST', '/cron-jobs', { key, body: { name: 'j', prompt: 'x', environmentId, policyId, scheduleType: 'every', scheduleInterval: '1d', deliveryMode: 'bot' } });
       expect({ status: job.status, body: job.body }).toMatchObject({ status: 404, body: notFound });
     }
+    const empty = await api(base(), 'POST', '/start/start-session', { key, body: { policyId: '' } });
+    expect(empty.body).toMatchObject({ code: 'MISSING_REQUIRED_FIELD', details: { field: 'policyId' }, message: 'policyId must not be empty' });
     // nothing was started: no live session of the user
     expect((await api(base(), 'GET', '/start/active-sockets', { key })).body.sessions).toEqual([]);
 
