@@ -9,7 +9,7 @@ import { computeCost } from './llm/pricing';
 import { checkStructuredOutput } from './structured-output';
 import type { LlmClient, LlmMessage, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
-import { guardNavigations, type NavigationGuardState } from './policy/navigation-guard';
+import { guardNavigations, reportRefusals, type NavigationGuardState } from './policy/navigation-guard';
 import { CompiledPolicy, type PolicyDocument } from './policy/policy';
 import type { SecretVault } from './secrets/vault';
 import type { TaskSecrets } from './secrets/secrets';
@@ -267,8 +267,7 @@ export class AgentRunner {
         result.done.message = checked.value;
       }
       mem.failedActions = 0;
-      const refused = mem.guard?.refused.splice(0) ?? [];
-      const note = refused.length ? ` (the page tried to open ${refused.map((r) => r.url).join(', ')}, which was blocked: ${refused[0].reason})` : '';
+      const note = await reportRefusals(mem.guard, ctx.page);
       mem.messages.push({ role: 'tool', toolCallId: callId, content: mask(`${a.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`) });
       const target = result.target === undefined ? undefined : mask(result.target);
       base.action.target = target;

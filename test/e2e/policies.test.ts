@@ -252,7 +252,7 @@ describe('policies on agent actions', () => {
     expect((await actionEvents(res.body.sessionId))[0]).toMatchObject({ name: 'input_text', blocked: true });
   });
 
-  it('keeps the agent within the allowed domains: a navigation and a link elsewhere are blocked', async () => {
+  it('keeps the agent within the allowed domains: a navigation, a link and a script going elsewhere are blocked', async () => {
     const { apiKey: key } = await createUser();
     const fixturesHost = new URL(fixtures()).host;
     const policy = await createPolicy(key, { domainRules: { mode: 'allowlist', domains: [fixturesHost] } });
@@ -262,6 +262,8 @@ describe('policies on agent actions', () => {
       steps: [
         { tool: 'navigate', args: { url: 'https://elsewhere.example.test/' } },
         { tool: 'click_element', args: { index: { ref: 'Partner offers' } } },
+        // a script takes the page elsewhere: the navigation is stopped before it leaves
+        { tool: 'click_element', args: { index: { ref: 'Visit partner' } } },
         { tool: 'done', args: { message: 'stayed on {{find:(Account settings)}}' } },
       ],
     });
@@ -270,9 +272,13 @@ describe('policies on agent actions', () => {
     const sent = await sentToModel(t);
     expect(sent).toContain(`elsewhere.example.test is not among the domains the policy "test policy" allows (${fixturesHost})`);
     expect(sent).toContain(`blocked.example.test is not among the domains the policy "test policy" allows (${fixturesHost})`);
+    expect(sent).toContain(
+      `the page tried to open https://blocked.example.test/partner, which was blocked: blocked.example.test is not among the domains the policy "test policy" allows (${fixturesHost}); the tab is back on ${account()})`,
+    );
     expect((await actionEvents(res.body.sessionId)).map((e) => [e.name, e.blocked ?? false])).toEqual([
       ['navigate', true],
       ['click_element', true],
+      ['click_element', false],
       ['done', false],
     ]);
   });

@@ -4,7 +4,7 @@
  * aborted before its request leaves. A human in manual control is not policed: the agent
  * is not acting then. Other requests fall through to any other route of the context.
  */
-import type { BrowserContext, Request, Route } from 'playwright-core';
+import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import type { CompiledPolicy } from './policy';
 
 export interface NavigationGuardState {
@@ -41,4 +41,20 @@ export async function guardNavigations(context: BrowserContext): Promise<Navigat
     return route.abort('blockedbyclient');
   });
   return state;
+}
+
+/**
+ * What the model is told of navigations refused during an action (empty when none). A
+ * refused main-frame navigation leaves Chromium's error page: the tab goes back to the
+ * page the action started on.
+ */
+export async function reportRefusals(state: NavigationGuardState | undefined, page: Page): Promise<string> {
+  const refused = state?.refused.splice(0) ?? [];
+  if (!refused.length) return '';
+  let note = ` (the page tried to open ${refused.map((r) => r.url).join(', ')}, which was blocked: ${refused[0].reason}`;
+  if (page.url().startsWith('chrome-error:')) {
+    await page.goBack({ waitUntil: 'domcontentloaded', timeout: 5_000 }).catch(() => null);
+    note += `; the tab is back on ${page.url()}`;
+  }
+  return `${note})`;
 }
