@@ -109,6 +109,8 @@ export const configSchema = z.object({
     .default([] as never)
     .describe('The pool of managed proxies (proxy.source "Service"): JSON list of {country, url}, url http:// or socks5:// with credentials'),
   PROXY_PRICE_PER_GB: z.coerce.number().min(0).default(4).describe('USD per GB relayed through a managed proxy'),
+  MAX_POLICIES_PER_USER: int(50, 1, 1000).describe('Automation policies one user may have'),
+  MAX_POLICY_RULES: int(50, 1, 500).describe('Rules one automation policy may hold'),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { AgentRunner } from '../agent/agent';
+import type { SecretVault } from '../agent/secrets/vault';
 import type { BrowserPool } from '../browser/pool';
 import type { ProfileMaterializer, ProfileSource } from '../profiles/contracts';
 import { isServiceError } from '../errors';
@@ -25,9 +26,12 @@ export function createBrowserActivities(deps: {
   profiles?: ProfileMaterializer;
   /** Cleans up what the session left on this worker's disk (fetched task files). */
   onClosed?: (sessionId: string) => Promise<void>;
+  /** The sessions' secret values: what leaves the worker is masked with them. */
+  vault?: SecretVault;
   logger: Logger;
 }) {
-  const { pool, agent, events, store, profiles, onClosed } = deps;
+  const { pool, agent, events, store, profiles, onClosed, vault } = deps;
+  const mask = (sessionId: string, text: string) => (vault ? vault.mask(sessionId, text) : text);
   const logger = deps.logger.child({ component: 'browser-activities' });
 
   /** Stores the task's downloads and captured requests on its record. */
@@ -35,7 +39,10 @@ export function createBrowserActivities(deps: {
     const session = pool.get(sessionId);
     if (!session) return { files: 0, requests: 0 };
     if (session.artifacts.taskId === taskId) session.artifacts.taskId = undefined;
-    const { files, network } = await session.artifacts.collect(taskId);
+    const collected = await session.artifacts.collect(taskId);
+    // A page may carry a typed secret in an address (a form sent with GET): never recorded.
+    const files = collected.files.map((f) => ({ ...f, source: mask(sessionId, f.source) }));
+    const network = collected.network.map((n) => ({ ...n, url: mask(sessionId, n.url) }));
     await store.tasks.saveArtifacts(taskId, { files, network: network.length ? [{ id: `net_${taskId}`, taskId, urls: network }] : [] });
     return { files: files.length, requests: network.length };
   }
@@ -78,7 +85,9 @@ export function createBrowserActivities(deps: {
         ctx.heartbeat();
         if (beat % SNAPSHOT_EVERY_BEATS === 0) {
           try {
-            const snap = await pool.snapshot(sessionId);
+            const taken = await pool.snapshot(sessionId);
+            // A page address or a site's storage may hold a typed secret: stored masked.
+            const snap = taken && { url: mask(sessionId, taken.url), storageState: mask(sessionId, taken.storageState) };
             const key = snap ? `${snap.url}\n${snap.storageState}` : '';
             if (snap && key !== saved) {
               await store.snapshots.save(sessionId, snap.url, snap.storageState);
@@ -176,11 +185,14 @@ export function createBrowserActivities(deps: {
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
         if (isServiceError(err)) {
-          log.warn({ code: err.code, err: err.message }, 'agent step failed');
-          throw ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: !err.retryable, details: err.details ? [err.details] : undefined });
+          const message = mask(input.sessionId, err.message);
+          log.warn({ code: err.code, err: message }, 'agent step failed');
+          const details = err.details ? vault?.maskDeep(input.sessionId, err.details) ?? err.details : undefined;
+          throw ApplicationFailure.create({ type: err.code, message, nonRetryable: !err.retryable, details: details ? [details] : undefined });
         }
-        log.error({ err }, 'agent step crashed');
-        throw ApplicationFailure.create({ type: 'TASK_FAILED', message: err instanceof Error ? err.message : String(err), nonRetryable: true });
+        const message = mask(input.sessionId, err instanceof Error ? err.message : String(err));
+        log.error({ err: message }, 'agent step crashed');
+        throw ApplicationFailure.create({ type: 'TASK_FAILED', message, nonRetryable: true });
       } finally {
         clearInterval(timer);
       }

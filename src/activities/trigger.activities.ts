@@ -23,7 +23,7 @@ import {
 import type { SessionInput, TaskParams, TaskView, Usage } from '../workflows/types';
 
 /** Failures another attempt of the run cannot fix. */
-const FINAL_CODES = new Set(['INSUFFICIENT_BALANCE', 'ACCOUNT_DEACTIVATED', 'ENVIRONMENT_NOT_FOUND', 'USER_NOT_FOUND']);
+const FINAL_CODES = new Set(['INSUFFICIENT_BALANCE', 'ACCOUNT_DEACTIVATED', 'ENVIRONMENT_NOT_FOUND', 'USER_NOT_FOUND', 'POLICY_NOT_FOUND', 'POLICY_BLOCKED']);
 const TASK_DEFAULTS = { maxDuration: 300_000, maxInputTokens: 100_000, maxOutputTokens: 100_000 } as const;
 
 const failure = (code: string, message: string): RunFailure => ({ code, message, retryable: !FINAL_CODES.has(code) });
@@ -87,6 +87,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         triggerId: job._id,
         userId: job.userId,
         environmentId: job.environmentId,
+        policyId: job.policyId,
         prompt: job.prompt,
         startingUrl: job.startingUrl,
         outputType: job.outputType,
@@ -120,6 +121,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         maxSteps: config.MAX_AGENT_STEPS,
         orphanGraceMs: config.ORPHAN_GRACE_MS,
         profile,
+        ...(trigger.policyId ? { policyId: trigger.policyId } : {}),
         initialTask: { taskId, params },
       };
       const opened = { input, taskQueue: config.TEMPORAL_TASK_QUEUE };

@@ -4,10 +4,15 @@ import { TaskFailure, isServiceError } from '../errors';
 import type { SessionMessage } from '../events/types';
 import type { Logger } from '../logger';
 import type { StepInput, StepResult } from '../workflows/types';
+import { approves, gateAction } from './action-gate';
 import { computeCost } from './llm/pricing';
 import { checkStructuredOutput } from './structured-output';
 import type { LlmClient, LlmMessage, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
+import { guardNavigations, reportRefusals, type NavigationGuardState } from './policy/navigation-guard';
+import { CompiledPolicy, type PolicyDocument } from './policy/policy';
+import type { SecretVault } from './secrets/vault';
+import type { TaskSecrets } from './secrets/secrets';
 import { systemPrompt, taskPrompt } from './prompts';
 import { agentTools, toolSpecs } from './tools';
 import type { AgentTool, FileProvider, TaskFiles, ToolContext } from './types';
@@ -31,6 +36,29 @@ interface Memory {
   outputCorrections?: number;
   /** The tools as the model sees them for this task (done carries the output format). */
   specs?: LlmToolSpec[];
+  /** The session's automation policy, read once per task. */
+  policy?: CompiledPolicy | null;
+  /** An action waiting for the human's approval (its tool call is answered once they do). */
+  pendingApproval?: { callId: string; tool: string; args: unknown };
+  /** The domain rules' guard on the session's browser context, when the policy restricts domains. */
+  guard?: NavigationGuardState;
+}
+
+/** Where automation policies come from (the store); a session's policy is read once per task. */
+export interface PolicyProvider {
+  get(policyId: string, userId: string): Promise<PolicyDocument | null>;
+}
+
+/** What one step works with, handed to the parts of the step. */
+interface StepContext {
+  input: StepInput;
+  session: BrowserSession;
+  mem: Memory;
+  signal: AbortSignal;
+  log: Logger;
+  secrets?: TaskSecrets;
+  /** Puts placeholders back where secret values show up in outgoing text. */
+  mask: (text: string) => string;
 }
 
 export interface AgentRunnerOptions {
@@ -43,6 +71,10 @@ export interface AgentRunnerOptions {
   files?: FileProvider;
   /** Live events of the agent (its reasoning, its actions). */
   onEvent?: (sessionId: string, message: SessionMessage) => void;
+  /** Automation policies; a session naming one never runs without it. */
+  policies?: PolicyProvider;
+  /** Secret values of the worker's sessions (memory only). */
+  vault?: SecretVault;
 }
 
 /**
@@ -60,6 +92,7 @@ export class AgentRunner {
 
   forget(sessionId: string): void {
     this.memory.delete(sessionId);
+    this.opts.vault?.forget(sessionId);
   }
 
   async step(input: StepInput, signal: AbortSignal, log: Logger): Promise<StepResult & { cost: number }> {
@@ -68,31 +101,76 @@ export class AgentRunner {
     if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
     const mem = this.memoryOf(input.sessionId);
     session.artifacts.taskId = input.taskId;
+    const vault = this.opts.vault;
+    const c: StepContext = { input, session, mem, signal, log, secrets: this.secretsOf(input), mask: (text) => (vault ? vault.mask(input.sessionId, text) : text) };
+    if (mem.guard) mem.guard.acting = true;
+    try {
+      return await this.runStep(c);
+    } finally {
+      if (mem.guard) mem.guard.acting = false;
+    }
+  }
 
+  /** The task's secrets, held from the hand-over; a worker that should hold them but does not asks for them again. */
+  private secretsOf(input: StepInput): TaskSecrets | undefined {
+    const vault = this.opts.vault;
+    if (input.secrets?.length && vault) vault.hold(input.sessionId, input.taskId, input.secrets);
+    if (!input.hasSecrets) return undefined;
+    const held = vault?.forTask(input.sessionId, input.taskId);
+    if (!held) throw new TaskFailure('SECRETS_UNAVAILABLE', 'This worker does not hold the secrets of the task');
+    return held;
+  }
+
+  /** The session's policy; a policy that went missing stops the task rather than run it unprotected. */
+  private async policyOf(input: StepInput): Promise<CompiledPolicy | null> {
+    if (!input.policyId) return null;
+    const doc = await this.opts.policies?.get(input.policyId, input.userId);
+    if (!doc) throw new TaskFailure('POLICY_NOT_FOUND', `The automation policy ${input.policyId} of this session no longer exists; the task does not run without it`, { policyId: input.policyId });
+    return new CompiledPolicy(doc);
+  }
+
+  private async runStep(c: StepContext): Promise<StepResult & { cost: number }> {
+    const { input, session, mem, signal, log, mask } = c;
     // Once per task and worker: a step that runs again (after a pause or a takeover) must
     // not reload the starting page over what the human did.
     if (mem.taskId !== input.taskId) {
+      this.answerPendingApproval(mem, 'Not performed: the task ended before the human answered.');
       mem.taskId = input.taskId;
       mem.failedActions = 0;
       mem.outputCorrections = 0;
       mem.specs = toolSpecs(input.params);
+      mem.policy = await this.policyOf(input);
+      if (mem.policy?.restrictsDomains && !mem.guard) mem.guard = await guardNavigations(session.context);
+      if (mem.guard) {
+        mem.guard.policy = mem.policy;
+        mem.guard.acting = true;
+      }
       mem.files = this.opts.files
         ? await this.opts.files.forTask({ userId: input.userId, sessionId: input.sessionId, fileIds: input.params.files, environmentId: input.environmentId })
         : undefined;
-      mem.messages.push({ role: 'user', content: taskPrompt(input.params, input.previousTasks, mem.files?.available() ?? []) });
+      mem.messages.push({ role: 'user', content: taskPrompt(input.params, input.previousTasks, mem.files?.available() ?? [], c.secrets?.catalogue() ?? []) });
       if (input.stepNo === 0 && input.params.startingUrl) {
+        const allowed = mem.policy?.checkUrl(input.params.startingUrl);
+        if (allowed?.effect === 'block') {
+          throw new TaskFailure('POLICY_BLOCKED', `The startingUrl ${input.params.startingUrl} is not allowed: ${allowed.reason}`, { url: input.params.startingUrl, policyId: mem.policy!.id });
+        }
         const nav = this.tools.get('navigate')!;
         await nav.execute(this.toolContext(session, signal, mem), { url: input.params.startingUrl });
       }
     }
     if (input.humanReply !== undefined) {
+      const pending = mem.pendingApproval;
+      if (pending) {
+        mem.pendingApproval = undefined;
+        return this.settleApproval(c, pending, input.humanReply);
+      }
       mem.messages.push({ role: 'user', content: `The human answered your request: ${input.humanReply}` });
     }
 
     const t0 = performance.now();
     const observation = await observePage(session.page, { tokenBudget: this.opts.observationTokenBudget, screenshot: this.opts.vision });
     compactObservations(mem.messages);
-    mem.messages.push({ role: 'user', content: `Observation (step ${input.stepNo + 1}):\n${observation.text}`, image: observation.screenshot });
+    mem.messages.push({ role: 'user', content: mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}`), image: observation.screenshot });
 
     const t1 = performance.now();
     let modelMs = 0;
@@ -115,12 +193,13 @@ export class AgentRunner {
       if (maxTokens < 16) throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'maxOutputTokens is used up', { remainingOutputTokens: maxTokens });
 
       const callStart = performance.now();
-      const reply = await this.opts.llm.complete({ system: systemPrompt(), messages: mem.messages, tools: (mem.specs ??= toolSpecs(input.params)), maxTokens, signal });
+      const system = systemPrompt(mem.policy ? mem.policy.llmRole : undefined);
+      const reply = await this.opts.llm.complete({ system, messages: mem.messages, tools: (mem.specs ??= toolSpecs(input.params)), maxTokens, signal });
       modelMs += performance.now() - callStart;
       usage.inputTokens += reply.usage.inputTokens;
       usage.outputTokens += reply.usage.outputTokens;
       mem.messages.push({ role: 'assistant', content: reply.text, toolCalls: reply.toolCalls.length ? reply.toolCalls : undefined });
-      if (reply.text.trim()) this.opts.onEvent?.(input.sessionId, { type: 'agent', taskId: input.taskId, content: reply.text.trim() });
+      if (reply.text.trim()) this.opts.onEvent?.(input.sessionId, { type: 'agent', taskId: input.taskId, content: mask(reply.text.trim()) });
 
       if (!reply.toolCalls.length) {
         mem.messages.push({ role: 'user', content: 'You must answer with exactly one tool call. Call done when the task is complete.' });
@@ -142,11 +221,37 @@ export class AgentRunner {
     }
 
     const cost = computeCost(usage, this.opts.llm.model, this.opts.prices);
+    return this.act(c, { tool, args, callId: call!.id, usage, cost, observeMs: t1 - t0, modelMs });
+  }
+
+  /**
+   * Performs the chosen action: through the gate (secrets put in, the policy asked), then
+   * the tool. Everything it reports (to the model, events, logs, the workflow) is masked.
+   */
+  private async act(
+    c: StepContext,
+    a: { tool: AgentTool; args: unknown; callId: string; usage: StepResult['usage']; cost: number; observeMs: number; modelMs: number; approved?: boolean },
+  ): Promise<StepResult & { cost: number }> {
+    const { input, session, mem, signal, log, mask } = c;
+    const { tool, callId } = a;
     const t2 = performance.now();
-    const timings = () => ({ observeMs: round(t1 - t0), modelMs: round(modelMs), actMs: round(performance.now() - t2) });
-    const base: Omit<StepResult, 'kind'> & { cost: number; action: { name: string; target?: string } } = { usage, cost, action: { name: tool.name } };
+    const timings = () => ({ observeMs: round(a.observeMs), modelMs: round(a.modelMs), actMs: round(performance.now() - t2) });
+    const base: Omit<StepResult, 'kind'> & { cost: number; action: { name: string; target?: string } } = { usage: a.usage, cost: a.cost, action: { name: tool.name } };
+    const ctx = this.toolContext(session, signal, mem);
     try {
-      const result = await tool.execute(this.toolContext(session, signal, mem), args as never);
+      const gate = await gateAction({ tool, args: a.args, ctx, policy: mem.policy ?? null, secrets: c.secrets, approved: a.approved });
+      if (gate.kind === 'block') {
+        base.timings = timings();
+        return this.blocked(c, base, callId, mask(gate.reason));
+      }
+      if (gate.kind === 'approve') {
+        base.timings = timings();
+        mem.pendingApproval = { callId, tool: tool.name, args: a.args };
+        base.action.target = 'waiting for approval';
+        log.info({ action: tool.name, reason: mask(gate.reason) }, 'agent action waits for approval');
+        return { ...base, kind: 'human_input', humanInput: { type: 'approval_needed', value: mask(gate.request) } };
+      }
+      const result = await tool.execute(ctx, gate.args as never);
       base.timings = timings();
       if (result.done && result.done.success !== false) {
         const checked = checkStructuredOutput(input.params, result.done.message);
@@ -155,35 +260,82 @@ export class AgentRunner {
           if (mem.outputCorrections > MAX_OUTPUT_CORRECTIONS) {
             throw new TaskFailure('INVALID_STRUCTURED_OUTPUT', `The result did not match the requested format after ${MAX_OUTPUT_CORRECTIONS} corrections: ${checked.error}`);
           }
-          mem.messages.push({ role: 'tool', toolCallId: call!.id, content: `Not accepted: ${checked.error} Call done again with a corrected answer.` });
-          log.info({ error: checked.error, corrections: mem.outputCorrections }, 'structured output refused');
+          mem.messages.push({ role: 'tool', toolCallId: callId, content: mask(`Not accepted: ${checked.error} Call done again with a corrected answer.`) });
+          log.info({ error: mask(checked.error), corrections: mem.outputCorrections }, 'structured output refused');
           return { ...base, kind: 'continue' };
         }
         result.done.message = checked.value;
       }
       mem.failedActions = 0;
-      mem.messages.push({ role: 'tool', toolCallId: call!.id, content: result.summary });
-      base.action.target = result.target;
-      this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: tool.name, target: result.target } });
-      log.info({ action: tool.name, target: result.target }, 'agent action');
-      if (result.done) return { ...base, kind: 'done', message: result.done.message, success: result.done.success };
-      if (result.humanInput) return { ...base, kind: 'human_input', humanInput: result.humanInput };
+      const note = await reportRefusals(mem.guard, ctx.page);
+      mem.messages.push({ role: 'tool', toolCallId: callId, content: mask(`${a.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`) });
+      const target = result.target === undefined ? undefined : mask(result.target);
+      base.action.target = target;
+      this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: tool.name, target } });
+      log.info({ action: tool.name, target }, 'agent action');
+      if (result.done) return { ...base, kind: 'done', message: mask(result.done.message), success: result.done.success };
+      if (result.humanInput) return { ...base, kind: 'human_input', humanInput: { type: result.humanInput.type, value: mask(result.humanInput.value) } };
       return { ...base, kind: 'continue' };
     } catch (err) {
       if (signal.aborted) throw err;
       if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
       if (isServiceError(err) && FATAL_CODES.has(err.code)) throw err;
-      const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+      const reason = mask(err instanceof Error ? err.message.split('\n')[0] : String(err));
       base.timings = timings();
       mem.failedActions += 1;
       mem.lastFailureCode = isServiceError(err) ? err.code : 'ACTION_FAILED';
-      mem.messages.push({ role: 'tool', toolCallId: call!.id, content: `Action failed: ${reason}` });
+      mem.messages.push({ role: 'tool', toolCallId: callId, content: `Action failed: ${reason}` });
       log.info({ action: tool.name, reason, failures: mem.failedActions }, 'agent action failed');
       if (mem.failedActions >= MAX_CONSECUTIVE_FAILED_ACTIONS) {
         throw new TaskFailure(mem.lastFailureCode, `Action ${tool.name} failed ${mem.failedActions} times in a row: ${reason}`);
       }
       return { ...base, kind: 'continue' };
     }
+  }
+
+  /** A blocked action: not performed, the model told why, watchers told by an action event. */
+  private blocked(c: StepContext, base: Omit<StepResult, 'kind'> & { cost: number; action: { name: string; target?: string } }, callId: string, reason: string): StepResult & { cost: number } {
+    const { input, mem, log } = c;
+    mem.messages.push({
+      role: 'tool',
+      toolCallId: callId,
+      content: `Not performed: the automation policy blocks this action (${reason}). Find another way to do the task that the policy allows, or call done with success=false if there is none.`,
+    });
+    base.action.target = `blocked: ${reason}`;
+    this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: base.action.name, blocked: true, reason } });
+    log.info({ action: base.action.name, reason }, 'agent action blocked by the policy');
+    mem.failedActions += 1;
+    mem.lastFailureCode = 'POLICY_BLOCKED';
+    if (mem.failedActions >= MAX_CONSECUTIVE_FAILED_ACTIONS) {
+      throw new TaskFailure('POLICY_BLOCKED', `The agent tried ${mem.failedActions} actions in a row that the policy blocks; the last: ${base.action.name} (${reason})`);
+    }
+    return { ...base, kind: 'continue' };
+  }
+
+  /** The human answered an approval: an approving answer performs the action, any other refuses it. */
+  private async settleApproval(c: StepContext, pending: NonNullable<Memory['pendingApproval']>, answer: string): Promise<StepResult & { cost: number }> {
+    const { input, mem, log } = c;
+    const tool = this.tools.get(pending.tool)!;
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    if (approves(answer)) {
+      log.info({ action: tool.name }, 'approved by the human');
+      return this.act(c, { tool, args: pending.args, callId: pending.callId, usage, cost: 0, observeMs: 0, modelMs: 0, approved: true });
+    }
+    mem.messages.push({
+      role: 'tool',
+      toolCallId: pending.callId,
+      content: `Not performed: the human did not approve it (their answer: ${JSON.stringify(answer)}). Find another way, or call done with success=false if there is none.`,
+    });
+    this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: tool.name, refused: true, reason: 'not approved by the human' } });
+    log.info({ action: tool.name }, 'refused by the human');
+    return { usage, cost: 0, kind: 'continue', action: { name: tool.name, target: 'not approved' } };
+  }
+
+  /** A tool call left waiting for approval is answered, so the conversation stays well-formed. */
+  private answerPendingApproval(mem: Memory, content: string): void {
+    if (!mem.pendingApproval) return;
+    mem.messages.push({ role: 'tool', toolCallId: mem.pendingApproval.callId, content });
+    mem.pendingApproval = undefined;
   }
 
   private memoryOf(sessionId: string): Memory {

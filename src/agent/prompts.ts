@@ -1,17 +1,27 @@
 import type { PreviousTask, TaskParams } from '../workflows/types';
 
-export function systemPrompt(): string {
-  return [
+export function systemPrompt(policyRole?: string | null): string {
+  const lines = [
     'You are a browser automation agent. You control a real Chromium browser (viewport 1024x600) to accomplish the user\'s task.',
     'At each step you receive an observation: the URL, the open tabs, the interactive elements as lines "[index] role "label"", and the visible text.',
     'Call exactly one tool per step. Refer to elements by their [index] from the latest observation only.',
     'When an action fails you are told why; try another way. Do not repeat a failing action more than twice.',
     'If you need something only a human can give (a password, a one-time code, a CAPTCHA, an approval), call request_human_input and wait for the answer.',
     'When the task is complete, call done with the final answer in the form its parameters ask for. If it cannot be completed, call done with success=false and say why in `message`.',
-  ].join('\n');
+  ];
+  if (policyRole !== undefined) {
+    lines.push('An automation policy checks every action before it is performed: a blocked action is not performed and you are told why; find another way the policy allows. Some actions wait for a human\'s approval first.');
+    if (policyRole) lines.push(`Instructions of the automation policy:\n${policyRole}`);
+  }
+  return lines.join('\n');
 }
 
-export function taskPrompt(params: TaskParams, previous: PreviousTask[], files: { fileId: string; name: string; size: number }[] = []): string {
+export function taskPrompt(
+  params: TaskParams,
+  previous: PreviousTask[],
+  files: { fileId: string; name: string; size: number }[] = [],
+  secrets: { name: string; matches: string[] }[] = [],
+): string {
   const parts: string[] = [];
   if (previous.length) {
     parts.push('Earlier tasks in this session (most recent last):');
@@ -23,6 +33,10 @@ export function taskPrompt(params: TaskParams, previous: PreviousTask[], files: 
   if (files.length) {
     parts.push('Files you can put into file inputs with upload_file:');
     for (const f of files) parts.push(`- ${f.fileId}: ${f.name} (${f.size} bytes)`);
+  }
+  if (secrets.length) {
+    parts.push('Secrets (you never see their values): write <secret>NAME</secret> in the text of input_text (or the option of select_option) and the real value is typed in, only on the sites listed for it:');
+    for (const s of secrets) parts.push(`- <secret>${s.name}</secret> on ${s.matches.join(', ')}`);
   }
   parts.push(outputInstructions(params));
   return parts.join('\n');

@@ -17,6 +17,7 @@ import { payloadKey } from '../temporal/connection';
 import { createLiveRoutes, type LiveRoutes } from './live/live.routes';
 import { environmentsRoutes } from './routes/environments.routes';
 import { filesRoutes } from './routes/files.routes';
+import { policiesRoutes } from './routes/policies.routes';
 import { profilesRoutes } from './routes/profiles.routes';
 import { createMessageHandler, type MessageHandler } from './messages.handler';
 import { currentUser } from './middleware/auth';
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.use(filesRoutes(storage));
   app.use(cronJobsRoutes({ config, store, temporal: deps.temporal, redis, auth, logger }));
   app.use(webhooksRoutes({ store, redis, auth, logger }));
+  app.use(policiesRoutes({ config, store, redis, auth, logger }));
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {
     const ids = await store.sessions.liveIds(currentUser(req)._id);

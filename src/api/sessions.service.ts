@@ -87,10 +87,11 @@ export class SessionsService {
   }
 
   /** Starts a session workflow and waits until it holds a browser. */
-  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; proxy?: ProxyInput | null } = {}): Promise<StartedSession> {
+  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; policyId?: string | null; proxy?: ProxyInput | null } = {}): Promise<StartedSession> {
     const { store, registry, config, temporal, logger } = this.deps;
     this.assertBalance(user);
     if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
+    if (attach.policyId && !(await store.policies.get(attach.policyId, user._id))) throw new NotFoundError('POLICY_NOT_FOUND', 'Policy not found');
     const proxy = attach.proxy ? sessionProxy(attach.proxy, config) : undefined;
     await this.claimFiles(user, task);
     if ((await registry.alive()).length === 0) throw new NoInstancesError();
@@ -127,6 +128,7 @@ export class SessionsService {
       orphanGraceMs: config.ORPHAN_GRACE_MS,
       proxy,
       profile,
+      ...(attach.policyId ? { policyId: attach.policyId } : {}),
       initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
     };
     let handle: WorkflowHandle;
@@ -276,5 +278,6 @@ export function toTaskParams(t: TaskParamsInput): TaskParams {
     outputSchema: t.outputSchema,
     files: t.files,
     webhook: t.webhook,
+    ...(t.secrets.length ? { secrets: t.secrets } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { GridFsBlobStore } from './blobs';
 import { EnvironmentsRepository } from './environments.repository';
 import { EventsRepository } from './events.repository';
 import { FilesRepository } from './files.repository';
+import { PoliciesRepository } from './policies.repository';
 import { ProfilesRepository } from './profiles.repository';
 import { SnapshotsRepository } from './snapshots.repository';
 import { SessionsRepository } from './sessions.repository';
@@ -28,6 +29,7 @@ export interface Store {
   /** Bytes reserved by blobs still streaming in, and the per-user cap they count against. */
   reservations: MongoReservationLedger;
   quota: StorageQuota;
+  policies: PoliciesRepository;
 }
 
 export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?: number; storageMaxBytes?: number } = {}): Store {
@@ -41,5 +43,6 @@ export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?
     profiles: new ProfilesRepository(db),
     files: new FilesRepository(db, blobs, { uploadTtlMs: opts.uploadTtlMs ?? 60 * 60 * 1000, downloadTtlMs: opts.downloadTtlMs ?? 7 * 24 * 60 * 60 * 1000 }),
     db,
+    policies: new PoliciesRepository(db),
     users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
 }

@@ -11,6 +11,7 @@ import { parseCreateCronJob, parseUpdateCronJob } from '../api/schemas/cron-job.
 import { InvalidParameterError, NotFoundError, ServiceError } from '../errors';
 import type { Logger } from '../logger';
 import { CronJobsRepository, type CronJobRecord } from '../store/cron-jobs.repository';
+import { PoliciesRepository } from '../store/policies.repository';
 import { TriggerRunsRepository, type TriggerRunRecord } from '../store/trigger-runs.repository';
 import type { UserRecord } from '../store/users.repository';
 import { decodeCursor, parseLimit } from './cursor';
@@ -22,6 +23,7 @@ export const RECENT_RUNS = 10;
 
 export const cronJobNotFound = () => new NotFoundError('CRON_JOB_NOT_FOUND', 'Cron job not found');
 export const environmentNotFound = () => new NotFoundError('ENVIRONMENT_NOT_FOUND', 'Environment not found');
+const policyNotFound = () => new NotFoundError('POLICY_NOT_FOUND', 'Policy not found');
 const runNotFound = () => new NotFoundError('RUN_NOT_FOUND', 'Run not found');
 const cannot = (verb: 'pause' | 'resume', status: string) => new ServiceError('INVALID_STATE', `Cannot ${verb} a job with status "${status}"`, 400, { status });
 
@@ -38,12 +40,14 @@ export class TriggersService {
   readonly jobs: CronJobsRepository;
   readonly runs: TriggerRunsRepository;
   readonly schedules: TriggerSchedules;
+  readonly policies: PoliciesRepository;
   readonly maxPerUser: number;
   private readonly logger: Logger;
 
   constructor(deps: TriggersServiceDeps) {
     this.jobs = new CronJobsRepository(deps.db);
     this.runs = new TriggerRunsRepository(deps.db);
+    this.policies = new PoliciesRepository(deps.db);
     this.schedules = new TriggerSchedules(deps.temporal, deps.taskQueue);
     this.maxPerUser = deps.maxPerUser ?? DEFAULT_MAX_TRIGGERS_PER_USER;
     this.logger = deps.logger.child({ component: 'triggers' });
@@ -62,6 +66,7 @@ export class TriggersService {
   async create(user: UserRecord, body: unknown): Promise<CronJobRecord> {
     const { fields, status } = parseCreateCronJob(body);
     if (!(await this.jobs.environmentExists(fields.environmentId, user._id))) throw environmentNotFound();
+    if (fields.policyId && !(await this.policies.get(fields.policyId, user._id))) throw policyNotFound();
     const job = await this.jobs.create(user._id, fields, status, this.maxPerUser);
     if (!job) throw new ServiceError('CRON_JOB_LIMIT_REACHED', `Maximum of ${this.maxPerUser} cron jobs per user`, 400, { limit: this.maxPerUser });
     try {
@@ -99,6 +104,7 @@ export class TriggersService {
     const current = await this.owned(user, id);
     const change = parseUpdateCronJob(body, current);
     if (change.fields.environmentId !== undefined && !(await this.jobs.environmentExists(change.fields.environmentId, user._id))) throw environmentNotFound();
+    if (change.fields.policyId && !(await this.policies.get(change.fields.policyId, user._id))) throw policyNotFound();
     if (change.scheduleChanged || change.retryChanged) {
       const next = { ...current, ...change.fields };
       await this.onSchedule(next, () => this.schedules.update(next)).catch((err) => {

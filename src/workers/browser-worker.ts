@@ -8,6 +8,7 @@ import { createTriggerActivities } from '../activities/trigger.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
 import { NetworkGuard } from '../net/network-guard';
 import { AgentRunner } from '../agent/agent';
+import { SecretVault } from '../agent/secrets/vault';
 import { createLlmClient } from '../agent/llm/factory';
 import { BrowserPool } from '../browser/pool';
 import { ProfileDirectories } from '../browser/profiles';
@@ -93,6 +94,8 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     maxExpandedBytes: config.PROFILE_MAX_EXPANDED_BYTES,
     logger,
   });
+  const vault = new SecretVault();
+  const persistDownload = storedFiles.persistDownload((sessionId) => pool.get(sessionId)?.userId);
   // The download sink asks the pool whose session a download belongs to (called only later).
   const pool: BrowserPool = new BrowserPool(
     {
@@ -101,7 +104,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
       capacity: config.BROWSER_MAX_SESSIONS,
       guard,
       maxNetworkEntries: config.NETWORK_CAPTURE_MAX,
-      persistDownload: storedFiles.persistDownload((sessionId) => pool.get(sessionId)?.userId),
+      persistDownload: (d) => persistDownload({ ...d, sourceUrl: vault.mask(d.sessionId, d.sourceUrl) }),
     },
     logger,
   );
@@ -112,6 +115,8 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     observationTokenBudget: config.OBSERVATION_TOKEN_BUDGET,
     navigationTimeoutMs: config.NAVIGATION_TIMEOUT_MS,
     vision: config.LLM_VISION,
+    policies: store.policies,
+    vault,
     onEvent: (sessionId, message) => {
       events.message(sessionId, message).catch((err) => logger.warn({ err, sessionId }, 'event publish failed'));
     },
@@ -132,7 +137,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const browserWorker = await Worker.create({
     ...common,
     taskQueue,
-    activities: createBrowserActivities({ pool, agent, events, store, profiles, onClosed: (id) => storedFiles.discard(id), logger }),
+    activities: createBrowserActivities({ pool, agent, events, store, profiles, onClosed: (id) => storedFiles.discard(id), vault, logger }),
     maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
     // A stop or pause must reach a running step within a second.
     defaultHeartbeatThrottleInterval: 200,

@@ -40,6 +40,10 @@ export interface TaskState {
   humanReply?: string;
   /** The task's downloads and requests are stored: only then do waiters get the outcome. */
   recorded?: boolean;
+  /** The worker that was handed the task's secret values. */
+  secretsOn?: string;
+  /** How often a worker asked for them again. */
+  secretHandOvers?: number;
 }
 
 const KEEP_RECENT_TASKS = 20;

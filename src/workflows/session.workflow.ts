@@ -19,7 +19,7 @@ import {
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
 import { deliverTaskWebhook } from './webhook-delivery.workflow';
-import type { EndReason, SessionInput, SessionStatus, SessionView, StepResult } from './types';
+import type { EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from './types';
 
 const shared = wf.proxyActivities<SessionActivities>({
   startToCloseTimeout: '30s',
@@ -246,6 +246,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         }
         const humanReply = task.humanReply;
         task.humanReply = undefined;
+        // Secret values go to a worker once per task; again only when the session moved.
+        const secrets = task.params.secrets?.length ? task.params.secrets : undefined;
+        const handOver = secrets !== undefined && task.secretsOn !== state.workerId;
+        if (handOver) task.secretsOn = state.workerId;
         const scope = new wf.CancellationScope();
         stepScope = scope;
         let result: StepResult & { cost: number };
@@ -256,7 +260,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
               userId: input.userId,
               taskId: task.taskId,
               stepNo: task.steps,
-              params: task.params,
+              params: withoutSecrets(task.params),
               previousTasks: state.previousTasks,
               humanReply,
               environmentId: input.profile?.kind === 'environment' ? input.profile.id : undefined,
@@ -264,6 +268,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
                 inputTokens: task.params.maxInputTokens - task.inputTokens,
                 outputTokens: task.params.maxOutputTokens - task.outputTokens,
               },
+              policyId: input.policyId,
+              hasSecrets: secrets !== undefined,
+              secrets: handOver ? secrets : undefined,
             }),
           );
         } catch (err) {
@@ -271,6 +278,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
           if (humanReply !== undefined && task.humanReply === undefined) task.humanReply = humanReply;
           if (isWorkerLoss(err)) instanceLost = true;
           if (wf.isCancellation(err) || isWorkerLoss(err)) continue; // the loop head decides
+          if (isSecretsLost(err) && (task.secretHandOvers = (task.secretHandOvers ?? 0) + 1) <= 3) {
+            task.secretsOn = undefined; // the worker lost them (restarted under the same id): hand them over again
+            continue;
+          }
           throw err;
         } finally {
           if (stepScope === scope) stepScope = undefined;
@@ -366,6 +377,17 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   await shared.endSession({ sessionId, userId: input.userId, status: finalStatus, reason, profile: input.profile });
   await wf.condition(wf.allHandlersFinished);
   return state.view();
+}
+
+/** The step's worker does not hold the task's secrets. */
+function isSecretsLost(err: unknown): boolean {
+  return err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure && err.cause.type === 'SECRETS_UNAVAILABLE';
+}
+
+/** Task parameters as every step gets them: the secret values travel apart (see handOver). */
+function withoutSecrets(params: TaskParams): TaskParams {
+  const { secrets: _values, ...rest } = params;
+  return rest;
 }
 
 function lostInstance(): wf.ApplicationFailure {

@@ -38,6 +38,8 @@ export interface RunTrigger {
   triggerId: string;
   userId: string;
   environmentId: string;
+  /** The trigger's automation policy, applied to the run's session. */
+  policyId?: string | null;
   prompt: string;
   startingUrl: string | null;
   outputType: TriggerOutputType;

@@ -13,6 +13,14 @@ export interface TaskParams {
   outputSchema?: unknown;
   files: string[];
   webhook?: { name: string; url: string; auth?: string; submittedData: 'ai_response' | 'full_response' | 'just_ping' };
+  /** Values the agent may type but never sees; kept in the workflow (encrypted payloads) and worker memory only. */
+  secrets?: SecretEntry[];
+}
+
+/** One entry of a task's `secrets`: the fields may be typed on pages whose host `match` covers. */
+export interface SecretEntry {
+  match: string;
+  fields: Record<string, string>;
 }
 
 export interface Usage {
@@ -88,6 +96,8 @@ export interface SessionInput {
   proxy?: SessionProxy;
   /** The environment or profile whose browser profile the session runs on (locked for it by the API). */
   profile?: { kind: 'environment' | 'profile'; id: string; userId: string };
+  /** The automation policy every agent action of the session is checked against (read by the worker). */
+  policyId?: string;
   initialTask?: { taskId: string; params: TaskParams };
   /** State carried over by continue-as-new. */
   carried?: CarriedState;
@@ -146,6 +156,12 @@ export interface StepInput {
   /** The session's environment, whose files the task may upload. */
   environmentId?: string;
   remaining: { inputTokens: number; outputTokens: number };
+  /** The session's automation policy. */
+  policyId?: string;
+  /** The task has secrets (params never carry them to the worker). */
+  hasSecrets?: boolean;
+  /** The values, handed to a worker once per task (and again when the session moves). */
+  secrets?: SecretEntry[];
 }
 
 /** A manual action of the human (coordinates already in page space: y without the 155 px offset). */

@@ -37,7 +37,7 @@ const fieldsSchema = z.object({
   name: z.string().trim().max(NAME_MAX).describe('Name of the trigger'),
   description: z.string().max(DESCRIPTION_MAX).nullish().describe('Free text'),
   environmentId: z.string().describe('Environment the runs use (its browser profile and files)'),
-  policyId: z.string().max(128).nullish().describe('Automation policy'),
+  policyId: z.string().min(1).max(128).nullish().describe('Automation policy (one of the caller\'s policies) the runs are checked against'),
   scheduleType: z.enum(SCHEDULE_TYPES).describe('at (once), every (interval) or cron'),
   scheduleAt: z.unknown().optional().describe('ISO 8601 date-time in the future, for at'),
   scheduleInterval: z.string().nullish().describe('<n>m, <n>h or <n>d, for every'),

@@ -42,7 +42,7 @@ export type ProxyInput = z.infer<typeof proxySchema>;
 const sessionFields = {
   environmentId: z.string().nullable().default(null).describe('Environment to attach (its browser profile and files)'),
   profileId: z.string().nullable().default(null).describe('Browser profile to run on (instead of an environment)'),
-  policyId: z.string().nullable().default(null).describe('Automation policy'),
+  policyId: z.string().min(1).max(128).nullable().default(null).describe('Automation policy (one of the caller\'s policies); every agent action is checked against it'),
   proxy: proxySchema.nullable().default(null).describe('Proxy object: every task of the session browses through it'),
   mode: z.enum(['default']).default('default'),
   reachOutMode: z.enum(['off', 'guardrail_only', 'full']).default('guardrail_only'),

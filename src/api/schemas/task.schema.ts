@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { parseHostPattern } from '../../agent/policy/hosts';
+import { SECRET_NAME } from '../../agent/secrets/secrets';
 import { csvColumnsProblem, outputSchemaProblem } from '../../agent/structured-output';
 import { privateAddressProblem } from '../../net/submitted-urls';
 
@@ -33,10 +35,32 @@ const bounded = (name: keyof typeof TASK_LIMITS) =>
     .default(TASK_LIMITS[name].default)
     .describe(`${name}, ${TASK_LIMITS[name].min}..${TASK_LIMITS[name].max}`);
 
-export const secretEntrySchema = z.object({
-  match: z.string().min(1).describe('Domain pattern (e.g. *.example.com) or "all"'),
-  fields: z.record(z.string(), z.string()).describe('Credential fields such as email, password, apiKey'),
-});
+export const SECRET_LIMITS = { entries: 50, fields: 20, valueChars: 4096 } as const;
+
+export const secretEntrySchema = z
+  .object({
+    match: z
+      .string()
+      .min(1)
+      .superRefine((m, ctx) => {
+        if (m.trim().toLowerCase() === 'all') return;
+        const parsed = parseHostPattern(m);
+        if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${parsed}; or "all" for every site` });
+      })
+      .describe('Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all"'),
+    fields: z
+      .record(z.string(), z.string().min(1, 'a secret value must not be empty').max(SECRET_LIMITS.valueChars, `a secret value may have at most ${SECRET_LIMITS.valueChars} characters`))
+      .superRefine((fields, ctx) => {
+        const names = Object.keys(fields);
+        if (!names.length) ctx.addIssue({ code: 'custom', message: 'must hold at least one field, e.g. {"password": "..."}' });
+        if (names.length > SECRET_LIMITS.fields) ctx.addIssue({ code: 'custom', message: `may hold at most ${SECRET_LIMITS.fields} fields` });
+        for (const name of names) {
+          if (!SECRET_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'secret names are letters, digits, _, . or - (at most 64, starting with a letter); the agent writes <secret>name</secret>' });
+        }
+      })
+      .describe('Credential fields such as email, password, apiKey; the agent sees only their names'),
+  })
+  .strict();
 
 export const webhookSchema = z.object({
   name: z.string().min(1).describe('Identifier of the webhook'),
@@ -56,7 +80,7 @@ export const taskParamsSchema = z
     terminateOnCompletion: z.boolean().default(false).describe('Close the session after the task'),
     outputType: z.enum(['text', 'structured_json', 'structured_csv']).default('text'),
     outputSchema: z.union([z.record(z.string(), z.unknown()), z.array(z.string())]).optional().describe('JSON Schema (structured_json) or column names (structured_csv)'),
-    secrets: z.array(secretEntrySchema).max(50).default([]),
+    secrets: z.array(secretEntrySchema).max(SECRET_LIMITS.entries).default([]).describe('Values the agent may type but never sees'),
     files: z.array(z.string().min(1)).max(20).default([]).describe('fileIds from POST /files/upload'),
     webhook: webhookSchema.optional(),
   })

@@ -16,12 +16,13 @@ export function parseRequest<S extends z.ZodType>(schema: S, input: unknown, pre
 export function toServiceError(error: z.ZodError, input: unknown, prefix = ''): ServiceError {
   const issue = error.issues[0];
   const field = prefix + issue.path.map(String).join('.');
-  const value = valueAt(input, issue.path);
+  // A secret's value is never repeated, not even to its sender.
+  const value = issue.path.includes('secrets') && issue.path.includes('fields') && issue.path.length > issue.path.indexOf('fields') + 1 ? '[redacted]' : valueAt(input, issue.path);
   if (value === undefined && issue.code !== 'custom') return new MissingFieldError(field);
   switch (issue.code) {
     case 'invalid_type':
       if (value === null) return new MissingFieldError(field);
-      return new InvalidParameterError(field, value, `${field} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}`);
+      return new InvalidParameterError(field, value, `${field} must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`}`);
     case 'too_small':
     case 'too_big': {
       const bounds = boundsOf(issue);

@@ -1,0 +1,121 @@
+/**
+ * What the policy needs to know of an action before it runs, read from the page: the
+ * element's text, the address a link leads to, and the values a form would submit.
+ */
+import { resolveElement } from '../observe/resolve';
+import type { ToolContext } from '../types';
+import { abortable } from '../tools/abort';
+import { normalizeUrl } from '../tools/navigate';
+import type { ActionFacts } from './policy';
+
+interface ElementFacts {
+  text: string;
+  href: string | null;
+  /** Values a click on this element would submit (it submits a form), else empty. */
+  submits: string[];
+}
+
+const MAX_TEXT = 500;
+const MAX_VALUES = 50;
+const MAX_VALUE = 2000;
+
+/** Runs in the page: self-contained. */
+function describeForPolicy(el: Element, limits: { text: number; values: number; value: number }): ElementFacts {
+  const html = el as HTMLElement & { value?: unknown; form?: HTMLFormElement | null; labels?: NodeListOf<HTMLLabelElement> | null; type?: string };
+  const parts = [
+    el.getAttribute('aria-label'),
+    html.innerText,
+    typeof html.value === 'string' && (el.tagName === 'BUTTON' || ['submit', 'button', 'reset'].includes(String(html.type))) ? html.value : null,
+    el.getAttribute('title'),
+    el.getAttribute('alt'),
+    el.getAttribute('placeholder'),
+    ...Array.from(html.labels ?? []).map((l) => l.innerText),
+  ];
+  const text = parts
+    .filter((p): p is string => !!p && !!p.trim())
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, limits.text);
+  const link = el.closest('a[href]') as HTMLAnchorElement | null;
+  const type = String(html.type ?? '').toLowerCase();
+  const submitter = (el.tagName === 'BUTTON' && (type === '' || type === 'submit')) || (el.tagName === 'INPUT' && (type === 'submit' || type === 'image'));
+  const form = html.form ?? el.closest('form');
+  const submits: string[] = [];
+  if (submitter && form) {
+    for (const field of Array.from(form.elements)) {
+      const f = field as HTMLInputElement;
+      if (typeof f.value !== 'string' || !f.value) continue;
+      if (['hidden', 'submit', 'button', 'reset', 'checkbox', 'radio', 'file', 'image'].includes(String(f.type).toLowerCase())) continue;
+      submits.push(f.value.slice(0, limits.value));
+      if (submits.length >= limits.values) break;
+    }
+  }
+  return { text, href: link ? link.href : null, submits };
+}
+
+/** Runs in the page: the values the focused field's form would submit on Enter. */
+function focusedFormValues(limits: { values: number; value: number }): string[] {
+  const el = document.activeElement as HTMLInputElement | null;
+  const form = el?.form ?? el?.closest?.('form');
+  if (!form) return [];
+  const out: string[] = [];
+  for (const field of Array.from(form.elements)) {
+    const f = field as HTMLInputElement;
+    if (typeof f.value === 'string' && f.value && !['hidden', 'submit', 'button', 'reset', 'checkbox', 'radio', 'file', 'image'].includes(String(f.type).toLowerCase())) out.push(f.value.slice(0, limits.value));
+    if (out.length >= limits.values) break;
+  }
+  return out;
+}
+
+const http = (url: string | null | undefined): string | undefined => (url && /^https?:/i.test(url) ? url : undefined);
+
+/**
+ * The facts of one action. `typed` is what it would type (secrets in place). `fromPage`:
+ * read the element and form from the page (only when the policy has rules that need them).
+ */
+export async function actionFacts(ctx: ToolContext, action: string, args: Record<string, unknown>, typed: string[], fromPage: boolean): Promise<ActionFacts> {
+  const facts: ActionFacts = { action, pageUrl: ctx.page.url(), texts: [], data: [...typed] };
+  switch (action) {
+    case 'navigate': {
+      const raw = String(args.url ?? '');
+      let url = raw;
+      try {
+        url = normalizeUrl(raw);
+      } catch {
+        /* the tool reports the bad address itself */
+      }
+      facts.targetUrl = http(url);
+      facts.texts.push(url);
+      return facts;
+    }
+    case 'send_keys':
+      facts.texts.push(String(args.keys ?? ''));
+      if (fromPage && /\bEnter\b/.test(String(args.keys ?? ''))) {
+        facts.data.push(...(await abortable(ctx.page.evaluate(focusedFormValues, { values: MAX_VALUES, value: MAX_VALUE }), ctx.signal).catch(() => [] as string[])));
+      }
+      return facts;
+    case 'extract':
+      facts.texts.push(String(args.query ?? ''));
+      return facts;
+    case 'request_human_input':
+      facts.texts.push(String(args.value ?? ''));
+      return facts;
+    case 'switch_tab':
+      facts.texts.push(ctx.context.pages()[Number(args.index)]?.url() ?? '');
+      return facts;
+    case 'select_option':
+      facts.texts.push(...typed);
+      break;
+  }
+  if (fromPage && typeof args.index === 'number') {
+    const locator = await resolveElement(ctx.page, args.index);
+    const el = await abortable(locator.evaluate(describeForPolicy, { text: MAX_TEXT, values: MAX_VALUES, value: MAX_VALUE }, { timeout: 2_000 }), ctx.signal);
+    if (el.text) facts.texts.push(el.text);
+    if (action === 'click_element') {
+      facts.targetUrl = http(el.href);
+      facts.data.push(...el.submits);
+    }
+  }
+  return facts;
+}

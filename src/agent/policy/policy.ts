@@ -1,0 +1,180 @@
+/**
+ * Automation policies, decided without a browser: what an action is (ActionFacts) goes in,
+ * allow / block / approve comes out. Precedence: block > approve > allow; an action no rule
+ * matches is allowed. Domain rules decide where the browser may go (navigations, links,
+ * the starting URL).
+ */
+import { compileDetector, type Detector, type SensitiveDataSpec } from './detectors';
+import { formatHostPattern, hostMatches, parseHostPattern, urlHost, type HostPattern } from './hosts';
+import { urlPatternMatches } from './url-patterns';
+
+/** The agent's actions a rule may name (`done` always ends the task and is never policed). */
+export const POLICY_ACTION_TYPES = [
+  'navigate',
+  'click_element',
+  'input_text',
+  'select_option',
+  'scroll',
+  'send_keys',
+  'switch_tab',
+  'go_back',
+  'wait',
+  'extract',
+  'upload_file',
+  'request_human_input',
+] as const;
+
+export type RuleEffect = 'allow' | 'block' | 'approve';
+export type DomainMode = 'allow_all' | 'allowlist' | 'blocklist';
+
+export interface PolicyRule {
+  effect: RuleEffect;
+  actionTypes?: string[];
+  keywords?: string[];
+  urlPatterns?: string[];
+  sensitiveData?: SensitiveDataSpec[];
+}
+
+/** What the agent needs of a stored policy. */
+export interface PolicyDocument {
+  _id: string;
+  name: string;
+  llmRole?: string | null;
+  domainRules: { mode: DomainMode; domains: string[] };
+  rules: PolicyRule[];
+}
+
+/** One action as the policy sees it, before it is performed. */
+export interface ActionFacts {
+  /** The tool name (navigate, click_element, ...). */
+  action: string;
+  /** The page the action acts on. */
+  pageUrl: string;
+  /** Where the action would take the browser: navigate's URL, a link's address. */
+  targetUrl?: string;
+  /** What it acts on: the element's text, the option, the keys; searched for keywords. */
+  texts: string[];
+  /** What it would type or submit (secrets already in place); searched for keywords and sensitive data. */
+  data: string[];
+}
+
+export interface PolicyDecision {
+  effect: RuleEffect;
+  /** Why, in a sentence the model and the human can read; empty when nothing matched. */
+  reason: string;
+  /** 1-based number of the deciding rule; absent for domain rules and the default. */
+  rule?: number;
+}
+
+interface CompiledRule {
+  number: number;
+  effect: RuleEffect;
+  actionTypes: Set<string>;
+  keywords: string[];
+  urlPatterns: string[];
+  detectors: Detector[];
+}
+
+const ALLOWED: PolicyDecision = { effect: 'allow', reason: '' };
+const RANK: Record<RuleEffect, number> = { block: 3, approve: 2, allow: 1 };
+
+export class CompiledPolicy {
+  readonly id: string;
+  readonly name: string;
+  readonly llmRole: string | null;
+  private readonly mode: DomainMode;
+  private readonly domains: HostPattern[];
+  private readonly rules: CompiledRule[];
+
+  constructor(doc: PolicyDocument) {
+    this.id = doc._id;
+    this.name = doc.name;
+    this.llmRole = doc.llmRole?.trim() || null;
+    this.mode = doc.domainRules.mode;
+    this.domains = doc.domainRules.domains.map(parseHostPattern).filter((p): p is HostPattern => typeof p !== 'string');
+    this.rules = doc.rules.map((r, i) => ({
+      number: i + 1,
+      effect: r.effect,
+      actionTypes: new Set(r.actionTypes ?? []),
+      keywords: (r.keywords ?? []).map((k) => k.toLowerCase()).filter(Boolean),
+      urlPatterns: r.urlPatterns ?? [],
+      detectors: (r.sensitiveData ?? []).map(compileDetector),
+    }));
+  }
+
+  /**
+   * Whether deciding on this action needs the element's text and a form's values (read from
+   * the page only then): a click may follow a link the domain rules judge; keywords and
+   * detectors of rules that may cover the action read the page.
+   */
+  needsPageFacts(action: string): boolean {
+    if (this.mode !== 'allow_all' && action === 'click_element') return true;
+    return this.rules.some((r) => (r.keywords.length > 0 || r.detectors.length > 0) && (r.actionTypes.size === 0 || r.actionTypes.has(action)));
+  }
+
+  /** Whether the domain rules restrict where the browser may go. */
+  get restrictsDomains(): boolean {
+    return this.mode !== 'allow_all';
+  }
+
+  /** The domain rules on one address; non-http(s) addresses (about:blank, data:) are not theirs to judge. */
+  checkUrl(url: string): PolicyDecision {
+    if (this.mode === 'allow_all') return ALLOWED;
+    const target = urlHost(url);
+    if (!target) return ALLOWED;
+    const listed = this.domains.find((d) => hostMatches(d, target));
+    if (this.mode === 'allowlist' && !listed) {
+      return { effect: 'block', reason: `${target.host} is not among the domains the policy "${this.name}" allows (${this.domains.map(formatHostPattern).join(', ') || 'none'})` };
+    }
+    if (this.mode === 'blocklist' && listed) {
+      return { effect: 'block', reason: `${target.host} is blocked by the policy "${this.name}" (${formatHostPattern(listed)})` };
+    }
+    return ALLOWED;
+  }
+
+  evaluate(facts: ActionFacts): PolicyDecision {
+    if (facts.targetUrl) {
+      const domain = this.checkUrl(facts.targetUrl);
+      if (domain.effect === 'block') return domain;
+    }
+    let best: PolicyDecision = ALLOWED;
+    let bestRank = 0;
+    for (const rule of this.rules) {
+      if (RANK[rule.effect] <= bestRank) continue;
+      const matched = matchRule(rule, facts);
+      if (!matched) continue;
+      best = { effect: rule.effect, rule: rule.number, reason: `rule ${rule.number} of the policy "${this.name}" (${rule.effect}) applies: ${matched.join(', ')}` };
+      bestRank = RANK[rule.effect];
+      if (rule.effect === 'block') break;
+    }
+    return best;
+  }
+}
+
+/** What made the rule match (for the reason), or null when it does not. Every condition given must hold. */
+function matchRule(rule: CompiledRule, facts: ActionFacts): string[] | null {
+  const why: string[] = [];
+  if (rule.actionTypes.size) {
+    if (!rule.actionTypes.has(facts.action)) return null;
+    why.push(`the action is ${facts.action}`);
+  }
+  if (rule.keywords.length) {
+    const haystack = [...facts.texts, ...facts.data].map((t) => t.toLowerCase());
+    const keyword = rule.keywords.find((k) => haystack.some((t) => t.includes(k)));
+    if (keyword === undefined) return null;
+    why.push(`it mentions "${keyword}"`);
+  }
+  if (rule.urlPatterns.length) {
+    const urls = [facts.pageUrl, facts.targetUrl].filter((u): u is string => !!u);
+    const pattern = rule.urlPatterns.find((p) => urls.some((u) => urlPatternMatches(p, u)));
+    if (pattern === undefined) return null;
+    why.push(`the URL matches "${pattern}"`);
+  }
+  if (rule.detectors.length) {
+    const found = rule.detectors.find((d) => facts.data.some((t) => d.find(t)));
+    if (!found) return null;
+    why.push(`what it would type or submit contains ${found.label}`);
+  }
+  if (!why.length) why.push('the rule has no conditions, so it covers every action');
+  return why;
+}

@@ -1,0 +1,73 @@
+import { SecretVault } from './vault';
+import { TaskSecrets } from './secrets';
+
+const secrets = new TaskSecrets([
+  { match: '*.example.com', fields: { email: 'Ada@Example.com', password: 'p@ss w0rd&"x' } },
+  { match: 'login.other.test', fields: { password: 'other-pass' } },
+  { match: 'all', fields: { pin: '42' } },
+]);
+
+describe('secret substitution', () => {
+  it('puts the value in on a page its match covers, the most specific entry first', () => {
+    expect(secrets.substitute('<secret>password</secret>', 'https://www.example.com/login')).toEqual({ ok: true, text: 'p@ss w0rd&"x', used: ['password'] });
+    expect(secrets.substitute('<secret>password</secret>', 'https://login.other.test/')).toEqual({ ok: true, text: 'other-pass', used: ['password'] });
+    expect(secrets.substitute('me: <secret>email</secret>!', 'https://example.com/')).toMatchObject({ ok: true, text: 'me: Ada@Example.com!' });
+    expect(secrets.substitute('<secret>pin</secret>', 'http://127.0.0.1:8080/')).toMatchObject({ ok: true, text: '42' });
+  });
+
+  it('refuses a page the match does not cover, and unknown names, typing nothing', () => {
+    expect(secrets.substitute('<secret>email</secret>', 'https://evil.test/')).toEqual({
+      ok: false,
+      error: 'The secret "email" may only be used on *.example.com, and this page is evil.test. Nothing was typed.',
+    });
+    expect(secrets.substitute('<secret>email</secret>', 'about:blank')).toMatchObject({ ok: false });
+    expect(secrets.substitute('<secret>token</secret>', 'https://example.com/')).toEqual({
+      ok: false,
+      error: 'There is no secret named "token"; the secrets are: email, password, pin. Nothing was typed.',
+    });
+    expect(secrets.substitute('plain text', 'https://evil.test/')).toEqual({ ok: true, text: 'plain text', used: [] });
+  });
+
+  it('lists names and where they work, never values', () => {
+    const listed = JSON.stringify(secrets.catalogue());
+    expect(secrets.catalogue()).toEqual([
+      { name: 'email', matches: ['*.example.com'] },
+      { name: 'password', matches: ['*.example.com', 'login.other.test'] },
+      { name: 'pin', matches: ['all'] },
+    ]);
+    expect(listed).not.toContain('w0rd');
+  });
+});
+
+describe('masking', () => {
+  it('replaces values in any case and in URL, form, JSON and HTML encodings', () => {
+    expect(secrets.mask('Welcome ada@example.com')).toBe('Welcome <secret>email</secret>');
+    expect(secrets.mask('https://x.test/?u=Ada%40Example.com&p=p%40ss%20w0rd%26%22x')).toBe('https://x.test/?u=<secret>email</secret>&p=<secret>password</secret>');
+    expect(secrets.mask('p=p%40ss+w0rd%26%22x')).toBe('p=<secret>password</secret>');
+    expect(secrets.mask(JSON.stringify({ typed: 'p@ss w0rd&"x' }))).toBe('{"typed":"<secret>password</secret>"}');
+    expect(secrets.mask('value="p@ss w0rd&amp;&quot;x"')).toBe('value="<secret>password</secret>"');
+  });
+
+  it('masks short values only where they stand alone', () => {
+    expect(secrets.mask('PIN 42, order 4242, room 42b')).toBe('PIN <secret>pin</secret>, order 4242, room 42b');
+  });
+
+  it('masks deep values and leaves text without values alone', () => {
+    expect(secrets.maskDeep({ a: ['other-pass'], n: 1 })).toEqual({ a: ['<secret>password</secret>'], n: 1 });
+    expect(secrets.mask('nothing here')).toBe('nothing here');
+  });
+});
+
+describe('the vault', () => {
+  it('holds a task\'s secrets per session, masks every value the session was given, forgets on close', () => {
+    const vault = new SecretVault();
+    vault.hold('s1', 't1', [{ match: 'all', fields: { a: 'first-value' } }]);
+    vault.hold('s1', 't2', [{ match: 'all', fields: { b: 'second-value' } }]);
+    expect(vault.forTask('s1', 't1')).toBeUndefined();
+    expect(vault.forTask('s1', 't2')!.catalogue()).toEqual([{ name: 'b', matches: ['all'] }]);
+    expect(vault.mask('s1', 'first-value second-value')).toBe('<secret>a</secret> <secret>b</secret>');
+    expect(vault.mask('s2', 'first-value')).toBe('first-value');
+    vault.forget('s1');
+    expect(vault.mask('s1', 'first-value')).toBe('first-value');
+  });
+});

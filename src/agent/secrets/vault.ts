@@ -1,0 +1,46 @@
+import { TaskSecrets, type SecretEntry } from './secrets';
+
+interface SessionSecrets {
+  taskId: string;
+  /** The running task's secrets: what placeholders resolve to. */
+  current: TaskSecrets;
+  /** Every value the session was given, for masking (a page may still show an earlier task's). */
+  all: TaskSecrets;
+  entries: SecretEntry[];
+}
+
+/**
+ * Where secret values live on a browser worker: in memory, per session, handed over by the
+ * session workflow once per task and worker, dropped when the session's browser closes.
+ */
+export class SecretVault {
+  private readonly sessions = new Map<string, SessionSecrets>();
+
+  /** The task's secrets arrive (its first step on this worker). */
+  hold(sessionId: string, taskId: string, entries: SecretEntry[]): void {
+    const prev = this.sessions.get(sessionId);
+    const all = [...(prev?.entries ?? []), ...entries];
+    this.sessions.set(sessionId, { taskId, current: new TaskSecrets(entries), all: new TaskSecrets(all), entries: all });
+  }
+
+  /** The secrets of this task, if this worker holds them. */
+  forTask(sessionId: string, taskId: string): TaskSecrets | undefined {
+    const s = this.sessions.get(sessionId);
+    return s && s.taskId === taskId ? s.current : undefined;
+  }
+
+  /** `text` with every value the session was given replaced by its placeholder. */
+  mask(sessionId: string, text: string): string {
+    const s = this.sessions.get(sessionId);
+    return s ? s.all.mask(text) : text;
+  }
+
+  maskDeep<T>(sessionId: string, value: T): T {
+    const s = this.sessions.get(sessionId);
+    return s ? s.all.maskDeep(value) : value;
+  }
+
+  forget(sessionId: string): void {
+    this.sessions.delete(sessionId);
+  }
+}
