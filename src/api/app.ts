@@ -24,6 +24,7 @@ import { SessionsService } from './sessions.service';
 import { socketCounts } from './socket/socket.server';
 import type { Server as SocketServer } from 'socket.io';
 import { useSubmissionAllowlist } from '../net/submitted-urls';
+import { openAiErrorHandler, openAiRoutes } from './routes/openai.routes';
 
 export interface AppDeps {
   config: Config;
@@ -48,6 +49,8 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(express.json({ limit: config.BODY_LIMIT }));
+  // Malformed JSON sent to /v1 is answered in the OpenAI error shape (see openai.routes.ts).
+  app.use('/v1', openAiErrorHandler(logger));
 
   const sessions = new SessionsService({ ...deps, logger });
   const messages = createMessageHandler({ config, sessions });
@@ -66,6 +69,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.use(filesRoutes(storage));
   app.use(cronJobsRoutes({ config, store, temporal: deps.temporal, redis, auth, logger }));
   app.use(webhooksRoutes({ store, redis, auth, logger }));
+  app.use(openAiRoutes({ config, store, redis, sessions, auth, logger }));
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {
     const ids = await store.sessions.liveIds(currentUser(req)._id);

@@ -7,7 +7,7 @@ import { RateLimitError } from '../../errors';
  * Sliding-window limit in Redis, shared by every API instance. Every request counts,
  * failed ones included; the key is per user (all keys of a user share it) or per IP.
  */
-export function rateLimit(deps: { redis: Redis; name: string; limit: number; windowMs: number; key: (req: Request) => string }) {
+export function rateLimit(deps: { redis: Redis; name: string; limit: number; windowMs: number; key: (req: Request) => string; reject?: (res: Response, err: RateLimitError) => void }) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const now = Date.now();
     const key = `bas:rl:${deps.name}:${deps.key(req)}`;
@@ -29,6 +29,7 @@ export function rateLimit(deps: { redis: Redis; name: string; limit: number; win
     if (count > deps.limit) {
       res.set('Retry-After', String(Math.max(1, Math.ceil((resetAt - now) / 1000))));
       const e = new RateLimitError();
+      if (deps.reject) return deps.reject(res, e);
       res.status(429).json({ success: false, message: e.message, error: e.message, code: e.code });
       return;
     }
