@@ -25,6 +25,8 @@ import { socketCounts } from './socket/socket.server';
 import type { Server as SocketServer } from 'socket.io';
 import { useSubmissionAllowlist } from '../net/submitted-urls';
 import { openAiErrorHandler, openAiRoutes } from './routes/openai.routes';
+import { docsRoutes } from './routes/docs.routes';
+import { mcpRoutes } from './routes/mcp.routes';
 
 export interface AppDeps {
   config: Config;
@@ -70,6 +72,8 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.use(cronJobsRoutes({ config, store, temporal: deps.temporal, redis, auth, logger }));
   app.use(webhooksRoutes({ store, redis, auth, logger }));
   app.use(openAiRoutes({ config, store, redis, sessions, auth, logger }));
+  app.use(docsRoutes({ config }));
+  app.use(mcpRoutes({ config, store, sessions, logger, auth, limit: { redis, limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 } }));
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {
     const ids = await store.sessions.liveIds(currentUser(req)._id);
