@@ -60,8 +60,12 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
     return null;
   };
 
-  /** Ends the request's session if the task did not end it already (guardrail, disconnect, deadline). */
-  const release = async (run: Run): Promise<void> => {
+  /**
+   * Ends the request's session unless the task ended and so ends it itself
+   * (terminateOnCompletion, whose end_session reason stays as it is).
+   */
+  const release = async (run: Run, view?: TaskView | null): Promise<void> => {
+    if (view && TERMINAL_TASK_STATUSES.includes(view.status) && !run.aborted) return;
     try {
       const rec = await store.sessions.get(run.sessionId);
       if (rec && LIVE_SESSION_STATUSES.includes(rec.status)) await sessions.changeState(run.user, run.sessionId, 'terminate');
@@ -96,8 +100,9 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
 
     async answer(run: Run, res: Response): Promise<void> {
       watchDisconnect(run, res);
+      let view: TaskView | null = null;
       try {
-        const view = await outcome(run);
+        view = await outcome(run);
         if (run.aborted) return;
         const err = failure(run, view);
         if (err) {
@@ -115,7 +120,7 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
         };
         res.json(body);
       } finally {
-        await release(run);
+        await release(run, view);
       }
     },
 
@@ -153,8 +158,9 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
         }));
       const ticker = setInterval(() => void pollProgress(), PROGRESS_POLL_MS);
       const keepalive = setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS);
+      let view: TaskView | null = null;
       try {
-        const view = await outcome(run);
+        view = await outcome(run);
         clearInterval(ticker);
         await pollProgress();
         if (run.aborted) return;
@@ -176,7 +182,7 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
         clearInterval(ticker);
         clearInterval(keepalive);
         if (!res.writableEnded) res.end();
-        await release(run);
+        await release(run, view);
       }
     },
   };
