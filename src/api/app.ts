@@ -25,6 +25,9 @@ import { SessionsService } from './sessions.service';
 import { socketCounts } from './socket/socket.server';
 import type { Server as SocketServer } from 'socket.io';
 import { useSubmissionAllowlist } from '../net/submitted-urls';
+import { openAiErrorHandler, openAiRoutes } from './routes/openai.routes';
+import { docsRoutes } from './routes/docs.routes';
+import { mcpRoutes } from './routes/mcp.routes';
 
 export interface AppDeps {
   config: Config;
@@ -49,6 +52,8 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(express.json({ limit: config.BODY_LIMIT }));
+  // Malformed JSON sent to /v1 is answered in the OpenAI error shape (see openai.routes.ts).
+  app.use('/v1', openAiErrorHandler(logger));
 
   const sessions = new SessionsService({ ...deps, logger });
   const messages = createMessageHandler({ config, sessions });
@@ -69,6 +74,9 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.use(cronJobsRoutes({ config, store, temporal: deps.temporal, redis, auth, logger }));
   app.use(webhooksRoutes({ store, redis, auth, logger }));
   app.use(policiesRoutes({ config, store, redis, auth, logger }));
+  app.use(openAiRoutes({ config, store, redis, sessions, auth, logger }));
+  app.use(docsRoutes({ config }));
+  app.use(mcpRoutes({ config, store, sessions, logger, auth, limit: { redis, limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 } }));
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {
     const ids = await store.sessions.liveIds(currentUser(req)._id);

@@ -46,4 +46,10 @@ export class TasksRepository {
     const { _id, userId: _u, updatedAt: _up, createdAt, completedAt, ...rest } = rec;
     return { ...rest, taskId: _id, createdAt: createdAt.toISOString(), completedAt: completedAt?.toISOString() };
   }
+
+  /** Ids of a user's recorded tasks in one session, oldest first. */
+  async idsOfSession(userId: string, sessionId: string): Promise<string[]> {
+    const docs = await this.tasks.find({ userId, sessionId }, { projection: { _id: 1 } }).sort({ createdAt: 1 }).limit(100).toArray();
+    return docs.map((d) => d._id);
+  }
 }

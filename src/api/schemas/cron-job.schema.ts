@@ -54,6 +54,8 @@ const fieldsSchema = z.object({
   status: z.enum(['active', 'paused']).describe('active (default) or paused'),
 });
 
+/** Every field of a trigger, as the OpenAPI document shows them. */
+export const cronJobFieldsSchema = fieldsSchema;
 const updateSchema = fieldsSchema.partial();
 type UpdateBody = z.infer<typeof updateSchema>;
 

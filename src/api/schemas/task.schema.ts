@@ -69,35 +69,36 @@ export const webhookSchema = z.object({
   submittedData: z.enum(['ai_response', 'full_response', 'just_ping']).describe('What the delivery carries'),
 });
 
+/** The task's fields without the cross-field checks (zod cannot pick from a refined object). */
+export const taskParamsFields = z.object({
+  prompt: z.string().max(50_000).default('').describe('What the agent should do'),
+  startingUrl: httpUrl.nullable().default(null).describe('Page to open first'),
+  maxDuration: bounded('maxDuration'),
+  maxInputTokens: bounded('maxInputTokens'),
+  maxOutputTokens: bounded('maxOutputTokens'),
+  terminateOnCompletion: z.boolean().default(false).describe('Close the session after the task'),
+  outputType: z.enum(['text', 'structured_json', 'structured_csv']).default('text'),
+  outputSchema: z.union([z.record(z.string(), z.unknown()), z.array(z.string())]).optional().describe('JSON Schema (structured_json) or column names (structured_csv)'),
+  secrets: z.array(secretEntrySchema).max(SECRET_LIMITS.entries).default([]).describe('Values the agent may type but never sees'),
+  files: z.array(z.string().min(1)).max(20).default([]).describe('fileIds from POST /files/upload'),
+  webhook: webhookSchema.optional(),
+});
+
 /** Task parameters: inside `task` of start-session and run-task, or inside a newTask message. */
-export const taskParamsSchema = z
-  .object({
-    prompt: z.string().max(50_000).default('').describe('What the agent should do'),
-    startingUrl: httpUrl.nullable().default(null).describe('Page to open first'),
-    maxDuration: bounded('maxDuration'),
-    maxInputTokens: bounded('maxInputTokens'),
-    maxOutputTokens: bounded('maxOutputTokens'),
-    terminateOnCompletion: z.boolean().default(false).describe('Close the session after the task'),
-    outputType: z.enum(['text', 'structured_json', 'structured_csv']).default('text'),
-    outputSchema: z.union([z.record(z.string(), z.unknown()), z.array(z.string())]).optional().describe('JSON Schema (structured_json) or column names (structured_csv)'),
-    secrets: z.array(secretEntrySchema).max(SECRET_LIMITS.entries).default([]).describe('Values the agent may type but never sees'),
-    files: z.array(z.string().min(1)).max(20).default([]).describe('fileIds from POST /files/upload'),
-    webhook: webhookSchema.optional(),
-  })
-  .superRefine((t, ctx) => {
-    if (t.outputType === 'structured_json' && (!t.outputSchema || Array.isArray(t.outputSchema))) {
-      ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: 'outputSchema must be a JSON Schema object when outputType is structured_json' });
-    }
-    if (t.outputType === 'structured_csv' && (!Array.isArray(t.outputSchema) || t.outputSchema.length === 0)) {
-      ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: 'outputSchema must be a non-empty array of column names when outputType is structured_csv' });
-    }
-    const problem =
-      t.outputType === 'structured_json' && t.outputSchema && !Array.isArray(t.outputSchema)
-        ? outputSchemaProblem(t.outputSchema)
-        : t.outputType === 'structured_csv' && Array.isArray(t.outputSchema) && t.outputSchema.length
-          ? csvColumnsProblem(t.outputSchema)
-          : null;
-    if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem });
-  });
+export const taskParamsSchema = taskParamsFields.superRefine((t, ctx) => {
+  if (t.outputType === 'structured_json' && (!t.outputSchema || Array.isArray(t.outputSchema))) {
+    ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: 'outputSchema must be a JSON Schema object when outputType is structured_json' });
+  }
+  if (t.outputType === 'structured_csv' && (!Array.isArray(t.outputSchema) || t.outputSchema.length === 0)) {
+    ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: 'outputSchema must be a non-empty array of column names when outputType is structured_csv' });
+  }
+  const problem =
+    t.outputType === 'structured_json' && t.outputSchema && !Array.isArray(t.outputSchema)
+      ? outputSchemaProblem(t.outputSchema)
+      : t.outputType === 'structured_csv' && Array.isArray(t.outputSchema) && t.outputSchema.length
+        ? csvColumnsProblem(t.outputSchema)
+        : null;
+  if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem });
+});
 
 export type TaskParamsInput = z.infer<typeof taskParamsSchema>;

@@ -1,0 +1,191 @@
+import type { Response } from 'express';
+import type { Config } from '../../config';
+import { isServiceError } from '../../errors';
+import type { Logger } from '../../logger';
+import type { Store } from '../../store/store';
+import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
+import type { UserRecord } from '../../store/users.repository';
+import { TERMINAL_TASK_STATUSES, type TaskView } from '../../workflows/types';
+import { CHAT_MODEL_ID, DEFAULT_MAX_TOKENS, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest } from '../schemas/chat.schema';
+import { taskParamsSchema } from '../schemas/task.schema';
+import { parseRequest } from '../schemas/validation';
+import type { SessionsService } from '../sessions.service';
+import { contentDeltas, progressComment, taskPrompt } from './chat-prompt';
+import { guardrailTriggered, OpenAiCompatError, toOpenAiError } from './openai-errors';
+
+const PROGRESS_POLL_MS = 250;
+const KEEPALIVE_MS = 15_000;
+
+interface Run {
+  user: UserRecord;
+  sessionId: string;
+  taskId: string;
+  created: number;
+  deadline: number;
+  /** Set when the client went away before its answer. */
+  aborted: boolean;
+}
+
+/**
+ * `POST /v1/chat/completions` on the task path: one session per request (run-task with
+ * terminateOnCompletion), waited for through the session workflow's awaitTask update, and
+ * terminated whatever the outcome or when the client disconnects.
+ */
+export function createChatCompletions(deps: { config: Config; store: Store; sessions: SessionsService; logger: Logger }) {
+  const { store, sessions } = deps;
+  const logger = deps.logger.child({ component: 'chat-completions' });
+
+  const begin = async (user: UserRecord, body: ChatCompletionRequest): Promise<Run> => {
+    const prompt = taskPrompt(body.messages);
+    if (prompt === null) throw new OpenAiCompatError(400, 'messages must contain a user message with text (the task)', 'invalid_request_error', 'missing_required_field');
+    let params;
+    try {
+      params = parseRequest(taskParamsSchema, { prompt, maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS, terminateOnCompletion: true });
+    } catch (err) {
+      if (isServiceError(err) && err.details?.parameter === 'prompt') throw new OpenAiCompatError(400, 'The conversation is too long for one task (at most 50000 characters)', 'invalid_request_error', 'context_length_exceeded');
+      throw err;
+    }
+    const started = await sessions.start(user, params);
+    const now = Date.now();
+    // The workflow ends the task at maxDuration; the margin covers recording its outcome.
+    return { user, sessionId: started.sessionId, taskId: started.taskId!, created: Math.floor(now / 1000), deadline: now + params.maxDuration + 60_000, aborted: false };
+  };
+
+  /** Waits until the task ends or asks for a human; null when the client left or the deadline passed. */
+  const outcome = async (run: Run): Promise<TaskView | null> => {
+    while (!run.aborted && Date.now() < run.deadline) {
+      const view = await sessions.awaitTask(run.sessionId, run.taskId);
+      if (view && (TERMINAL_TASK_STATUSES.includes(view.status) || view.status === 'guardrail_trigger')) return view;
+    }
+    return null;
+  };
+
+  /**
+   * Ends the request's session unless the task ended and so ends it itself
+   * (terminateOnCompletion, whose end_session reason stays as it is).
+   */
+  const release = async (run: Run, view?: TaskView | null): Promise<void> => {
+    if (view && TERMINAL_TASK_STATUSES.includes(view.status) && !run.aborted) return;
+    try {
+      const rec = await store.sessions.get(run.sessionId);
+      if (rec && LIVE_SESSION_STATUSES.includes(rec.status)) await sessions.changeState(run.user, run.sessionId, 'terminate');
+    } catch (err) {
+      if (!(isServiceError(err) && err.code === 'SESSION_NOT_FOUND')) logger.warn({ err, sessionId: run.sessionId }, 'could not terminate the session of a chat completion');
+    }
+  };
+
+  const service = (run: Run, view: TaskView) => ({ sessionId: run.sessionId, taskId: run.taskId, cost: view.usage.cost });
+  const usage = (view: TaskView) => ({ prompt_tokens: view.usage.prompt_tokens, completion_tokens: view.usage.completion_tokens, total_tokens: view.usage.total_tokens });
+
+  /** The task's end as an error of the endpoint; null when it produced an answer. */
+  const failure = (run: Run, view: TaskView | null): OpenAiCompatError | null => {
+    if (!view) return new OpenAiCompatError(504, 'The task did not finish in time', 'server_error', 'task_timeout');
+    if (view.status === 'guardrail_trigger') return guardrailTriggered(view.guardrail?.value ?? '');
+    if (view.status === 'failed') return new OpenAiCompatError(422, view.error ?? 'The task failed', 'task_error', (view.code ?? 'TASK_FAILED').toLowerCase());
+    return null;
+  };
+
+  /** Stops the task and frees the session as soon as the client goes away. */
+  const watchDisconnect = (run: Run, res: Response) => {
+    res.on('close', () => {
+      if (res.writableFinished) return;
+      run.aborted = true;
+      logger.info({ sessionId: run.sessionId, taskId: run.taskId }, 'client left; terminating the session');
+      void release(run);
+    });
+  };
+
+  return {
+    begin,
+
+    async answer(run: Run, res: Response): Promise<void> {
+      watchDisconnect(run, res);
+      let view: TaskView | null = null;
+      try {
+        view = await outcome(run);
+        if (run.aborted) return;
+        const err = failure(run, view);
+        if (err) {
+          res.status(err.status).json(err.toBody());
+          return;
+        }
+        const body: ChatCompletion = {
+          id: `chatcmpl-${run.taskId}`,
+          object: 'chat.completion',
+          created: run.created,
+          model: CHAT_MODEL_ID,
+          choices: [{ index: 0, message: { role: 'assistant', content: view!.message ?? '', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+          usage: usage(view!),
+          service: service(run, view!),
+        };
+        res.json(body);
+      } finally {
+        await release(run, view);
+      }
+    },
+
+    async stream(run: Run, res: Response, opts: { includeUsage: boolean }): Promise<void> {
+      watchDisconnect(run, res);
+      const chunk = (c: Omit<ChatCompletionChunk, 'id' | 'object' | 'created' | 'model'>) =>
+        `data: ${JSON.stringify({ id: `chatcmpl-${run.taskId}`, object: 'chat.completion.chunk', created: run.created, model: CHAT_MODEL_ID, ...c })}\n\n`;
+      const write = (s: string) => {
+        if (!run.aborted && !res.writableEnded) res.write(s);
+      };
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+        'x-session-id': run.sessionId,
+        'x-task-id': run.taskId,
+      });
+      write(chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], service: { sessionId: run.sessionId, taskId: run.taskId } }));
+
+      // The agent's progress, read from the session's timeline, goes out as SSE comments.
+      let seq = 0;
+      let polling: Promise<void> = Promise.resolve();
+      const pollProgress = () =>
+        (polling = polling.then(async () => {
+          try {
+            for (const e of await store.events.after(run.sessionId, seq)) {
+              seq = e.seq;
+              const line = progressComment(e);
+              if (line) write(line);
+            }
+          } catch (err) {
+            logger.warn({ err, sessionId: run.sessionId }, 'reading progress failed');
+          }
+        }));
+      const ticker = setInterval(() => void pollProgress(), PROGRESS_POLL_MS);
+      const keepalive = setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS);
+      let view: TaskView | null = null;
+      try {
+        view = await outcome(run);
+        clearInterval(ticker);
+        await pollProgress();
+        if (run.aborted) return;
+        const err = failure(run, view);
+        if (err) {
+          // Headers are sent: the error goes as a data line, which the SDKs raise as an APIError.
+          write(`data: ${JSON.stringify(err.toBody())}\n\n`);
+          return;
+        }
+        for (const piece of contentDeltas(view!.message ?? '')) write(chunk({ choices: [{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: null }] }));
+        write(chunk({ choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }], service: service(run, view!) }));
+        if (opts.includeUsage) write(chunk({ choices: [], usage: usage(view!) }));
+        write('data: [DONE]\n\n');
+      } catch (e) {
+        const err = toOpenAiError(e);
+        if (err.status >= 500) logger.error({ err: e, sessionId: run.sessionId }, 'chat completion stream failed');
+        write(`data: ${JSON.stringify(err.toBody())}\n\n`);
+      } finally {
+        clearInterval(ticker);
+        clearInterval(keepalive);
+        if (!res.writableEnded) res.end();
+        await release(run, view);
+      }
+    },
+  };
+}
+
+export type ChatCompletions = ReturnType<typeof createChatCompletions>;

@@ -1,0 +1,295 @@
+/**
+ * The OpenAPI 3.1 document served at GET /openapi.json, built from the same zod schemas
+ * that validate requests (`z.toJSONSchema`, input side) and describe answers (output
+ * side). The operation table below is the only hand-written part: which schema goes
+ * with which method and path.
+ */
+import { z } from 'zod';
+import { chatCompletionChunkSchema, chatCompletionRequestSchema, chatCompletionSchema, modelListSchema, modelSchema, openAiErrorSchema } from '../schemas/chat.schema';
+import { cronJobFieldsSchema } from '../schemas/cron-job.schema';
+import { guardrailMessageSchema, interactionMessageSchema, newTaskMessageSchema, stateMessageSchema } from '../schemas/message.schema';
+import * as R from '../schemas/responses.schema';
+import { runTaskSchema, startSessionSchema } from '../schemas/session.schema';
+import { mcpToolInputSchemas } from '../mcp/tool-schemas';
+
+/** Request bodies (read as input: defaults are optional). */
+const REQUESTS = {
+  StartSessionRequest: startSessionSchema,
+  RunTaskRequest: runTaskSchema,
+  SendMessageRequest: z.object({
+    sessionId: z.string().min(1).describe('The session'),
+    message: z.union([newTaskMessageSchema, stateMessageSchema, interactionMessageSchema, guardrailMessageSchema]).describe('newTask, state, interaction or guardrail'),
+  }),
+  NamedRequest: z.object({ name: z.string().min(1).max(200), description: z.string().max(2000).nullish() }).describe('Name and description of an environment or profile'),
+  ChatConnectionRequest: z.looseObject({ provider: z.enum(['telegram', 'slack', 'discord', 'whatsapp', 'teams']) }).describe('Chat connection: the provider and its fields (bot token, chat id, ...)'),
+  CronJobCreateRequest: cronJobFieldsSchema.partial().required({ name: true, environmentId: true, scheduleType: true, prompt: true }),
+  CronJobUpdateRequest: cronJobFieldsSchema.partial(),
+  ChatCompletionRequest: chatCompletionRequestSchema,
+} as const;
+
+/** Response bodies (read as output). */
+const RESPONSES = {
+  ErrorEnvelope: R.errorEnvelopeSchema,
+  Confirmation: R.confirmationSchema,
+  Usage: R.usageSchema,
+  SessionResource: R.sessionResourceSchema,
+  TaskAnswer: R.taskAnswerSchema,
+  TaskPoll: R.taskPollSchema,
+  Health: R.healthSchema,
+  ActiveSockets: R.activeSocketsSchema,
+  EnvironmentCreated: R.environmentCreatedSchema,
+  EnvironmentList: R.environmentListSchema,
+  EnvironmentOne: R.environmentOneSchema,
+  EnvironmentUploaded: R.environmentUploadedSchema,
+  AttachedFiles: R.attachedFilesSchema,
+  ChatSaved: R.chatSavedSchema,
+  UploadedFiles: R.uploadedFilesSchema,
+  ProfileList: R.profileListSchema,
+  ProfileOne: R.profileOneSchema,
+  SignedLink: R.signedLinkSchema,
+  CronJobList: R.cronJobListSchema,
+  CronJobOne: R.cronJobOneSchema,
+  CronJobWithRuns: R.cronJobWithRunsSchema,
+  CronJobState: R.cronJobStateSchema,
+  RunPage: R.runPageSchema,
+  RunOne: R.runOneSchema,
+  WebhookSecret: R.webhookSecretSchema,
+  ChatCompletion: chatCompletionSchema,
+  ChatCompletionChunk: chatCompletionChunkSchema,
+  ModelList: modelListSchema,
+  Model: modelSchema,
+  OpenAiError: openAiErrorSchema,
+} as const;
+
+type RequestName = keyof typeof REQUESTS;
+type ResponseName = keyof typeof RESPONSES;
+type Body = ResponseName | 'binary' | 'html' | 'sse' | 'sdp' | 'jpeg-stream' | 'none' | 'json-rpc' | 'any-json';
+
+interface Operation {
+  method: 'get' | 'post' | 'put' | 'delete' | 'options';
+  path: string;
+  tag: string;
+  summary: string;
+  /** Bearer API key; `optional` when a signed token in the query works instead. */
+  auth: boolean | 'optional';
+  json?: RequestName;
+  multipart?: { field: string; many: boolean };
+  sdp?: boolean;
+  query?: { name: string; description: string; schema: Record<string, unknown> }[];
+  ok: [number, Body];
+  /** Error statuses; their bodies are the REST error envelope, or the OpenAI error for /v1. */
+  errors?: number[];
+}
+
+const str = { type: 'string' };
+const tokenQuery = (what: string) => ({ name: 'token', description: `Signed ${what} token (instead of the API key)`, schema: str });
+
+export const OPERATIONS: Operation[] = [
+  { method: 'get', path: '/start/health', tag: 'Sessions', summary: 'Health and browser workers', auth: false, ok: [200, 'Health'] },
+  { method: 'post', path: '/start/start-session', tag: 'Sessions', summary: 'Start a session (optionally with a task)', auth: true, json: 'StartSessionRequest', ok: [200, 'SessionResource'], errors: [400, 401, 402, 403, 404, 409, 429, 503] },
+  { method: 'post', path: '/start/run-task', tag: 'Sessions', summary: 'Run one task in a new session that closes afterwards', auth: true, json: 'RunTaskRequest', ok: [200, 'TaskAnswer'], errors: [400, 401, 402, 403, 429, 503] },
+  { method: 'post', path: '/start/send-message', tag: 'Sessions', summary: 'Send newTask, state, interaction or guardrail to a session', auth: true, json: 'SendMessageRequest', ok: [200, 'TaskAnswer'], errors: [400, 401, 402, 404, 409, 429] },
+  { method: 'get', path: '/start/active-sockets', tag: 'Sessions', summary: "The caller's live sessions and the sockets watching each", auth: true, ok: [200, 'ActiveSockets'], errors: [401] },
+  { method: 'get', path: '/task/{sessionId}/{taskId}', tag: 'Sessions', summary: 'Poll a task (the session id is the capability; no key needed)', auth: false, ok: [200, 'TaskPoll'], errors: [404] },
+  { method: 'get', path: '/view/{sessionId}', tag: 'Live', summary: 'Live view page of a session', auth: false, query: [tokenQuery('view')], ok: [200, 'html'], errors: [404] },
+  { method: 'get', path: '/view/{sessionId}/stream', tag: 'Live', summary: 'MJPEG stream of the live view', auth: false, query: [tokenQuery('view')], ok: [200, 'jpeg-stream'], errors: [404] },
+  { method: 'post', path: '/whep/{sessionId}', tag: 'Live', summary: 'WHEP: SDP offer in, SDP answer out (201, Location)', auth: false, sdp: true, query: [tokenQuery('view')], ok: [201, 'sdp'], errors: [400, 404] },
+  { method: 'options', path: '/whep/{sessionId}', tag: 'Live', summary: 'CORS preflight of WHEP', auth: false, ok: [204, 'none'] },
+  { method: 'options', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'CORS preflight of a WHEP resource', auth: false, ok: [204, 'none'] },
+  { method: 'delete', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'End a WHEP playback', auth: false, query: [tokenQuery('view')], ok: [200, 'none'], errors: [404] },
+  { method: 'post', path: '/environments', tag: 'Environments', summary: 'Create an environment', auth: true, json: 'NamedRequest', ok: [200, 'EnvironmentCreated'], errors: [400, 401] },
+  { method: 'get', path: '/environments', tag: 'Environments', summary: "The caller's environments", auth: true, ok: [200, 'EnvironmentList'], errors: [401] },
+  { method: 'get', path: '/environments/{id}', tag: 'Environments', summary: 'One environment', auth: true, ok: [200, 'EnvironmentOne'], errors: [401, 404] },
+  { method: 'delete', path: '/environments/{id}', tag: 'Environments', summary: 'Delete an environment, its profile data and files', auth: true, ok: [200, 'Confirmation'], errors: [401, 404] },
+  { method: 'post', path: '/environments/{id}/upload', tag: 'Environments', summary: 'Upload the browser profile (.tar.gz, field "file")', auth: true, multipart: { field: 'file', many: false }, ok: [200, 'EnvironmentUploaded'], errors: [400, 401, 404, 413] },
+  { method: 'post', path: '/environments/{id}/files', tag: 'Environments', summary: 'Attach files (field "files")', auth: true, multipart: { field: 'files', many: true }, ok: [200, 'AttachedFiles'], errors: [400, 401, 404, 413] },
+  { method: 'get', path: '/environments/{id}/files', tag: 'Environments', summary: 'Files of an environment', auth: true, ok: [200, 'AttachedFiles'], errors: [401, 404] },
+  { method: 'delete', path: '/environments/{id}/files/{fileId}', tag: 'Environments', summary: 'Remove a file', auth: true, ok: [200, 'Confirmation'], errors: [401, 404] },
+  { method: 'put', path: '/environments/{id}/chat', tag: 'Environments', summary: 'Set the chat connection', auth: true, json: 'ChatConnectionRequest', ok: [200, 'ChatSaved'], errors: [400, 401, 404] },
+  { method: 'delete', path: '/environments/{id}/chat', tag: 'Environments', summary: 'Remove the chat connection', auth: true, ok: [200, 'Confirmation'], errors: [401, 404] },
+  { method: 'get', path: '/profiles', tag: 'Profiles', summary: "The caller's browser profiles", auth: true, ok: [200, 'ProfileList'], errors: [401, 429] },
+  { method: 'post', path: '/profiles', tag: 'Profiles', summary: 'Create a profile', auth: true, json: 'NamedRequest', ok: [200, 'ProfileOne'], errors: [400, 401, 429] },
+  { method: 'get', path: '/profiles/{id}', tag: 'Profiles', summary: 'One profile', auth: true, ok: [200, 'ProfileOne'], errors: [401, 404, 429] },
+  { method: 'delete', path: '/profiles/{id}', tag: 'Profiles', summary: 'Delete a profile', auth: true, ok: [200, 'Confirmation'], errors: [401, 404, 429] },
+  { method: 'post', path: '/profiles/{id}/upload', tag: 'Profiles', summary: 'Upload the profile archive (.tar.gz, field "file")', auth: true, multipart: { field: 'file', many: false }, ok: [200, 'ProfileOne'], errors: [400, 401, 404, 413, 429] },
+  {
+    method: 'get',
+    path: '/profiles/{id}/download',
+    tag: 'Profiles',
+    summary: 'The profile archive (.tar.gz); with ?link=1 a signed link valid for one hour',
+    auth: 'optional',
+    query: [tokenQuery('download'), { name: 'link', description: 'Answer with a signed link instead of the archive', schema: str }],
+    ok: [200, 'binary'],
+    errors: [401, 404],
+  },
+  { method: 'post', path: '/files/upload', tag: 'Files', summary: 'Upload files for tasks (field "files")', auth: true, multipart: { field: 'files', many: true }, ok: [200, 'UploadedFiles'], errors: [400, 401, 413, 429] },
+  { method: 'get', path: '/files/{fileId}/download', tag: 'Files', summary: 'Download a file (owner key or signed token)', auth: 'optional', query: [tokenQuery('download')], ok: [200, 'binary'], errors: [401, 404] },
+  { method: 'get', path: '/cron-jobs', tag: 'Triggers', summary: "The caller's triggers, newest first", auth: true, ok: [200, 'CronJobList'], errors: [401, 429] },
+  { method: 'post', path: '/cron-jobs', tag: 'Triggers', summary: 'Create a trigger', auth: true, json: 'CronJobCreateRequest', ok: [201, 'CronJobOne'], errors: [400, 401, 404, 429] },
+  { method: 'get', path: '/cron-jobs/{id}', tag: 'Triggers', summary: 'One trigger with its 10 most recent runs', auth: true, ok: [200, 'CronJobWithRuns'], errors: [401, 404, 429] },
+  { method: 'put', path: '/cron-jobs/{id}', tag: 'Triggers', summary: 'Update any subset of the fields', auth: true, json: 'CronJobUpdateRequest', ok: [200, 'CronJobOne'], errors: [400, 401, 404, 429] },
+  { method: 'delete', path: '/cron-jobs/{id}', tag: 'Triggers', summary: 'Delete a trigger and its runs', auth: true, ok: [200, 'Confirmation'], errors: [401, 404, 429] },
+  { method: 'post', path: '/cron-jobs/{id}/pause', tag: 'Triggers', summary: 'Pause', auth: true, ok: [200, 'CronJobState'], errors: [400, 401, 404, 429] },
+  { method: 'post', path: '/cron-jobs/{id}/resume', tag: 'Triggers', summary: 'Resume', auth: true, ok: [200, 'CronJobState'], errors: [400, 401, 404, 429] },
+  { method: 'post', path: '/cron-jobs/{id}/trigger', tag: 'Triggers', summary: 'Run now, in the background', auth: true, ok: [200, 'Confirmation'], errors: [401, 404, 429] },
+  {
+    method: 'get',
+    path: '/cron-jobs/{id}/runs',
+    tag: 'Triggers',
+    summary: 'Run history, newest first',
+    auth: true,
+    query: [
+      { name: 'limit', description: '1..100, default 20', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+      { name: 'cursor', description: 'nextCursor of the previous page', schema: str },
+    ],
+    ok: [200, 'RunPage'],
+    errors: [400, 401, 404, 429],
+  },
+  { method: 'get', path: '/cron-jobs/{id}/runs/{runId}', tag: 'Triggers', summary: 'One run', auth: true, ok: [200, 'RunOne'], errors: [401, 404, 429] },
+  { method: 'get', path: '/webhooks/secret', tag: 'Webhooks', summary: 'The signing secret of webhook deliveries', auth: true, ok: [200, 'WebhookSecret'], errors: [401, 429] },
+  { method: 'post', path: '/webhooks/secret/rotate', tag: 'Webhooks', summary: 'Replace the signing secret (both sign for 24 hours)', auth: true, ok: [200, 'WebhookSecret'], errors: [401, 429] },
+  { method: 'get', path: '/v1/models', tag: 'OpenAI-compatible', summary: 'The one model, service-browser-1', auth: true, ok: [200, 'ModelList'], errors: [401] },
+  { method: 'get', path: '/v1/models/{model}', tag: 'OpenAI-compatible', summary: 'One model', auth: true, ok: [200, 'Model'], errors: [401, 404] },
+  {
+    method: 'post',
+    path: '/v1/chat/completions',
+    tag: 'OpenAI-compatible',
+    summary: 'Run the last user message as a task in a new session; stream: true answers with server-sent events (ChatCompletionChunk lines, comments for progress, data: [DONE])',
+    auth: true,
+    json: 'ChatCompletionRequest',
+    ok: [200, 'ChatCompletion'],
+    errors: [400, 401, 402, 403, 422, 429, 503],
+  },
+  { method: 'get', path: '/openapi.json', tag: 'Meta', summary: 'This document', auth: false, ok: [200, 'any-json'] },
+  { method: 'get', path: '/docs', tag: 'Meta', summary: 'API reference page', auth: false, ok: [200, 'html'] },
+  { method: 'get', path: '/docs/assets/{file}', tag: 'Meta', summary: 'Assets of the reference page', auth: false, ok: [200, 'binary'], errors: [404] },
+  { method: 'post', path: '/mcp', tag: 'MCP', summary: 'MCP streamable HTTP: JSON-RPC requests (initialize, tools/list, tools/call, resources/list, resources/read)', auth: true, ok: [200, 'json-rpc'], errors: [400, 401, 404] },
+  { method: 'get', path: '/mcp', tag: 'MCP', summary: 'MCP streamable HTTP: server-to-client event stream of a session (Mcp-Session-Id)', auth: true, ok: [200, 'sse'], errors: [400, 401, 404] },
+  { method: 'delete', path: '/mcp', tag: 'MCP', summary: 'MCP streamable HTTP: end the MCP session', auth: true, ok: [200, 'none'], errors: [400, 401, 404] },
+  { method: 'get', path: '/mcp/sse', tag: 'MCP', summary: 'MCP SSE transport: the event stream (its first event names the message endpoint)', auth: true, ok: [200, 'sse'], errors: [401] },
+  {
+    method: 'post',
+    path: '/mcp/messages',
+    tag: 'MCP',
+    summary: 'MCP SSE transport: a JSON-RPC message of the stream named by sessionId',
+    auth: true,
+    query: [{ name: 'sessionId', description: 'MCP session of the event stream', schema: str }],
+    ok: [202, 'none'],
+    errors: [400, 401, 404],
+  },
+];
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+  delete out.$schema;
+  return out;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+function content(body: Body): Record<string, unknown> | undefined {
+  switch (body) {
+    case 'none':
+      return undefined;
+    case 'html':
+      return { 'text/html': { schema: str } };
+    case 'binary':
+      return { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } };
+    case 'sdp':
+      return { 'application/sdp': { schema: str } };
+    case 'jpeg-stream':
+      return { 'multipart/x-mixed-replace': { schema: str } };
+    case 'sse':
+      return { 'text/event-stream': { schema: str } };
+    case 'json-rpc':
+      return { 'application/json': { schema: { type: 'object', description: 'JSON-RPC 2.0 response' } }, 'text/event-stream': { schema: str } };
+    case 'any-json':
+      return { 'application/json': { schema: { type: 'object' } } };
+    default:
+      return { 'application/json': { schema: ref(body) } };
+  }
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid parameters or malformed JSON',
+  401: 'Missing or invalid API key',
+  402: 'Insufficient balance',
+  403: 'Account deactivated',
+  404: 'Not found (also another user\'s resource)',
+  409: 'Conflict (task already running, profile in use)',
+  413: 'Too large',
+  422: 'The task ended without an answer: a guardrail (guardrail_error) or a failure (task_error)',
+  429: 'Rate or session limit reached',
+  503: 'No browser instance available',
+};
+
+/** The document; `serverUrl` is the public base address. */
+export function buildOpenApiDocument(serverUrl: string): Record<string, unknown> {
+  const schemas: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(REQUESTS)) schemas[name] = jsonSchema(s, 'input');
+  for (const [name, s] of Object.entries(RESPONSES)) schemas[name] = jsonSchema(s, 'output');
+  for (const [name, s] of Object.entries(mcpToolInputSchemas())) schemas[`McpTool_${name}`] = jsonSchema(s, 'input');
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of OPERATIONS) {
+    const params = [
+      ...[...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: str })),
+      ...(op.query ?? []).map((q) => ({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema })),
+    ];
+    const openAi = op.path.startsWith('/v1/');
+    const responses: Record<string, unknown> = { [String(op.ok[0])]: { description: 'Success', ...(content(op.ok[1]) ? { content: content(op.ok[1]) } : {}) } };
+    if (op.path === '/v1/chat/completions') {
+      (responses['200'] as { content: Record<string, unknown> }).content['text/event-stream'] = {
+        schema: { type: 'string', description: 'With stream: true, lines `data: <ChatCompletionChunk>`, comments `: <progress>`, then `data: [DONE]`' },
+        'x-item-schema': ref('ChatCompletionChunk'),
+      };
+    }
+    for (const status of op.errors ?? []) {
+      responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: ref(openAi ? 'OpenAiError' : 'ErrorEnvelope') } } };
+    }
+    const operation: Record<string, unknown> = {
+      operationId: operationId(op),
+      tags: [op.tag],
+      summary: op.summary,
+      ...(params.length ? { parameters: params } : {}),
+      security: op.auth === true ? [{ bearerAuth: [] }] : op.auth === 'optional' ? [{ bearerAuth: [] }, {}] : [],
+      responses,
+    };
+    if (op.json) operation.requestBody = { required: true, content: { 'application/json': { schema: ref(op.json) } } };
+    if (op.multipart) {
+      const file = { type: 'string', contentMediaType: 'application/octet-stream' };
+      operation.requestBody = {
+        required: true,
+        content: { 'multipart/form-data': { schema: { type: 'object', required: [op.multipart.field], properties: { [op.multipart.field]: op.multipart.many ? { type: 'array', items: file } : file } } } },
+      };
+    }
+    if (op.sdp) operation.requestBody = { required: true, content: { 'application/sdp': { schema: str } } };
+    (paths[op.path] ??= {})[op.method] = operation;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Browser agent service',
+      version: '1',
+      description:
+        'An AI agent drives a real Chromium browser from a prompt. Sessions, tasks, live view, environments, profiles, files, triggers and webhooks, an OpenAI-compatible chat endpoint and an MCP server. Live events come over Socket.IO at the base address (handshake auth {sessionId}); they are not described here.',
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ bearerAuth: [] }],
+    tags: [...new Set(OPERATIONS.map((o) => o.tag))].map((name) => ({ name })),
+    paths,
+    components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key (bas_...)' } }, schemas },
+  };
+}
+
+function operationId(op: Operation): string {
+  const words = op.path
+    .split('/')
+    .filter(Boolean)
+    .map((w) => (w.startsWith('{') ? `by ${w.slice(1, -1)}` : w))
+    .join(' ')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return [op.method, ...words].map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join('');
+}

@@ -1,0 +1,175 @@
+/**
+ * What the API answers, as zod schemas: the source of the OpenAPI document's response
+ * bodies (and of the types of the handlers that use them).
+ */
+import { z } from 'zod';
+
+const iso = z.string().describe('ISO 8601 date-time');
+const isoOrNull = iso.nullable();
+
+export const errorEnvelopeSchema = z
+  .object({
+    success: z.literal(false),
+    error: z.string().describe('What went wrong'),
+    message: z.string().describe('The same text as error'),
+    code: z.string().describe('INVALID_PARAMS, INVALID_PARAMETER, MISSING_REQUIRED_FIELD, UNAUTHORIZED, INVALID_API_KEY, INSUFFICIENT_BALANCE, SESSION_NOT_FOUND, ...'),
+    details: z.record(z.string(), z.unknown()).optional().describe('e.g. {parameter, value, min, max} or {field}'),
+  })
+  .describe('Error envelope of every REST endpoint');
+
+export const confirmationSchema = z.object({ success: z.literal(true), message: z.string() }).describe('Confirmation');
+
+export const usageSchema = z
+  .object({
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+    total_tokens: z.number(),
+    completion_time: z.number().describe('Execution seconds'),
+    cost: z.number().describe('USD'),
+    inputTokens: z.number().optional().describe('Only on TASK_TIMEOUT: same as prompt_tokens'),
+    outputTokens: z.number().optional().describe('Only on TASK_TIMEOUT: same as completion_tokens'),
+  })
+  .describe('Usage of a task');
+
+export const taskFileSchema = z.object({ source: z.string(), downloadUrl: z.string(), filename: z.string(), timestamp: z.number() });
+export const taskNetworkSchema = z.object({ id: z.string(), taskId: z.string(), urls: z.array(z.object({ url: z.string(), timestamp: z.number() })) });
+
+const ids = { sessionId: z.string(), taskId: z.string() };
+
+export const taskCompletedSchema = z
+  .object({
+    success: z.literal(true),
+    ...ids,
+    type: z.literal('task_completed'),
+    status: z.literal('task_completed'),
+    data: z.object({ message: z.string(), files: z.array(taskFileSchema), network: z.array(taskNetworkSchema) }),
+    usage: usageSchema,
+    completedAt: iso.optional().describe('In the poll response'),
+  })
+  .describe('Task result envelope');
+
+export const taskFailedSchema = z
+  .object({ success: z.literal(false), ...ids, status: z.literal('failed'), error: z.string(), code: z.string(), details: z.record(z.string(), z.unknown()).optional(), usage: usageSchema, completedAt: iso.optional() })
+  .describe('Failed envelope');
+
+export const guardrailSchema = z
+  .object({ success: z.literal(true), ...ids, type: z.literal('guardrail_trigger'), status: z.literal('guardrail_trigger'), data: z.object({ type: z.string(), value: z.string() }), usage: usageSchema })
+  .describe('Guardrail envelope: the agent needs a human; answer with a guardrail message');
+
+export const taskProgressSchema = z
+  .object({ success: z.literal(true), ...ids, status: z.enum(['running', 'paused', 'stopped']), usage: usageSchema, data: z.object({ message: z.string() }).optional().describe('Partial answer of a stopped task') })
+  .describe('Running envelope (also paused and stopped)');
+
+export const pendingSchema = z
+  .object({ success: z.literal(true), ...ids, status: z.literal('pending'), pending: z.literal(true), pollUrl: z.string(), message: z.string() })
+  .describe('Pending envelope: poll pollUrl');
+
+/** A task as polling sees it. */
+export const taskPollSchema = z.union([taskCompletedSchema, taskFailedSchema, guardrailSchema, taskProgressSchema]);
+/** The answer of a task-starting call: the outcome within the inline wait, else the pending marker. */
+export const taskAnswerSchema = z.union([taskCompletedSchema, taskFailedSchema, guardrailSchema, taskProgressSchema, pendingSchema]);
+
+export const sessionResourceSchema = z
+  .object({
+    success: z.literal(true),
+    sessionId: z.string(),
+    taskId: z.string().optional().describe('When the session started with a task'),
+    socketURL: z.string().describe('Socket.IO base address'),
+    streaming: z.object({
+      webRTCURL: z.string().describe('WHEP endpoint'),
+      webViewURL: z.string().describe('Live view page'),
+      dimensions: z.object({ width: z.number(), height: z.number() }),
+    }),
+    initialPrompt: z.string(),
+    expiresIn: z.number().describe('Inactivity expiry, ms'),
+    balance: z.number().describe('USD'),
+    message: z.string(),
+  })
+  .describe('Session resource');
+
+export const healthSchema = z.object({
+  success: z.literal(true),
+  status: z.enum(['healthy', 'degraded']),
+  instancesAvailable: z.boolean(),
+  instanceCount: z.number(),
+  sessionsOpen: z.number(),
+  timestamp: iso,
+});
+
+export const activeSocketsSchema = z.object({ success: z.literal(true), sessions: z.array(z.object({ sessionId: z.string(), sockets: z.number() })) });
+
+const chatConnection = z.record(z.string(), z.unknown()).nullable().describe('Chat connection (provider and its non-secret fields)');
+export const environmentSchema = z.object({
+  _id: z.string(),
+  userId: z.string(),
+  name: z.string(),
+  description: z.string().nullish(),
+  status: z.enum(['empty', 'uploading', 'ready']),
+  blobSize: z.number().nullish(),
+  blobUploadedAt: isoOrNull.optional(),
+  chat: chatConnection.optional(),
+  createdAt: isoOrNull,
+  updatedAt: isoOrNull,
+});
+export const attachedFileSchema = z.object({ fileId: z.string(), originalName: z.string(), size: z.number(), createdAt: isoOrNull });
+export const uploadedFileSchema = z.object({ fileId: z.string(), originalName: z.string(), size: z.number() });
+
+export const environmentCreatedSchema = z.object({ success: z.literal(true), message: z.string(), environment: environmentSchema.omit({ blobSize: true, blobUploadedAt: true, chat: true }) });
+export const environmentListSchema = z.object({ success: z.literal(true), environments: z.array(environmentSchema) });
+export const environmentOneSchema = z.object({ success: z.literal(true), environment: environmentSchema });
+export const environmentUploadedSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  environment: z.object({ _id: z.string(), name: z.string(), status: z.string(), blobSize: z.number().nullish(), blobUploadedAt: isoOrNull }),
+});
+export const attachedFilesSchema = z.object({ success: z.literal(true), message: z.string().optional(), files: z.array(attachedFileSchema) });
+export const chatSavedSchema = z.object({ success: z.literal(true), message: z.string(), chat: chatConnection });
+export const uploadedFilesSchema = z.object({ success: z.literal(true), files: z.array(uploadedFileSchema) });
+
+export const profileSchema = z.object({
+  _id: z.string(),
+  userId: z.string(),
+  name: z.string(),
+  description: z.string().nullish(),
+  status: z.enum(['empty', 'uploading', 'ready']),
+  blobSize: z.number().nullish(),
+  blobUploadedAt: isoOrNull,
+  lastUsedAt: isoOrNull,
+  usageCount: z.number(),
+  createdAt: isoOrNull,
+  updatedAt: isoOrNull,
+});
+export const profileListSchema = z.object({ success: z.literal(true), profiles: z.array(profileSchema) });
+export const profileOneSchema = z.object({ success: z.literal(true), message: z.string().optional(), profile: profileSchema });
+export const signedLinkSchema = z.object({ success: z.literal(true), downloadUrl: z.string(), expiresAt: iso });
+
+export const cronJobSchema = z
+  .looseObject({
+    _id: z.string(),
+    userId: z.string(),
+    name: z.string(),
+    environmentId: z.string(),
+    scheduleType: z.enum(['at', 'every', 'cron']),
+    status: z.enum(['active', 'paused']),
+    nextRunAt: isoOrNull,
+    consecutiveFailures: z.number(),
+    createdAt: isoOrNull,
+  })
+  .describe('Trigger (the fields of the create request, plus its state)');
+export const triggerRunSchema = z
+  .looseObject({ _id: z.string(), cronJobId: z.string(), status: z.enum(['running', 'completed', 'failed', 'timed_out', 'skipped']), createdAt: isoOrNull })
+  .describe('One run of a trigger');
+export const cronJobListSchema = z.object({ success: z.literal(true), cronJobs: z.array(cronJobSchema) });
+export const cronJobOneSchema = z.object({ success: z.literal(true), cronJob: cronJobSchema });
+export const cronJobWithRunsSchema = z.object({ success: z.literal(true), cronJob: cronJobSchema, recentRuns: z.array(triggerRunSchema) });
+export const cronJobStateSchema = z.object({ success: z.literal(true), cronJob: z.looseObject({ _id: z.string(), status: z.enum(['active', 'paused']) }) });
+export const runPageSchema = z.object({ success: z.literal(true), runs: z.array(triggerRunSchema), nextCursor: z.string().nullable() });
+export const runOneSchema = z.object({ success: z.literal(true), run: triggerRunSchema });
+
+export const webhookSecretSchema = z.object({
+  success: z.literal(true),
+  message: z.string().optional(),
+  secret: z.string().describe('whsec_...'),
+  createdAt: iso,
+  previousSecretExpiresAt: isoOrNull,
+});
