@@ -369,6 +369,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's uploads and captured downloads, newest first */
+        get: operations["getFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/files/{fileId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete one of your files */
+        delete: operations["deleteFilesByFileId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's automation policies */
+        get: operations["getPolicies"];
+        put?: never;
+        /** Create an automation policy */
+        post: operations["postPolicies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/policies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One policy */
+        get: operations["getPoliciesById"];
+        /** Update any subset of a policy */
+        put: operations["putPoliciesById"];
+        post?: never;
+        /** Delete a policy (409 while a trigger names it) */
+        delete: operations["deletePoliciesById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/files/{fileId}/download": {
         parameters: {
             query?: never;
@@ -713,17 +784,39 @@ export interface components {
              */
             profileId?: string | null;
             /**
-             * @description Automation policy
+             * @description Automation policy (one of the caller's policies); every agent action is checked against it
              * @default null
              */
             policyId?: string | null;
             /**
-             * @description Proxy object
+             * @description Proxy object: every task of the session browses through it
              * @default null
              */
-            proxy?: {
-                [key: string]: unknown;
-            } | null;
+            proxy?: ({
+                /** @constant */
+                source: "Service";
+                /** @description ISO 3166-1 alpha-2 country code, or "random" */
+                country: string;
+                /**
+                 * @description system (through the service's relay) or chrome
+                 * @enum {string}
+                 */
+                level?: "system" | "chrome";
+            } | {
+                /** @constant */
+                source: "custom";
+                /** @enum {string} */
+                type: "http" | "socks";
+                host: string;
+                port: string;
+                username?: string;
+                password?: string;
+                /**
+                 * @description system (through the service's relay) or chrome
+                 * @enum {string}
+                 */
+                level?: "system" | "chrome";
+            }) | null;
             /**
              * @default default
              * @enum {string}
@@ -774,11 +867,14 @@ export interface components {
                 outputSchema?: {
                     [key: string]: unknown;
                 } | string[];
-                /** @default [] */
+                /**
+                 * @description Values the agent may type but never sees
+                 * @default []
+                 */
                 secrets?: {
-                    /** @description Domain pattern (e.g. *.example.com) or "all" */
+                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
                     match: string;
-                    /** @description Credential fields such as email, password, apiKey */
+                    /** @description Credential fields such as email, password, apiKey; the agent sees only their names */
                     fields: {
                         [key: string]: string;
                     };
@@ -815,17 +911,39 @@ export interface components {
              */
             profileId?: string | null;
             /**
-             * @description Automation policy
+             * @description Automation policy (one of the caller's policies); every agent action is checked against it
              * @default null
              */
             policyId?: string | null;
             /**
-             * @description Proxy object
+             * @description Proxy object: every task of the session browses through it
              * @default null
              */
-            proxy?: {
-                [key: string]: unknown;
-            } | null;
+            proxy?: ({
+                /** @constant */
+                source: "Service";
+                /** @description ISO 3166-1 alpha-2 country code, or "random" */
+                country: string;
+                /**
+                 * @description system (through the service's relay) or chrome
+                 * @enum {string}
+                 */
+                level?: "system" | "chrome";
+            } | {
+                /** @constant */
+                source: "custom";
+                /** @enum {string} */
+                type: "http" | "socks";
+                host: string;
+                port: string;
+                username?: string;
+                password?: string;
+                /**
+                 * @description system (through the service's relay) or chrome
+                 * @enum {string}
+                 */
+                level?: "system" | "chrome";
+            }) | null;
             /**
              * @default default
              * @enum {string}
@@ -876,11 +994,14 @@ export interface components {
                 outputSchema?: {
                     [key: string]: unknown;
                 } | string[];
-                /** @default [] */
+                /**
+                 * @description Values the agent may type but never sees
+                 * @default []
+                 */
                 secrets?: {
-                    /** @description Domain pattern (e.g. *.example.com) or "all" */
+                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
                     match: string;
-                    /** @description Credential fields such as email, password, apiKey */
+                    /** @description Credential fields such as email, password, apiKey; the agent sees only their names */
                     fields: {
                         [key: string]: string;
                     };
@@ -953,11 +1074,14 @@ export interface components {
                 outputSchema?: {
                     [key: string]: unknown;
                 } | string[];
-                /** @default [] */
+                /**
+                 * @description Values the agent may type but never sees
+                 * @default []
+                 */
                 secrets?: {
-                    /** @description Domain pattern (e.g. *.example.com) or "all" */
+                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
                     match: string;
-                    /** @description Credential fields such as email, password, apiKey */
+                    /** @description Credential fields such as email, password, apiKey; the agent sees only their names */
                     fields: {
                         [key: string]: string;
                     };
@@ -1047,7 +1171,7 @@ export interface components {
             description?: string | null;
             /** @description Environment the runs use (its browser profile and files) */
             environmentId: string;
-            /** @description Automation policy */
+            /** @description Automation policy (one of the caller's policies) the runs are checked against */
             policyId?: string | null;
             /**
              * @description at (once), every (interval) or cron
@@ -1130,7 +1254,7 @@ export interface components {
             description?: string | null;
             /** @description Environment the runs use (its browser profile and files) */
             environmentId?: string;
-            /** @description Automation policy */
+            /** @description Automation policy (one of the caller's policies) the runs are checked against */
             policyId?: string | null;
             /**
              * @description at (once), every (interval) or cron
@@ -1243,6 +1367,80 @@ export interface components {
             temperature?: number | null;
         } & {
             [key: string]: unknown;
+        };
+        PolicyRequest: {
+            /** @description Name of the policy */
+            name: string;
+            /** @description Free text */
+            description?: string | null;
+            /** @description Instructions added to the agent's system prompt */
+            llmRole?: string | null;
+            /** @description Where the browser may go */
+            domainRules: {
+                /**
+                 * @description allow_all, allowlist (only these domains) or blocklist (all but these)
+                 * @enum {string}
+                 */
+                mode: "allow_all" | "allowlist" | "blocklist";
+                /**
+                 * @description example.com (that host) or *.example.com (the domain and its subdomains), optionally with :port
+                 * @default []
+                 */
+                domains?: string[];
+            };
+            /** @description Checked before every action; block > approve > allow */
+            rules: {
+                /**
+                 * @description What happens to an action the rule covers
+                 * @enum {string}
+                 */
+                effect: "allow" | "block" | "approve";
+                /** @description Actions the rule covers (all when absent) */
+                actionTypes?: ("navigate" | "click_element" | "input_text" | "select_option" | "scroll" | "send_keys" | "switch_tab" | "go_back" | "wait" | "extract" | "upload_file" | "request_human_input")[];
+                /** @description Words in the element's text or the typed text (case-insensitive) */
+                keywords?: string[];
+                /** @description Page or target URLs, * as wildcard */
+                urlPatterns?: string[];
+                /** @description Detectors run on what the action types or submits */
+                sensitiveData?: unknown[];
+            }[];
+        };
+        PolicyUpdateRequest: {
+            /** @description Name of the policy */
+            name?: string;
+            /** @description Free text */
+            description?: string | null;
+            /** @description Instructions added to the agent's system prompt */
+            llmRole?: string | null;
+            /** @description Where the browser may go */
+            domainRules?: {
+                /**
+                 * @description allow_all, allowlist (only these domains) or blocklist (all but these)
+                 * @enum {string}
+                 */
+                mode: "allow_all" | "allowlist" | "blocklist";
+                /**
+                 * @description example.com (that host) or *.example.com (the domain and its subdomains), optionally with :port
+                 * @default []
+                 */
+                domains?: string[];
+            };
+            /** @description Checked before every action; block > approve > allow */
+            rules?: {
+                /**
+                 * @description What happens to an action the rule covers
+                 * @enum {string}
+                 */
+                effect: "allow" | "block" | "approve";
+                /** @description Actions the rule covers (all when absent) */
+                actionTypes?: ("navigate" | "click_element" | "input_text" | "select_option" | "scroll" | "send_keys" | "switch_tab" | "go_back" | "wait" | "extract" | "upload_file" | "request_human_input")[];
+                /** @description Words in the element's text or the typed text (case-insensitive) */
+                keywords?: string[];
+                /** @description Page or target URLs, * as wildcard */
+                urlPatterns?: string[];
+                /** @description Detectors run on what the action types or submits */
+                sensitiveData?: unknown[];
+            }[];
         };
         /** @description Error envelope of every REST endpoint */
         ErrorEnvelope: {
@@ -1996,7 +2194,7 @@ export interface components {
              */
             profileId?: string | null;
             /**
-             * @description Automation policy
+             * @description Automation policy (one of the caller's policies); every agent action is checked against it
              * @default null
              */
             policyId?: string | null;
@@ -3412,6 +3610,302 @@ export interface operations {
             };
             /** @description Rate or session limit reached */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getFiles: {
+        parameters: {
+            query?: {
+                /** @description 1..100 */
+                limit?: number;
+                /** @description From nextCursor */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Invalid parameters or malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteFilesByFileId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                fileId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Confirmation"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPolicies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postPolicies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Invalid parameters or malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPoliciesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    putPoliciesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Invalid parameters or malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deletePoliciesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Confirmation"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (task already running, profile in use) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

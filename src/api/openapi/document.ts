@@ -11,6 +11,7 @@ import { guardrailMessageSchema, interactionMessageSchema, newTaskMessageSchema,
 import * as R from '../schemas/responses.schema';
 import { runTaskSchema, startSessionSchema } from '../schemas/session.schema';
 import { mcpToolInputSchemas } from '../mcp/tool-schemas';
+import { policyRequestSchema } from '../schemas/policy.schema';
 
 /** Request bodies (read as input: defaults are optional). */
 const REQUESTS = {
@@ -25,6 +26,8 @@ const REQUESTS = {
   CronJobCreateRequest: cronJobFieldsSchema.partial().required({ name: true, environmentId: true, scheduleType: true, prompt: true }),
   CronJobUpdateRequest: cronJobFieldsSchema.partial(),
   ChatCompletionRequest: chatCompletionRequestSchema,
+  PolicyRequest: policyRequestSchema,
+  PolicyUpdateRequest: policyRequestSchema.partial(),
 } as const;
 
 /** Response bodies (read as output). */
@@ -123,6 +126,13 @@ export const OPERATIONS: Operation[] = [
     errors: [401, 404],
   },
   { method: 'post', path: '/files/upload', tag: 'Files', summary: 'Upload files for tasks (field "files")', auth: true, multipart: { field: 'files', many: true }, ok: [200, 'UploadedFiles'], errors: [400, 401, 413, 429] },
+  { method: 'get', path: '/files', tag: 'Files', summary: "The caller's uploads and captured downloads, newest first", auth: true, query: [{ name: 'limit', description: '1..100', schema: { type: 'integer' } }, { name: 'cursor', description: 'From nextCursor', schema: str }], ok: [200, 'any-json'], errors: [400, 401] },
+  { method: 'delete', path: '/files/{fileId}', tag: 'Files', summary: 'Delete one of your files', auth: true, ok: [200, 'Confirmation'], errors: [401, 404] },
+  { method: 'get', path: '/policies', tag: 'Policies', summary: "The caller's automation policies", auth: true, ok: [200, 'any-json'], errors: [401] },
+  { method: 'post', path: '/policies', tag: 'Policies', summary: 'Create an automation policy', auth: true, json: 'PolicyRequest', ok: [201, 'any-json'], errors: [400, 401] },
+  { method: 'get', path: '/policies/{id}', tag: 'Policies', summary: 'One policy', auth: true, ok: [200, 'any-json'], errors: [401, 404] },
+  { method: 'put', path: '/policies/{id}', tag: 'Policies', summary: 'Update any subset of a policy', auth: true, json: 'PolicyUpdateRequest', ok: [200, 'any-json'], errors: [400, 401, 404] },
+  { method: 'delete', path: '/policies/{id}', tag: 'Policies', summary: 'Delete a policy (409 while a trigger names it)', auth: true, ok: [200, 'Confirmation'], errors: [401, 404, 409] },
   { method: 'get', path: '/files/{fileId}/download', tag: 'Files', summary: 'Download a file (owner key or signed token)', auth: 'optional', query: [tokenQuery('download')], ok: [200, 'binary'], errors: [401, 404] },
   { method: 'get', path: '/cron-jobs', tag: 'Triggers', summary: "The caller's triggers, newest first", auth: true, ok: [200, 'CronJobList'], errors: [401, 429] },
   { method: 'post', path: '/cron-jobs', tag: 'Triggers', summary: 'Create a trigger', auth: true, json: 'CronJobCreateRequest', ok: [201, 'CronJobOne'], errors: [400, 401, 404, 429] },

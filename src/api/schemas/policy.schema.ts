@@ -86,6 +86,9 @@ const fieldsSchema = (maxRules: number) =>
     })
     .strict();
 
+/** The body of POST /policies as the API document shows it (the rule limit is a setting). */
+export const policyRequestSchema = fieldsSchema(50);
+
 const normaliseRule = (r: z.infer<ReturnType<typeof fieldsSchema>>['rules'][number]): PolicyRule => ({
   effect: r.effect,
   ...(r.actionTypes?.length ? { actionTypes: [...new Set(r.actionTypes)] } : {}),
