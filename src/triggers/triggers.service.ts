@@ -7,7 +7,7 @@
  */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { parseCreateCronJob, parseUpdateCronJob } from '../api/schemas/cron-job.schema';
+import { assertCronOutputSchemaUsable, parseCreateCronJob, parseUpdateCronJob } from '../api/schemas/cron-job.schema';
 import { InvalidParameterError, NotFoundError, ServiceError } from '../errors';
 import type { Logger } from '../logger';
 import { CronJobsRepository, type CronJobRecord } from '../store/cron-jobs.repository';
@@ -61,6 +61,7 @@ export class TriggersService {
 
   async create(user: UserRecord, body: unknown): Promise<CronJobRecord> {
     const { fields, status } = parseCreateCronJob(body);
+    await assertCronOutputSchemaUsable(fields);
     if (!(await this.jobs.environmentExists(fields.environmentId, user._id))) throw environmentNotFound();
     const job = await this.jobs.create(user._id, fields, status, this.maxPerUser);
     if (!job) throw new ServiceError('CRON_JOB_LIMIT_REACHED', `Maximum of ${this.maxPerUser} cron jobs per user`, 400, { limit: this.maxPerUser });
@@ -98,6 +99,7 @@ export class TriggersService {
   async update(user: UserRecord, id: string, body: unknown): Promise<CronJobRecord> {
     const current = await this.owned(user, id);
     const change = parseUpdateCronJob(body, current);
+    await assertCronOutputSchemaUsable(change.fields);
     if (change.fields.environmentId !== undefined && !(await this.jobs.environmentExists(change.fields.environmentId, user._id))) throw environmentNotFound();
     if (change.scheduleChanged || change.retryChanged) {
       const next = { ...current, ...change.fields };
