@@ -24,7 +24,7 @@ describe('the link secret', () => {
   };
   afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
-  it('is generated once in DATA_DIR with mode 0600, random, and read back by the next process', () => {
+  it('is generated once in DATA_DIR with mode 0600, random, and read back by the next process', async () => {
     const dir = tmp();
     const secret = linkSecret({ DATA_DIR: dir, VIEW_TOKEN_SECRET: undefined });
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
@@ -34,10 +34,10 @@ describe('the link secret', () => {
     // another DATA_DIR: another secret (not derived from anything shared)
     expect(linkSecret({ DATA_DIR: tmp(), VIEW_TOKEN_SECRET: undefined })).not.toBe(secret);
     // a second process (a fresh module) reads the same file
-    jest.isolateModules(() => {
-      const fresh = require('./links') as typeof import('./links');
-      expect(fresh.linkSecret({ DATA_DIR: dir, VIEW_TOKEN_SECRET: undefined })).toBe(secret);
-    });
+    jest.resetModules();
+    const fresh = await import('./links');
+    expect(fresh.linkSecret).not.toBe(linkSecret);
+    expect(fresh.linkSecret({ DATA_DIR: dir, VIEW_TOKEN_SECRET: undefined })).toBe(secret);
   });
 
   it('is VIEW_TOKEN_SECRET when set, and never contains the DATA_DIR path', () => {
