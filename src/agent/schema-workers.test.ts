@@ -1,4 +1,4 @@
-import { SchemaBusyError, SchemaTimeoutError, SchemaWorkers } from './schema-workers';
+import { SchemaBusyError, SchemaLimitError, SchemaTimeoutError, SchemaWorkers } from './schema-workers';
 
 const wide = (n: number, seed = 0) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`f${seed}_${i}`, { type: 'string' }])) });
 
@@ -18,6 +18,13 @@ describe('schema worker threads', () => {
     pool = new SchemaWorkers({ threads: 1, timeoutMs: 1 });
     await expect(pool.problem(wide(1000))).rejects.toBeInstanceOf(SchemaTimeoutError);
     expect(pool.pending).toBe(0);
+  });
+
+  it('ends a thread that runs out of its heap, as a limit of the job', async () => {
+    pool = new SchemaWorkers({ threads: 1, maxHeapMb: 4 });
+    const err = await pool.problem(wide(3000)).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaLimitError);
+    expect((err as Error).message).toBe('used more than 4 MB');
   });
 
   it('refuses jobs beyond its queue at once', async () => {

@@ -23,7 +23,9 @@ export interface SchemaWorkersOptions {
   maxHeapMb: number;
 }
 
-export class SchemaTimeoutError extends Error {}
+/** A job went past a limit of its thread (time, memory); the message says which. */
+export class SchemaLimitError extends Error {}
+export class SchemaTimeoutError extends SchemaLimitError {}
 export class SchemaBusyError extends Error {}
 
 interface Job {
@@ -138,7 +140,9 @@ export class SchemaWorkers {
       void this.stop(slot, err);
       this.dispatch();
     };
-    worker.on('error', lost);
+    worker.on('error', (err: Error & { code?: string }) =>
+      lost(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new SchemaLimitError(`used more than ${this.opts.maxHeapMb} MB`) : err),
+    );
     worker.on('exit', () => lost(new Error('schema worker thread exited')));
     this.slots.push(slot);
     return slot;

@@ -12,7 +12,7 @@
 import { ServiceError } from '../errors';
 import type { TaskParams } from '../workflows/types';
 import type { StructuredCheck } from './schema-engine';
-import { SchemaBusyError, SchemaTimeoutError, SchemaWorkers } from './schema-workers';
+import { SchemaBusyError, SchemaLimitError, SchemaWorkers } from './schema-workers';
 
 export type { StructuredCheck } from './schema-engine';
 
@@ -40,7 +40,7 @@ export async function checkStructuredOutput(params: Pick<TaskParams, 'outputType
       try {
         return await workers.checkJson(params.outputSchema, message);
       } catch (err) {
-        if (err instanceof SchemaTimeoutError || err instanceof SchemaBusyError) return { ok: false, error: `The output could not be checked against the JSON Schema (${err.message}). Answer with a shorter JSON document.` };
+        if (err instanceof SchemaLimitError || err instanceof SchemaBusyError) return { ok: false, error: `The output could not be checked against the JSON Schema (${err.message}). Answer with a shorter JSON document.` };
         throw err;
       }
     case 'structured_csv':
@@ -113,7 +113,7 @@ export async function outputSchemaProblem(schema: unknown): Promise<string | nul
   try {
     return await workers.problem(schema as Record<string, unknown>);
   } catch (err) {
-    if (err instanceof SchemaTimeoutError) return `outputSchema is too complex: compiling it ${err.message}`;
+    if (err instanceof SchemaLimitError) return `outputSchema is too complex: compiling it ${err.message}`;
     if (err instanceof SchemaBusyError) throw new ServiceError('SERVICE_OVERLOADED', `${err.message}; try again shortly`, 503, undefined, true);
     throw err;
   }
