@@ -38,6 +38,7 @@ RUN apt-get update \
 ENV NODE_ENV=production \
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
     CHROMIUM_PATH=/usr/bin/chromium \
+    CHROMIUM_SANDBOX=true \
     DATA_DIR=/data \
     PORT=3000
 
@@ -47,6 +48,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 
 # The image's built-in unprivileged user (uid 1000); /data is its writable state directory.
+# Chromium runs with its sandbox on (CHROMIUM_SANDBOX=true); see the worker service in
+# docker-compose.yml for what the container needs for it.
 USER node
 EXPOSE 3000
 

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, shownValue } from './config';
 
 describe('configuration', () => {
   it('has working embedded defaults', () => {
@@ -28,5 +28,40 @@ describe('configuration', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).TRUST_PROXY).toBe('10.0.0.0/8');
     expect(loadConfig({ CHAT_API_BASE_URLS: '{"telegram":"http://127.0.0.1:9000"}' }).CHAT_API_BASE_URLS).toEqual({ telegram: 'http://127.0.0.1:9000' });
     expect(loadConfig({}).CHAT_API_BASE_URLS).toEqual({});
+  });
+
+  it.each([
+    ['PAYLOAD_ENCRYPTION_KEY', 'short-but-secret'],
+    ['VIEW_TOKEN_SECRET', 'tiny-secret'],
+    ['REDIS_URL', 'redis-bad://:hunter2pass@redis:6379'],
+    ['MONGODB_URL', 'http://admin:hunter2pass@db/x'],
+    ['LLM_BASE_URL', 'ftp://api.example.com/v1?key=hunter2pass'],
+    ['CHAT_API_BASE_URLS', '{"telegram":"ftp://bot:hunter2pass@x"'],
+  ])('never echoes a secret in the error about %s', (name, value) => {
+    const message = (() => {
+      try {
+        loadConfig({ [name]: value });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'no error';
+    })();
+    expect(message).toMatch(new RegExp(`^Invalid configuration:\\n  ${name}`));
+    for (const secret of ['short-but-secret', 'tiny-secret', 'sk-live-abcdef', 'hunter2pass']) expect(message).not.toContain(secret);
+  });
+
+  it('shows what it may of a bad value', () => {
+    expect(shownValue('PORT', 'abc')).toBe('"abc"');
+    expect(shownValue('LLM_API_KEY', 'sk-123')).toBe('a value of 6 characters, not shown');
+    expect(shownValue('MONGODB_URL', 'mongodb://app:pw@db:27017/x?authSource=admin')).toBe('"mongodb://app:***@db:27017/x?***"');
+    expect(shownValue('REDIS_URL', 'redis://:pw@r:6379')).toBe('"redis://:***@r:6379"');
+    expect(shownValue('HOST', undefined)).toBe('nothing');
+  });
+
+  it("turns Chromium's sandbox on unless the process runs as root", () => {
+    expect(loadConfig({}).CHROMIUM_SANDBOX).toBe(process.getuid?.() !== 0);
+    expect(loadConfig({ CHROMIUM_SANDBOX: 'true' }).CHROMIUM_SANDBOX).toBe(true);
+    expect(loadConfig({ CHROMIUM_SANDBOX: 'false' }).CHROMIUM_SANDBOX).toBe(false);
+    expect(loadConfig({}).SOCKET_MAX_PER_SESSION).toBe(20);
   });
 });

@@ -111,6 +111,14 @@ export const configSchema = z.object({
   PROXY_PRICE_PER_GB: z.coerce.number().min(0).default(4).describe('USD per GB relayed through a managed proxy'),
   MAX_POLICIES_PER_USER: int(50, 1, 1000).describe('Automation policies one user may have'),
   MAX_POLICY_RULES: int(50, 1, 500).describe('Rules one automation policy may hold'),
+  // Bounds of the live channel (each enforced across all API instances through Redis).
+  SOCKET_MAX_PER_SESSION: int(20, 1).describe('Socket.IO connections one session may have open at once'),
+  SOCKET_MAX_PER_ADDRESS: int(50, 1).describe('Socket.IO connections one client address may have open at once'),
+  SOCKET_REPLAY_MAX_EVENTS: int(1000, 0).describe('Events a connection asking with auth.lastSeq is replayed at most (the newest ones)'),
+  SOCKET_REPLAYS_PER_MINUTE: int(20, 1).describe('Connections with auth.lastSeq (replays) per session and client address per minute'),
+  WHEP_MAX_PEERS_PER_SESSION: int(10, 1).describe('WebRTC (WHEP) viewers one session may have at once'),
+  // The browser's own sandbox: on unless the process runs as root, where Chromium cannot start with it.
+  CHROMIUM_SANDBOX: bool.default(() => process.getuid?.() !== 0).describe("Chromium's sandbox (on by default unless running as root; the Docker image runs as a non-root user)"),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
@@ -122,11 +130,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = configSchema.safeParse(present);
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message} (got ${JSON.stringify(present[String(i.path[0])])})`);
+    const lines = result.error.issues.map((i) => {
+      const name = String(i.path[0]);
+      return `  ${i.path.join('.')}: ${i.message} (got ${shownValue(name, present[name])})`;
+    });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const cfg = result.data;
   return { ...cfg, PUBLIC_BASE_URL: (cfg.PUBLIC_BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/$/, '') };
+}
+
+/** Settings whose whole value is a secret. */
+const SECRET_NAME = /(^|_)(KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+
+/**
+ * A bad value as a config error may show it: a secret setting only by its length, and in
+ * any other value the passwords and query strings of URLs are hidden.
+ */
+export function shownValue(name: string, value: string | undefined): string {
+  if (value === undefined) return 'nothing';
+  if (SECRET_NAME.test(name)) return `a value of ${value.length} characters, not shown`;
+  const masked = value
+    // scheme://user:password@host → scheme://user:***@host (the user name alone stays)
+    .replace(/(\/\/[^/?#\s@:]*):[^/?#\s@]*@/g, '$1:***@')
+    // ?token=... → ?***
+    .replace(/\?[^\s"#]*/g, '?***');
+  return JSON.stringify(masked);
 }
 
 /** For entry points: the configuration, or exit 2 with the message naming the bad variables. */

@@ -8,6 +8,7 @@ import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
 import type { InteractionAction, SessionProxy, StepInput, StepResult } from '../workflows/types';
+import { HUMAN_TYPE_MAX_MS, humanTypingDelays } from '../api/schemas/message.schema';
 
 /** Heartbeats often enough that a stop reaches the step within a second. */
 const HEARTBEAT_EVERY_MS = 250;
@@ -136,10 +137,13 @@ export function createBrowserActivities(deps: {
           break;
         case 'TYPE':
           if (action.humanLike) {
-            // A person's rhythm: 40-150 ms between keys, not a fixed beat.
-            for (const ch of action.text) {
+            // A person's rhythm: 40-150 ms between keys, not a fixed beat; all of it within HUMAN_TYPE_MAX_MS.
+            const keys = [...action.text];
+            const delays = humanTypingDelays(keys.length);
+            const deadline = Date.now() + HUMAN_TYPE_MAX_MS;
+            for (const [i, ch] of keys.entries()) {
               await page.keyboard.type(ch);
-              await sleep(40 + Math.random() * 110);
+              if (Date.now() < deadline) await sleep(delays[i]);
             }
           } else {
             await page.keyboard.type(action.text);

@@ -254,7 +254,7 @@ export class AgentRunner {
       const result = await tool.execute(ctx, gate.args as never);
       base.timings = timings();
       if (result.done && result.done.success !== false) {
-        const checked = checkStructuredOutput(input.params, result.done.message);
+        const checked = await checkStructuredOutput(input.params, result.done.message);
         if (!checked.ok) {
           mem.outputCorrections = (mem.outputCorrections ?? 0) + 1;
           if (mem.outputCorrections > MAX_OUTPUT_CORRECTIONS) {

@@ -6,35 +6,48 @@
  *  - `structured_csv`: `outputSchema` is the column list. The model may answer CSV whose
  *    header row is exactly those columns, or JSON rows (objects with those columns), which
  *    are written out as CSV here (RFC 4180: CRLF, quotes doubled).
- * On failure the error says what is wrong in words the model can act on.
+ * On failure the error says what is wrong in words the model can act on. JSON Schema
+ * work runs on worker threads with RE2 patterns (schema-engine.ts, schema-workers.ts).
  */
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import { ServiceError } from '../errors';
 import type { TaskParams } from '../workflows/types';
+import type { StructuredCheck } from './schema-engine';
+import { SchemaBusyError, SchemaLimitError, SchemaWorkers } from './schema-workers';
 
-export type StructuredCheck = { ok: true; value: string } | { ok: false; error: string };
+export type { StructuredCheck } from './schema-engine';
 
 const MAX_REPORTED_ERRORS = 10;
+/** Largest `outputSchema`, serialized (UTF-8 bytes of its JSON). */
+export const MAX_SCHEMA_BYTES = 64 * 1024;
+/** Deepest nesting of JSON objects and arrays in an `outputSchema`. */
+export const MAX_SCHEMA_DEPTH = 64;
 
-export function checkStructuredOutput(params: Pick<TaskParams, 'outputType' | 'outputSchema'>, message: string): StructuredCheck {
+/**
+ * Compiling and applying JSON Schemas happens on worker threads (schema-workers.ts), each
+ * job limited in time, so no schema holds up the API or a browser worker.
+ */
+const workers = new SchemaWorkers();
+
+/** Stops the schema threads (tests, shutdown). */
+export function closeSchemaWorkers(): Promise<void> {
+  return workers.close();
+}
+
+export async function checkStructuredOutput(params: Pick<TaskParams, 'outputType' | 'outputSchema'>, message: string): Promise<StructuredCheck> {
   switch (params.outputType) {
     case 'structured_json':
-      return checkJson(params.outputSchema, message);
+      if (!isObject(params.outputSchema)) return { ok: false, error: 'No JSON Schema was given for this task.' };
+      try {
+        return await workers.checkJson(params.outputSchema, message);
+      } catch (err) {
+        if (err instanceof SchemaLimitError || err instanceof SchemaBusyError) return { ok: false, error: `The output could not be checked against the JSON Schema (${err.message}). Answer with a shorter JSON document.` };
+        throw err;
+      }
     case 'structured_csv':
       return checkCsv(Array.isArray(params.outputSchema) ? params.outputSchema.map(String) : [], message);
     default:
       return { ok: true, value: message };
   }
-}
-
-// ---- JSON ----------------------------------------------------------------------------
-
-function checkJson(schema: unknown, message: string): StructuredCheck {
-  const parsed = parseJsonText(message);
-  if (!parsed.ok) return { ok: false, error: `The output is not valid JSON (${parsed.error}). Answer with only the JSON document.` };
-  const errors = validateAgainstSchema(schema, parsed.value);
-  if (errors.length) return { ok: false, error: `The output does not match the JSON Schema: ${formatErrors(errors)}` };
-  return { ok: true, value: JSON.stringify(parsed.value) };
 }
 
 /** JSON, tolerating the code fence models like to put around it. */
@@ -59,48 +72,51 @@ function formatErrors(errors: string[]): string {
   return errors.length > MAX_REPORTED_ERRORS ? `${shown}; and ${errors.length - MAX_REPORTED_ERRORS} more` : shown;
 }
 
-type Schema = Record<string, unknown>;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** JSON Schema draft-07 (the dialect models and providers speak), every error reported, formats checked. */
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true, addUsedSchema: false });
-addFormats(ajv);
-const MAX_SCHEMA_BYTES = 64 * 1024;
-/** Compiled validators of recent schemas (a task checks its result a few times). */
-const compiled = new Map<string, ValidateFunction>();
-
-function compile(schema: Schema): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let fn = compiled.get(key);
-  if (!fn) {
-    const { $schema: _dialect, ...rest } = schema;
-    fn = ajv.compile(rest);
-    if (compiled.size >= 100) compiled.delete(compiled.keys().next().value!);
-    compiled.set(key, fn);
+/** Nesting depth of a JSON value, without recursion (a hostile document cannot overflow the stack). */
+function depthOf(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d > max) max = d;
+    if (max > MAX_SCHEMA_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
   }
-  return fn;
+  return max;
+}
+
+/**
+ * The cheap checks of an `outputSchema` for `structured_json`, done before anything else:
+ * an object, at most 64 KB serialized, at most 64 levels deep.
+ */
+export function outputSchemaLimitProblem(schema: unknown): string | null {
+  if (!isObject(schema)) return 'outputSchema must be a JSON Schema object';
+  // Depth first: serializing a very deep document would itself overflow the stack.
+  if (depthOf(schema) > MAX_SCHEMA_DEPTH) return `outputSchema is nested deeper than ${MAX_SCHEMA_DEPTH} levels`;
+  const bytes = Buffer.byteLength(JSON.stringify(schema));
+  if (bytes > MAX_SCHEMA_BYTES) return `outputSchema is larger than ${MAX_SCHEMA_BYTES / 1024} KB (${bytes} bytes serialized)`;
+  return null;
 }
 
 /**
  * What is wrong with an `outputSchema` for `structured_json`, or null when it is a JSON
- * Schema the service can enforce. Used at submission (400) so a task never runs against a
- * schema that cannot be checked.
+ * Schema the service can enforce (the meta-schema, then compiling it on a schema thread).
+ * Used at submission (400) so a task never runs against a schema that cannot be checked.
+ * Too many schemas being checked at once is a 503 (retryable).
  */
-export function outputSchemaProblem(schema: unknown): string | null {
-  if (!isObject(schema)) return 'outputSchema must be a JSON Schema object';
-  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) return `outputSchema is larger than ${MAX_SCHEMA_BYTES / 1024} KB`;
-  const { $schema: _dialect, ...rest } = schema;
-  if (!ajv.validateSchema(rest)) {
-    const first = ajv.errors?.[0];
-    const where = ['outputSchema', ...(first?.instancePath ?? '').split('/').slice(1)].join('.');
-    return `outputSchema is not a valid JSON Schema: ${where} ${first?.message ?? 'is invalid'}`;
-  }
+export async function outputSchemaProblem(schema: unknown): Promise<string | null> {
+  const limit = outputSchemaLimitProblem(schema);
+  if (limit) return limit;
   try {
-    compile(schema);
+    return await workers.problem(schema as Record<string, unknown>);
   } catch (err) {
-    return `outputSchema cannot be used: ${err instanceof Error ? err.message : String(err)}`;
+    if (err instanceof SchemaLimitError) return `outputSchema is too complex: compiling it ${err.message}`;
+    if (err instanceof SchemaBusyError) throw new ServiceError('SERVICE_OVERLOADED', `${err.message}; try again shortly`, 503, undefined, true);
+    throw err;
   }
-  return null;
 }
 
 /** The column list of `structured_csv`, or what is wrong with it. */
@@ -112,29 +128,9 @@ export function csvColumnsProblem(columns: unknown): string | null {
 }
 
 /** Every mismatch, each with the JSON path where it is ("$" is the document). */
-export function validateAgainstSchema(schema: unknown, value: unknown): string[] {
+export async function validateAgainstSchema(schema: unknown, value: unknown): Promise<string[]> {
   if (!isObject(schema)) return [];
-  const validate = compile(schema);
-  if (validate(value)) return [];
-  return (validate.errors ?? []).map(describeError);
-}
-
-function describeError(e: ErrorObject): string {
-  const path = '$' + e.instancePath.split('/').slice(1).map((seg) => {
-    const name = seg.replace(/~1/g, '/').replace(/~0/g, '~');
-    return /^\d+$/.test(name) ? `[${name}]` : /^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
-  }).join('');
-  const params = e.params as Record<string, unknown>;
-  switch (e.keyword) {
-    case 'required':
-      return `${path}: missing required property "${String(params.missingProperty)}"`;
-    case 'additionalProperties':
-      return `${path}: property "${String(params.additionalProperty)}" is not allowed`;
-    case 'enum':
-      return `${path}: must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    default:
-      return `${path}: ${e.message ?? e.keyword}`;
-  }
+  return workers.errors(schema, value);
 }
 
 // ---- CSV -----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
   const live: LiveChannel = {};
   const { app, messages, liveRoutes } = createApp(deps, live);
   const server = http.createServer(app);
-  live.io = attachSocketServer({ server, redis: deps.redis, store: deps.store, messages, logger: deps.logger });
+  live.io = attachSocketServer({ server, redis: deps.redis, store: deps.store, messages, logger: deps.logger, limits: deps.config, trustProxy: app.get('trust proxy fn') });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(deps.config.PORT, deps.config.HOST, resolve);

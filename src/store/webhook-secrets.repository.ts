@@ -4,13 +4,15 @@ import { DocLocks } from './doc-locks';
 
 /** How long deliveries keep signing with the previous secret after a rotation. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
+/** Replaced secrets kept (newest first): a delivery carries at most this many signatures more. */
+export const MAX_PREVIOUS_SECRETS = 3;
 
 /** One user's webhook signing secret (`whsec_...`), keyed by the user id. */
 export interface WebhookSecretRecord {
   _id: string;
   secret: string;
   createdAt: Date;
-  /** Secrets replaced in the last 24 hours, newest first, each still signing until its `expiresAt`. */
+  /** Secrets replaced in the last 24 hours, newest first, at most MAX_PREVIOUS_SECRETS, each still signing until its `expiresAt`. */
   previous: { secret: string; expiresAt: Date }[];
   rotatedAt: Date | null;
 }
@@ -49,7 +51,10 @@ export class WebhookSecretsRepository {
     }
   }
 
-  /** Replaces the secret; the replaced one (and any other replaced in the last 24 hours) keeps signing for 24 hours. */
+  /**
+   * Replaces the secret; the replaced one (and the others replaced in the last 24 hours, at
+   * most MAX_PREVIOUS_SECRETS in all, the oldest dropped first) keeps signing for 24 hours.
+   */
   rotate(userId: string, now = new Date()): Promise<WebhookSecretRecord> {
     return this.locks.with(`webhookSecret:${userId}`, async () => {
       const current = await this.getOrCreate(userId);
@@ -57,7 +62,7 @@ export class WebhookSecretsRepository {
         _id: userId,
         secret: newWebhookSecret(),
         createdAt: now,
-        previous: [{ secret: current.secret, expiresAt: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS) }, ...current.previous.filter((p) => p.expiresAt.getTime() > now.getTime())],
+        previous: keptPrevious([{ secret: current.secret, expiresAt: new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS) }, ...current.previous], now.getTime()),
         rotatedAt: now,
       };
       await this.col.updateOne({ _id: userId }, { $set: { secret: next.secret, createdAt: next.createdAt, previous: next.previous, rotatedAt: now } });
@@ -76,5 +81,10 @@ export class WebhookSecretsRepository {
 }
 
 export function activeSecrets(record: WebhookSecretRecord, now = Date.now()): string[] {
-  return [record.secret, ...normalise(record).previous.filter((p) => p.expiresAt.getTime() > now).map((p) => p.secret)];
+  return [record.secret, ...keptPrevious(normalise(record).previous, now).map((p) => p.secret)];
+}
+
+/** The replaced secrets still signing: not expired, newest first, at most MAX_PREVIOUS_SECRETS. */
+export function keptPrevious(previous: WebhookSecretRecord['previous'], now: number): WebhookSecretRecord['previous'] {
+  return previous.filter((p) => p.expiresAt.getTime() > now).slice(0, MAX_PREVIOUS_SECRETS);
 }

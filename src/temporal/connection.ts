@@ -24,9 +24,16 @@ export function payloadKey(config: Config): Buffer {
   return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
 }
 
+/**
+ * The data converter of every client and worker: payloads encrypted by the codec, and
+ * failure messages and stack traces encoded into a payload first (failure-converter.ts),
+ * so neither reaches Temporal in clear.
+ */
 export function dataConverter(config: Config): DataConverter {
-  return { payloadCodecs: [new EncryptionCodec(payloadKey(config))] };
+  return { payloadCodecs: [new EncryptionCodec(payloadKey(config))], failureConverterPath: FAILURE_CONVERTER_PATH };
 }
+
+export const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
 
 export async function connectTemporal(config: Config): Promise<{ connection: Connection; client: Client }> {
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });

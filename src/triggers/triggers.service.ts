@@ -7,7 +7,7 @@
  */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { parseCreateCronJob, parseUpdateCronJob } from '../api/schemas/cron-job.schema';
+import { assertCronOutputSchemaUsable, parseCreateCronJob, parseUpdateCronJob } from '../api/schemas/cron-job.schema';
 import { InvalidParameterError, NotFoundError, ServiceError } from '../errors';
 import type { Logger } from '../logger';
 import { CronJobsRepository, type CronJobRecord } from '../store/cron-jobs.repository';
@@ -65,6 +65,7 @@ export class TriggersService {
 
   async create(user: UserRecord, body: unknown): Promise<CronJobRecord> {
     const { fields, status } = parseCreateCronJob(body);
+    await assertCronOutputSchemaUsable(fields);
     if (!(await this.jobs.environmentExists(fields.environmentId, user._id))) throw environmentNotFound();
     if (fields.policyId && !(await this.policies.get(fields.policyId, user._id))) throw policyNotFound();
     const job = await this.jobs.create(user._id, fields, status, this.maxPerUser);
@@ -103,6 +104,7 @@ export class TriggersService {
   async update(user: UserRecord, id: string, body: unknown): Promise<CronJobRecord> {
     const current = await this.owned(user, id);
     const change = parseUpdateCronJob(body, current);
+    await assertCronOutputSchemaUsable(change.fields);
     if (change.fields.environmentId !== undefined && !(await this.jobs.environmentExists(change.fields.environmentId, user._id))) throw environmentNotFound();
     if (change.fields.policyId && !(await this.policies.get(change.fields.policyId, user._id))) throw policyNotFound();
     if (change.scheduleChanged || change.retryChanged) {

@@ -103,6 +103,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
       headless: config.CHROMIUM_HEADLESS,
       capacity: config.BROWSER_MAX_SESSIONS,
       guard,
+      sandbox: config.CHROMIUM_SANDBOX,
       maxNetworkEntries: config.NETWORK_CAPTURE_MAX,
       persistDownload: (d) => persistDownload({ ...d, sourceUrl: vault.mask(d.sessionId, d.sourceUrl) }),
     },

@@ -111,13 +111,14 @@ export async function createUser(opts: { balance?: number; sessionLimit?: number
   return res.json;
 }
 
-/** A Temporal client of the test stack that reads the service's encrypted payloads. */
+/** A Temporal client of the test stack that reads the service's encrypted payloads and failures. */
 export async function temporalClient(): Promise<{ client: import('@temporalio/client').Client; close(): Promise<void> }> {
   const { Client, Connection } = await import('@temporalio/client');
   const { EncryptionCodec } = await import('../../src/temporal/codec');
+  const { FAILURE_CONVERTER_PATH } = await import('../../src/temporal/connection');
   const fs = await import('node:fs');
   const key = Buffer.from(fs.readFileSync(path.join(serviceEnv().DATA_DIR, 'payload.key'), 'utf8').trim(), 'hex');
   const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS ?? '127.0.0.1:7244' });
-  const client = new Client({ connection, namespace: 'browser-agent', dataConverter: { payloadCodecs: [new EncryptionCodec(key)] } });
+  const client = new Client({ connection, namespace: 'browser-agent', dataConverter: { payloadCodecs: [new EncryptionCodec(key)], failureConverterPath: FAILURE_CONVERTER_PATH } });
   return { client, close: () => connection.close() };
 }

@@ -480,6 +480,14 @@ function checkStack(doc: Obj): string[] {
   if (!isObj(worker.deploy) || Number(worker.deploy.replicas) !== 2) errors.push('worker: deploy.replicas must be 2');
   if (!(bytes(worker.shm_size) >= 1024 ** 3)) errors.push('worker: shm_size must be at least 1gb');
   if (worker.ports !== undefined) errors.push('worker: must not publish ports (several replicas)');
+  // Browser workers: never root, never privileged, Chromium's sandbox on.
+  const workerUser = worker.user === undefined ? undefined : String(worker.user).split(':')[0];
+  if (workerUser === 'root' || workerUser === '0') errors.push('worker: must not run as root');
+  if (worker.privileged === true) errors.push('worker: must not be privileged');
+  if (Array.isArray(worker.cap_add) && worker.cap_add.some((c) => /^(CAP_)?(SYS_ADMIN|ALL)$/i.test(String(c)))) errors.push('worker: must not add SYS_ADMIN');
+  if (envMap(worker).CHROMIUM_SANDBOX !== 'true') errors.push('worker: CHROMIUM_SANDBOX must be "true"');
+  const securityOpt = Array.isArray(worker.security_opt) ? worker.security_opt.map(String) : [];
+  if (!securityOpt.some((o) => /^no-new-privileges(:true)?$/.test(o))) errors.push('worker: security_opt must include no-new-privileges:true');
   return errors;
 }
 
@@ -581,6 +589,7 @@ function checkDockerfile(text: string, compose?: Obj): string[] {
   const envText = final.filter((i) => i.op === 'ENV').map((i) => i.args).join(' ');
   if (!/\bCHROMIUM_PATH=\/usr\/bin\/chromium\b/.test(envText)) errors.push('Dockerfile: ENV CHROMIUM_PATH=/usr/bin/chromium');
   if (final.some((i) => i.op === 'HEALTHCHECK' && !/^NONE$/i.test(i.args.trim()))) errors.push('Dockerfile: no image HEALTHCHECK (the worker role has no HTTP port)');
+  if (!/\bCHROMIUM_SANDBOX=(true|1|yes)\b/.test(envText)) errors.push("Dockerfile: ENV CHROMIUM_SANDBOX=true (Chromium's sandbox on)");
   return errors;
 }
 
@@ -782,6 +791,26 @@ describe('the checkers catch broken files', () => {
         'worker: shm_size must be at least 1gb',
       ]),
     );
+  });
+
+  test('a browser worker as root, privileged, or with the sandbox off', () => {
+    const errors = broken((d) => {
+      svcs(d).worker.user = '0:0';
+      svcs(d).worker.privileged = true;
+      svcs(d).worker.cap_add = ['SYS_ADMIN'];
+      svcs(d).worker.security_opt = ['seccomp=unconfined'];
+      (svcs(d).worker.environment as Obj).CHROMIUM_SANDBOX = 'false';
+    });
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        'worker: must not run as root',
+        'worker: must not be privileged',
+        'worker: must not add SYS_ADMIN',
+        'worker: CHROMIUM_SANDBOX must be "true"',
+        'worker: security_opt must include no-new-privileges:true',
+      ]),
+    );
+    expect(checkDockerfile(dockerfile.replace('CHROMIUM_SANDBOX=true', 'CHROMIUM_SANDBOX=false'))).toContain("Dockerfile: ENV CHROMIUM_SANDBOX=true (Chromium's sandbox on)");
   });
 
   test('an unescaped $VAR or a malformed ${ in the compose file', () => {

@@ -8,6 +8,7 @@ import type { Store } from '../../store/store';
 import type { SessionsService } from '../sessions.service';
 import { FrameHub } from './frame-hub';
 import { renderViewPage, VIEW_PAGE_CSP } from './view-page';
+import { RedisSlots } from './redis-slots';
 import { WhepEndpoint } from './whep';
 
 /*
@@ -39,7 +40,8 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
     return !!rec && LIVE_SESSION_STATUSES.includes(rec.status);
   };
   const hub = new FrameHub({ redis: deps.redis, logger, isLive });
-  const whep = new WhepEndpoint({ hub, logger });
+  const slots = new RedisSlots(deps.redis);
+  const whep = new WhepEndpoint({ hub, logger, slots }, { maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION });
   const router = Router();
 
   /** The session the request's view token opens; one 404 for every reason, so nothing is revealed. */
@@ -106,7 +108,7 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
     router,
     close: () =>
       // Both start at once: viewers' connections end now, not after the decoder thread stops.
-      (closing ??= Promise.all([whep.closeAll(), hub.close()]).then(() => undefined)),
+      (closing ??= Promise.all([whep.closeAll(), hub.close()]).then(() => slots.close())),
   };
 }
 

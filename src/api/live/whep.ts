@@ -3,6 +3,7 @@ import type { MediaStreamTrack, nonstandard, RTCPeerConnection } from '@roamhq/w
 import { InvalidParamsError, ServiceError } from '../../errors';
 import type { Logger } from '../../logger';
 import type { FrameHub } from './frame-hub';
+import type { RedisSlots } from './redis-slots';
 import { i420Size, JpegDecoder, VIDEO_HEIGHT, VIDEO_WIDTH } from './video-frames';
 
 type Wrtc = typeof import('@roamhq/wrtc');
@@ -48,6 +49,8 @@ interface Feed {
   decodeTimer?: NodeJS.Timeout;
 }
 
+const slotKey = (sessionId: string) => `bas:whep:${sessionId}`;
+
 let wrtcModule: Promise<Wrtc> | undefined;
 /** The native WebRTC module is loaded on first use: an API that nobody watches over WHEP never pays for it. */
 const loadWrtc = (): Promise<Wrtc> => (wrtcModule ??= import('@roamhq/wrtc'));
@@ -62,7 +65,8 @@ export class WhepEndpoint {
   private readonly opts: WhepOptions;
 
   constructor(
-    private readonly deps: { hub: FrameHub; logger: Logger },
+    /** `slots`: the per-session cap counted across every API instance (Redis), not only this one. */
+    private readonly deps: { hub: FrameHub; logger: Logger; slots?: RedisSlots },
     options: Partial<WhepOptions> = {},
   ) {
     this.opts = { ...DEFAULTS, ...options };
@@ -71,10 +75,18 @@ export class WhepEndpoint {
   /** Answers an SDP offer; the resource id names the peer for DELETE. */
   async answer(sessionId: string, offerSdp: string): Promise<{ resourceId: string; answerSdp: string }> {
     const wrtc = await loadWrtc();
-    if ((this.feeds.get(sessionId)?.peers.size ?? 0) >= this.opts.maxPeersPerSession) {
-      throw new ServiceError('TOO_MANY_VIEWERS', `At most ${this.opts.maxPeersPerSession} WebRTC viewers per session`, 429);
+    const max = this.opts.maxPeersPerSession;
+    const tooMany = () => new ServiceError('TOO_MANY_VIEWERS', `At most ${max} WebRTC viewers per session; end one (DELETE its resource) first`, 429, { limit: max });
+    if ((this.feeds.get(sessionId)?.peers.size ?? 0) >= max) throw tooMany();
+    const id = randomBytes(12).toString('hex');
+    if (this.deps.slots && !(await this.deps.slots.acquire(slotKey(sessionId), id, max)).ok) throw tooMany();
+    let pc: RTCPeerConnection;
+    try {
+      pc = new wrtc.RTCPeerConnection({ iceServers: [] });
+    } catch (err) {
+      this.releaseSlot(sessionId, id);
+      throw err;
     }
-    const pc = new wrtc.RTCPeerConnection({ iceServers: [] });
     let peer: Peer | undefined;
     try {
       try {
@@ -89,7 +101,7 @@ export class WhepEndpoint {
 
       const feed = this.feed(wrtc, sessionId);
       try {
-        peer = { id: randomBytes(12).toString('hex'), pc, track: feed.source.createTrack(), feed };
+        peer = { id, pc, track: feed.source.createTrack(), feed };
       } finally {
         if (!peer) this.releaseIfIdle(feed);
       }
@@ -104,9 +116,16 @@ export class WhepEndpoint {
       return { resourceId: peer.id, answerSdp };
     } catch (err) {
       if (peer) this.closePeer(peer);
-      else pc.close();
+      else {
+        pc.close();
+        this.releaseSlot(sessionId, id);
+      }
       throw err;
     }
+  }
+
+  private releaseSlot(sessionId: string, id: string): void {
+    this.deps.slots?.release(slotKey(sessionId), id).catch((err) => this.deps.logger.warn({ sessionId, err }, 'WHEP slot not released'));
   }
 
   /** Ends one peer (WHEP DELETE); false when it is not known. */
@@ -239,6 +258,7 @@ export class WhepEndpoint {
   private closePeer(peer: Peer): void {
     const feed = peer.feed;
     if (!feed.peers.delete(peer.id)) return;
+    this.releaseSlot(feed.sessionId, peer.id);
     clearTimeout(peer.timer);
     peer.track.stop();
     peer.pc.close();

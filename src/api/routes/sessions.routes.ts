@@ -5,6 +5,7 @@ import type { MessageHandler } from '../messages.handler';
 import { currentUser } from '../middleware/auth';
 import { sendMessageSchema } from '../schemas/message.schema';
 import { runTaskSchema, startSessionSchema } from '../schemas/session.schema';
+import { assertOutputSchemaUsable } from '../schemas/task.schema';
 import { parseRequest } from '../schemas/validation';
 import type { SessionsService } from '../sessions.service';
 
@@ -34,6 +35,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
 
   router.post('/start/start-session', deps.auth, deps.limit, async (req, res) => {
     const body = parseRequest(startSessionSchema, req.body ?? {});
+    await assertOutputSchemaUsable(body.task, 'task.');
     const started = await sessions.start(currentUser(req), body.task, body);
     res.json({
       ...sessionResource(started.sessionId, started.balance, body.task?.prompt ?? '', started.taskId ? 'Session started; the task is running' : 'Session started'),
@@ -46,6 +48,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     if (!raw.task || typeof raw.task !== 'object') throw new ServiceError('MISSING_REQUIRED_FIELD', 'task.prompt is required', 400, { field: 'task.prompt' });
     const body = parseRequest(runTaskSchema, raw);
     if (!body.task.prompt.trim()) throw new ServiceError('INVALID_TASK_DETAILS', 'task.prompt must not be empty', 400, { field: 'task.prompt' });
+    await assertOutputSchemaUsable(body.task, 'task.');
     const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true }, body);
     const answer = await deps.messages.inlineAnswer(started.sessionId, started.taskId!);
     res.status(answer.status).json(answer.body);

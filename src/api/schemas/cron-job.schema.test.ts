@@ -1,5 +1,8 @@
 import type { CronJobRecord } from '../../store/cron-jobs.repository';
-import { parseCreateCronJob, parseUpdateCronJob } from './cron-job.schema';
+import { closeSchemaWorkers } from '../../agent/structured-output';
+import { assertCronOutputSchemaUsable, parseCreateCronJob, parseUpdateCronJob } from './cron-job.schema';
+
+afterAll(() => closeSchemaWorkers());
 import { errorOf } from '../../../test/support/errors';
 
 const NOW = Date.parse('2026-11-23T10:00:00Z');
@@ -49,7 +52,6 @@ describe('POST /cron-jobs body', () => {
     [{ webhook: { ...webhook, url: 'ftp://x' } }, 400, 'INVALID_PARAMETER', 'webhook.url: must be an http(s) URL'],
     [{ webhook: { ...webhook, submittedData: 'all' } }, 400, 'INVALID_PARAMETER', 'webhook.submittedData must be one of: ai_response, full_response, just_ping'],
     [{ outputType: 'structured' }, 400, 'MISSING_REQUIRED_FIELD', 'outputSchema is required when outputType is structured'],
-    [{ outputType: 'structured', outputSchema: { type: 'date' } }, 400, 'INVALID_PARAMETER', 'outputSchema is not a valid JSON Schema: outputSchema.type must be equal to one of the allowed values'],
     [{ maxConsecutiveFailures: 0 }, 400, 'INVALID_PARAMETER', 'maxConsecutiveFailures must be an integer between 1 and 100'],
     [{ retryPolicy: { maximumAttempts: 11 } }, 400, 'INVALID_PARAMETER', 'retryPolicy.maximumAttempts must be an integer between 1 and 10'],
     [{ deliveryMode: 'email' }, 400, 'INVALID_PARAMETER', 'deliveryMode must be one of: webhook, bot, both'],
@@ -99,5 +101,21 @@ describe('PUT /cron-jobs/:id body', () => {
 
   it('passes a status change on', () => {
     expect(parseUpdateCronJob({ status: 'paused' }, current, NOW)).toMatchObject({ fields: {}, status: 'paused' });
+  });
+});
+
+describe('structured outputSchema of a trigger', () => {
+  it('is refused over 64 KB while parsing, without echoing the schema', () => {
+    const e = errorOf(() => parseCreateCronJob({ ...valid, outputType: 'structured', outputSchema: { type: 'string', description: 'x'.repeat(70_000) } }, NOW));
+    expect({ status: e.status, code: e.code, message: e.message, details: e.details }).toEqual({ status: 400, code: 'INVALID_PARAMETER', message: 'outputSchema is larger than 64 KB (70034 bytes serialized)', details: { parameter: 'outputSchema', value: null } });
+  });
+
+  it('is compiled after parsing: a schema that cannot be enforced is 400 INVALID_PARAMETER', async () => {
+    const { fields } = parseCreateCronJob({ ...valid, outputType: 'structured', outputSchema: { type: 'date' } }, NOW);
+    const e = await assertCronOutputSchemaUsable(fields).then(() => null, (err: unknown) => err as { status: number; code: string; message: string; details: unknown });
+    expect(e).toMatchObject({ status: 400, code: 'INVALID_PARAMETER', message: 'outputSchema is not a valid JSON Schema: outputSchema.type must be equal to one of the allowed values', details: { parameter: 'outputSchema', value: null } });
+    const evil = parseCreateCronJob({ ...valid, outputType: 'structured', outputSchema: { type: 'string', pattern: '(x)\\1' } }, NOW);
+    await expect(assertCronOutputSchemaUsable(evil.fields)).rejects.toMatchObject({ code: 'INVALID_PARAMETER', message: expect.stringMatching(/^outputSchema cannot be used: a pattern is not supported/) });
+    await expect(assertCronOutputSchemaUsable(parseCreateCronJob({ ...valid, outputType: 'structured', outputSchema: { type: 'string', pattern: '^(a+)+$' } }, NOW).fields)).resolves.toBeUndefined();
   });
 });

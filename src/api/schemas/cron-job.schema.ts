@@ -6,7 +6,7 @@
  * `details: {parameter, value}` and a message saying what is wrong.
  */
 import { z } from 'zod';
-import { outputSchemaProblem } from '../../agent/structured-output';
+import { outputSchemaLimitProblem, outputSchemaProblem } from '../../agent/structured-output';
 import { InvalidParameterError, MissingFieldError, ServiceError } from '../../errors';
 import type { CronJobFields, CronJobRecord, CronJobStatus } from '../../store/cron-jobs.repository';
 import { RETRY_LIMITS, type RetryPolicyInput } from '../../triggers/retry-policy';
@@ -99,8 +99,19 @@ function checkEnvironmentId(body: Record<string, unknown>): void {
 function checkOutput(outputType: string, outputSchema: unknown): void {
   if (outputType !== 'structured') return;
   if (outputSchema === undefined || outputSchema === null) throw new MissingFieldError('outputSchema', 'outputSchema is required when outputType is structured');
-  const problem = outputSchemaProblem(outputSchema);
-  if (problem) throw new InvalidParameterError('outputSchema', outputSchema, problem);
+  // The cheap checks here; compiling is assertCronOutputSchemaUsable's, on a schema thread.
+  const problem = outputSchemaLimitProblem(outputSchema);
+  if (problem) throw new InvalidParameterError('outputSchema', null, problem);
+}
+
+/**
+ * After parseCreateCronJob / parseUpdateCronJob: a structured trigger's outputSchema is
+ * compiled on a schema thread (never on the API's event loop); 400 when it cannot be enforced.
+ */
+export async function assertCronOutputSchemaUsable(fields: Partial<Pick<CronJobFields, 'outputType' | 'outputSchema'>>): Promise<void> {
+  if (fields.outputType !== 'structured' || !fields.outputSchema) return;
+  const problem = await outputSchemaProblem(JSON.parse(fields.outputSchema));
+  if (problem) throw new InvalidParameterError('outputSchema', null, problem);
 }
 
 function checkWebhook(deliveryMode: string, webhook: unknown): void {

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { parseHostPattern } from '../../agent/policy/hosts';
 import { SECRET_NAME } from '../../agent/secrets/secrets';
-import { csvColumnsProblem, outputSchemaProblem } from '../../agent/structured-output';
+import { csvColumnsProblem, outputSchemaLimitProblem, outputSchemaProblem } from '../../agent/structured-output';
 import { privateAddressProblem } from '../../net/submitted-urls';
+import { InvalidParameterError } from '../../errors';
 
 export const TASK_LIMITS = {
   maxDuration: { min: 1000, max: 300_000, default: 300_000 },
@@ -94,11 +95,24 @@ export const taskParamsSchema = taskParamsFields.superRefine((t, ctx) => {
   }
   const problem =
     t.outputType === 'structured_json' && t.outputSchema && !Array.isArray(t.outputSchema)
-      ? outputSchemaProblem(t.outputSchema)
+      ? outputSchemaLimitProblem(t.outputSchema)
       : t.outputType === 'structured_csv' && Array.isArray(t.outputSchema) && t.outputSchema.length
         ? csvColumnsProblem(t.outputSchema)
         : null;
-  if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem });
+  // The schema itself is not echoed back in the error (it may be 64 KB).
+  if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem, params: { value: null } });
 });
+
+/**
+ * The rest of the `outputSchema` check, after the request parsed: the JSON Schema is
+ * compiled on a schema thread (never on the API's event loop), so a schema that cannot be
+ * enforced is a 400 at submission. `prefix` is where the task sits in the request
+ * (`task.` in start-session and run-task, `message.` in a newTask message).
+ */
+export async function assertOutputSchemaUsable(task: Pick<TaskParamsInput, 'outputType' | 'outputSchema'> | undefined, prefix: string): Promise<void> {
+  if (task?.outputType !== 'structured_json' || !task.outputSchema || Array.isArray(task.outputSchema)) return;
+  const problem = await outputSchemaProblem(task.outputSchema);
+  if (problem) throw new InvalidParameterError(`${prefix}outputSchema`, null, problem);
+}
 
 export type TaskParamsInput = z.infer<typeof taskParamsSchema>;

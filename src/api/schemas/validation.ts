@@ -43,8 +43,11 @@ export function toServiceError(error: z.ZodError, input: unknown, prefix = ''): 
         return new InvalidParameterError(at, v, `${at} is not a known ${d}`);
       }
       return new InvalidParameterError(field, value, `${field}: ${issue.message}`);
-    default:
-      return new InvalidParameterError(field, value, field ? `${field}: ${issue.message}` : issue.message);
+    default: {
+      // A custom check may say which value to report (e.g. not a 64 KB schema echoed back).
+      const shown = issue.code === 'custom' && issue.params && 'value' in issue.params ? issue.params.value : value;
+      return new InvalidParameterError(field, shown, field ? `${field}: ${issue.message}` : issue.message);
+    }
   }
 }
 

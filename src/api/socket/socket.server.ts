@@ -1,19 +1,35 @@
 import type http from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
+import proxyaddr from 'proxy-addr';
 import { Server, type Socket } from 'socket.io';
+import type { Config } from '../../config';
 import { isServiceError, ServiceError } from '../../errors';
 import { wireEvent } from '../../events/publisher';
 import { sessionRoom } from '../../events/types';
 import type { Logger } from '../../logger';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { Store } from '../../store/store';
+import { RedisSlots, windowHit } from '../live/redis-slots';
 import type { MessageHandler } from '../messages.handler';
 
 interface SocketData {
   sessionId: string;
   userId: string;
+  address: string;
+  /** The Redis slots this connection holds (per session, per address), given back on disconnect. */
+  slots: string[];
 }
+
+export type SocketLimits = Pick<Config, 'SOCKET_MAX_PER_SESSION' | 'SOCKET_MAX_PER_ADDRESS' | 'SOCKET_REPLAY_MAX_EVENTS' | 'SOCKET_REPLAYS_PER_MINUTE'>;
+
+/** A refused handshake: the client's connect_error carries the message and `data` ({code, limit, ...}). */
+function refused(message: string, data: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), { data });
+}
+
+const sessionKey = (sessionId: string) => `bas:sockets:session:${sessionId}`;
+const addressKey = (address: string) => `bas:sockets:address:${address}`;
 
 type Ack = (answer: Record<string, unknown>) => void;
 
@@ -22,23 +38,55 @@ type Ack = (answer: Record<string, unknown>) => void;
  * it; the Redis adapter fans events out), gets what it missed since `auth.lastSeq`, then
  * live events; it may send the same messages as send-message.
  */
-export function attachSocketServer(deps: { server: http.Server; redis: Redis; store: Store; messages: MessageHandler; logger: Logger }): Server {
-  const { store, messages } = deps;
+export function attachSocketServer(deps: {
+  server: http.Server;
+  redis: Redis;
+  store: Store;
+  messages: MessageHandler;
+  logger: Logger;
+  limits: SocketLimits;
+  /** Express's compiled "trust proxy": the client address is the one X-Forwarded-For gives through trusted proxies. */
+  trustProxy: Parameters<typeof proxyaddr>[1];
+}): Server {
+  const { store, messages, limits } = deps;
   const logger = deps.logger.child({ component: 'socket' });
   const pub = deps.redis.duplicate();
   const sub = deps.redis.duplicate();
   const io = new Server<any, any, any, SocketData>(deps.server, { cors: { origin: true }, adapter: createAdapter(pub, sub), serveClient: true });
+  const slots = new RedisSlots(deps.redis);
+  const release = (data: Partial<SocketData> | undefined, id: string) => {
+    for (const key of data?.slots ?? []) slots.release(key, id).catch((err) => logger.warn({ err }, 'socket slot not released'));
+  };
 
   io.use(async (socket, next) => {
-    const { sessionId } = (socket.handshake.auth ?? {}) as { sessionId?: unknown };
+    const { sessionId, lastSeq } = (socket.handshake.auth ?? {}) as { sessionId?: unknown; lastSeq?: unknown };
     if (typeof sessionId !== 'string' || !sessionId) return next(new Error('auth.sessionId is required'));
+    const taken: string[] = [];
     try {
       const session = await store.sessions.get(sessionId);
       if (!session) return next(new Error('Session not found'));
       if (!LIVE_SESSION_STATUSES.includes(session.status)) return next(new Error(`Session has ended (${session.status})`));
-      socket.data = { sessionId, userId: session.userId };
+      const address = proxyaddr(socket.request, deps.trustProxy);
+      if (replayAsked(lastSeq)) {
+        const hit = await windowHit(deps.redis, `bas:replays:${sessionId}:${address}`, limits.SOCKET_REPLAYS_PER_MINUTE, 60_000, socket.id);
+        if (!hit.ok) {
+          const retryAfter = Math.ceil(hit.retryAfterMs / 1000);
+          return next(refused(`Too many event replays: at most ${limits.SOCKET_REPLAYS_PER_MINUTE} connections with auth.lastSeq per minute; try again in ${retryAfter} s`, { code: 'TOO_MANY_REPLAYS', limit: limits.SOCKET_REPLAYS_PER_MINUTE, retryAfter }));
+        }
+      }
+      const bySession = await slots.acquire(sessionKey(sessionId), socket.id, limits.SOCKET_MAX_PER_SESSION);
+      if (!bySession.ok) return next(refused(`Too many connections to this session: at most ${limits.SOCKET_MAX_PER_SESSION} at once`, { code: 'TOO_MANY_CONNECTIONS', scope: 'session', limit: limits.SOCKET_MAX_PER_SESSION }));
+      taken.push(sessionKey(sessionId));
+      const byAddress = await slots.acquire(addressKey(address), socket.id, limits.SOCKET_MAX_PER_ADDRESS);
+      if (!byAddress.ok) {
+        release({ slots: taken }, socket.id);
+        return next(refused(`Too many connections from this address: at most ${limits.SOCKET_MAX_PER_ADDRESS} at once`, { code: 'TOO_MANY_CONNECTIONS', scope: 'address', limit: limits.SOCKET_MAX_PER_ADDRESS }));
+      }
+      taken.push(addressKey(address));
+      socket.data = { sessionId, userId: session.userId, address, slots: taken };
       next();
     } catch (err) {
+      release({ slots: taken }, socket.id);
       logger.error({ err }, 'socket handshake failed');
       next(new Error('Authentication error'));
     }
@@ -47,18 +95,36 @@ export function attachSocketServer(deps: { server: http.Server; redis: Redis; st
   io.on('connection', (socket: Socket<any, any, any, SocketData>) => {
     const { sessionId } = socket.data;
     const log = logger.child({ sessionId, socketId: socket.id });
+    socket.on('disconnect', () => release(socket.data, socket.id));
     void (async () => {
-      const lastSeq = Number((socket.handshake.auth as { lastSeq?: unknown }).lastSeq);
-      let sent = Number.isFinite(lastSeq) && lastSeq >= 0 ? lastSeq : Number.NaN;
-      if (!Number.isNaN(sent)) {
-        for (const e of await store.events.after(sessionId, sent)) {
+      const { lastSeq } = socket.handshake.auth as { lastSeq?: unknown };
+      let sent = replayAsked(lastSeq) ? Number(lastSeq) : Number.NaN;
+      // At most SOCKET_REPLAY_MAX_EVENTS events are replayed to one connection, the oldest
+      // missed first; a client that missed more is told where to go on from.
+      let budget = limits.SOCKET_REPLAY_MAX_EVENTS;
+      let truncated = false;
+      const replay = async () => {
+        const events = await store.events.after(sessionId, sent, budget + 1);
+        truncated = events.length > budget;
+        for (const e of events.slice(0, budget)) {
           socket.emit(e.event, wireEvent(e));
           sent = e.seq;
+          budget -= 1;
         }
-      }
+      };
+      if (!Number.isNaN(sent)) await replay();
       await socket.join(sessionRoom(sessionId));
       // Events published between the replay and the join are sent once more from the timeline.
-      if (!Number.isNaN(sent)) for (const e of await store.events.after(sessionId, sent)) socket.emit(e.event, wireEvent(e));
+      if (!Number.isNaN(sent) && !truncated) await replay();
+      if (truncated) {
+        const max = limits.SOCKET_REPLAY_MAX_EVENTS;
+        socket.emit('message', {
+          type: 'error',
+          code: 'REPLAY_TRUNCATED',
+          error: `Only ${max} missed events are replayed to one connection; connect again with auth.lastSeq ${sent} for the next ones`,
+          details: { lastSeq: sent, limit: max },
+        });
+      }
       log.debug('socket joined');
     })().catch((err) => log.warn({ err }, 'replay failed'));
 
@@ -78,7 +144,18 @@ export function attachSocketServer(deps: { server: http.Server; redis: Redis; st
     });
   });
 
+  const close = io.close.bind(io);
+  io.close = (fn) => {
+    void slots.close();
+    return close(fn);
+  };
   return io;
+}
+
+/** A handshake asks for a replay with a whole auth.lastSeq >= 0. */
+function replayAsked(lastSeq: unknown): boolean {
+  const n = Number(lastSeq);
+  return lastSeq !== undefined && lastSeq !== null && lastSeq !== '' && Number.isFinite(n) && n >= 0;
 }
 
 /** Sockets watching each session, counted across every API instance. */
