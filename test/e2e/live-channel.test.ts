@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { api, waitFor } from '../support/http';
+import { startHttpProxy } from '../support/test-proxies';
 import { registerScript } from '../support/scripted-model';
 import { createUser, startService, type ServiceProcess, temporalClient } from '../support/service';
 import { connectError, connectSession, emitWithAck } from '../support/socket';
@@ -151,14 +152,18 @@ describe('sessions survive their worker', () => {
     await closeTemporal?.();
   });
 
-  it('restores a session on another worker with its page, cookies and local storage', async () => {
+  it('restores a session on another worker with its page, cookies, local storage and proxy', async () => {
     const { apiKey: key } = await createUser();
     const t = token('state');
     await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: '{{find:(visits=\\d+ member=\\w+)}}' } }] });
-    const s = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body;
+    const proxy = await startHttpProxy('mover', 'mover-secret');
+    const viaProxy = () => proxy.targets.filter((x) => x.includes('/state.html')).length;
+    const s = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: { proxy: { source: 'custom', type: 'http', host: '127.0.0.1', port: String(proxy.port), username: 'mover', password: 'mover-secret' } } })).body;
     const live = await connectSession(apiProc.baseUrl, { sessionId: s.sessionId });
     const first = await send(apiProc.baseUrl, key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} read state`, startingUrl: `${fixtures()}/state.html` });
     expect(first.body.data.message).toBe('visits=1 member=ada');
+    const beforeMove = viaProxy();
+    expect(beforeMove).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 2500)); // a snapshot is saved every 2 s
 
     const view = await temporal.workflow.getHandle(`session-${s.sessionId}`).query<{ workerId: string }>('session');
@@ -175,8 +180,12 @@ describe('sessions survive their worker', () => {
     const after = await send(apiProc.baseUrl, key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} read state again` });
     // the restored page was loaded again at the same URL: the visit counter went on, the cookie stayed
     expect(after.body.data.message).toBe(`visits=2 member=ada at ${fixtures()}/state.html`);
+    // the new worker's browser went through the session's proxy too
+    expect(viaProxy()).toBeGreaterThan(beforeMove);
+    expect(proxy.refused).toBe(0);
     await send(apiProc.baseUrl, key, s.sessionId, { actionType: 'state', newState: 'terminate' });
     live.socket.close();
+    await proxy.close();
   });
 });
 
