@@ -89,6 +89,8 @@ export interface SessionInput {
   /** The environment or profile whose browser profile the session runs on (locked for it by the API). */
   profile?: { kind: 'environment' | 'profile'; id: string; userId: string };
   initialTask?: { taskId: string; params: TaskParams };
+  /** Set when the session's environment may be reached in chat (reachOutMode other than off). */
+  reachOut?: { mode: 'guardrail_only' | 'full'; environmentId: string };
   /** State carried over by continue-as-new. */
   carried?: CarriedState;
 }

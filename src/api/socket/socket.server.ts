@@ -9,6 +9,7 @@ import type { Logger } from '../../logger';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { Store } from '../../store/store';
 import type { MessageHandler } from '../messages.handler';
+import { Watchers, WATCH_REFRESH_MS } from '../../environments/reach-out';
 
 interface SocketData {
   sessionId: string;
@@ -28,6 +29,13 @@ export function attachSocketServer(deps: { server: http.Server; redis: Redis; st
   const pub = deps.redis.duplicate();
   const sub = deps.redis.duplicate();
   const io = new Server<any, any, any, SocketData>(deps.server, { cors: { origin: true }, adapter: createAdapter(pub, sub), serveClient: true });
+  // Who watches each session, seen by every API instance and the workers (reach-out).
+  const watchers = new Watchers(deps.redis);
+  const seen = (socket: Socket<any, any, any, SocketData>) => watchers.socketSeen(socket.data.sessionId, socket.id).catch((err) => logger.warn({ err }, 'watcher presence not recorded'));
+  const refresh = setInterval(() => {
+    for (const socket of io.of('/').sockets.values()) if (socket.data?.sessionId) void seen(socket);
+  }, WATCH_REFRESH_MS);
+  refresh.unref();
 
   io.use(async (socket, next) => {
     const { sessionId } = (socket.handshake.auth ?? {}) as { sessionId?: unknown };
@@ -47,6 +55,10 @@ export function attachSocketServer(deps: { server: http.Server; redis: Redis; st
   io.on('connection', (socket: Socket<any, any, any, SocketData>) => {
     const { sessionId } = socket.data;
     const log = logger.child({ sessionId, socketId: socket.id });
+    void seen(socket);
+    socket.on('disconnect', () => {
+      watchers.socketLeft(sessionId, socket.id).catch((err) => log.warn({ err }, 'watcher presence not cleared'));
+    });
     void (async () => {
       const lastSeq = Number((socket.handshake.auth as { lastSeq?: unknown }).lastSeq);
       let sent = Number.isFinite(lastSeq) && lastSeq >= 0 ? lastSeq : Number.NaN;
