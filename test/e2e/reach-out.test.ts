@@ -61,6 +61,11 @@ afterAll(async () => {
 });
 
 const call = (method: string, path: string, opts: Parameters<typeof api>[3] = {}) => api(svc.baseUrl, method, path, opts);
+/** The live view link without its origin (each process of the test has its own PUBLIC_BASE_URL). */
+const liveViewPath = (url: string) => {
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+};
 const chatCallsWith = (text: string) => calls.filter((c) => JSON.stringify(c.json).includes(text));
 
 async function environmentWithChat(key: string, chat: Record<string, unknown>): Promise<{ environmentId: string; replies: any }> {
@@ -125,7 +130,7 @@ describe('reach-out to the chat when nobody watches', () => {
       expect(sent.path).toBe(`/tg/bot${botToken}/sendMessage`);
       expect(sent.json.chat_id).toBe(String(chatId));
       expect(sent.json.text).toContain(question);
-      expect(sent.json.text).toContain(started.body.streaming.webViewURL);
+      expect(sent.json.text).toContain(liveViewPath(started.body.streaming.webViewURL));
       const asked = (await recordedRequests(model(), t)).find((r) => r.step === 0)!;
       latencies.push(sent.at - asked.at);
 
@@ -174,7 +179,7 @@ describe('reach-out to the chat when nobody watches', () => {
     const sent = await waitFor(async () => chatCallsWith(t)[0], 60_000);
     expect(sent).toMatchObject({ provider: 'slack', path: '/slack/chat.postMessage', json: { channel: channelId } });
     expect(sent.json.text).toContain(question);
-    expect(sent.json.text).toContain(started.body.streaming.webViewURL);
+    expect(sent.json.text).toContain(liveViewPath(started.body.streaming.webViewURL));
 
     const event = JSON.stringify({ type: 'event_callback', event: { type: 'message', channel: channelId, user: 'U0REACH01', text: 'green', ts: '1.1' } });
     expect((await call('POST', `/chat/slack/${environmentId}`, { rawBody: event, headers: signed(event, Math.floor(Date.now() / 1000), 'f'.repeat(32)) })).status).toBe(401);
@@ -210,12 +215,13 @@ describe('reach-out to the chat when nobody watches', () => {
       expect(asked.body).toMatchObject({ success: true, type: 'guardrail_trigger' });
       await watcher.waitFor((r) => r.payload?.type === 'guardrail_trigger');
       // the reach-out decided not to send: someone watches
-      const decided = await client.workflow.getHandle(`chat-reach_${asked.body.taskId}_1`).result();
+      // (the delivery starts right after the event: wait for it to exist)
+      const decided = await waitFor(() => client.workflow.getHandle(`chat-reach_${asked.body.taskId}_1`).result(), 30_000, 200);
       expect(decided).toMatchObject({ status: 'skipped' });
       // the watcher answers on the live channel
       watcher.socket.emit('message', { actionType: 'guardrail', newState: 'resume', prompt: 'amber' });
       await watcher.waitFor((r) => r.payload?.type === 'task_completed', 60_000);
-      const result = await client.workflow.getHandle(`chat-reach_${asked.body.taskId}_result`).result();
+      const result = await waitFor(() => client.workflow.getHandle(`chat-reach_${asked.body.taskId}_result`).result(), 30_000, 200);
       expect(result).toMatchObject({ status: 'skipped' });
       expect(calls.filter((c) => c.json.chat_id === String(chatId))).toHaveLength(0);
     } finally {
