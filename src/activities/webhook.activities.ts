@@ -10,6 +10,8 @@ import { buildPayload, failedRunEnvelope, type DeliverySubject } from '../webhoo
 import { sendWebhook } from '../webhooks/sender';
 import { openChatConnection } from '../environments/chat-connection';
 import { sendChatMessage } from '../environments/chat-sender';
+import { guardrailText, resultText, type Watchers } from '../environments/reach-out';
+import { sessionViewToken } from '../api/sessions.service';
 import { payloadKey } from '../temporal/connection';
 import { guardedFetch } from '../net/guarded-fetch';
 import type { NetworkGuard } from '../net/network-guard';
@@ -27,7 +29,7 @@ const MAX_RETRY_AFTER_MS = 10 * 60_000;
  * the task or run before the activity answers, so the record shows attempts, last status
  * code and last error even while retries go on.
  */
-export function createWebhookActivities(deps: { config: Config; store: Pick<Store, 'db' | 'tasks' | 'environments'>; logger: Logger; guard: NetworkGuard; fetch?: typeof fetch }) {
+export function createWebhookActivities(deps: { config: Config; store: Pick<Store, 'db' | 'tasks' | 'environments'>; logger: Logger; guard: NetworkGuard; watchers?: Watchers; fetch?: typeof fetch }) {
   const { config, store } = deps;
   const logger = deps.logger.child({ component: 'webhooks' });
   // Deliveries leave through the network guard: a private address is never connected to.
@@ -92,6 +94,24 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
     });
   }
 
+  /** The message's text, read from the stored run or task; null while there is nothing (yet) to say. */
+  async function chatText(input: ChatDeliveryInput): Promise<string | null> {
+    if (input.reachOut === undefined) {
+      const run = await runs.getById(input.target.runId);
+      if (!run || run.status === 'running') return null;
+      return run.status === 'completed'
+        ? `Trigger "${input.triggerName}" finished:\n${run.result ?? ''}`
+        : `Trigger "${input.triggerName}" ${run.status === 'timed_out' ? 'timed out' : 'failed'} (${run.code ?? 'RUN_FAILED'}): ${run.error ?? 'The run failed'}`;
+    }
+    const { sessionId, taskId } = input.target;
+    const task = await store.tasks.get(sessionId, taskId);
+    if (input.reachOut === 'guardrail') {
+      if (task?.status !== 'guardrail_trigger' || !task.guardrail) return null;
+      return guardrailText({ question: task.guardrail.value, webViewURL: `${config.PUBLIC_BASE_URL}/view/${sessionId}?token=${sessionViewToken(config, sessionId)}` });
+    }
+    return task && TERMINAL_TASK_STATUSES.includes(task.status) ? resultText(task) : null;
+  }
+
   return {
     async deliverWebhook(input: DeliveryInput): Promise<DeliveryResult> {
       const attempt = Context.current().info.attempt;
@@ -112,13 +132,27 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
     },
 
     /**
-     * One attempt to send a run's outcome to its environment's chat connection
-     * (deliveryMode bot): the provider's API is called with the environment's sealed
-     * credentials, opened only here.
+     * One attempt to send a message to an environment's chat connection, with the
+     * environment's sealed credentials, opened only here: a trigger run's outcome
+     * (deliveryMode bot), or a session's reach-out. A reach-out is sent only when nobody
+     * watches the session (looked at once, on the first attempt) and only while its
+     * guardrail still waits for an answer.
      */
     async deliverToChat(input: ChatDeliveryInput): Promise<DeliveryResult> {
       const attempt = Context.current().info.attempt;
       const log = logger.child({ deliveryId: input.deliveryId, attempt, environmentId: input.environmentId });
+      const skipped = (why: string): DeliveryResult => {
+        log.info({ sessionId: input.target.kind === 'task' ? input.target.sessionId : undefined }, `reach-out not sent: ${why}`);
+        return { deliveryId: input.deliveryId, status: 'skipped', attempts: null, statusCode: null };
+      };
+      if (input.reachOut && attempt === 1 && deps.watchers && (await deps.watchers.watched(input.target.sessionId))) return skipped('the session is watched');
+      const text = await chatText(input);
+      if (text === null) {
+        if (input.reachOut === 'guardrail') return skipped('the question was answered');
+        await records.open(input);
+        await records.attempt(input, { attempt, status: 'retrying', statusCode: null, error: 'The outcome to deliver is not recorded yet' });
+        throw ApplicationFailure.create({ type: 'DELIVERY_OUTCOME_MISSING', message: 'The outcome to deliver is not recorded yet' });
+      }
       await records.open(input);
       const env = await store.environments.get(input.environmentId, input.userId);
       if (!env?.chat) {
@@ -126,15 +160,6 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
         await records.attempt(input, { attempt, status: 'failed', statusCode: null, error });
         throw ApplicationFailure.create({ type: 'CHAT_NOT_CONNECTED', message: error, nonRetryable: true });
       }
-      const run = await runs.getById(input.target.runId);
-      if (!run || run.status === 'running') {
-        await records.attempt(input, { attempt, status: 'retrying', statusCode: null, error: 'The outcome to deliver is not recorded yet' });
-        throw ApplicationFailure.create({ type: 'DELIVERY_OUTCOME_MISSING', message: 'The outcome to deliver is not recorded yet' });
-      }
-      const text =
-        run.status === 'completed'
-          ? `Trigger "${input.triggerName}" finished:\n${run.result ?? ''}`
-          : `Trigger "${input.triggerName}" ${run.status === 'timed_out' ? 'timed out' : 'failed'} (${run.code ?? 'RUN_FAILED'}): ${run.error ?? 'The run failed'}`;
       const fields = openChatConnection(payloadKey(config), env._id, env.chat);
       const result = await sendChatMessage(env.chat.provider, fields, text, { baseUrls: config.CHAT_API_BASE_URLS, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS, fetch: send });
       return settleAttempt(input, attempt, result, 'CHAT', log.child({ provider: env.chat.provider }));

@@ -11,6 +11,8 @@ import { rateLimit } from './middleware/rate-limit';
 import { healthRoutes } from './routes/health.routes';
 import { sessionsRoutes } from './routes/sessions.routes';
 import { tasksRoutes } from './routes/tasks.routes';
+import { chatRoutes } from './routes/chat.routes';
+import { Watchers } from '../environments/reach-out';
 import { cronJobsRoutes } from './routes/cron-jobs.routes';
 import { webhooksRoutes } from './routes/webhooks.routes';
 import { payloadKey } from '../temporal/connection';
@@ -51,17 +53,19 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
+  const sessions = new SessionsService({ ...deps, logger });
+  // Chat replies (reach-out) are verified over the raw body: before the JSON parser.
+  app.use(chatRoutes({ store, sessions, secretKey: payloadKey(config), logger: deps.logger }));
   app.use(express.json({ limit: config.BODY_LIMIT }));
   // Malformed JSON sent to /v1 is answered in the OpenAI error shape (see openai.routes.ts).
   app.use('/v1', openAiErrorHandler(logger));
 
-  const sessions = new SessionsService({ ...deps, logger });
   const messages = createMessageHandler({ config, sessions });
   const auth = requireApiKey({ store, logger });
   const perUser = rateLimit({ redis, name: 'start', limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
 
   app.use(healthRoutes(deps));
-  app.use(tasksRoutes({ config, sessions }));
+  app.use(tasksRoutes({ config, sessions, watchers: new Watchers(redis) }));
   app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser }));
   // The live view and WHEP open with the session's view token, not an API key.
   const liveRoutes = createLiveRoutes({ config, store, redis, sessions, logger: deps.logger });

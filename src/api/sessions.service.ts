@@ -68,7 +68,7 @@ export class SessionsService {
   }
 
   viewToken(sessionId: string): string {
-    return createHmac('sha256', this.viewSecret()).update(`view:${sessionId}`).digest('base64url');
+    return sessionViewToken(this.deps.config, sessionId);
   }
 
   checkViewToken(sessionId: string, token: string): boolean {
@@ -77,17 +77,13 @@ export class SessionsService {
     return want.length === got.length && timingSafeEqual(want, got);
   }
 
-  private viewSecret(): string {
-    return linkSecret(this.deps.config);
-  }
-
   assertBalance(user: UserRecord): void {
     const required = this.deps.config.MIN_BALANCE_USD;
     if (user.balance < required || user.balance <= 0) throw new InsufficientBalanceError(user.balance, required);
   }
 
   /** Starts a session workflow and waits until it holds a browser. */
-  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; policyId?: string | null; proxy?: ProxyInput | null } = {}): Promise<StartedSession> {
+  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; policyId?: string | null; proxy?: ProxyInput | null; reachOutMode?: 'off' | 'guardrail_only' | 'full' } = {}): Promise<StartedSession> {
     const { store, registry, config, temporal, logger } = this.deps;
     this.assertBalance(user);
     if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
@@ -129,6 +125,7 @@ export class SessionsService {
       proxy,
       profile,
       ...(attach.policyId ? { policyId: attach.policyId } : {}),
+      reachOut: attach.environmentId && attach.reachOutMode !== 'off' ? { mode: attach.reachOutMode ?? 'guardrail_only', environmentId: attach.environmentId } : undefined,
       initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
     };
     let handle: WorkflowHandle;
@@ -239,6 +236,11 @@ export class SessionsService {
       throw err;
     }
   }
+}
+
+/** The capability in a session's live view and WHEP links. */
+export function sessionViewToken(config: Parameters<typeof linkSecret>[0], sessionId: string): string {
+  return createHmac('sha256', linkSecret(config)).update(`view:${sessionId}`).digest('base64url');
 }
 
 function isClosedWorkflow(err: unknown): boolean {

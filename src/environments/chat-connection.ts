@@ -26,8 +26,9 @@ export const CHAT_SCHEMAS = {
     schema: z.object({
       botToken: z.string().trim().regex(/^xox[bp]-[A-Za-z0-9-]+$/, 'must be a Slack bot token (xoxb-…)').describe('Bot User OAuth token'),
       channelId: z.string().trim().regex(/^[CDGU][A-Z0-9]{6,}$/, 'must be a Slack channel, conversation or user id').describe('Channel, DM or user id to post to'),
+      signingSecret: z.string().trim().regex(/^[a-f0-9]{32}$/, 'must be the Slack app\'s signing secret (32 hex characters)').optional().describe('Signing secret of the Slack app, to take replies (Events API)'),
     }),
-    secrets: ['botToken'],
+    secrets: ['botToken', 'signingSecret'],
   },
   discord: {
     schema: z.object({
@@ -41,8 +42,9 @@ export const CHAT_SCHEMAS = {
       accessToken: z.string().trim().min(20, 'must be a WhatsApp Cloud API access token').max(1000).describe('Cloud API access token'),
       phoneNumberId: z.string().trim().regex(/^\d{5,20}$/, 'must be the numeric id of the sending phone number').describe('Sender phone number id'),
       to: z.string().trim().regex(/^\+?[1-9]\d{6,14}$/, 'must be a phone number in international format').describe('Recipient phone number'),
+      appSecret: z.string().trim().regex(/^[a-f0-9]{32}$/, 'must be the Meta app secret (32 hex characters)').optional().describe('App secret, to take replies (webhooks signed with X-Hub-Signature-256)'),
     }),
-    secrets: ['accessToken'],
+    secrets: ['accessToken', 'appSecret'],
   },
   teams: {
     schema: z.object({
@@ -85,8 +87,12 @@ const KEY_INFO = 'browser-agent-service/chat-connection/v1';
 const chatKey = (secretKey: Buffer) => Buffer.from(hkdfSync('sha256', secretKey, Buffer.alloc(0), KEY_INFO, 32));
 const aad = (environmentId: string) => Buffer.from(`environment:${environmentId}`);
 
+/** The secret token of ours that a provider's webhook must carry (Telegram's secret_token), generated per connection. */
+export const WEBHOOK_SECRET_FIELD = 'webhookSecret';
+export const newWebhookSecret = (): string => randomBytes(24).toString('base64url');
+
 export function sealChatConnection(secretKey: Buffer, environmentId: string, provider: ChatProvider, fields: Record<string, string>, now = new Date()): StoredChatConnection {
-  const secretNames: readonly string[] = CHAT_SCHEMAS[provider].secrets;
+  const secretNames: readonly string[] = [...CHAT_SCHEMAS[provider].secrets, WEBHOOK_SECRET_FIELD];
   const secrets: Record<string, string> = {};
   const settings: Record<string, string> = {};
   const hints: Record<string, string> = {};
@@ -118,5 +124,6 @@ export function openChatConnection(secretKey: Buffer, environmentId: string, sto
 /** What the API shows: the settings, and each secret only as a hint. */
 export function chatView(stored: StoredChatConnection | null | undefined): Record<string, unknown> | null {
   if (!stored) return null;
-  return { provider: stored.provider, ...stored.settings, ...stored.hints, updatedAt: stored.updatedAt.toISOString() };
+  const { [WEBHOOK_SECRET_FIELD]: _ours, ...hints } = stored.hints;
+  return { provider: stored.provider, ...stored.settings, ...hints, updatedAt: stored.updatedAt.toISOString() };
 }

@@ -7,6 +7,7 @@ import { createSessionActivities } from '../activities/session.activities';
 import { createTriggerActivities } from '../activities/trigger.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
 import { NetworkGuard } from '../net/network-guard';
+import { Watchers } from '../environments/reach-out';
 import { AgentRunner } from '../agent/agent';
 import { SecretVault } from '../agent/secrets/vault';
 import { createLlmClient } from '../agent/llm/factory';
@@ -53,7 +54,7 @@ export async function startWorkflowWorker(deps: { config: Config; logger: Logger
     activities: {
       ...createSessionActivities({ config, store, registry, events, logger }),
       ...createTriggerActivities({ config, store, logger }),
-      ...createWebhookActivities({ config, store, logger, guard: new NetworkGuard({ allowlist: config.PRIVATE_NETWORK_ALLOWLIST, logger }) }),
+      ...createWebhookActivities({ config, store, logger, guard: new NetworkGuard({ allowlist: config.PRIVATE_NETWORK_ALLOWLIST, logger }), watchers: new Watchers(redis) }),
     },
   });
   const running = worker.run();
@@ -132,7 +133,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     activities: {
       ...createSessionActivities({ config, store, registry, events, logger }),
       ...createTriggerActivities({ config, store, logger }),
-      ...createWebhookActivities({ config, store, logger, guard }),
+      ...createWebhookActivities({ config, store, logger, guard, watchers: new Watchers(redis) }),
     },
   });
   const browserWorker = await Worker.create({

@@ -18,7 +18,7 @@ import {
 } from './messages';
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
-import { deliverTaskWebhook } from './webhook-delivery.workflow';
+import { deliverTaskWebhook, reachOutInChat } from './webhook-delivery.workflow';
 import type { EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from './types';
 
 const shared = wf.proxyActivities<SessionActivities>({
@@ -300,6 +300,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
           task.guardrail = result.humanInput;
           await saveTask(task);
           await publish({ type: 'guardrail_trigger', taskId: task.taskId, data: result.humanInput });
+          // reachOut is absent from sessions started before it existed: their replay takes no new branch.
+          if (input.reachOut) await reachOutInChat({ userId: input.userId, sessionId, taskId: task.taskId, environmentId: input.reachOut.environmentId, what: 'guardrail', step: task.steps });
         }
       }
     } catch (err) {
@@ -327,6 +329,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     task.recorded = true;
     await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
     if (task.params.webhook && wf.patched('task-webhook')) await deliverTaskWebhook({ userId: input.userId, sessionId, taskId: task.taskId, webhook: task.params.webhook });
+    if (input.reachOut?.mode === 'full') await reachOutInChat({ userId: input.userId, sessionId, taskId: task.taskId, environmentId: input.reachOut.environmentId, what: 'result', step: task.steps });
     if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = 'terminateOnCompletion';
   }
 

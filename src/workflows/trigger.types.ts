@@ -117,17 +117,22 @@ export interface DeliveryInput {
   target: DeliveryTarget;
 }
 
-export interface ChatDeliveryInput {
-  deliveryId: string;
-  userId: string;
-  environmentId: string;
-  triggerName: string;
-  target: Extract<DeliveryTarget, { kind: 'run' }>;
-}
+/**
+ * A message to an environment's chat connection: a trigger run's outcome (deliveryMode bot),
+ * or a session's reach-out (its guardrail question, or a task's result with reachOutMode
+ * full), read from the task record when sent.
+ */
+export type ChatDeliveryInput =
+  | { deliveryId: string; userId: string; environmentId: string; triggerName: string; target: Extract<DeliveryTarget, { kind: 'run' }>; reachOut?: undefined }
+  | { deliveryId: string; userId: string; environmentId: string; target: Extract<DeliveryTarget, { kind: 'task' }>; reachOut: 'guardrail' | 'result' };
+
+/** A session's reach-out messages: one per guardrail (by the step that asked) and one per task result. */
+export const reachOutDeliveryId = (taskId: string, what: number | 'result'): string => `reach_${taskId}_${what}`;
 
 export interface DeliveryResult {
   deliveryId: string;
-  status: 'delivered' | 'failed';
+  /** `skipped`: a reach-out not sent, someone watches the session (or the question was answered). */
+  status: 'delivered' | 'failed' | 'skipped';
   /** Known when delivered; after a failure the record on the task or run holds the count. */
   attempts: number | null;
   statusCode: number | null;

@@ -99,6 +99,8 @@ export interface SessionInput {
   /** The automation policy every agent action of the session is checked against (read by the worker). */
   policyId?: string;
   initialTask?: { taskId: string; params: TaskParams };
+  /** Set when the session's environment may be reached in chat (reachOutMode other than off). */
+  reachOut?: { mode: 'guardrail_only' | 'full'; environmentId: string };
   /** State carried over by continue-as-new. */
   carried?: CarriedState;
 }

@@ -8,7 +8,7 @@
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WebhookActivities } from '../activities/webhook.activities';
-import { taskDeliveryId, webhookDeliveryWorkflowId, type ChatDeliveryInput, type DeliveryInput, type DeliveryResult, type WebhookConfig } from './trigger.types';
+import { chatDeliveryWorkflowId, reachOutDeliveryId, taskDeliveryId, webhookDeliveryWorkflowId, type ChatDeliveryInput, type DeliveryInput, type DeliveryResult, type WebhookConfig } from './trigger.types';
 
 /** The backoff of delivery attempts (exported for the tests and the docs). */
 export const WEBHOOK_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m', maximumAttempts: 30 } as const;
@@ -60,5 +60,26 @@ export async function deliverTaskWebhook(args: { userId: string; sessionId: stri
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;
     wf.log.warn('webhook delivery could not be started', { taskId: args.taskId, error: String(err) });
+  }
+}
+
+/**
+ * For the session workflow (reachOutMode): starts a message to the environment's chat
+ * connection, a guardrail's question (`step` is the step that asked) or a finished task's
+ * result, and returns at once. Whether anyone watches the session is looked at by the
+ * delivery itself; a second call for the same message finds it already started.
+ */
+export async function reachOutInChat(args: { userId: string; sessionId: string; taskId: string; environmentId: string; what: 'guardrail' | 'result'; step: number }): Promise<void> {
+  const deliveryId = reachOutDeliveryId(args.taskId, args.what === 'result' ? 'result' : args.step);
+  try {
+    await wf.startChild(chatDeliveryWorkflow, {
+      workflowId: chatDeliveryWorkflowId(deliveryId),
+      args: [{ deliveryId, userId: args.userId, environmentId: args.environmentId, target: { kind: 'task', sessionId: args.sessionId, taskId: args.taskId }, reachOut: args.what }],
+      parentClosePolicy: wf.ParentClosePolicy.ABANDON,
+      cancellationType: wf.ChildWorkflowCancellationType.ABANDON,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    wf.log.warn('reach-out could not be started', { taskId: args.taskId, error: String(err) });
   }
 }

@@ -128,6 +128,8 @@ export const OPERATIONS: Operation[] = [
   { method: 'post', path: '/files/upload', tag: 'Files', summary: 'Upload files for tasks (field "files")', auth: true, multipart: { field: 'files', many: true }, ok: [200, 'UploadedFiles'], errors: [400, 401, 413, 429] },
   { method: 'get', path: '/files', tag: 'Files', summary: "The caller's uploads and captured downloads, newest first", auth: true, query: [{ name: 'limit', description: '1..100', schema: { type: 'integer' } }, { name: 'cursor', description: 'From nextCursor', schema: str }], ok: [200, 'any-json'], errors: [400, 401] },
   { method: 'delete', path: '/files/{fileId}', tag: 'Files', summary: 'Delete one of your files', auth: true, ok: [200, 'Confirmation'], errors: [401, 404] },
+  { method: 'get', path: '/chat/{provider}/{environmentId}', tag: 'Reach-out', summary: "A chat provider's subscription check (WhatsApp hub.challenge)", auth: false, ok: [200, 'any-json'], errors: [401, 404] },
+  { method: 'post', path: '/chat/{provider}/{environmentId}', tag: 'Reach-out', summary: "A chat provider's webhook: a reply answers the session's waiting guardrail (verified by the provider's signature or our secret token)", auth: false, ok: [200, 'any-json'], errors: [401, 404] },
   { method: 'get', path: '/policies', tag: 'Policies', summary: "The caller's automation policies", auth: true, ok: [200, 'any-json'], errors: [401] },
   { method: 'post', path: '/policies', tag: 'Policies', summary: 'Create an automation policy', auth: true, json: 'PolicyRequest', ok: [201, 'any-json'], errors: [400, 401] },
   { method: 'get', path: '/policies/{id}', tag: 'Policies', summary: 'One policy', auth: true, ok: [200, 'any-json'], errors: [401, 404] },

@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { MissingFieldError, NotFoundError, ServiceError } from '../../errors';
-import { chatView, parseChatConnection, sealChatConnection } from '../../environments/chat-connection';
+import { chatView, newWebhookSecret, parseChatConnection, sealChatConnection, WEBHOOK_SECRET_FIELD } from '../../environments/chat-connection';
+import { chatRepliesView } from './chat.routes';
 import type { EnvironmentRecord } from '../../store/environments.repository';
 import type { FileRecord } from '../../store/files.repository';
 import { currentUser } from '../middleware/auth';
@@ -138,9 +139,11 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
     const user = currentUser(req);
     const env = await owned(req.params.id, user._id);
     const { provider, fields } = parseChatConnection(req.body);
-    const updated = await envs.setChat(env._id, user._id, sealChatConnection(secretKey, env._id, provider, fields));
+    // A secret token of ours for the provider's webhook (replies to reach-out), shown only now.
+    const webhookSecret = newWebhookSecret();
+    const updated = await envs.setChat(env._id, user._id, sealChatConnection(secretKey, env._id, provider, { ...fields, [WEBHOOK_SECRET_FIELD]: webhookSecret }));
     if (!updated) throw environmentNotFound();
-    res.json({ success: true, message: 'Chat connection saved', chat: chatView(updated.chat) });
+    res.json({ success: true, message: 'Chat connection saved', chat: chatView(updated.chat), replies: chatRepliesView(config, provider, env._id, webhookSecret) });
   });
 
   router.delete('/environments/:id/chat', async (req, res) => {

@@ -12,6 +12,7 @@ import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { Store } from '../../store/store';
 import { RedisSlots, windowHit } from '../live/redis-slots';
 import type { MessageHandler } from '../messages.handler';
+import { Watchers, WATCH_REFRESH_MS } from '../../environments/reach-out';
 
 interface SocketData {
   sessionId: string;
@@ -57,6 +58,13 @@ export function attachSocketServer(deps: {
   const release = (data: Partial<SocketData> | undefined, id: string) => {
     for (const key of data?.slots ?? []) slots.release(key, id).catch((err) => logger.warn({ err }, 'socket slot not released'));
   };
+  // Who watches each session, seen by every API instance and the workers (reach-out).
+  const watchers = new Watchers(deps.redis);
+  const seen = (socket: Socket<any, any, any, SocketData>) => watchers.socketSeen(socket.data.sessionId, socket.id).catch((err) => logger.warn({ err }, 'watcher presence not recorded'));
+  const refresh = setInterval(() => {
+    for (const socket of io.of('/').sockets.values()) if (socket.data?.sessionId) void seen(socket);
+  }, WATCH_REFRESH_MS);
+  refresh.unref();
 
   io.use(async (socket, next) => {
     const { sessionId, lastSeq } = (socket.handshake.auth ?? {}) as { sessionId?: unknown; lastSeq?: unknown };
@@ -95,7 +103,11 @@ export function attachSocketServer(deps: {
   io.on('connection', (socket: Socket<any, any, any, SocketData>) => {
     const { sessionId } = socket.data;
     const log = logger.child({ sessionId, socketId: socket.id });
-    socket.on('disconnect', () => release(socket.data, socket.id));
+    void seen(socket);
+    socket.on('disconnect', () => {
+      release(socket.data, socket.id);
+      watchers.socketLeft(sessionId, socket.id).catch((err) => log.warn({ err }, 'watcher presence not cleared'));
+    });
     void (async () => {
       const { lastSeq } = socket.handshake.auth as { lastSeq?: unknown };
       let sent = replayAsked(lastSeq) ? Number(lastSeq) : Number.NaN;
