@@ -341,7 +341,8 @@ describe('environments', () => {
     const raw = await col('environments').findOne({ _id: id });
     expect(JSON.stringify(raw)).not.toContain(token.split(':')[1]);
     const key32 = Buffer.from(readFileSync(path.join(serviceEnv().DATA_DIR, 'payload.key'), 'utf8').trim(), 'hex');
-    expect(openChatConnection(key32, id, raw!.chat)).toEqual({ chatId: '42', botToken: token });
+    // beside the user's fields, the secret token that verifies the chat's replies (reach-out)
+    expect(openChatConnection(key32, id, raw!.chat)).toEqual({ chatId: '42', botToken: token, webhookSecret: expect.any(String) });
     expect(() => openChatConnection(key32, 'env_other', raw!.chat)).toThrow();
 
     const cases: [unknown, number, object][] = [
@@ -643,7 +644,7 @@ describe('files for tasks', () => {
     const removed = await sweepOrphanBlobs(ownedOnly, [files, new EnvironmentsRepository(db), new ProfilesRepository(db)], new Date(Date.now() + 60_000));
     expect(removed).toBe(1);
     expect(await mine()).toEqual(ids.filter((id) => id !== orphan.blobId));
-  });
+  }, 300_000);
 });
 
 describe('a 200 MB profile archive (benchmark figures)', () => {

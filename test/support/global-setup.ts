@@ -19,7 +19,8 @@ export default async function globalSetup(): Promise<void> {
   // Each run gets its own workflow queue so leftovers of an earlier run never interfere.
   process.env.TEST_TASK_QUEUE = `sessions-${Date.now()}`;
   // A generous inline wait: a loaded 2-core CI machine must not turn inline answers into pending ones.
-  const service = await startService({ INLINE_WAIT_MS: '25000', NAVIGATION_TIMEOUT_MS: '4000' });
+  // Room for the sessions of two test files running at once, whatever they leave open for a while.
+  const service = await startService({ INLINE_WAIT_MS: '25000', NAVIGATION_TIMEOUT_MS: '4000', BROWSER_MAX_SESSIONS: '30' });
   process.env.TEST_API_URL = service.baseUrl;
   (globalThis as any).__e2e = { model, fixtures, service };
   fs.mkdirSync(path.join(ROOT, '.data'), { recursive: true });
