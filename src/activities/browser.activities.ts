@@ -48,6 +48,17 @@ export function createBrowserActivities(deps: {
     return { files: files.length, requests: network.length };
   }
 
+  /** Leases (holdBrowser) running per session: a run that continued as new starts another. */
+  const leases = new Map<string, number>();
+  /** Whether another lease of the session starts within the time a new run takes to begin. */
+  const newerLease = async (sessionId: string): Promise<boolean> => {
+    for (let waited = 0; waited < LEASE_HANDOVER_MS; waited += 250) {
+      if ((leases.get(sessionId) ?? 0) > 1) return true;
+      await sleep(250);
+    }
+    return (leases.get(sessionId) ?? 0) > 1;
+  };
+
   return {
     /** Opens the session's browser here; `restore` brings back the page and storage saved by the worker that held it. */
     async openBrowser({ sessionId, userId, restore, profile, proxy }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource; proxy?: SessionProxy }): Promise<void> {
@@ -81,6 +92,8 @@ export function createBrowserActivities(deps: {
     async holdBrowser({ sessionId }: { sessionId: string }): Promise<void> {
       const ctx = Context.current();
       let saved = '';
+      leases.set(sessionId, (leases.get(sessionId) ?? 0) + 1);
+      try {
       for (let beat = 0; !ctx.cancellationSignal.aborted; beat++) {
         if (!pool.has(sessionId)) return;
         ctx.heartbeat();
@@ -100,10 +113,11 @@ export function createBrowserActivities(deps: {
         }
         await Promise.race([sleep(LEASE_BEAT_MS), ctx.cancelled.catch(() => undefined)]);
       }
-      if (ctx.cancellationDetails?.notFound) {
+      if (ctx.cancellationDetails?.notFound && !(await newerLease(sessionId))) {
         // The workflow is gone (terminated from outside, or its history deleted): nothing
         // else would close this browser. Its profile directory goes unarchived; the stored
         // profile stays as it was before the session, and its lock is freed by the sweeper.
+        // (A run that continued as new is not gone: its next run holds a lease of its own.)
         logger.warn({ sessionId }, 'session workflow gone; its browser is closed');
         agent.forget(sessionId);
         await pool.close(sessionId);
@@ -112,6 +126,11 @@ export function createBrowserActivities(deps: {
         await profiles?.discard?.(sessionId).catch(() => undefined);
       }
       await ctx.cancelled; // rethrows the cancellation, so Temporal records it as such
+      } finally {
+        const left = (leases.get(sessionId) ?? 1) - 1;
+        if (left > 0) leases.set(sessionId, left);
+        else leases.delete(sessionId);
+      }
     },
 
     /** Stores the task's downloads and requests with its record; answers only counts (history stays small). */
@@ -207,3 +226,5 @@ export function createBrowserActivities(deps: {
 export type BrowserActivities = ReturnType<typeof createBrowserActivities>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long a lease whose run is gone waits for the run that continued it as new. */
+const LEASE_HANDOVER_MS = 15_000;
