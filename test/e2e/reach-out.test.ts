@@ -120,10 +120,12 @@ describe('reach-out to the chat when nobody watches', () => {
       // the previous run's session gives the environment back as it ends
       const started = await waitFor(async () => {
         const r = await call('POST', '/start/start-session', { key, body: { environmentId, task: { prompt: `${t} pick a colour`, startingUrl: `${fixtures()}/about.html` } } });
-        // (every try counts against the 10-a-minute limit: tries are spaced, and a 429 waits too)
+        // Every try counts against the 10-a-minute limit, refused ones included: tries are spaced
+        // 7 s apart (under 10 a minute), and a 429 waits out its Retry-After before the next.
+        if (r.status === 429) await new Promise((res) => setTimeout(res, Number(r.headers.get('retry-after') ?? 10) * 1000));
         if ((r.status === 409 && r.body.code === 'PROFILE_IN_USE') || r.status === 429) return null;
         return r;
-      }, 120_000, 3000);
+      }, 150_000, 7000);
       expect(started.status).toBe(200);
       const { sessionId, taskId } = started.body;
 
