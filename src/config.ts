@@ -73,6 +73,7 @@ export const configSchema = z.object({
   MAX_AGENT_STEPS: int(100, 1),
   OBSERVATION_TOKEN_BUDGET: int(6000, 500),
   BROWSER_MAX_SESSIONS: int(10, 1),
+  BROWSER_READY_CONTEXTS: int(2, 0, 50).describe('Browser contexts each worker keeps ready for new sessions without a profile or proxy (0: make each on demand)'),
   WORKER_ID: z.string().min(1).optional(),
   WORKER_HEARTBEAT_MS: int(5000, 100),
   WORKER_TTL_MS: int(15_000, 500),

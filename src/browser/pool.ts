@@ -43,13 +43,30 @@ export interface BrowserSession {
   proxyPricePerByte?: number;
 }
 
+/** A context made ahead of any session, with its own relay and first page: handed to one session, once. */
+interface ReadyContext {
+  context: BrowserContext;
+  page: Page;
+  egress: EgressRelay;
+}
+
 /**
  * The one owner of Chromium in a worker process: one browser, one context per session.
  * Everything else reaches pages through the session handles it gives out.
+ *
+ * It keeps `ready` contexts made ahead (each with its own egress relay and a blank page),
+ * so a plain session (no profile, no proxy, nothing to restore) starts without waiting for
+ * Chromium. A ready context goes to exactly one session and never comes back: closing a
+ * session closes its context. Taking one starts making its replacement in the background.
  */
 export class BrowserPool {
   private browser?: Promise<Browser>;
   private readonly sessions = new Map<string, BrowserSession>();
+  private readonly ready: ReadyContext[] = [];
+  private making = 0;
+  private closed = false;
+  /** How many sessions got a ready context, and how many waited for a new one (for the benches and logs). */
+  readonly stats = { warm: 0, cold: 0 };
 
   constructor(
     private readonly opts: {
@@ -59,6 +76,8 @@ export class BrowserPool {
       guard: NetworkGuard;
       /** Chromium's own sandbox; it cannot run as root. */
       sandbox?: boolean;
+      /** Contexts kept ready for plain sessions (0: none). */
+      ready?: number;
       maxNetworkEntries?: number;
       persistDownload?: PersistDownload;
     },
@@ -80,6 +99,7 @@ export class BrowserPool {
           this.logger.warn('chromium disconnected');
           this.browser = undefined;
           for (const s of this.sessions.values()) s.crashed = true;
+          for (const r of this.ready.splice(0)) void r.egress.close();
         });
         return b;
       });
@@ -92,9 +112,57 @@ export class BrowserPool {
     return this.opts.sandbox ?? process.getuid?.() !== 0;
   }
 
-  /** Starts Chromium ahead of the first session, so that session does not wait for it. */
+  /** Starts Chromium ahead of the first session, so that session does not wait for it, and fills the ready contexts. */
   async warm(): Promise<void> {
     await this.launch();
+    this.refill();
+  }
+
+  /** Ready contexts waiting for a session. */
+  get readyCount(): number {
+    return this.ready.length;
+  }
+
+  /** Makes ready contexts in the background until there are `ready` of them (never past the session capacity). */
+  private refill(): void {
+    const want = Math.min(this.opts.ready ?? 0, Math.max(0, this.opts.capacity - this.sessions.size));
+    while (!this.closed && this.ready.length + this.making < want) {
+      this.making += 1;
+      this.makeReady()
+        .then((r) => {
+          if (this.closed || !this.browser) return this.discard(r);
+          this.ready.push(r);
+        })
+        .catch((err) => this.logger.warn({ err: String(err) }, 'ready browser context not made'))
+        .finally(() => (this.making -= 1));
+    }
+  }
+
+  private async makeReady(): Promise<ReadyContext> {
+    const egress = await EgressRelay.start({ guard: this.opts.guard, logger: this.logger });
+    try {
+      const browser = await this.launch();
+      const context = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: true, proxy: { server: egress.url } });
+      const page = await context.newPage();
+      return { context, page, egress };
+    } catch (err) {
+      await egress.close();
+      throw err;
+    }
+  }
+
+  private async discard(r: ReadyContext): Promise<void> {
+    await r.context.close().catch(() => undefined);
+    await r.egress.close();
+  }
+
+  /** A ready context nobody has used, or none (a closed or crashed one is thrown away). */
+  private takeReady(): ReadyContext | undefined {
+    for (let r = this.ready.shift(); r; r = this.ready.shift()) {
+      if (!r.page.isClosed()) return r;
+      void this.discard(r);
+    }
+    return undefined;
   }
 
   /**
@@ -108,6 +176,16 @@ export class BrowserPool {
     if (existing) return existing;
     const { restore, userDataDir } = opts;
     const storageState = restore ? JSON.parse(restore.storageState) : undefined;
+    const plain = !restore && !userDataDir && !opts.proxy;
+    const readyOne = plain ? this.takeReady() : undefined;
+    if (readyOne) {
+      readyOne.egress.assign(sessionId);
+      this.stats.warm += 1;
+      const session = this.adopt(sessionId, readyOne.context, readyOne.page, readyOne.egress, opts);
+      this.refill();
+      return session;
+    }
+    if (plain) this.stats.cold += 1;
     // With a proxy, the relay chains to it: Chromium never sees its address or credentials.
     const upstream = opts.proxy ? await this.upstreamOf(sessionId, opts.proxy) : undefined;
     const egress = await EgressRelay.start({ guard: this.opts.guard, logger: this.logger, sessionId, upstream });
@@ -140,6 +218,13 @@ export class BrowserPool {
         this.logger.warn({ sessionId, err: String(err) }, 'restored page did not load');
       });
     }
+    const session = this.adopt(sessionId, context, page, egress, opts);
+    this.refill();
+    return session;
+  }
+
+  /** Makes a context the session's: its downloads, requests, crashes and new tabs are watched from here on. */
+  private adopt(sessionId: string, context: BrowserContext, page: Page, egress: EgressRelay, opts: { userId?: string; proxy?: SessionProxy }): BrowserSession {
     const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger });
     const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress, proxyPricePerByte: opts.proxy?.pricePerByte };
     context.on('request', (r) => artifacts.onRequest(r));
@@ -221,11 +306,14 @@ export class BrowserPool {
     await s.context.close().catch(() => undefined);
     await s.egress.close();
     this.logger.info({ sessionId, open: this.sessions.size }, 'browser context closed');
+    this.refill();
     return true;
   }
 
   async closeAll(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.sessions.keys()].map((id) => this.close(id)));
+    await Promise.all(this.ready.splice(0).map((r) => this.discard(r)));
     const b = this.browser;
     this.browser = undefined;
     if (b) await (await b).close().catch(() => undefined);

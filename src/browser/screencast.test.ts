@@ -63,6 +63,15 @@ describe('the screencaster', () => {
   let caster: Screencaster;
   let frames: { at: number; jpeg: Buffer }[];
   const demand = (sessionId: string, first?: boolean) => redis.publish(SCREENCAST_DEMAND_CHANNEL, JSON.stringify({ sessionId, first }));
+  /** Waits as a viewer does: renewing its demand, so a busy machine cannot outlast the lease. */
+  const untilWatching = async (sessionId: string, cond: () => boolean) => {
+    const renew = setInterval(() => void demand(sessionId), 500);
+    try {
+      await until(cond);
+    } finally {
+      clearInterval(renew);
+    }
+  };
 
   beforeAll(async () => {
     pool = new BrowserPool({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, capacity: 2, guard: new NetworkGuard() }, logger);
@@ -98,7 +107,7 @@ describe('the screencaster', () => {
 
     const before = frames.length;
     await s.page.evaluate(() => (document.body.style.background = 'rgb(0, 0, 200)'));
-    await until(() => frames.length > before && centre(frames[frames.length - 1].jpeg).rgb[2] > 150);
+    await untilWatching('s1', () => frames.length > before && centre(frames[frames.length - 1].jpeg).rgb[2] > 150);
   });
 
   it('sends the current picture of a still page to a new subscriber, and only then', async () => {
@@ -124,7 +133,7 @@ describe('the screencaster', () => {
     const tab = await s.context.newPage();
     expect(s.page).toBe(tab);
     await tab.setContent(page('rgb(0, 160, 0)'));
-    await until(() => centre(frames[frames.length - 1].jpeg).rgb[1] > 120);
+    await untilWatching('s1', () => centre(frames[frames.length - 1].jpeg).rgb[1] > 120);
   });
 
   it('stops when the lease runs out, and a new demand starts it again', async () => {

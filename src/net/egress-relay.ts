@@ -31,14 +31,24 @@ export class EgressRelay {
   private constructor(
     private readonly server: Server,
     readonly url: string,
+    private readonly owner: { sessionId?: string },
   ) {}
+
+  /** The session whose traffic the relay carries (a relay made ahead for a ready context gets it when a session takes the context). */
+  get sessionId(): string | undefined {
+    return this.owner.sessionId;
+  }
+
+  assign(sessionId: string): void {
+    this.owner.sessionId = sessionId;
+  }
 
   /**
    * `upstream`: the session's proxy (its host already checked and written as an address),
    * which the relay chains every request to; names then resolve at the proxy.
    */
-  static async start(opts: { guard: NetworkGuard; logger: Logger; sessionId: string; upstream?: string }): Promise<EgressRelay> {
-    const log = opts.logger.child({ sessionId: opts.sessionId, component: 'egress' });
+  static async start(opts: { guard: NetworkGuard; logger: Logger; sessionId?: string; upstream?: string }): Promise<EgressRelay> {
+    const owner = { sessionId: opts.sessionId };
     const self: { relay?: EgressRelay } = {};
     const server = new Server({
       port: 0,
@@ -47,10 +57,10 @@ export class EgressRelay {
       prepareRequestFunction: async ({ hostname, port }) => {
         try {
           if (opts.upstream) {
-            await opts.guard.checkThroughProxy(hostname, port, { sessionId: opts.sessionId });
+            await opts.guard.checkThroughProxy(hostname, port, { sessionId: owner.sessionId });
             return { upstreamProxyUrl: opts.upstream };
           }
-          const resolved = await opts.guard.resolve(hostname, port, { sessionId: opts.sessionId });
+          const resolved = await opts.guard.resolve(hostname, port, { sessionId: owner.sessionId });
           return { dnsLookup: fixedLookup(resolved) as never };
         } catch (err) {
           if (isGuardRefusal(err)) {
@@ -62,13 +72,13 @@ export class EgressRelay {
         }
       },
     });
-    server.on('requestFailed', ({ error }: { error: Error }) => log.debug({ err: error.message }, 'relayed request failed'));
+    server.on('requestFailed', ({ error }: { error: Error }) => opts.logger.debug({ sessionId: owner.sessionId, component: 'egress', err: error.message }, 'relayed request failed'));
     server.on('connectionClosed', ({ stats }: { stats?: { srcTxBytes: number; srcRxBytes: number } }) => {
       if (!self.relay || !stats) return;
       self.relay.closedBytes += stats.srcRxBytes + stats.srcTxBytes;
     });
     await server.listen();
-    self.relay = new EgressRelay(server, `http://127.0.0.1:${server.port}`);
+    self.relay = new EgressRelay(server, `http://127.0.0.1:${server.port}`, owner);
     return self.relay;
   }
 

@@ -103,6 +103,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
       executablePath: config.CHROMIUM_PATH,
       headless: config.CHROMIUM_HEADLESS,
       capacity: config.BROWSER_MAX_SESSIONS,
+      ready: config.BROWSER_READY_CONTEXTS,
       guard,
       sandbox: config.CHROMIUM_SANDBOX,
       maxNetworkEntries: config.NETWORK_CAPTURE_MAX,

@@ -1,0 +1,95 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { BrowserPool } from './pool';
+import { NetworkGuard } from '../net/network-guard';
+
+const logger = pino({ level: 'silent' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const until = async (cond: () => boolean, ms = 20_000) => {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met');
+    await sleep(25);
+  }
+};
+
+/** A site that sets a cookie and local storage, and shows the cookies it was sent. */
+let server: http.Server;
+let origin = '';
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    if (req.url === '/login') {
+      res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': 'sid=secret-of-the-first-session; Path=/' });
+      res.end('<script>localStorage.setItem("who", "first")</script>logged in');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<pre id="c">${req.headers.cookie ?? ''}</pre>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+describe('ready browser contexts', () => {
+  let pool: BrowserPool;
+  beforeEach(() => {
+    const port = new URL(origin).port;
+    pool = new BrowserPool(
+      { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, capacity: 8, ready: 2, guard: new NetworkGuard({ allowlist: `127.0.0.1:${port}` }) },
+      logger,
+    );
+  });
+  afterEach(() => pool.closeAll());
+
+  it('hands each ready context to one session only, with its own relay, and refills after a burst', async () => {
+    await pool.warm();
+    await until(() => pool.readyCount === 2);
+    // a burst larger than what is ready: the first two are ready ones, the rest are made on demand
+    const sessions = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => pool.open(id)));
+    expect(pool.stats).toEqual({ warm: 2, cold: 3 });
+    expect(new Set(sessions.map((s) => s.context)).size).toBe(5);
+    expect(new Set(sessions.map((s) => s.egress.url)).size).toBe(5);
+    expect(sessions.map((s) => s.egress.sessionId)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    // a retried open of the same session returns its context, never another ready one
+    expect(await pool.open('a')).toBe(sessions[0]);
+    await until(() => pool.readyCount === 2);
+    expect(pool.stats.warm).toBe(2);
+    // never past the capacity: 5 open + 2 ready of 8, and with 7 open only 1 stays ready
+    await Promise.all(['f', 'g'].map((id) => pool.open(id)));
+    await sleep(500);
+    expect(pool.size + pool.readyCount).toBeLessThanOrEqual(8);
+  });
+
+  it("never lets a session's cookies or storage reach the next session", async () => {
+    await pool.warm();
+    await until(() => pool.readyCount === 2);
+    const first = await pool.open('first');
+    await first.page.goto(`${origin}/login`);
+    expect(await first.page.evaluate(() => localStorage.getItem('who'))).toBe('first');
+    await pool.close('first');
+    await until(() => pool.readyCount === 2);
+    for (const id of ['second', 'third']) {
+      const next = await pool.open(id);
+      expect(next.context).not.toBe(first.context);
+      expect(await next.context.cookies()).toEqual([]);
+      await next.page.goto(`${origin}/show`);
+      expect(await next.page.textContent('#c')).toBe('');
+      expect(await next.page.evaluate(() => localStorage.getItem('who'))).toBeNull();
+    }
+    expect(pool.stats.warm).toBe(3);
+  });
+
+  it('keeps ready contexts for plain sessions only: a restored session gets a context of its own', async () => {
+    await pool.warm();
+    await until(() => pool.readyCount === 2);
+    const restored = await pool.open('restored', { restore: { url: 'about:blank', storageState: JSON.stringify({ cookies: [], origins: [] }) } });
+    expect(pool.readyCount).toBe(2);
+    expect(pool.stats).toEqual({ warm: 0, cold: 0 });
+    expect(restored.egress.sessionId).toBe('restored');
+  });
+});
