@@ -56,6 +56,11 @@ export const configSchema = z.object({
   LLM_TIMEOUT_MS: int(120_000, 1000),
   LLM_PRICES: pricesSchema.default({ '*': { input: 0.15, output: 0.6 } } as never),
   DATA_DIR: z.string().min(1).default(path.resolve('.data')),
+  BLOB_STORE: z
+    .enum(['files', 'gridfs'])
+    .default('files')
+    .describe('Where uploads, downloads and profile archives are kept: files under BLOB_DIR (one machine or a shared volume), or GridFS in the database (API and workers on several machines)'),
+  BLOB_DIR: z.string().min(1).optional().describe('Directory of BLOB_STORE=files (default DATA_DIR/blobs)'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PAYLOAD_ENCRYPTION_KEY: z
     .string()

@@ -5,7 +5,7 @@ import { NotFoundError, ServiceError } from '../errors';
 import type { BlobInfo, BlobStore } from '../profiles/contracts';
 import { newId } from './ids';
 
-interface BlobFileDoc {
+export interface BlobFileDoc {
   _id: string;
   length: number;
   filename: string;
@@ -16,7 +16,7 @@ interface BlobFileDoc {
 export const BLOB_BUCKET = 'blobs';
 
 /** Counts bytes as they pass and fails the stream past the cap, so nothing above it is stored. */
-class ByteCap extends Transform {
+export class ByteCap extends Transform {
   bytes = 0;
   constructor(private readonly maxBytes: number) {
     super();

@@ -1,6 +1,8 @@
 import type { Db } from 'mongodb';
 import { ApiKeysRepository } from './api-keys.repository';
 import { GridFsBlobStore } from './blobs';
+import { FileBlobStore } from './file-blobs';
+import type { BlobStore } from '../profiles/contracts';
 import { EnvironmentsRepository } from './environments.repository';
 import { EventsRepository } from './events.repository';
 import { FilesRepository } from './files.repository';
@@ -22,7 +24,7 @@ export interface Store {
   tasks: TasksRepository;
   events: EventsRepository;
   snapshots: SnapshotsRepository;
-  blobs: GridFsBlobStore;
+  blobs: BlobStore & { idsBefore(before: Date, limit?: number, after?: string): Promise<string[]> };
   environments: EnvironmentsRepository;
   profiles: ProfilesRepository;
   files: FilesRepository;
@@ -32,8 +34,9 @@ export interface Store {
   policies: PoliciesRepository;
 }
 
-export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?: number; storageMaxBytes?: number } = {}): Store {
-  const blobs = new GridFsBlobStore(db);
+/** `blobDir`: blobs as files there (one machine or a shared volume); without it, GridFS in the database. */
+export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?: number; storageMaxBytes?: number; blobDir?: string } = {}): Store {
+  const blobs = opts.blobDir ? new FileBlobStore(db, opts.blobDir) : new GridFsBlobStore(db);
   const reservations = new MongoReservationLedger(db);
   return {
     blobs,

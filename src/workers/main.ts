@@ -4,6 +4,7 @@
  * browser, ROLE=all (the embedded default) API and browser worker in one process.
  * SIGTERM/SIGINT drain and exit.
  */
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startSessionSweeper } from '../api/session-sweeper';
 import { startApiServer, type RunningApi } from '../api/server';
@@ -25,7 +26,12 @@ async function main(): Promise<void> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URL).catch((err) => {
     throw new Error(`MongoDB is not reachable at MONGODB_URL: ${(err as Error).message}`);
   });
-  const store = createStore(db, { uploadTtlMs: config.FILE_UPLOAD_TTL_MS, downloadTtlMs: config.DOWNLOAD_TTL_MS, storageMaxBytes: config.USER_STORAGE_MAX_BYTES });
+  const store = createStore(db, {
+    uploadTtlMs: config.FILE_UPLOAD_TTL_MS,
+    downloadTtlMs: config.DOWNLOAD_TTL_MS,
+    storageMaxBytes: config.USER_STORAGE_MAX_BYTES,
+    blobDir: config.BLOB_STORE === 'files' ? (config.BLOB_DIR ?? path.join(config.DATA_DIR, 'blobs')) : undefined,
+  });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: true });
   await redis.connect().catch((err) => {
     throw new Error(`Redis is not reachable at REDIS_URL: ${(err as Error).message}`);

@@ -1,12 +1,16 @@
 /**
- * The blob store against the test database (FerretDB here): round trips in chunks, the cap,
- * delete.
+ * The blob stores against the test database (FerretDB here): GridFS round trips in chunks,
+ * files under a directory (the embedded default); the cap, delete.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { MongoClient, type Db } from 'mongodb';
 import { BLOB_BUCKET, GridFsBlobStore } from '../../src/store/blobs';
+import { FileBlobStore } from '../../src/store/file-blobs';
 
 let mongo: MongoClient;
 let db: Db;
@@ -50,5 +54,50 @@ describe('blob store', () => {
     const before = await chunks().estimatedDocumentCount();
     await expect(blobs.put(pieces(randomBytes(600 * 1024)), { filename: 'big', contentType: 'application/octet-stream', userId, maxBytes: 500 * 1024, kind: 'upload' })).rejects.toMatchObject({ status: 413 });
     expect(await chunks().estimatedDocumentCount()).toBe(before);
+  });
+});
+
+describe('blob store on files', () => {
+  let dir: string;
+  let files: FileBlobStore;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
+    files = new FileBlobStore(db, dir);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  /** Every file under the directory, temporary ones included. */
+  const onDisk = (): string[] => (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => fs.statSync(path.join(dir, f)).isFile());
+  const records = () => db.collection(`${BLOB_BUCKET}.files`);
+
+  it('stores a blob as one file with its record, streams it back whole, and deletes both', async () => {
+    const data = randomBytes(1_500_000 + 3);
+    const info = await files.put(pieces(data), { filename: 'report.pdf', contentType: 'application/pdf', userId, maxBytes: 10 * 1024 * 1024, kind: 'download' });
+    expect(info).toMatchObject({ size: data.length, userId, filename: 'report.pdf', contentType: 'application/pdf' });
+    expect(onDisk()).toEqual([path.join(info.blobId.slice(-2), info.blobId)]);
+    expect(await records().findOne({ _id: info.blobId as never })).toMatchObject({ length: data.length, metadata: { userId, kind: 'download' } });
+    // no chunks in the database
+    expect(await chunks().countDocuments({ files_id: info.blobId })).toBe(0);
+    expect((await buffer(await files.get(info.blobId))).equals(data)).toBe(true);
+    expect(await files.stat(info.blobId)).toMatchObject({ size: data.length, userId });
+    expect(await files.usage(userId)).toBeGreaterThanOrEqual(data.length);
+    await files.delete(info.blobId);
+    expect(onDisk()).toEqual([]);
+    expect(await files.stat(info.blobId)).toBeNull();
+    await expect(files.get(info.blobId)).rejects.toMatchObject({ status: 404 });
+    await files.delete(info.blobId);
+  });
+
+  it('refuses a blob past its cap leaving no file and no record; a record whose file is gone is a 404', async () => {
+    const before = await records().countDocuments();
+    await expect(files.put(pieces(randomBytes(600 * 1024)), { filename: 'big', contentType: 'application/octet-stream', userId, maxBytes: 500 * 1024, kind: 'upload' })).rejects.toMatchObject({ status: 413 });
+    expect(onDisk()).toEqual([]);
+    expect(await records().countDocuments()).toBe(before);
+
+    const lost = await files.put(Readable.from([Buffer.from('x')]), { filename: 'x', contentType: 'text/plain', userId, maxBytes: 10, kind: 'upload' });
+    fs.rmSync(path.join(dir, lost.blobId.slice(-2), lost.blobId));
+    await expect(files.get(lost.blobId)).rejects.toMatchObject({ status: 404 });
+    await files.delete(lost.blobId);
+    // an id of another shape never becomes a path
+    await expect(files.get('../../etc/passwd')).rejects.toMatchObject({ status: 404 });
   });
 });

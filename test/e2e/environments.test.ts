@@ -9,12 +9,11 @@ import tar from 'tar-stream';
 import { loadConfig } from '../../src/config';
 import { openChatConnection } from '../../src/environments/chat-connection';
 import { linkSecret, signFileLink } from '../../src/files/links';
-import { GridFsBlobStore } from '../../src/store/blobs';
 import { EnvironmentsRepository } from '../../src/store/environments.repository';
 import { FilesRepository, runStorageSweep, sweepOrphanBlobs } from '../../src/store/files.repository';
 import { ProfilesRepository } from '../../src/store/profiles.repository';
 import { api, waitFor } from '../support/http';
-import { createUser, serviceEnv, startService, type ServiceProcess } from '../support/service';
+import { createUser, serviceBlobs, serviceEnv, startService, type ServiceProcess } from '../support/service';
 
 const base = () => process.env.TEST_API_URL!;
 const MB = 1024 * 1024;
@@ -271,7 +270,7 @@ describe('environments', () => {
     // an upload whose API process died is undone by the sweeper, and does not block the next one
     await col('environments').updateOne({ _id: id }, { $set: { status: 'uploading', upload: { id: 'upl_dead', previousStatus: 'ready', startedAt: new Date(Date.now() - 3 * 3_600_000) } } });
     expect((await envById(key, id)).status).toBe('uploading');
-    const swept = await runStorageSweep({ blobs: new GridFsBlobStore(db), files: new FilesRepository(db, new GridFsBlobStore(db)), environments: new EnvironmentsRepository(db), profiles: new ProfilesRepository(db) });
+    const swept = await runStorageSweep({ blobs: serviceBlobs(db), files: new FilesRepository(db, serviceBlobs(db)), environments: new EnvironmentsRepository(db), profiles: new ProfilesRepository(db) });
     expect(swept.staleUploads).toBeGreaterThanOrEqual(1);
     expect(await envById(key, id)).toMatchObject({ status: 'ready', blobSize: after.blobSize });
     await col('environments').updateOne({ _id: id }, { $set: { status: 'uploading', upload: { id: 'upl_dead2', previousStatus: 'ready', startedAt: new Date(Date.now() - 3 * 3_600_000) } } });
@@ -597,7 +596,7 @@ describe('files for tasks', () => {
   it('serves task downloads stored by the worker, resolves fileIds per user, and sweeps expired uploads with their blobs', async () => {
     const { userId, apiKey: key } = await createUser();
     const { userId: otherId } = await createUser();
-    const blobs = new GridFsBlobStore(db);
+    const blobs = serviceBlobs(db);
     const files = new FilesRepository(db, blobs, { uploadTtlMs: 3_600_000 });
 
     // what the worker does with a captured download

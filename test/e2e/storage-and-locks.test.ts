@@ -12,13 +12,12 @@ import { MongoClient, type Db } from 'mongodb';
 import tar from 'tar-stream';
 import { isRegenerable } from '../../src/browser/profiles';
 import { FilesRepository } from '../../src/store/files.repository';
-import { GridFsBlobStore } from '../../src/store/blobs';
 import { ProfileLocks } from '../../src/store/profile-locks';
 import { createStore } from '../../src/store/store';
 import { api, waitFor } from '../support/http';
 import { allowedPort } from '../support/ports';
 import { registerScript } from '../support/scripted-model';
-import { createUser, serviceEnv, startService, temporalClient, type ServiceProcess } from '../support/service';
+import { createUser, serviceBlobs, serviceEnv, startService, temporalClient, type ServiceProcess } from '../support/service';
 
 const KB = 1024;
 const MB = 1024 * KB;
@@ -270,7 +269,7 @@ describe('storage: quota, listing, expiry, rate limits', () => {
     expect(gone).toBe(true);
     expect((await fetch(done.data.files[0].downloadUrl)).status).toBe(404);
     // the sweep the service runs every minute, run now
-    await new FilesRepository(db, new GridFsBlobStore(db)).sweepExpired();
+    await new FilesRepository(db, serviceBlobs(db)).sweepExpired();
     expect(await col('files').countDocuments({ userId })).toBe(0);
     expect(await col('blobs.files').countDocuments({ 'metadata.userId': userId })).toBe(0);
   });

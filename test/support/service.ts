@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import net from 'node:net';
+import type { Db } from 'mongodb';
+import { FileBlobStore } from '../../src/store/file-blobs';
 import { testAllowlist } from './ports';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -121,4 +123,9 @@ export async function temporalClient(): Promise<{ client: import('@temporalio/cl
   const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS ?? '127.0.0.1:7244' });
   const client = new Client({ connection, namespace: 'browser-agent', dataConverter: { payloadCodecs: [new EncryptionCodec(key)], failureConverterPath: FAILURE_CONVERTER_PATH } });
   return { client, close: () => connection.close() };
+}
+
+/** The blob store as the test service keeps it (BLOB_STORE=files under its DATA_DIR), for tests that look behind the API. */
+export function serviceBlobs(db: Db): FileBlobStore {
+  return new FileBlobStore(db, path.join(serviceEnv().DATA_DIR, 'blobs'));
 }

@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Db } from 'mongodb';
+import { NotFoundError } from '../errors';
+import type { BlobInfo, BlobStore } from '../profiles/contracts';
+import { BLOB_BUCKET, ByteCap, type BlobFileDoc } from './blobs';
+import { newId } from './ids';
+
+const BLOB_ID = /^blob_[A-Za-z0-9]+$/;
+
+/**
+ * Blobs as files in a directory (BLOB_STORE=files, the embedded default), their records in
+ * the same `blobs.files` collection GridFS uses. Reading a blob is one record lookup by id
+ * and a file stream, however much is stored: on FerretDB a GridFS read scans the chunks
+ * collection, and slows down as it grows. Every process that reads or writes blobs must
+ * share the directory (one machine, or one shared volume); deployments across machines
+ * use GridFS (BLOB_STORE=gridfs).
+ *
+ * A blob is written to a temporary name, renamed into place when complete, and only then
+ * recorded; a blob past its cap leaves nothing behind.
+ */
+export class FileBlobStore implements BlobStore {
+  constructor(
+    private readonly db: Db,
+    private readonly dir: string,
+  ) {
+    fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true, mode: 0o700 });
+  }
+
+  async put(input: Readable, meta: { filename: string; contentType: string; userId: string; maxBytes: number; kind: string }): Promise<BlobInfo> {
+    const blobId = newId('blob');
+    const cap = new ByteCap(meta.maxBytes);
+    const tmp = path.join(this.dir, 'tmp', `${blobId}.part`);
+    const final = this.pathOf(blobId);
+    try {
+      await pipeline(input, cap, fs.createWriteStream(tmp, { mode: 0o600 }));
+      await fs.promises.mkdir(path.dirname(final), { recursive: true });
+      await fs.promises.rename(tmp, final);
+    } catch (err) {
+      await fs.promises.rm(tmp, { force: true });
+      throw err;
+    }
+    const uploadDate = new Date();
+    try {
+      await this.files().insertOne({ _id: blobId, length: cap.bytes, filename: meta.filename, uploadDate, metadata: { userId: meta.userId, kind: meta.kind, contentType: meta.contentType } });
+    } catch (err) {
+      await fs.promises.rm(final, { force: true });
+      throw err;
+    }
+    return { blobId, size: cap.bytes, filename: meta.filename, contentType: meta.contentType, userId: meta.userId, createdAt: uploadDate };
+  }
+
+  async get(blobId: string): Promise<Readable> {
+    const file = await this.files().findOne({ _id: blobId }, { projection: { _id: 1 } });
+    if (!file) throw new NotFoundError('BLOB_NOT_FOUND', 'Blob not found');
+    const stream = fs.createReadStream(this.pathOf(blobId));
+    // A record whose file is gone is a missing blob, told before any byte is sent.
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve());
+      stream.once('error', (err) => reject((err as NodeJS.ErrnoException).code === 'ENOENT' ? new NotFoundError('BLOB_NOT_FOUND', 'Blob not found') : err));
+    });
+    return stream;
+  }
+
+  async stat(blobId: string): Promise<BlobInfo | null> {
+    const doc = await this.files().findOne({ _id: blobId });
+    if (!doc) return null;
+    return { blobId, size: doc.length, filename: doc.filename, contentType: doc.metadata?.contentType ?? 'application/octet-stream', userId: doc.metadata?.userId ?? '', createdAt: doc.uploadDate };
+  }
+
+  /** Idempotent: deleting an unknown blob is not an error. */
+  async delete(blobId: string): Promise<void> {
+    await this.files().deleteOne({ _id: blobId });
+    if (BLOB_ID.test(blobId)) await fs.promises.rm(this.pathOf(blobId), { force: true });
+  }
+
+  async usage(userId: string): Promise<number> {
+    const [row] = await this.files()
+      .aggregate<{ total: number }>([{ $match: { 'metadata.userId': userId } }, { $group: { _id: null, total: { $sum: '$length' } } }])
+      .toArray();
+    return row?.total ?? 0;
+  }
+
+  async idsBefore(before: Date, limit = 500, after?: string): Promise<string[]> {
+    const filter = after === undefined ? { uploadDate: { $lt: before } } : { uploadDate: { $lt: before }, _id: { $gt: after } };
+    const docs = await this.files().find(filter, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** Blob ids are made here (`blob_` and hex), never taken from a request; still, only that shape becomes a path. */
+  private pathOf(blobId: string): string {
+    if (!BLOB_ID.test(blobId)) throw new NotFoundError('BLOB_NOT_FOUND', 'Blob not found');
+    return path.join(this.dir, blobId.slice(-2), blobId);
+  }
+
+  private files() {
+    return this.db.collection<BlobFileDoc>(`${BLOB_BUCKET}.files`);
+  }
+}
