@@ -49,12 +49,12 @@ export class ApiMetrics {
   }
 }
 
-/** The code of an error body: `{code}` (REST) or `{error: {code}}` (OpenAI); codes are upper-case words. */
+/** The code of an error body: `{code}` (REST) or `{error: {code}}` (OpenAI); anything but a word is left out. */
 export function errorCode(body: unknown): string | null {
   if (!body || typeof body !== 'object') return null;
   const b = body as { code?: unknown; error?: { code?: unknown } };
   const code = typeof b.code === 'string' ? b.code : typeof b.error === 'object' && b.error && typeof b.error.code === 'string' ? b.error.code : null;
-  return code && /^[A-Za-z_]{1,64}$/.test(code) ? code : null;
+  return code && /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(code) ? code : null;
 }
 
 export const apiMetrics = new ApiMetrics();
