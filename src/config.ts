@@ -125,6 +125,9 @@ export const configSchema = z.object({
   WHEP_MAX_PEERS_PER_SESSION: int(10, 1).describe('WebRTC (WHEP) viewers one session may have at once'),
   // The browser's own sandbox: on unless the process runs as root, where Chromium cannot start with it.
   CHROMIUM_SANDBOX: bool.default(() => process.getuid?.() !== 0).describe("Chromium's sandbox (on by default unless running as root; the Docker image runs as a non-root user)"),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional().describe("Port of a worker process's own GET /metrics (Prometheus); off when unset. The API serves /metrics on PORT"),
+  TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional().describe("Loopback port where the Temporal SDK exports its metrics, included in the worker's /metrics (METRICS_PORT + 1 by default)"),
+  METRICS_TOKEN: z.string().min(16).optional().describe('Bearer token /metrics asks for (API and workers); open to anyone who reaches it when unset'),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

@@ -9,6 +9,7 @@ import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
 import type { InteractionAction, SessionProxy, StepInput, StepResult } from '../workflows/types';
 import { HUMAN_TYPE_MAX_MS, humanTypingDelays } from '../api/schemas/message.schema';
+import { workerMetrics } from '../metrics/worker-metrics';
 
 /** Heartbeats often enough that a stop reaches the step within a second. */
 const HEARTBEAT_EVERY_MS = 250;
@@ -184,6 +185,7 @@ export function createBrowserActivities(deps: {
       const ctx = Context.current();
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       const log = logger.child({ sessionId: input.sessionId, taskId: input.taskId, step: input.stepNo });
+      const timing = workerMetrics.stepStarted();
       try {
         const result = await agent.step(input, ctx.cancellationSignal, log);
         const session = pool.get(input.sessionId);
@@ -204,8 +206,10 @@ export function createBrowserActivities(deps: {
             log.warn({ err }, 'downloads and requests not collected with the last step; the workflow collects them');
           }
         }
+        timing.ended(result);
         return result;
       } catch (err) {
+        timing.failed(ctx.cancellationSignal.aborted);
         if (ctx.cancellationSignal.aborted) throw err;
         if (isServiceError(err)) {
           const message = mask(input.sessionId, err.message);

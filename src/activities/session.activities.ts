@@ -9,6 +9,7 @@ import type { Store } from '../store/store';
 import type { WorkerRegistry } from '../workers/worker-registry';
 import type { EndReason, SessionStatus, TaskView } from '../workflows/types';
 import { TERMINAL_TASK_STATUSES } from '../workflows/types';
+import { workerMetrics } from '../metrics/worker-metrics';
 
 /** Activities any worker may run (the shared queue): placement and records. */
 /** How long an ended session's events stay readable. */
@@ -46,6 +47,7 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
     async completeTask({ userId, task }: { userId: string; task: TaskView }): Promise<{ balance: number | null }> {
       if (!TERMINAL_TASK_STATUSES.includes(task.status)) throw new Error(`task ${task.taskId} is not finished`);
       const { balance, charged } = await store.users.chargeTask(userId, task.taskId, task.usage.cost);
+      workerMetrics.taskEnded(task, charged);
       await store.tasks.save(userId, task);
       logger.info({ sessionId: task.sessionId, taskId: task.taskId, status: task.status, cost: task.usage.cost, charged }, 'task finished');
       const stored = task.status === 'task_completed' ? await store.tasks.get(task.sessionId, task.taskId) : null;

@@ -6,6 +6,7 @@ import type { Store } from '../store/store';
 import { TriggerRunsRepository } from '../store/trigger-runs.repository';
 import { WebhookSecretsRepository } from '../store/webhook-secrets.repository';
 import { DeliveryRecords } from '../webhooks/delivery-records';
+import { workerMetrics } from '../metrics/worker-metrics';
 import { buildPayload, failedRunEnvelope, type DeliverySubject } from '../webhooks/payloads';
 import { sendWebhook } from '../webhooks/sender';
 import { openChatConnection } from '../environments/chat-connection';
@@ -80,6 +81,7 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
   ): Promise<DeliveryResult> {
     const status = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'final' ? 'failed' : 'retrying';
     await records.attempt(input, { attempt, status, statusCode: result.statusCode, error: result.error });
+    workerMetrics.delivery(kind === 'WEBHOOK' ? 'webhook' : 'chat', result.outcome);
     if (result.outcome === 'delivered') {
       log.info({ statusCode: result.statusCode }, `${kind.toLowerCase()} delivery made`);
       return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt, statusCode: result.statusCode };

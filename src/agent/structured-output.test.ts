@@ -133,6 +133,12 @@ describe('structured_csv output', () => {
     expect(parseCsv(text)).toEqual({ ok: true, rows });
     expect(parseCsv('"open,1')).toEqual({ ok: false, error: 'a quoted field is not closed' });
   });
+
+  it('writes CRLF lines, quoting fields with commas, quotes, line breaks or edge blanks', () => {
+    expect(writeCsv([['a', 'b,c', 'q"x'], ['line\nbreak', ' lead', 'trail ', 'cr\r'], ['', 'x', '']])).toBe(
+      'a,"b,c","q""x"\r\n"line\nbreak"," lead","trail ","cr\r"\r\n,x,\r\n',
+    );
+  });
 });
 
 describe('outputSchema bounds', () => {

@@ -9,6 +9,7 @@
  * On failure the error says what is wrong in words the model can act on. JSON Schema
  * work runs on worker threads with RE2 patterns (schema-engine.ts, schema-workers.ts).
  */
+import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { ServiceError } from '../errors';
 import type { TaskParams } from '../workflows/types';
 import type { StructuredCheck } from './schema-engine';
@@ -183,10 +184,12 @@ function rowsToCsv(columns: string[], value: unknown): StructuredCheck {
   return { ok: true, value: writeCsv(lines) };
 }
 
-/** RFC 4180: fields with a comma, a quote or a line break are quoted, quotes doubled, lines end with CRLF. */
+/**
+ * RFC 4180: fields with a comma, a quote or a line break are quoted, quotes doubled, lines
+ * end with CRLF; fields with leading or trailing blanks are quoted too, so they survive.
+ */
 export function writeCsv(rows: string[][]): string {
-  const field = (v: string) => (/[",\r\n]/.test(v) || /^\s|\s$/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
-  return rows.map((r) => r.map(field).join(',')).join('\r\n') + '\r\n';
+  return stringifyCsv(rows, { record_delimiter: 'windows', quoted_match: /[\r\n]|^\s|\s$/ });
 }
 
 /** RFC 4180 records (quoted fields may hold commas, quotes and line breaks); blank lines are skipped. */

@@ -30,6 +30,8 @@ import { useSubmissionAllowlist } from '../net/submitted-urls';
 import { openAiErrorHandler, openAiRoutes } from './routes/openai.routes';
 import { docsRoutes } from './routes/docs.routes';
 import { mcpRoutes } from './routes/mcp.routes';
+import { apiMetrics } from '../metrics/api-metrics';
+import { metricsRoute } from '../metrics/http';
 
 export interface AppDeps {
   config: Config;
@@ -53,6 +55,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
+  app.use(apiMetrics.middleware());
   const sessions = new SessionsService({ ...deps, logger });
   // Chat replies (reach-out) are verified over the raw body: before the JSON parser.
   app.use(chatRoutes({ store, sessions, secretKey: payloadKey(config), logger: deps.logger }));
@@ -65,6 +68,8 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   const perUser = rateLimit({ redis, name: 'start', limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
 
   app.use(healthRoutes(deps));
+  // Aggregate figures only (no user's data); behind METRICS_TOKEN when set. No rate limit: Prometheus scrapes it.
+  app.get('/metrics', metricsRoute(apiMetrics.registry, config.METRICS_TOKEN));
   app.use(tasksRoutes({ config, sessions, watchers: new Watchers(redis) }));
   app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser }));
   // The live view and WHEP open with the session's view token, not an API key.

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppDeps, type LiveChannel } from './app';
 import { attachSocketServer } from './socket/socket.server';
+import { apiMetrics } from '../metrics/api-metrics';
 
 export interface RunningApi {
   server: http.Server;
@@ -15,6 +16,7 @@ export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
   const { app, messages, liveRoutes } = createApp(deps, live);
   const server = http.createServer(app);
   live.io = attachSocketServer({ server, redis: deps.redis, store: deps.store, messages, logger: deps.logger, limits: deps.config, trustProxy: app.get('trust proxy fn') });
+  apiMetrics.watch({ liveSessions: () => deps.store.sessions.countAllLive(), sockets: () => live.io?.engine.clientsCount ?? 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(deps.config.PORT, deps.config.HOST, resolve);

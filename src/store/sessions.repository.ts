@@ -35,6 +35,11 @@ export class SessionsRepository {
     return this.sessions.countDocuments({ userId, status: { $in: LIVE_SESSION_STATUSES } });
   }
 
+  /** Live sessions of all users (an aggregate figure for the metrics). */
+  countAllLive(): Promise<number> {
+    return this.sessions.countDocuments({ status: { $in: LIVE_SESSION_STATUSES } });
+  }
+
   async liveIds(userId: string): Promise<string[]> {
     const docs = await this.sessions.find({ userId, status: { $in: LIVE_SESSION_STATUSES } }, { projection: { _id: 1 } }).sort({ createdAt: 1 }).toArray();
     return docs.map((d) => d._id);

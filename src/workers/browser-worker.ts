@@ -21,6 +21,8 @@ import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import { dataConverter } from '../temporal/connection';
 import { installTemporalRuntime } from '../temporal/runtime';
+import { temporalMetricsAddress } from '../metrics/temporal';
+import { workerMetrics } from '../metrics/worker-metrics';
 import { WorkerRegistry } from './worker-registry';
 
 export interface RunningBrowserWorker {
@@ -39,7 +41,7 @@ export async function startWorkflowWorker(deps: { config: Config; logger: Logger
   const { config, store, redis } = deps;
   const identity = `${os.hostname()}-${process.pid}-workflows`;
   const logger = deps.logger.child({ component: 'workflow-worker' });
-  installTemporalRuntime(deps.logger);
+  installTemporalRuntime(deps.logger, temporalMetricsAddress(config));
   const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
   const events = new EventPublisher(redis, store.events, logger);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -79,7 +81,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const workerId = config.WORKER_ID ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const taskQueue = `browser-${workerId}`;
   const logger = deps.logger.child({ component: 'browser-worker', workerId });
-  installTemporalRuntime(deps.logger);
+  installTemporalRuntime(deps.logger, temporalMetricsAddress(config));
 
   const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
   const events = new EventPublisher(redis, store.events, logger);
@@ -147,6 +149,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     maxHeartbeatThrottleInterval: 500,
   });
 
+  workerMetrics.watch(pool, config.LLM_MODEL);
   await pool.warm();
   const screencaster = startScreencaster({ pool, redis, logger });
   const beat = () =>

@@ -17,6 +17,9 @@ import { createStore } from '../store/store';
 import { connectTemporal } from '../temporal/connection';
 import { startBrowserWorker, startWorkflowWorker } from './browser-worker';
 import { WorkerRegistry } from './worker-registry';
+import { startMetricsServer } from '../metrics/http';
+import { temporalMetricsAddress } from '../metrics/temporal';
+import { workerMetrics } from '../metrics/worker-metrics';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -44,6 +47,8 @@ async function main(): Promise<void> {
   let sessionSweeper: { stop(): Promise<void> } | undefined;
   if (config.ROLE === 'all' || config.ROLE === 'worker') worker = await startBrowserWorker({ config, logger, store, redis });
   if (config.ROLE === 'workflows') worker = await startWorkflowWorker({ config, logger, store, redis });
+  // A worker's own metrics (and the Temporal SDK's) on METRICS_PORT; the API serves its own at /metrics.
+  const metrics = worker && config.METRICS_PORT ? await startMetricsServer({ registry: workerMetrics.registry, host: config.HOST, port: config.METRICS_PORT, token: config.METRICS_TOKEN, temporalUrl: `http://${temporalMetricsAddress(config)}/metrics`, logger }) : undefined;
   if (config.ROLE === 'all' || config.ROLE === 'api') {
     const { connection, client } = await connectTemporal(config);
     temporalConnection = connection;
@@ -71,6 +76,7 @@ async function main(): Promise<void> {
     await sessionSweeper?.stop();
     await api?.shutdown();
     await worker?.shutdown();
+    await metrics?.close();
     await temporalConnection?.close();
     redis.disconnect();
     await mongo.close();

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
-import { randomBytes } from 'node:crypto';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { RateLimitError } from '../../errors';
 
 interface LimitDeps {
@@ -10,23 +10,93 @@ interface LimitDeps {
   windowMs: number;
 }
 
+/**
+ * rate-limiter-flexible counts in fixed windows by default; the contract's window slides.
+ * This script (run by the library in place of its own, atomically in Redis) keeps a log of
+ * the hits of the last window in a sorted set: hits older than the window are dropped, the
+ * new hit is added whether or not it is allowed (every request counts), and the answer is
+ * the hits in the window and the milliseconds until the oldest of them leaves it. Time is
+ * Redis's own, so every API instance sees one clock. ARGV: points, window in seconds.
+ * The library registers it on the Redis client under one command name: every limiter of
+ * the service uses this script, none the library's default.
+ */
+export const SLIDING_WINDOW_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local windowMs = tonumber(ARGV[2]) * 1000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - windowMs)
+for i = 1, tonumber(ARGV[1]) do
+  local member = t[1] .. t[2] .. '-' .. i
+  local n = 0
+  while redis.call('ZSCORE', KEYS[1], member .. '-' .. n) do n = n + 1 end
+  redis.call('ZADD', KEYS[1], now, member .. '-' .. n)
+end
+local count = redis.call('ZCARD', KEYS[1])
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+redis.call('PEXPIRE', KEYS[1], windowMs)
+local resetIn = windowMs
+if oldest[2] then resetIn = tonumber(oldest[2]) + windowMs - now end
+return {count, resetIn}
+`;
+
+const limiters = new WeakMap<Redis, Map<string, RateLimiterRedis>>();
+
+/** One limiter per Redis client and limit (the library keeps no state of its own beyond Redis). */
+function limiterFor(deps: LimitDeps): RateLimiterRedis {
+  let byName = limiters.get(deps.redis);
+  if (!byName) limiters.set(deps.redis, (byName = new Map()));
+  const id = `${deps.name}:${deps.limit}:${deps.windowMs}`;
+  let limiter = byName.get(id);
+  if (!limiter) {
+    limiter = new RateLimiterRedis({
+      storeClient: deps.redis,
+      keyPrefix: `bas:rl:${deps.name}`,
+      points: deps.limit,
+      duration: Math.max(1, Math.round(deps.windowMs / 1000)),
+      customIncrTtlLuaScript: SLIDING_WINDOW_SCRIPT,
+    });
+    byName.set(id, limiter);
+  }
+  return limiter;
+}
+
+export interface Counted {
+  allowed: boolean;
+  remaining: number;
+  /** When the oldest hit leaves the window (ms since the epoch). */
+  resetAt: number;
+  retryAfterS: number;
+}
+
+/** What the caller answers with, from the library's answer about one hit. */
+export function countedFrom(res: Pick<RateLimiterRes, 'consumedPoints' | 'msBeforeNext'>, limit: number, now = Date.now()): Counted {
+  const resetAt = now + Math.max(0, res.msBeforeNext);
+  return {
+    allowed: res.consumedPoints <= limit,
+    remaining: Math.max(0, limit - res.consumedPoints),
+    resetAt,
+    retryAfterS: Math.max(1, Math.ceil((resetAt - now) / 1000)),
+  };
+}
+
 /** Counts one request in the sliding window `name` of `key`; what the caller answers with. */
-export async function countRequest(deps: LimitDeps, key: string): Promise<{ allowed: boolean; remaining: number; resetAt: number; retryAfterS: number }> {
-  const now = Date.now();
-  const redisKey = `bas:rl:${deps.name}:${key}`;
-  const member = `${now}-${randomBytes(4).toString('hex')}`;
-  const results = await deps.redis
-    .multi()
-    .zremrangebyscore(redisKey, 0, now - deps.windowMs)
-    .zadd(redisKey, now, member)
-    .zcard(redisKey)
-    .zrange(redisKey, 0, 0, 'WITHSCORES')
-    .pexpire(redisKey, deps.windowMs)
-    .exec();
-  const count = Number(results?.[2]?.[1] ?? 0);
-  const oldest = Number((results?.[3]?.[1] as string[] | undefined)?.[1] ?? now);
-  const resetAt = oldest + deps.windowMs;
-  return { allowed: count <= deps.limit, remaining: Math.max(0, deps.limit - count), resetAt, retryAfterS: Math.max(1, Math.ceil((resetAt - now) / 1000)) };
+export async function countRequest(deps: LimitDeps, key: string): Promise<Counted> {
+  const limiter = limiterFor(deps);
+  try {
+    return countedFrom(await limiter.consume(key), deps.limit);
+  } catch (err) {
+    // The library refuses with its answer when the limit is passed, and with an Error when Redis fails.
+    if (err instanceof RateLimiterRes) return countedFrom(err, deps.limit);
+    throw err;
+  }
+}
+
+/** The headers of the contract on every limited response; `Retry-After` on a refusal. */
+export function setLimitHeaders(res: Response, limit: number, counted: Counted): void {
+  res.set('X-RateLimit-Limit', String(limit));
+  res.set('X-RateLimit-Remaining', String(counted.remaining));
+  res.set('X-RateLimit-Reset', String(Math.ceil(counted.resetAt / 1000)));
+  if (!counted.allowed) res.set('Retry-After', String(counted.retryAfterS));
 }
 
 /**
@@ -36,11 +106,8 @@ export async function countRequest(deps: LimitDeps, key: string): Promise<{ allo
 export function rateLimit(deps: LimitDeps & { key: (req: Request) => string; reject?: (res: Response, err: RateLimitError) => void }) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const counted = await countRequest(deps, deps.key(req));
-    res.set('X-RateLimit-Limit', String(deps.limit));
-    res.set('X-RateLimit-Remaining', String(counted.remaining));
-    res.set('X-RateLimit-Reset', String(Math.ceil(counted.resetAt / 1000)));
+    setLimitHeaders(res, deps.limit, counted);
     if (!counted.allowed) {
-      res.set('Retry-After', String(counted.retryAfterS));
       const e = new RateLimitError();
       if (deps.reject) return deps.reject(res, e);
       res.status(429).json({ success: false, message: e.message, error: e.message, code: e.code });

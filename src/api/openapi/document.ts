@@ -66,7 +66,7 @@ const RESPONSES = {
 
 type RequestName = keyof typeof REQUESTS;
 type ResponseName = keyof typeof RESPONSES;
-type Body = ResponseName | 'binary' | 'html' | 'sse' | 'sdp' | 'jpeg-stream' | 'none' | 'json-rpc' | 'any-json';
+type Body = ResponseName | 'binary' | 'html' | 'prometheus' | 'sse' | 'sdp' | 'jpeg-stream' | 'none' | 'json-rpc' | 'any-json';
 
 interface Operation {
   method: 'get' | 'post' | 'put' | 'delete' | 'options';
@@ -174,6 +174,7 @@ export const OPERATIONS: Operation[] = [
   },
   { method: 'get', path: '/openapi.json', tag: 'Meta', summary: 'This document', auth: false, ok: [200, 'any-json'] },
   { method: 'get', path: '/docs', tag: 'Meta', summary: 'API reference page', auth: false, ok: [200, 'html'] },
+  { method: 'get', path: '/metrics', tag: 'Meta', summary: 'Service metrics for Prometheus (aggregate figures only; bearer METRICS_TOKEN when the operator set one)', auth: false, ok: [200, 'prometheus'], errors: [401] },
   { method: 'get', path: '/docs/assets/{file}', tag: 'Meta', summary: 'Assets of the reference page', auth: false, ok: [200, 'binary'], errors: [404] },
   { method: 'post', path: '/mcp', tag: 'MCP', summary: 'MCP streamable HTTP: JSON-RPC requests (initialize, tools/list, tools/call, resources/list, resources/read)', auth: true, ok: [200, 'json-rpc'], errors: [400, 401, 404] },
   { method: 'get', path: '/mcp', tag: 'MCP', summary: 'MCP streamable HTTP: server-to-client event stream of a session (Mcp-Session-Id)', auth: true, ok: [200, 'sse'], errors: [400, 401, 404] },
@@ -205,6 +206,8 @@ function content(body: Body): Record<string, unknown> | undefined {
       return undefined;
     case 'html':
       return { 'text/html': { schema: str } };
+    case 'prometheus':
+      return { 'text/plain': { schema: { type: 'string', description: 'Prometheus text exposition format 0.0.4' } } };
     case 'binary':
       return { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } };
     case 'sdp':
