@@ -16,7 +16,7 @@ ensure_build
 # Unit tests first, two at a time, before the stack is up (they need none of it).
 status=0
 log "jest: unit tests"
-npx jest --ci --maxWorkers=2 --forceExit --passWithNoTests "$@" --selectProjects unit || status=$?
+timeout --kill-after=30s 20m npx jest --ci --maxWorkers=2 --forceExit --passWithNoTests "$@" --selectProjects unit || status=$?
 
 export DATA_DIR="${TEST_DATA_DIR:-$ROOT/.data/test}"
 # Test ports (overridable, so two checkouts can run their suites side by side).
@@ -35,5 +35,6 @@ export TEST_TEMPORAL_ADDRESS="127.0.0.1:$INFRA_TEMPORAL_PORT" TEST_MONGODB_URL="
 # two cores two such files at once take several times longer than one after the other. (A
 # worker process of its own, renewed when it grows, keeps a crash from ending the run.)
 log "jest: end-to-end tests"
-npx jest --ci --maxWorkers=1 --workerIdleMemoryLimit=3GB --forceExit --passWithNoTests "$@" --selectProjects e2e || status=$?
+# A run that outlives its budget is stopped, so what it printed is seen rather than lost.
+timeout --kill-after=30s "${TEST_E2E_TIMEOUT:-65m}" npx jest --ci --maxWorkers=1 --workerIdleMemoryLimit=3GB --forceExit --passWithNoTests "$@" --selectProjects e2e || status=$?
 exit $status

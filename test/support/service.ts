@@ -80,10 +80,15 @@ export async function startService(extra: Record<string, string> = {}, timeoutMs
     port,
     baseUrl: `http://127.0.0.1:${port}`,
     output: () => out,
+    // A process that does not drain within 20 s is killed: a stuck shutdown must not hold the run.
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
-        child.once('exit', (code) => resolve(code));
+        const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        child.once('exit', (code) => {
+          clearTimeout(kill);
+          resolve(code);
+        });
         child.kill(signal);
       }),
   };
