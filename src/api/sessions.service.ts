@@ -267,18 +267,8 @@ export function sessionProxy(p: ProxyInput, config: Pick<Config, 'MANAGED_PROXIE
   return { url: chosen.url, source: 'Service', level: p.level ?? 'system', country: chosen.country.toUpperCase(), pricePerByte: config.PROXY_PRICE_PER_GB / 1e9 };
 }
 
+/** The validated task as the workflow carries it: the schema's output, secrets only when given. */
 export function toTaskParams(t: TaskParamsInput): TaskParams {
-  return {
-    prompt: t.prompt,
-    startingUrl: t.startingUrl,
-    maxDuration: t.maxDuration,
-    maxInputTokens: t.maxInputTokens,
-    maxOutputTokens: t.maxOutputTokens,
-    terminateOnCompletion: t.terminateOnCompletion,
-    outputType: t.outputType,
-    outputSchema: t.outputSchema,
-    files: t.files,
-    webhook: t.webhook,
-    ...(t.secrets.length ? { secrets: t.secrets } : {}),
-  };
+  const { secrets, ...rest } = t;
+  return { ...rest, ...(secrets.length ? { secrets } : {}) };
 }
