@@ -6,6 +6,7 @@
 # There is no HEALTHCHECK here because it depends on the role: the api's is GET /start/health
 # (docker-compose.yml), a worker has no HTTP port.
 
+# Node 20 (package.json engines: >=20.19); every dependency in the lock accepts it.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # ---- build: install all dependencies, compile TypeScript, drop the dev dependencies -------------
@@ -16,7 +17,7 @@ ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
     npm_config_fund=false \
     npm_config_audit=false
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build \

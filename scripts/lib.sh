@@ -26,11 +26,12 @@ ensure_node_modules() {
   local stamp="$ROOT/node_modules/.install-stamp"
   local want; want="$(cat "$ROOT/package.json" "$ROOT/package-lock.json" | sha256sum | cut -c1-16)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
-  log "installing npm dependencies"
-  # `npm install` rather than `npm ci`: npm 11 leaves @swc/core's other-platform optional
-  # packages out of the lock and then refuses it in `npm ci`; install honours the lock.
-  (cd "$ROOT" && npm install --no-audit --no-fund --loglevel=error >"$CACHE_DIR/logs/npm-install.log" 2>&1) \
-    || die "npm install failed; see $CACHE_DIR/logs/npm-install.log"
+  log "installing npm dependencies (npm ci: exactly the lock)"
+  # The lock lists every platform package of @swc/core, so `npm ci` accepts it on any
+  # platform (npm 11 drops other platforms' optional packages when `npm install` rewrites
+  # the lock: put them back before committing a changed lock).
+  (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error >"$CACHE_DIR/logs/npm-install.log" 2>&1) \
+    || die "npm ci failed; see $CACHE_DIR/logs/npm-install.log"
   echo "$(cat "$ROOT/package.json" "$ROOT/package-lock.json" | sha256sum | cut -c1-16)" >"$stamp"
 }
 

@@ -1,16 +1,21 @@
+import { canRetryNow, statusOf, type ErrorCode } from './error-codes';
+
+export { ERROR_CATALOGUE, canRetryLater, canRetryNow, isErrorCode, retryOf, statusOf, type ErrorCode } from './error-codes';
+
 /**
- * One error hierarchy for the whole service. Each error knows its wire `code`, its HTTP
- * status and whether retrying the same operation could succeed. The API's error
+ * One error hierarchy for the whole service. Each error carries a wire `code` of the
+ * catalogue (src/error-codes.ts), which gives its HTTP status and whether retrying the
+ * same operation could succeed unless the error says otherwise. The API's error
  * middleware turns it into the documented envelope; activities turn it into a Temporal
  * ApplicationFailure (type = code, nonRetryable = !retryable).
  */
 export class ServiceError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
-    readonly status = 400,
+    readonly status = statusOf(code),
     readonly details?: Record<string, unknown>,
-    readonly retryable = false,
+    readonly retryable = canRetryNow(code),
   ) {
     super(message);
     this.name = new.target.name;
@@ -37,50 +42,50 @@ export class InvalidParameterError extends ServiceError {
   }
 }
 export class UnauthorizedError extends ServiceError {
-  constructor(message = 'API key required', code = 'UNAUTHORIZED') {
-    super(code, message, 401);
+  constructor(message = 'API key required', code: 'UNAUTHORIZED' | 'INVALID_API_KEY' | 'API_KEY_EXPIRED' = 'UNAUTHORIZED') {
+    super(code, message);
   }
 }
 export class ForbiddenError extends ServiceError {
   constructor(message = 'Account is deactivated') {
-    super('ACCOUNT_DEACTIVATED', message, 403);
+    super('ACCOUNT_DEACTIVATED', message);
   }
 }
 export class NotFoundError extends ServiceError {
-  constructor(code: string, message: string) {
-    super(code, message, 404);
+  constructor(code: ErrorCode, message: string) {
+    super(code, message);
   }
 }
 export class InsufficientBalanceError extends ServiceError {
   constructor(balance: number, required: number) {
-    super('INSUFFICIENT_BALANCE', 'Insufficient balance', 402, { balance, required });
+    super('INSUFFICIENT_BALANCE', 'Insufficient balance', undefined, { balance, required });
   }
 }
 export class SessionLimitError extends ServiceError {
   constructor(current: number, limit: number) {
-    super('SESSION_LIMIT_REACHED', `Concurrent session limit reached (${current}/${limit})`, 429, { current, limit });
+    super('SESSION_LIMIT_REACHED', `Concurrent session limit reached (${current}/${limit})`, undefined, { current, limit });
   }
 }
 export class NoInstancesError extends ServiceError {
   constructor() {
-    super('NO_INSTANCES_AVAILABLE', 'No browser instances available', 503, undefined, true);
+    super('NO_INSTANCES_AVAILABLE', 'No browser instances available');
   }
 }
 export class TaskAlreadyRunningError extends ServiceError {
   constructor(taskId: string) {
-    super('TASK_ALREADY_RUNNING', 'A task is already running in this session', 409, { taskId });
+    super('TASK_ALREADY_RUNNING', 'A task is already running in this session', undefined, { taskId });
   }
 }
 export class RateLimitError extends ServiceError {
   constructor(message = 'Too many requests, please try again later.') {
-    super('RATE_LIMIT_EXCEEDED', message, 429);
+    super('RATE_LIMIT_EXCEEDED', message);
   }
 }
 
 /** Failures of the browser or the model during a task; they end the task with their code. */
 export class TaskFailure extends ServiceError {
-  constructor(code: string, message: string, details?: Record<string, unknown>, retryable = false) {
-    super(code, message, 500, details, retryable);
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, retryable = canRetryNow(code)) {
+    super(code, message, undefined, details, retryable);
   }
 }
 

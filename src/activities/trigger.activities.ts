@@ -1,10 +1,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
+import { canRetryLater, isServiceError, type ErrorCode } from '../errors';
 import type { Logger } from '../logger';
 import type { ProfileSource } from '../profiles/contracts';
 import { CronJobsRepository, type CronJobRecord } from '../store/cron-jobs.repository';
-import { ProfileLocks } from '../store/profile-locks';
+import { newSessionIds, SessionAdmission } from '../store/session-admission';
 import type { Store } from '../store/store';
 import { TriggerRunsRepository } from '../store/trigger-runs.repository';
 import { runLeaseMs } from '../triggers/retry-policy';
@@ -20,13 +21,12 @@ import {
   type SettledRun,
   type SettleRunInput,
 } from '../workflows/trigger.types';
-import type { SessionInput, TaskParams, TaskView, Usage } from '../workflows/types';
+import type { TaskParams, TaskView, Usage } from '../workflows/types';
 
-/** Failures another attempt of the run cannot fix. */
-const FINAL_CODES = new Set(['INSUFFICIENT_BALANCE', 'ACCOUNT_DEACTIVATED', 'ENVIRONMENT_NOT_FOUND', 'USER_NOT_FOUND', 'POLICY_NOT_FOUND', 'POLICY_BLOCKED']);
 const TASK_DEFAULTS = { maxDuration: 300_000, maxInputTokens: 100_000, maxOutputTokens: 100_000 } as const;
 
-const failure = (code: string, message: string): RunFailure => ({ code, message, retryable: !FINAL_CODES.has(code) });
+/** A failure of the run; the catalogue says whether another attempt of the run could mend it. */
+const failure = (code: ErrorCode, message: string): RunFailure => ({ code, message, retryable: canRetryLater(code) });
 
 /**
  * Activities of trigger runs (shared queue): the run record, the overlap lock, the
@@ -39,7 +39,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
   const logger = deps.logger.child({ component: 'trigger-activities' });
   const jobs = new CronJobsRepository(store.db);
   const runs = new TriggerRunsRepository(store.db);
-  const locks = new ProfileLocks(store.db);
+  const admission = new SessionAdmission({ store, config });
   const schedules = () => new TriggerSchedules(deps.temporal ?? Context.current().client, config.TEMPORAL_TASK_QUEUE);
 
   /** nextRunAt from the schedule's description; a failure to read it never fails a run. */
@@ -98,10 +98,16 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
       return problem ? { kind: 'run', trigger, failure: problem } : { kind: 'run', trigger };
     },
 
+    /** The ids of the session a run opens: the same 128-bit random source as every session. */
+    async newRunSessionIds(): Promise<{ sessionId: string; taskId: string }> {
+      return newSessionIds();
+    },
+
     /**
-     * What the API does before it starts a session workflow: a session slot of the owner,
-     * the environment's profile lock and the session record. Answers the session's input
-     * (its one task ends the session). A retry after success answers the same input.
+     * Admits the run's session as the API admits one (src/store/session-admission.ts): a
+     * session slot of the owner, the environment's profile lock and the session record.
+     * Answers the session's input (its one task ends the session). A retry after success
+     * answers the same input. A refusal is a non-retryable failure of its catalogue code.
      */
     async openRunSession({ runId, trigger, sessionId, taskId }: OpenRunSessionInput): Promise<OpenedRunSession> {
       const profile: ProfileSource = { kind: 'environment', id: trigger.environmentId, userId: trigger.userId };
@@ -114,39 +120,22 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         ...(trigger.outputType === 'structured' ? { outputSchema: trigger.outputSchema ?? {} } : {}),
         files: [],
       };
-      const input: SessionInput = {
+      const input = admission.input({
         sessionId,
         userId: trigger.userId,
-        idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
-        maxSteps: config.MAX_AGENT_STEPS,
-        orphanGraceMs: config.ORPHAN_GRACE_MS,
         profile,
         ...(trigger.policyId ? { policyId: trigger.policyId } : {}),
         initialTask: { taskId, params },
-      };
+      });
       const opened = { input, taskQueue: config.TEMPORAL_TASK_QUEUE };
       if (await store.sessions.get(sessionId)) return opened;
-
-      const user = await store.users.get(trigger.userId);
-      if (!user) throw ApplicationFailure.create({ type: 'USER_NOT_FOUND', message: 'The owner of this trigger no longer exists', nonRetryable: true });
-      const limit = user.sessionLimit ?? config.DEFAULT_SESSION_LIMIT;
-      if (!(await store.users.acquireSessionSlot(user._id, limit))) {
-        throw ApplicationFailure.create({ type: 'SESSION_LIMIT_REACHED', message: `Concurrent session limit reached (${user.activeSessions}/${limit})`, nonRetryable: true, details: [{ current: user.activeSessions, limit }] });
-      }
-      let locked = false;
       try {
-        const lock = await locks.acquire(profile, sessionId);
-        if (lock === 'busy' || lock === 'uploading') {
-          const message = lock === 'busy' ? 'The environment is in use by another live session' : 'An archive is being uploaded to the environment';
-          throw ApplicationFailure.create({ type: 'PROFILE_IN_USE', message, nonRetryable: true, details: [{ environmentId: profile.id }] });
-        }
-        if (lock === 'missing') throw ApplicationFailure.create({ type: 'ENVIRONMENT_NOT_FOUND', message: 'Environment not found', nonRetryable: true, details: [{ environmentId: profile.id }] });
-        locked = true;
-        await store.sessions.create(sessionId, user._id);
+        await admission.admit({ userId: trigger.userId, profile, sessionId });
       } catch (err) {
-        // Nothing is kept by an attempt that did not open the session: a retry takes it all again.
-        if (locked) await locks.release(profile, sessionId);
-        await store.users.releaseSessionSlot(user._id);
+        if (isServiceError(err)) {
+          const message = err.code === 'USER_NOT_FOUND' ? 'The owner of this trigger no longer exists' : err.message;
+          throw ApplicationFailure.create({ type: err.code, message, nonRetryable: true, details: [{ ...err.details, ...(err.code === 'SESSION_LIMIT_REACHED' ? {} : { environmentId: profile.id }) }] });
+        }
         throw err;
       }
       await runs.setSession(runId, sessionId, taskId);
@@ -156,8 +145,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
 
     /** The session workflow could not be started: what openRunSession took is given back. */
     async abandonRunSession({ sessionId, userId, environmentId }: { sessionId: string; userId: string; environmentId: string }): Promise<void> {
-      if (await store.sessions.end(sessionId, 'failed', 'instance_lost')) await store.users.releaseSessionSlot(userId);
-      await locks.release({ kind: 'environment', id: environmentId, userId }, sessionId);
+      await admission.abandon({ sessionId, userId, profile: { kind: 'environment', id: environmentId, userId } });
     },
 
     /**
@@ -226,7 +214,7 @@ export function runOutcome(input: Pick<SettleRunInput, 'failure' | 'sessionError
   if (input.failure) return { status: 'failed', result: null, code: input.failure.code, error: input.failure.message, usage: null, retryable: input.failure.retryable };
   if (task?.status === 'task_completed') return { status: 'completed', result: task.message ?? '', usage: task.usage, retryable: false };
   if (task?.status === 'failed') {
-    return { status: task.code === 'TASK_TIMEOUT' ? 'timed_out' : 'failed', result: task.message ?? null, code: task.code ?? 'TASK_FAILED', error: task.error ?? 'Task failed', usage: task.usage, retryable: !FINAL_CODES.has(task.code ?? '') };
+    return { status: task.code === 'TASK_TIMEOUT' ? 'timed_out' : 'failed', result: task.message ?? null, code: task.code ?? 'TASK_FAILED', error: task.error ?? 'Task failed', usage: task.usage, retryable: canRetryLater(task.code ?? 'TASK_FAILED') };
   }
   if (task?.status === 'stopped') return { status: 'failed', result: task.message ?? null, code: 'TASK_STOPPED', error: 'The task was stopped before it finished', usage: task.usage, retryable: true };
   const err = input.sessionError ?? { code: 'SESSION_FAILED', message: 'The session ended before the task finished' };

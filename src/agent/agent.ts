@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import type { BrowserPool, BrowserSession } from '../browser/pool';
-import { TaskFailure, isServiceError } from '../errors';
+import { TaskFailure, isServiceError, type ErrorCode } from '../errors';
 import type { SessionMessage } from '../events/types';
 import type { Logger } from '../logger';
 import type { StepInput, StepResult } from '../workflows/types';
@@ -32,7 +32,7 @@ interface Memory {
   files?: TaskFiles;
   messages: LlmMessage[];
   failedActions: number;
-  lastFailureCode?: string;
+  lastFailureCode?: ErrorCode;
   outputCorrections?: number;
   /** The tools as the model sees them for this task (done carries the output format). */
   specs?: LlmToolSpec[];

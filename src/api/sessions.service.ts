@@ -1,14 +1,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import type { Config } from '../config';
-import { InsufficientBalanceError, InvalidParameterError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, SessionLimitError } from '../errors';
+import { InsufficientBalanceError, InvalidParameterError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, isErrorCode } from '../errors';
 import { linkSecret } from '../files/links';
 import type { Logger } from '../logger';
-import { newSessionId, newTaskId } from '../store/ids';
+import { newTaskId } from '../store/ids';
 import type { ProfileSource } from '../profiles/contracts';
-import { ProfileLocks } from '../store/profile-locks';
+import { SessionAdmission } from '../store/session-admission';
 import type { Store } from '../store/store';
+import type { SessionRecord } from '../store/sessions.repository';
 import type { UserRecord } from '../store/users.repository';
 import type { WorkerRegistry } from '../workers/worker-registry';
 import {
@@ -23,21 +24,10 @@ import {
   taskQuery,
 } from '../workflows/messages';
 import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
-import { TERMINAL_TASK_STATUSES, type InteractionAction, type SessionInput, type SessionProxy, type TaskParams, type TaskView } from '../workflows/types';
+import { TERMINAL_TASK_STATUSES, type InteractionAction, type SessionProxy, type TaskParams, type TaskView } from '../workflows/types';
 import { Y_OFFSET, type InteractionAction as ApiInteraction } from './schemas/message.schema';
 import type { TaskParamsInput } from './schemas/task.schema';
 import type { ProxyInput } from './schemas/session.schema';
-
-/** HTTP statuses of the rejections the workflow's validators raise. */
-const REJECTION_STATUS: Record<string, number> = {
-  TASK_ALREADY_RUNNING: 409,
-  NO_TASK_RUNNING: 409,
-  INVALID_STATE: 409,
-  NO_GUARDRAIL_PENDING: 409,
-  SESSION_NOT_FOUND: 404,
-  SESSION_NOT_READY: 409,
-  INSTANCE_LOST: 503,
-};
 
 export interface StartedSession {
   sessionId: string;
@@ -51,7 +41,7 @@ export interface StartedSession {
  */
 export class SessionsService {
   constructor(private readonly deps: { config: Config; temporal: Client; store: Store; registry: WorkerRegistry; logger: Logger }) {
-    this.locks = new ProfileLocks(deps.store.db);
+    this.admission = new SessionAdmission(deps);
   }
 
   /** A task's files must be the user's own uploads; they are kept for the task's life. */
@@ -61,7 +51,7 @@ export class SessionsService {
     if (missing.length) throw new InvalidParameterError('files', missing, `Unknown fileIds: ${missing.join(', ')}`);
   }
 
-  private readonly locks: ProfileLocks;
+  private readonly admission: SessionAdmission;
 
   private handle(sessionId: string): WorkflowHandle {
     return this.deps.temporal.workflow.getHandle(sessionWorkflowId(sessionId));
@@ -91,43 +81,23 @@ export class SessionsService {
     const proxy = attach.proxy ? sessionProxy(attach.proxy, config) : undefined;
     await this.claimFiles(user, task);
     if ((await registry.alive()).length === 0) throw new NoInstancesError();
-    const limit = user.sessionLimit ?? config.DEFAULT_SESSION_LIMIT;
-    const slot = await store.users.acquireSessionSlot(user._id, limit);
-    if (!slot) {
-      const current = (await store.users.get(user._id))?.activeSessions ?? limit;
-      throw new SessionLimitError(current, limit);
-    }
-
-    const sessionId = newSessionId();
-    const taskId = task ? newTaskId() : undefined;
-    const log = logger.child({ sessionId, userId: user._id });
     const profile: ProfileSource | undefined = attach.environmentId
       ? { kind: 'environment', id: attach.environmentId, userId: user._id }
       : attach.profileId
         ? { kind: 'profile', id: attach.profileId, userId: user._id }
         : undefined;
-    if (profile) {
-      const lock = await this.locks.acquire(profile, sessionId);
-      if (lock !== 'ok') {
-        await store.users.releaseSessionSlot(user._id);
-        if (lock === 'busy') throw new ServiceError('PROFILE_IN_USE', `The ${profile.kind} is in use by another live session`, 409, { [`${profile.kind}Id`]: profile.id });
-        if (lock === 'uploading') throw new ServiceError('PROFILE_IN_USE', `An archive is being uploaded to the ${profile.kind}; start the session when the upload has finished`, 409, { [`${profile.kind}Id`]: profile.id });
-        throw new NotFoundError(profile.kind === 'environment' ? 'ENVIRONMENT_NOT_FOUND' : 'PROFILE_NOT_FOUND', profile.kind === 'environment' ? 'Environment not found' : 'Profile not found');
-      }
-    }
-    await store.sessions.create(sessionId, user._id);
-    const input: SessionInput = {
+    const { sessionId, balance } = await this.admission.admit({ userId: user._id, profile });
+    const taskId = task ? newTaskId() : undefined;
+    const log = logger.child({ sessionId, userId: user._id });
+    const input = this.admission.input({
       sessionId,
       userId: user._id,
-      idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
-      maxSteps: config.MAX_AGENT_STEPS,
-      orphanGraceMs: config.ORPHAN_GRACE_MS,
       proxy,
       profile,
       ...(attach.policyId ? { policyId: attach.policyId } : {}),
       reachOut: attach.environmentId && attach.reachOutMode !== 'off' ? { mode: attach.reachOutMode ?? 'guardrail_only', environmentId: attach.environmentId } : undefined,
       initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
-    };
+    });
     let handle: WorkflowHandle;
     try {
       handle = await temporal.workflow.start(SESSION_WORKFLOW, {
@@ -141,8 +111,7 @@ export class SessionsService {
         memo: { userId: user._id },
       });
     } catch (err) {
-      if (await store.sessions.end(sessionId, 'failed', 'instance_lost')) await store.users.releaseSessionSlot(user._id);
-      if (profile) await this.locks.release(profile, sessionId);
+      await this.admission.abandon({ sessionId, userId: user._id, profile });
       throw err;
     }
     const ready = await handle.executeUpdate(awaitReadyUpdate);
@@ -158,14 +127,19 @@ export class SessionsService {
       throw new NoInstancesError();
     }
     log.info({ workerId: ready.workerId }, 'session started');
-    return { sessionId, taskId, balance: slot.balance };
+    return { sessionId, taskId, balance };
   }
 
-  /** The live session of this user, or 404. */
-  async ownedSession(user: UserRecord, sessionId: string): Promise<void> {
+  /**
+   * The live session of this user, or 404: SESSION_EXPIRED when the owner's session ended
+   * by inactivity, SESSION_NOT_FOUND for any other ended, unknown or foreign session.
+   */
+  async ownedSession(user: UserRecord, sessionId: string): Promise<SessionRecord> {
     const rec = await this.deps.store.sessions.get(sessionId);
     if (!rec || rec.userId !== user._id) throw new NotFoundError('SESSION_NOT_FOUND', 'Session not found');
+    if (rec.status === 'expired') throw new NotFoundError('SESSION_EXPIRED', 'Session expired');
     if (!['pending', 'active', 'orphaned'].includes(rec.status)) throw new NotFoundError('SESSION_NOT_FOUND', 'Session has ended');
+    return rec;
   }
 
   async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput): Promise<string> {
@@ -203,7 +177,9 @@ export class SessionsService {
 
   /** Manual control; the API's coordinates (y offset by 155) become page coordinates here. */
   async interact(user: UserRecord, sessionId: string, action: ApiInteraction): Promise<string> {
-    await this.ownedSession(user, sessionId);
+    const rec = await this.ownedSession(user, sessionId);
+    // Input needs the browser: while its worker is gone (orphaned) there is none to send it to.
+    if (rec.status === 'orphaned' && action.type !== 'takeOverControl' && action.type !== 'releaseControl') throw instanceUnavailable();
     const pageAction: InteractionAction =
       action.type === 'CLICK' || action.type === 'DOUBLE_CLICK' ? { type: action.type, x: action.x, y: action.y - Y_OFFSET } : action;
     return this.update(sessionId, () => this.handle(sessionId).executeUpdate(interactionUpdate, { args: [{ action: pageAction }] }));
@@ -227,26 +203,49 @@ export class SessionsService {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
-        const code = err.cause.type ?? 'INVALID_STATE';
-        const details = err.cause.details?.[0] as Record<string, unknown> | undefined;
-        throw new ServiceError(code, err.cause.message, REJECTION_STATUS[code] ?? 400, details);
+      const rejection = updateRejection(err);
+      if (rejection) throw rejection;
+      if (err instanceof WorkflowNotFoundError) {
+        // The session ended meanwhile: its record says how.
+        const rec = await this.deps.store.sessions.get(sessionId);
+        throw rec?.status === 'expired' ? new NotFoundError('SESSION_EXPIRED', 'Session expired') : new NotFoundError('SESSION_NOT_FOUND', 'Session has ended');
       }
-      if (isClosedWorkflow(err)) throw new NotFoundError('SESSION_NOT_FOUND', 'Session has ended');
       throw err;
     }
   }
 }
+
+/**
+ * The service error a failed update of the session workflow stands for: its validator's
+ * or handler's rejection (a code of the catalogue), or INSTANCE_UNAVAILABLE when the
+ * activity on the session's browser worker failed because the worker is gone.
+ */
+export function updateRejection(err: unknown): ServiceError | null {
+  if (!(err instanceof WorkflowUpdateFailedError)) return null;
+  const cause = err.cause;
+  if (cause instanceof ApplicationFailure) {
+    const code = isErrorCode(cause.type) ? cause.type : 'INVALID_STATE';
+    const details = cause.details?.[0] as Record<string, unknown> | undefined;
+    if (code === 'INSTANCE_LOST') return instanceUnavailable();
+    return new ServiceError(code, cause.message, undefined, details);
+  }
+  if (cause instanceof ActivityFailure) {
+    const inner = cause.cause;
+    if (inner instanceof TimeoutFailure || (inner instanceof ApplicationFailure && inner.type === 'INSTANCE_LOST')) return instanceUnavailable();
+  }
+  return null;
+}
+
+const instanceUnavailable = () => new ServiceError('INSTANCE_UNAVAILABLE', "The session's browser instance is unavailable; it is being restored on another instance, try again shortly");
 
 /** The capability in a session's live view and WHEP links. */
 export function sessionViewToken(config: Parameters<typeof linkSecret>[0], sessionId: string): string {
   return createHmac('sha256', linkSecret(config)).update(`view:${sessionId}`).digest('base64url');
 }
 
+/** The workflow is closed (or was never there): Temporal answers NOT_FOUND to updates of a closed workflow. */
 function isClosedWorkflow(err: unknown): boolean {
-  if (err instanceof WorkflowNotFoundError) return true;
-  const msg = err instanceof Error ? err.message : '';
-  return /workflow execution already completed|workflow not found|already completed/i.test(msg);
+  return err instanceof WorkflowNotFoundError;
 }
 
 /** The session's upstream proxy: the user's own, or one of the operator's pool by country. */
@@ -268,18 +267,8 @@ export function sessionProxy(p: ProxyInput, config: Pick<Config, 'MANAGED_PROXIE
   return { url: chosen.url, source: 'Service', level: p.level ?? 'system', country: chosen.country.toUpperCase(), pricePerByte: config.PROXY_PRICE_PER_GB / 1e9 };
 }
 
+/** The validated task as the workflow carries it: the schema's output, secrets only when given. */
 export function toTaskParams(t: TaskParamsInput): TaskParams {
-  return {
-    prompt: t.prompt,
-    startingUrl: t.startingUrl,
-    maxDuration: t.maxDuration,
-    maxInputTokens: t.maxInputTokens,
-    maxOutputTokens: t.maxOutputTokens,
-    terminateOnCompletion: t.terminateOnCompletion,
-    outputType: t.outputType,
-    outputSchema: t.outputSchema,
-    files: t.files,
-    webhook: t.webhook,
-    ...(t.secrets.length ? { secrets: t.secrets } : {}),
-  };
+  const { secrets, ...rest } = t;
+  return { ...rest, ...(secrets.length ? { secrets } : {}) };
 }

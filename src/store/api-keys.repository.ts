@@ -11,6 +11,8 @@ export interface ApiKeyRecord {
   prefix: string;
   createdAt: Date;
   revokedAt: Date | null;
+  /** After this instant the key is refused with API_KEY_EXPIRED; null or absent: it never expires. */
+  expiresAt?: Date | null;
 }
 
 /** Keys carry 256 random bits, so a fast hash is enough to make a stolen table useless. */
@@ -22,13 +24,14 @@ export class ApiKeysRepository {
     this.keys = db.collection<ApiKeyRecord>('apiKeys');
   }
 
-  async create(userId: string): Promise<{ key: string; record: ApiKeyRecord }> {
+  async create(userId: string, opts: { expiresAt?: Date | null } = {}): Promise<{ key: string; record: ApiKeyRecord }> {
     const key = `bas_${randomBytes(32).toString('base64url')}`;
-    const record: ApiKeyRecord = { _id: newId('key'), userId, hash: hashApiKey(key), prefix: key.slice(0, 10), createdAt: new Date(), revokedAt: null };
+    const record: ApiKeyRecord = { _id: newId('key'), userId, hash: hashApiKey(key), prefix: key.slice(0, 10), createdAt: new Date(), revokedAt: null, expiresAt: opts.expiresAt ?? null };
     await this.keys.insertOne(record);
     return { key, record };
   }
 
+  /** The key unless revoked; an expired one is answered too, so the caller can say it expired. */
   findActive(key: string): Promise<ApiKeyRecord | null> {
     return this.keys.findOne({ hash: hashApiKey(key), revokedAt: null });
   }

@@ -11,6 +11,7 @@
 import * as wf from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { TriggerActivities } from '../activities/trigger.activities';
+import { canRetryLater, NON_RETRYABLE_ERROR_TYPES } from '../error-codes';
 import { SESSION_WORKFLOW, sessionWorkflowId } from './messages';
 import { OwnerUserIdKey, SessionStatusKey, TriggerIdKey } from './search-attributes';
 import type { sessionWorkflow } from './session.workflow';
@@ -26,8 +27,11 @@ const records = wf.proxyActivities<TriggerActivities>({
 });
 const opening = wf.proxyActivities<TriggerActivities>({
   startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES] },
 });
+
+/** Marks runs whose session ids come from an activity. */
+const RUN_SESSION_IDS_PATCH = 'run-session-ids-from-activity';
 
 export async function triggerRunWorkflow(input: TriggerRunInput): Promise<TriggerRunSummary> {
   const info = wf.workflowInfo();
@@ -46,9 +50,15 @@ export async function triggerRunWorkflow(input: TriggerRunInput): Promise<Trigge
   let sessionId: string | undefined;
   let taskId: string | undefined;
   if (!failure) {
-    sessionId = wf.uuid4().replace(/-/g, '');
-    taskId = `task_${wf.uuid4().replace(/-/g, '').slice(0, 24)}`;
     try {
+      // Session ids are capabilities: they come from the service's random source (an
+      // activity), never from the workflow's seeded generator. Runs recorded before keep theirs.
+      if (wf.patched(RUN_SESSION_IDS_PATCH)) {
+        ({ sessionId, taskId } = await opening.newRunSessionIds());
+      } else {
+        sessionId = wf.uuid4().replace(/-/g, '');
+        taskId = `task_${wf.uuid4().replace(/-/g, '').slice(0, 24)}`;
+      }
       const opened = await opening.openRunSession({ runId, trigger, sessionId, taskId });
       let view: Awaited<ReturnType<typeof sessionWorkflow>>;
       try {
@@ -108,7 +118,7 @@ function describeFailure(err: unknown): RunFailure {
   const failure = err instanceof wf.ActivityFailure || err instanceof wf.ChildWorkflowFailure ? (err.cause ?? err) : err;
   if (failure instanceof wf.ApplicationFailure) {
     const code = failure.type ?? 'RUN_FAILED';
-    return { code, message: failure.message, retryable: !['ENVIRONMENT_NOT_FOUND', 'USER_NOT_FOUND', 'INSUFFICIENT_BALANCE', 'ACCOUNT_DEACTIVATED'].includes(code) };
+    return { code, message: failure.message, retryable: canRetryLater(code) };
   }
   if (failure instanceof wf.TimeoutFailure) return { code: 'RUN_TIMEOUT', message: 'A step of the run timed out', retryable: true };
   return { code: 'RUN_FAILED', message: failure instanceof Error ? failure.message : String(failure), retryable: true };

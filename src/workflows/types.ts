@@ -1,27 +1,17 @@
 /** Plain data shared by the workflow, its activities and the API (no runtime imports). */
+import type { SecretEntryInput, TaskParamsInput } from '../api/schemas/task.schema';
 
 export type OutputType = 'text' | 'structured_json' | 'structured_csv';
 
-export interface TaskParams {
-  prompt: string;
-  startingUrl: string | null;
-  maxDuration: number;
-  maxInputTokens: number;
-  maxOutputTokens: number;
-  terminateOnCompletion: boolean;
-  outputType: OutputType;
-  outputSchema?: unknown;
-  files: string[];
-  webhook?: { name: string; url: string; auth?: string; submittedData: 'ai_response' | 'full_response' | 'just_ping' };
-  /** Values the agent may type but never sees; kept in the workflow (encrypted payloads) and worker memory only. */
-  secrets?: SecretEntry[];
-}
+/**
+ * A task's parameters: the output of the API's zod schema (src/api/schemas/task.schema.ts),
+ * so there is one definition; `secrets` only when the task has any. Values the agent may
+ * type but never sees are kept in the workflow (encrypted payloads) and worker memory only.
+ */
+export type TaskParams = Omit<TaskParamsInput, 'secrets'> & { secrets?: SecretEntry[] };
 
 /** One entry of a task's `secrets`: the fields may be typed on pages whose host `match` covers. */
-export interface SecretEntry {
-  match: string;
-  fields: Record<string, string>;
-}
+export type SecretEntry = SecretEntryInput;
 
 export interface Usage {
   prompt_tokens: number;

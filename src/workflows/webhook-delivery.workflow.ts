@@ -6,6 +6,7 @@
  * 408/429 ends the delivery at once. Deterministic: no I/O, no Node.
  */
 import * as wf from '@temporalio/workflow';
+import { NON_RETRYABLE_ERROR_TYPES } from '../error-codes';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WebhookActivities } from '../activities/webhook.activities';
 import { chatDeliveryWorkflowId, reachOutDeliveryId, taskDeliveryId, webhookDeliveryWorkflowId, type ChatDeliveryInput, type DeliveryInput, type DeliveryResult, type WebhookConfig } from './trigger.types';
@@ -15,7 +16,7 @@ export const WEBHOOK_RETRY = { initialInterval: '1s', backoffCoefficient: 2, max
 
 const attempts = wf.proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30s',
-  retry: { ...WEBHOOK_RETRY, nonRetryableErrorTypes: ['WEBHOOK_REFUSED', 'CHAT_REFUSED', 'CHAT_NOT_CONNECTED'] },
+  retry: { ...WEBHOOK_RETRY, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES] },
 });
 const records = wf.proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30s',

@@ -202,6 +202,11 @@ describe('sessions on the real stack', () => {
       expect(result).toMatchObject({ status: 'expired', endReason: 'expired' });
       const after = await api(shortApi.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId: s.sessionId, message: { actionType: 'state', newState: 'pause' } } });
       expect(after.status).toBe(404);
+      // The owner learns it expired; anyone else learns nothing about it.
+      expect(after.body).toMatchObject({ success: false, code: 'SESSION_EXPIRED', error: 'Session expired' });
+      const stranger = await createUser();
+      const other = await api(shortApi.baseUrl, 'POST', '/start/send-message', { key: stranger.apiKey, body: { sessionId: s.sessionId, message: { actionType: 'state', newState: 'pause' } } });
+      expect([other.status, other.body.code]).toEqual([404, 'SESSION_NOT_FOUND']);
     } finally {
       await shortApi.stop();
     }

@@ -208,6 +208,9 @@ describe('a session whose worker is gone for good', () => {
       await live.waitFor((r) => r.payload?.type === 'action');
       worker.child.kill('SIGKILL');
       await live.waitFor((r) => r.event === 'instance:disconnected', 30_000);
+      // While no worker holds its browser, input sent to the session is refused as such.
+      const click = await send(apiProc.baseUrl, key, s.sessionId, { actionType: 'interaction', action: { type: 'CLICK', x: 100, y: 300 } });
+      expect([click.status, click.body.code]).toEqual([503, 'INSTANCE_UNAVAILABLE']);
       const end = await live.waitFor((r) => r.event === 'end_session', 30_000);
       expect(end.payload.reason).toBe('instance_lost');
       const task = await api(apiProc.baseUrl, 'GET', `/task/${s.sessionId}/${s.taskId}`);

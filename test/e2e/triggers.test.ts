@@ -71,6 +71,19 @@ async function describeSchedule(id: string) {
   }
 }
 
+/** The activities the run that opened this session scheduled, in order (from its Temporal history). */
+async function runActivities(sessionId: string): Promise<string[]> {
+  const { client, close } = await temporalClient();
+  try {
+    const parent = (await client.workflow.getHandle(`session-${sessionId}`).describe()).raw.workflowExecutionInfo?.parentExecution;
+    if (!parent?.workflowId) throw new Error(`session ${sessionId} has no parent run`);
+    const history = await client.workflow.getHandle(parent.workflowId, parent.runId ?? undefined).fetchHistory();
+    return (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n): n is string => !!n);
+  } finally {
+    await close();
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const latencies = { scheduleToStart: [] as number[], completionToDelivery: [] as number[] };
 /** Schedule (or manual trigger) → run start, and run end → the receiver has the delivery. */
@@ -241,6 +254,11 @@ describe('triggers', () => {
       deliveries: [{ deliveryId: delivery.headers['webhook-id'], channel: 'webhook', status: 'delivered', attempts: 1, lastStatusCode: 200, lastError: null }],
     });
     expect(run.usage.cost).toBeCloseTo(0.0012, 6);
+    // The run's session id is a 128-bit capability like any other session's, drawn by the
+    // service (an activity of the run), not by the workflow's seeded generator.
+    expect(run.sessionId).toMatch(/^[0-9a-f]{32}$/);
+    expect(run.taskId).toMatch(/^task_[0-9a-f]{24}$/);
+    expect(await runActivities(run.sessionId)).toEqual(expect.arrayContaining(['newRunSessionIds', 'openRunSession']));
     expect(run.scheduledAt).toBe(job.nextRunAt);
     const startedLate = Date.parse(run.startedAt) - Date.parse(run.scheduledAt);
     expect(startedLate).toBeGreaterThanOrEqual(0);

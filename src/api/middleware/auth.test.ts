@@ -33,6 +33,14 @@ describe('requireApiKey', () => {
     expect(err.message).toBe(message);
   });
 
+  it('refuses an expired key with 401 API_KEY_EXPIRED and accepts one not yet expired', async () => {
+    const keyWith = (expiresAt: Date) => store({ apiKeys: { findActive: async () => ({ userId: 'usr_1', expiresAt }) } }) as any;
+    const { err } = await run(keyWith(new Date(Date.now() - 1000)), 'Bearer good');
+    expect([err.status, err.code, err.message]).toEqual([401, 'API_KEY_EXPIRED', 'API key expired']);
+    const live = await run(keyWith(new Date(Date.now() + 60_000)), 'Bearer good');
+    expect(live.err).toBeUndefined();
+  });
+
   it('refuses a deactivated account with 403', async () => {
     const { err } = await run(store({ users: { get: async () => ({ ...user, status: 'deactivated' }) } }) as any, 'Bearer good');
     expect(err.status).toBe(403);

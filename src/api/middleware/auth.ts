@@ -10,7 +10,7 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** Bearer API key → the user, with the contract's exact messages. */
+/** Bearer API key → the user, with the contract's exact messages; an expired key is 401 API_KEY_EXPIRED. */
 export function requireApiKey(deps: { store: Store; logger: Logger }) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const header = req.get('authorization');
@@ -19,6 +19,7 @@ export function requireApiKey(deps: { store: Store; logger: Logger }) {
     let user: UserRecord | null;
     try {
       const key = await deps.store.apiKeys.findActive(match[1]);
+      if (key?.expiresAt && key.expiresAt.getTime() <= Date.now()) return next(new UnauthorizedError('API key expired', 'API_KEY_EXPIRED'));
       user = key ? await deps.store.users.get(key.userId) : null;
     } catch (err) {
       deps.logger.error({ err }, 'authentication lookup failed');

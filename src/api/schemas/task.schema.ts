@@ -116,3 +116,4 @@ export async function assertOutputSchemaUsable(task: Pick<TaskParamsInput, 'outp
 }
 
 export type TaskParamsInput = z.infer<typeof taskParamsSchema>;
+export type SecretEntryInput = z.infer<typeof secretEntrySchema>;
