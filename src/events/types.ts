@@ -20,6 +20,9 @@ export type TimelineEntry = (
   | { event: ConnectionEvent['event']; payload: Omit<ConnectionEvent, 'event'> }
 ) & { sessionId: string; seq: number; timestamp: number };
 
+/** How long an ended session's timeline is kept (readable by its owner and by sockets replaying with auth.lastSeq). */
+export const TIMELINE_KEPT_AFTER_END_MS = 60 * 60 * 1000;
+
 /** The room every socket watching a session joins (on any API instance). */
 export const sessionRoom = (sessionId: string): string => `session:${sessionId}`;
 

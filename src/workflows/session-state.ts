@@ -134,6 +134,13 @@ export class SessionState {
     if (result.message) task.message = result.message;
   }
 
+  /** A step cancelled halfway: its model tokens and their cost count all the same (the step itself does not). */
+  recordCancelledStep(task: TaskState, spent: { usage: { inputTokens: number; outputTokens: number }; cost: number }): void {
+    task.inputTokens += spent.usage.inputTokens;
+    task.outputTokens += spent.usage.outputTokens;
+    task.cost = round6(task.cost + spent.cost);
+  }
+
   finishTask(task: TaskState, status: TaskStatus, now: number, outcome: { message?: string; error?: TaskState['error'] } = {}): void {
     task.status = status;
     task.completedAt = now;

@@ -60,7 +60,7 @@ describe('the live channel', () => {
     const viaSocket = await emitWithAck(live.socket, { actionType: 'newTask', newState: 'start', prompt: `${t2} go` });
     expect(viaSocket).toMatchObject({ success: true, type: 'task_completed', data: { message: 'from the socket' } });
     live.socket.emit('message', { actionType: 'guardrail', newState: 'resume' });
-    const errorEvent = await live.waitFor((r) => r.event === 'message' && r.payload.type === 'error' && r.payload.code === 'MISSING_REQUIRED_FIELD');
+    const errorEvent = await live.waitFor((r) => r.event === 'error' && r.payload.code === 'MISSING_REQUIRED_FIELD');
     expect(errorEvent.payload.error).toMatch(/prompt/);
 
     const ended = await emitWithAck(live.socket, { actionType: 'state', newState: 'terminate' });
