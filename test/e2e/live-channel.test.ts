@@ -70,6 +70,15 @@ describe('the live channel', () => {
     await waitFor(async () => !live.socket.connected, 5000);
     replay.socket.close();
     expect(await connectError(base(), { sessionId: s.sessionId })).toMatch(/ended/);
+    // an ended session's last events stay readable: the missed ones, then end_session
+    const late = await connectSession(base(), { sessionId: s.sessionId, lastSeq: seqs[seqs.length - 1] });
+    const lateEnd = await late.waitFor((r) => r.event === 'end_session');
+    expect(lateEnd.payload).toEqual(end.payload);
+    const lateSeqs = late.received.map((r) => r.payload.seq);
+    expect(lateSeqs[0]).toBe(seqs[seqs.length - 1] + 1);
+    expect(lateSeqs).toEqual([...lateSeqs].sort((a, b) => a - b));
+    expect(late.received.some((r) => r.payload.type === 'task_completed' && r.payload.data.message === 'from the socket')).toBe(true);
+    await waitFor(async () => !late.socket.connected, 5000);
   });
 
   it('hands the browser to a human and back: takeover pauses, clicks, typing and keys land, release resumes', async () => {
