@@ -20,6 +20,7 @@ import {
   interactionUpdate,
   newTaskUpdate,
   SESSION_WORKFLOW,
+  sessionQuery,
   sessionWorkflowId,
   stateUpdate,
   taskQuery,
@@ -184,6 +185,16 @@ export class SessionsService {
     }
     const events = await this.deps.store.events.after(sessionId, after, limit + 1);
     return { session, events: events.slice(0, limit), hasMore: events.length > limit };
+  }
+
+  /**
+   * Who holds the session's browser now, and the seq up to which the timeline agrees: the
+   * seq is read first, so a change published after it comes as an event with a greater seq.
+   */
+  async controlState(sessionId: string): Promise<{ manual: boolean; seq: number }> {
+    const seq = await this.deps.store.events.latestSeq(sessionId);
+    const view = await this.handle(sessionId).query(sessionQuery);
+    return { manual: view.manual === true, seq };
   }
 
   async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput): Promise<string> {

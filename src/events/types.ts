@@ -4,7 +4,7 @@
 export type SessionMessage =
   | { type: 'agent'; content: string; taskId?: string }
   | { type: 'action'; data: { name: string; target?: string; blocked?: boolean; refused?: boolean; reason?: string }; taskId?: string }
-  | { type: 'response_update'; data: { message: string }; taskId?: string }
+  | { type: 'response_update'; data: { message: string; control?: 'manual' | 'agent' }; taskId?: string }
   | { type: 'task_completed'; sessionId: string; taskId: string; data: { message: string; files: unknown[]; network: unknown[] }; usage: Record<string, number> }
   | { type: 'guardrail_trigger'; taskId: string; data: { type: string; value: string } }
   | { type: 'error'; taskId?: string; error: string; code: string; details?: Record<string, unknown> };

@@ -93,6 +93,7 @@ export class SessionState {
       currentTaskId: this.current?.taskId ?? this.queued?.taskId,
       endReason: this.endReason,
       error: this.error,
+      manual: this.manual,
     };
   }
 

@@ -66,6 +66,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
 
   const publish = (message: Parameters<SessionActivities['publish']>[0]['message']) => shared.publish({ sessionId, message });
   const update = (message: string) => publish({ type: 'response_update', taskId: state.current?.taskId, data: { message } });
+  /** Who holds the browser changed: watchers (the live view page) learn it from `data.control`. */
+  const controlChanged = (message: string) => publish({ type: 'response_update', taskId: state.current?.taskId, data: { message, control: state.manual ? 'manual' : 'agent' } });
 
   // ---- messages ----------------------------------------------------------------------
   wf.setHandler(sessionQuery, () => state.view());
@@ -104,14 +106,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     async ({ action }) => {
       if (action.type === 'releaseControl') {
         const text = state.release(Date.now()) ? 'Control returned to the agent; the task resumes' : 'Control returned to the agent';
-        await update(text);
+        await controlChanged(text);
         return text;
       }
       if (!state.manual) {
         const text = state.takeOver(Date.now()) ? 'Manual control taken; the agent is paused' : 'Manual control taken';
         stepScope?.cancel();
         await wf.condition(() => stepScope === undefined);
-        await update(text);
+        await controlChanged(text);
         if (action.type === 'takeOverControl') return text;
       } else if (action.type === 'takeOverControl') {
         return 'Manual control is already taken';

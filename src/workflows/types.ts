@@ -82,6 +82,8 @@ export interface SessionView {
   currentTaskId?: string;
   endReason?: EndReason;
   error?: { code: string; message: string; details?: Record<string, unknown> };
+  /** A human holds the browser (takeOverControl); the agent waits. */
+  manual?: boolean;
 }
 
 export interface SessionInput {
