@@ -105,7 +105,7 @@ export const OPERATIONS: Operation[] = [
       { name: 'limit', description: '1..1000, default 200', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
     ],
     ok: [200, 'SessionEvents'],
-    errors: [400, 401, 404, 429],
+    errors: [400, 401, 404],
   },
   { method: 'get', path: '/task/{sessionId}/{taskId}', tag: 'Sessions', summary: 'Poll a task (the session id is the capability; no key needed)', auth: false, ok: [200, 'TaskPoll'], errors: [404] },
   { method: 'get', path: '/view/{sessionId}', tag: 'Live', summary: 'Live view page of a session', auth: false, query: [tokenQuery('view')], ok: [200, 'html'], errors: [404] },

@@ -63,7 +63,8 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
   });
 
   // An ended session's last events stay readable by its owner for as long as they are kept.
-  router.get('/start/sessions/:sessionId/events', deps.auth, deps.limit, async (req, res) => {
+  // A read like task polling: outside the per-user request limit of the session endpoints.
+  router.get('/start/sessions/:sessionId/events', deps.auth, async (req, res) => {
     const { after, limit } = parseRequest(sessionEventsQuerySchema, req.query);
     const page = await sessions.events(currentUser(req), String(req.params.sessionId), after, limit);
     const events = page.events.map((e) => ({ event: e.event, ...wireEvent(e) }));
