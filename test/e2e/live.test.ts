@@ -225,7 +225,7 @@ describe('the live view', () => {
     const live = await connectSession(base(), { sessionId: s.sessionId });
     try {
       // opened on a session taken over through the API: the viewer can click at once
-      await first.goto(s.streaming.webViewURL);
+      await first.goto(s.streaming.webViewURL, { waitUntil: 'domcontentloaded' });
       await buttonSays(first, 'Release');
       const point = await onScreen(first, 200, 150);
       await first.mouse.click(point.x, point.y);
@@ -235,7 +235,7 @@ describe('the live view', () => {
       expect(await emitWithAck(live.socket, { actionType: 'interaction', action: { type: 'releaseControl' } })).toMatchObject({ success: true });
       await buttonSays(first, 'Take over');
       // another viewer's page takes over, then the API releases
-      await second.goto(s.streaming.webViewURL);
+      await second.goto(s.streaming.webViewURL, { waitUntil: 'domcontentloaded' });
       await buttonSays(second, 'Take over');
       await second.click('#takeover');
       await buttonSays(second, 'Release');
