@@ -89,6 +89,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/start/sessions/{sessionId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A session's events after a seq: while it lives and for an hour after it ended (owner only) */
+        get: operations["getStartSessionsBySessionIdEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/task/{sessionId}/{taskId}": {
         parameters: {
             query?: never;
@@ -1814,6 +1831,28 @@ export interface components {
                 sockets: number;
             }[];
         };
+        SessionEvents: {
+            /** @constant */
+            success: true;
+            sessionId: string;
+            /** @enum {string} */
+            status: "pending" | "active" | "orphaned" | "completed" | "terminated" | "expired" | "failed";
+            /** @enum {string} */
+            endReason?: "completed" | "terminated" | "expired" | "terminateOnCompletion" | "instance_lost";
+            /** @description Oldest first */
+            events: ({
+                /** @enum {string} */
+                event: "message" | "end_session" | "instance:disconnected" | "instance:reconnected";
+                sessionId: string;
+                seq: number;
+                timestamp: number;
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description The seq to ask after next */
+            lastSeq: number;
+            hasMore: boolean;
+        };
         EnvironmentCreated: {
             /** @constant */
             success: true;
@@ -2604,6 +2643,60 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getStartSessionsBySessionIdEvents: {
+        parameters: {
+            query?: {
+                /** @description Last seq the caller has (default 0) */
+                after?: number;
+                /** @description 1..1000, default 200 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionEvents"];
+                };
+            };
+            /** @description Invalid parameters or malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { AgentRunner } from '../agent/agent';
 import type { SecretVault } from '../agent/secrets/vault';
 import type { BrowserPool } from '../browser/pool';
@@ -7,7 +7,7 @@ import { isServiceError } from '../errors';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
-import type { InteractionAction, SessionProxy, StepInput, StepResult } from '../workflows/types';
+import type { CancelledStep, InteractionAction, SessionProxy, StepInput, StepResult } from '../workflows/types';
 import { HUMAN_TYPE_MAX_MS, humanTypingDelays } from '../api/schemas/message.schema';
 import { workerMetrics } from '../metrics/worker-metrics';
 
@@ -186,8 +186,9 @@ export function createBrowserActivities(deps: {
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       const log = logger.child({ sessionId: input.sessionId, taskId: input.taskId, step: input.stepNo });
       const timing = workerMetrics.stepStarted();
+      const spent = { inputTokens: 0, outputTokens: 0 };
       try {
-        const result = await agent.step(input, ctx.cancellationSignal, log);
+        const result = await agent.step(input, ctx.cancellationSignal, log, spent);
         const session = pool.get(input.sessionId);
         if (session?.proxyPricePerByte !== undefined) {
           // Managed proxy traffic since the previous step, charged with the step.
@@ -210,7 +211,8 @@ export function createBrowserActivities(deps: {
         return result;
       } catch (err) {
         timing.failed(ctx.cancellationSignal.aborted);
-        if (ctx.cancellationSignal.aborted) throw err;
+        // Cancelled (pause, stop, takeover, timeout): the tokens already used go back with the cancellation.
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The agent step was cancelled', [{ usage: spent, cost: agent.costOf(spent) } satisfies CancelledStep]);
         if (isServiceError(err)) {
           const message = mask(input.sessionId, err.message);
           log.warn({ code: err.code, err: message }, 'agent step failed');

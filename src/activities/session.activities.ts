@@ -3,7 +3,7 @@ import type { EventPublisher } from '../events/publisher';
 import { ProfileLocks } from '../store/profile-locks';
 import { wireFiles } from '../files/links';
 import type { ProfileSource } from '../profiles/contracts';
-import type { ConnectionEvent, SessionMessage } from '../events/types';
+import { TIMELINE_KEPT_AFTER_END_MS, type ConnectionEvent, type SessionMessage } from '../events/types';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { WorkerRegistry } from '../workers/worker-registry';
@@ -13,7 +13,6 @@ import { workerMetrics } from '../metrics/worker-metrics';
 
 /** Activities any worker may run (the shared queue): placement and records. */
 /** How long an ended session's events stay readable. */
-const TIMELINE_GRACE_MS = 60 * 60 * 1000;
 
 export function createSessionActivities(deps: { config: Config; store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger }) {
   const { config, store, registry, events } = deps;
@@ -60,7 +59,7 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       if (profile) await locks.release(profile, sessionId);
       if (released) await store.users.releaseSessionSlot(userId);
       await events.connection(sessionId, { event: 'end_session', reason });
-      await store.events.markExpiry(sessionId, new Date(Date.now() + TIMELINE_GRACE_MS));
+      await store.events.markExpiry(sessionId, new Date(Date.now() + TIMELINE_KEPT_AFTER_END_MS));
       logger.info({ sessionId, status, reason }, 'session ended');
     },
   };

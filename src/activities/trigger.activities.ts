@@ -126,6 +126,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         profile,
         ...(trigger.policyId ? { policyId: trigger.policyId } : {}),
         initialTask: { taskId, params },
+        singleTask: true,
       });
       const opened = { input, taskQueue: config.TEMPORAL_TASK_QUEUE };
       if (await store.sessions.get(sessionId)) return opened;

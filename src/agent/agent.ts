@@ -56,6 +56,8 @@ interface StepContext {
   mem: Memory;
   signal: AbortSignal;
   log: Logger;
+  /** The model tokens the step has used so far (read by the caller when the step is cancelled). */
+  spent: StepResult['usage'];
   secrets?: TaskSecrets;
   /** Puts placeholders back where secret values show up in outgoing text. */
   mask: (text: string) => string;
@@ -95,20 +97,29 @@ export class AgentRunner {
     this.opts.vault?.forget(sessionId);
   }
 
-  async step(input: StepInput, signal: AbortSignal, log: Logger): Promise<StepResult & { cost: number }> {
+  /**
+   * One step. `spent` adds up the model tokens of the step as they are used, so a step
+   * cancelled halfway (pause, stop, takeover, timeout) still has its tokens counted.
+   */
+  async step(input: StepInput, signal: AbortSignal, log: Logger, spent: StepResult['usage'] = { inputTokens: 0, outputTokens: 0 }): Promise<StepResult & { cost: number }> {
     const session = this.pool.get(input.sessionId);
     if (!session) throw new TaskFailure('INSTANCE_LOST', 'The browser of this session is no longer available');
     if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
     const mem = this.memoryOf(input.sessionId);
     session.artifacts.taskId = input.taskId;
     const vault = this.opts.vault;
-    const c: StepContext = { input, session, mem, signal, log, secrets: this.secretsOf(input), mask: (text) => (vault ? vault.mask(input.sessionId, text) : text) };
+    const c: StepContext = { input, session, mem, signal, log, spent, secrets: this.secretsOf(input), mask: (text) => (vault ? vault.mask(input.sessionId, text) : text) };
     if (mem.guard) mem.guard.acting = true;
     try {
       return await this.runStep(c);
     } finally {
       if (mem.guard) mem.guard.acting = false;
     }
+  }
+
+  /** What model tokens cost at the configured prices (USD). */
+  costOf(usage: StepResult['usage']): number {
+    return computeCost(usage, this.opts.llm.model, this.opts.prices);
   }
 
   /** The task's secrets, held from the hand-over; a worker that should hold them but does not asks for them again. */
@@ -174,7 +185,7 @@ export class AgentRunner {
 
     const t1 = performance.now();
     let modelMs = 0;
-    const usage = { inputTokens: 0, outputTokens: 0 };
+    const usage = c.spent;
     let call: LlmToolCall | undefined;
     let tool: AgentTool | undefined;
     let args: unknown;
@@ -194,7 +205,14 @@ export class AgentRunner {
 
       const callStart = performance.now();
       const system = systemPrompt(mem.policy ? mem.policy.llmRole : undefined);
-      const reply = await this.opts.llm.complete({ system, messages: mem.messages, tools: (mem.specs ??= toolSpecs(input.params)), maxTokens, signal });
+      let reply: Awaited<ReturnType<LlmClient['complete']>>;
+      try {
+        reply = await this.opts.llm.complete({ system, messages: mem.messages, tools: (mem.specs ??= toolSpecs(input.params)), maxTokens, signal });
+      } catch (err) {
+        // A call cut off by the cancellation was sent all the same: its prompt counts at the estimate.
+        if (signal.aborted) usage.inputTokens += estimate;
+        throw err;
+      }
       modelMs += performance.now() - callStart;
       usage.inputTokens += reply.usage.inputTokens;
       usage.outputTokens += reply.usage.outputTokens;

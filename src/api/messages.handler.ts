@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import type { UserRecord } from '../store/users.repository';
 import { pendingEnvelope, taskEnvelope } from './envelopes';
 import { guardrailMessageSchema, interactionMessageSchema, messageEnvelopeSchema, newTaskMessageSchema, stateMessageSchema } from './schemas/message.schema';
-import { assertOutputSchemaUsable } from './schemas/task.schema';
+import { assertOutputSchemaUsable, assertPromptGiven } from './schemas/task.schema';
 import { parseRequest } from './schemas/validation';
 import type { SessionsService } from './sessions.service';
 
@@ -32,6 +32,7 @@ export function createMessageHandler(deps: { config: Config; sessions: SessionsS
       switch (actionType) {
         case 'newTask': {
           const params = parseRequest(newTaskMessageSchema, message, 'message.');
+          assertPromptGiven(params, 'message.prompt');
           await assertOutputSchemaUsable(params, 'message.');
           const taskId = await sessions.newTask(user, sessionId, params);
           return inlineAnswer(sessionId, taskId);

@@ -9,7 +9,8 @@ import { newTaskId } from '../store/ids';
 import type { ProfileSource } from '../profiles/contracts';
 import { SessionAdmission } from '../store/session-admission';
 import type { Store } from '../store/store';
-import type { SessionRecord } from '../store/sessions.repository';
+import { LIVE_SESSION_STATUSES, type SessionRecord } from '../store/sessions.repository';
+import { TIMELINE_KEPT_AFTER_END_MS, type TimelineEntry } from '../events/types';
 import type { UserRecord } from '../store/users.repository';
 import type { WorkerRegistry } from '../workers/worker-registry';
 import {
@@ -19,6 +20,7 @@ import {
   interactionUpdate,
   newTaskUpdate,
   SESSION_WORKFLOW,
+  sessionQuery,
   sessionWorkflowId,
   stateUpdate,
   taskQuery,
@@ -73,7 +75,7 @@ export class SessionsService {
   }
 
   /** Starts a session workflow and waits until it holds a browser. */
-  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; policyId?: string | null; proxy?: ProxyInput | null; reachOutMode?: 'off' | 'guardrail_only' | 'full' } = {}): Promise<StartedSession> {
+  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; policyId?: string | null; proxy?: ProxyInput | null; reachOutMode?: 'off' | 'guardrail_only' | 'full'; singleTask?: boolean } = {}): Promise<StartedSession> {
     const { store, registry, config, temporal, logger } = this.deps;
     this.assertBalance(user);
     if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
@@ -97,6 +99,7 @@ export class SessionsService {
       ...(attach.policyId ? { policyId: attach.policyId } : {}),
       reachOut: attach.environmentId && attach.reachOutMode !== 'off' ? { mode: attach.reachOutMode ?? 'guardrail_only', environmentId: attach.environmentId } : undefined,
       initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
+      ...(attach.singleTask && task ? { singleTask: true } : {}),
     });
     let handle: WorkflowHandle;
     try {
@@ -140,6 +143,31 @@ export class SessionsService {
     if (rec.status === 'expired') throw new NotFoundError('SESSION_EXPIRED', 'Session expired');
     if (!['pending', 'active', 'orphaned'].includes(rec.status)) throw new NotFoundError('SESSION_NOT_FOUND', 'Session has ended');
     return rec;
+  }
+
+  /**
+   * The session's events after `after` (its timeline), for its owner: while it lives and
+   * for TIMELINE_KEPT_AFTER_END_MS after it ended. Another user's session is a 404.
+   */
+  async events(user: UserRecord, sessionId: string, after: number, limit: number): Promise<{ session: SessionRecord; events: TimelineEntry[]; hasMore: boolean }> {
+    const session = await this.deps.store.sessions.get(sessionId);
+    if (!session || session.userId !== user._id) throw new NotFoundError('SESSION_NOT_FOUND', 'Session not found');
+    const ended = !LIVE_SESSION_STATUSES.includes(session.status);
+    if (ended && (session.endedAt ?? session.updatedAt).getTime() + TIMELINE_KEPT_AFTER_END_MS < Date.now()) {
+      throw new NotFoundError('SESSION_NOT_FOUND', 'Session has ended and its events are no longer kept');
+    }
+    const events = await this.deps.store.events.after(sessionId, after, limit + 1);
+    return { session, events: events.slice(0, limit), hasMore: events.length > limit };
+  }
+
+  /**
+   * Who holds the session's browser now, and the seq up to which the timeline agrees: the
+   * seq is read first, so a change published after it comes as an event with a greater seq.
+   */
+  async controlState(sessionId: string): Promise<{ manual: boolean; seq: number }> {
+    const seq = await this.deps.store.events.latestSeq(sessionId);
+    const view = await this.handle(sessionId).query(sessionQuery);
+    return { manual: view.manual === true, seq };
   }
 
   async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput): Promise<string> {

@@ -4,7 +4,7 @@
 export type SessionMessage =
   | { type: 'agent'; content: string; taskId?: string }
   | { type: 'action'; data: { name: string; target?: string; blocked?: boolean; refused?: boolean; reason?: string }; taskId?: string }
-  | { type: 'response_update'; data: { message: string }; taskId?: string }
+  | { type: 'response_update'; data: { message: string; control?: 'manual' | 'agent' }; taskId?: string }
   | { type: 'task_completed'; sessionId: string; taskId: string; data: { message: string; files: unknown[]; network: unknown[] }; usage: Record<string, number> }
   | { type: 'guardrail_trigger'; taskId: string; data: { type: string; value: string } }
   | { type: 'error'; taskId?: string; error: string; code: string; details?: Record<string, unknown> };
@@ -19,6 +19,9 @@ export type TimelineEntry = (
   | { event: 'message'; payload: SessionMessage }
   | { event: ConnectionEvent['event']; payload: Omit<ConnectionEvent, 'event'> }
 ) & { sessionId: string; seq: number; timestamp: number };
+
+/** How long an ended session's timeline is kept (readable by its owner and by sockets replaying with auth.lastSeq). */
+export const TIMELINE_KEPT_AFTER_END_MS = 60 * 60 * 1000;
 
 /** The room every socket watching a session joins (on any API instance). */
 export const sessionRoom = (sessionId: string): string => `session:${sessionId}`;

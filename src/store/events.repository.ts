@@ -30,6 +30,12 @@ export class EventsRepository {
       .toArray() as Promise<TimelineEntry[]>;
   }
 
+  /** The seq of the session's newest stored event (0 when none). */
+  async latestSeq(sessionId: string): Promise<number> {
+    const [last] = await this.events.find({ sessionId }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).toArray();
+    return last?.seq ?? 0;
+  }
+
   /** Events are kept for the session's life plus an hour; called by the sweeper. */
   async markExpiry(sessionId: string, expiresAt: Date): Promise<void> {
     await this.events.updateMany({ sessionId }, { $set: { expiresAt } });

@@ -16,6 +16,7 @@ import { TriggerRunsRepository, type TriggerRunRecord } from '../store/trigger-r
 import type { UserRecord } from '../store/users.repository';
 import { decodeCursor, parseLimit } from './cursor';
 import { TriggerSchedules } from './schedules';
+import { maskedAuth } from './views';
 
 /** Triggers per user (decisions.md), unless the deployment sets another number. */
 export const DEFAULT_MAX_TRIGGERS_PER_USER = 50;
@@ -104,6 +105,9 @@ export class TriggersService {
   async update(user: UserRecord, id: string, body: unknown): Promise<CronJobRecord> {
     const current = await this.owned(user, id);
     const change = parseUpdateCronJob(body, current);
+    // A webhook sent back as a view shows it (auth masked) keeps the stored auth.
+    const sentAuth = change.fields.webhook?.auth;
+    if (sentAuth !== undefined && current.webhook?.auth && sentAuth === maskedAuth(current.webhook.auth)) change.fields.webhook = { ...change.fields.webhook!, auth: current.webhook.auth };
     await assertCronOutputSchemaUsable(change.fields);
     if (change.fields.environmentId !== undefined && !(await this.jobs.environmentExists(change.fields.environmentId, user._id))) throw environmentNotFound();
     if (change.fields.policyId && !(await this.policies.get(change.fields.policyId, user._id))) throw policyNotFound();

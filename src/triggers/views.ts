@@ -4,6 +4,19 @@ import type { DeliveryRecord, TriggerRunRecord } from '../store/trigger-runs.rep
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
+/**
+ * A webhook's `auth` as views show it: never in clear, the last four characters of a long
+ * value only (as chat connection secrets are shown).
+ */
+export function maskedAuth(auth: string): string {
+  return auth.length >= 16 ? `****${auth.slice(-4)}` : '****';
+}
+
+function webhookView(webhook: CronJobRecord['webhook']): CronJobRecord['webhook'] {
+  if (!webhook?.auth) return webhook;
+  return { ...webhook, auth: maskedAuth(webhook.auth) };
+}
+
 export function cronJobView(job: CronJobRecord) {
   return {
     _id: job._id,
@@ -22,7 +35,7 @@ export function cronJobView(job: CronJobRecord) {
     outputType: job.outputType,
     outputSchema: job.outputSchema ? (JSON.parse(job.outputSchema) as Record<string, unknown>) : null,
     deliveryMode: job.deliveryMode,
-    webhook: job.webhook,
+    webhook: webhookView(job.webhook),
     retryPolicy: job.retryPolicy,
     maxConsecutiveFailures: job.maxConsecutiveFailures,
     status: job.status,

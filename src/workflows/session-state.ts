@@ -93,6 +93,7 @@ export class SessionState {
       currentTaskId: this.current?.taskId ?? this.queued?.taskId,
       endReason: this.endReason,
       error: this.error,
+      manual: this.manual,
     };
   }
 
@@ -132,6 +133,13 @@ export class SessionState {
       task.proxyCost = round6((task.proxyCost ?? 0) + result.proxy.cost);
     }
     if (result.message) task.message = result.message;
+  }
+
+  /** A step cancelled halfway: its model tokens and their cost count all the same (the step itself does not). */
+  recordCancelledStep(task: TaskState, spent: { usage: { inputTokens: number; outputTokens: number }; cost: number }): void {
+    task.inputTokens += spent.usage.inputTokens;
+    task.outputTokens += spent.usage.outputTokens;
+    task.cost = round6(task.cost + spent.cost);
   }
 
   finishTask(task: TaskState, status: TaskStatus, now: number, outcome: { message?: string; error?: TaskState['error'] } = {}): void {

@@ -19,7 +19,7 @@ import {
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
 import { deliverTaskWebhook, reachOutInChat } from './webhook-delivery.workflow';
-import type { EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from './types';
+import type { CancelledStep, EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from './types';
 
 const shared = wf.proxyActivities<SessionActivities>({
   startToCloseTimeout: '30s',
@@ -66,6 +66,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
 
   const publish = (message: Parameters<SessionActivities['publish']>[0]['message']) => shared.publish({ sessionId, message });
   const update = (message: string) => publish({ type: 'response_update', taskId: state.current?.taskId, data: { message } });
+  /** Who holds the browser changed: watchers (the live view page) learn it from `data.control`. */
+  const controlChanged = (message: string) => publish({ type: 'response_update', taskId: state.current?.taskId, data: { message, control: state.manual ? 'manual' : 'agent' } });
 
   // ---- messages ----------------------------------------------------------------------
   wf.setHandler(sessionQuery, () => state.view());
@@ -104,14 +106,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     async ({ action }) => {
       if (action.type === 'releaseControl') {
         const text = state.release(Date.now()) ? 'Control returned to the agent; the task resumes' : 'Control returned to the agent';
-        await update(text);
+        await controlChanged(text);
         return text;
       }
       if (!state.manual) {
         const text = state.takeOver(Date.now()) ? 'Manual control taken; the agent is paused' : 'Manual control taken';
         stepScope?.cancel();
         await wf.condition(() => stepScope === undefined);
-        await update(text);
+        await controlChanged(text);
         if (action.type === 'takeOverControl') return text;
       } else if (action.type === 'takeOverControl') {
         return 'Manual control is already taken';
@@ -277,6 +279,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
           // The answer was not used: hand it to the next attempt.
           if (humanReply !== undefined && task.humanReply === undefined) task.humanReply = humanReply;
           if (isWorkerLoss(err)) instanceLost = true;
+          const spent = cancelledStep(err);
+          if (spent) state.recordCancelledStep(task, spent);
           if (wf.isCancellation(err) || isWorkerLoss(err)) continue; // the loop head decides
           if (isSecretsLost(err) && (task.secretHandOvers = (task.secretHandOvers ?? 0) + 1) <= 3) {
             task.secretsOn = undefined; // the worker lost them (restarted under the same id): hand them over again
@@ -330,7 +334,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
     if (task.params.webhook && wf.patched('task-webhook')) await deliverTaskWebhook({ userId: input.userId, sessionId, taskId: task.taskId, webhook: task.params.webhook });
     if (input.reachOut?.mode === 'full') await reachOutInChat({ userId: input.userId, sessionId, taskId: task.taskId, environmentId: input.reachOut.environmentId, what: 'result', step: task.steps });
-    if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = 'terminateOnCompletion';
+    if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = input.singleTask ? 'completed' : 'terminateOnCompletion';
   }
 
   // ---- the session's life ------------------------------------------------------------
@@ -380,6 +384,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   await shared.endSession({ sessionId, userId: input.userId, status: finalStatus, reason, profile: input.profile });
   await wf.condition(wf.allHandlersFinished);
   return state.view();
+}
+
+/** The tokens a cancelled step used, as its activity reported them with the cancellation. */
+function cancelledStep(err: unknown): CancelledStep | undefined {
+  const cause = err instanceof wf.ActivityFailure ? err.cause : undefined;
+  if (!(cause instanceof wf.CancelledFailure)) return undefined;
+  const spent = cause.details?.[0] as CancelledStep | undefined;
+  return spent && typeof spent.usage?.inputTokens === 'number' && typeof spent.usage.outputTokens === 'number' && typeof spent.cost === 'number' ? spent : undefined;
 }
 
 /** The step's worker does not hold the task's secrets. */

@@ -72,6 +72,8 @@ export interface SessionView {
   currentTaskId?: string;
   endReason?: EndReason;
   error?: { code: string; message: string; details?: Record<string, unknown> };
+  /** A human holds the browser (takeOverControl); the agent waits. */
+  manual?: boolean;
 }
 
 export interface SessionInput {
@@ -89,6 +91,8 @@ export interface SessionInput {
   /** The automation policy every agent action of the session is checked against (read by the worker). */
   policyId?: string;
   initialTask?: { taskId: string; params: TaskParams };
+  /** The session exists for its initial task alone (run-task, trigger runs, chat completions): it ends with reason `completed` when that task ends. */
+  singleTask?: boolean;
   /** Set when the session's environment may be reached in chat (reachOutMode other than off). */
   reachOut?: { mode: 'guardrail_only' | 'full'; environmentId: string };
   /** State carried over by continue-as-new. */
@@ -135,6 +139,12 @@ export interface StepResult {
   artifactsCollected?: boolean;
   /** Bytes relayed through a managed proxy since the previous step, and their cost (USD, also in `cost`). */
   proxy?: { bytes: number; cost: number };
+}
+
+/** The details of a cancelled agent step: the model tokens it used and their cost (still charged). */
+export interface CancelledStep {
+  usage: { inputTokens: number; outputTokens: number };
+  cost: number;
 }
 
 export interface StepInput {

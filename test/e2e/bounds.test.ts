@@ -213,7 +213,8 @@ describe('live channel bounds, across two API instances', () => {
     // What came before the notice is the replay; a live event of the session may follow it.
     const replayed = first.received.slice(0, first.received.indexOf(notice)).filter((r) => typeof r.payload?.seq === 'number').map((r) => r.payload.seq);
     expect(replayed).toEqual([1, 2, 3]);
-    expect(notice.payload).toMatchObject({ type: 'error', details: { lastSeq: 3, limit: 3 }, error: 'Only 3 missed events are replayed to one connection; connect again with auth.lastSeq 3 for the next ones' });
+    expect(notice.event).toBe('error');
+    expect(notice.payload).toMatchObject({ success: false, details: { lastSeq: 3, limit: 3 }, error: 'Only 3 missed events are replayed to one connection; connect again with auth.lastSeq 3 for the next ones' });
 
     const second = await connect(b.baseUrl, { sessionId, lastSeq: 3 }, from);
     await waitFor(async () => second.received.some((r) => r.payload?.seq === 4), 10_000);

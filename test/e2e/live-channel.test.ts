@@ -60,7 +60,7 @@ describe('the live channel', () => {
     const viaSocket = await emitWithAck(live.socket, { actionType: 'newTask', newState: 'start', prompt: `${t2} go` });
     expect(viaSocket).toMatchObject({ success: true, type: 'task_completed', data: { message: 'from the socket' } });
     live.socket.emit('message', { actionType: 'guardrail', newState: 'resume' });
-    const errorEvent = await live.waitFor((r) => r.event === 'message' && r.payload.type === 'error' && r.payload.code === 'MISSING_REQUIRED_FIELD');
+    const errorEvent = await live.waitFor((r) => r.event === 'error' && r.payload.code === 'MISSING_REQUIRED_FIELD');
     expect(errorEvent.payload.error).toMatch(/prompt/);
 
     const ended = await emitWithAck(live.socket, { actionType: 'state', newState: 'terminate' });
@@ -70,6 +70,15 @@ describe('the live channel', () => {
     await waitFor(async () => !live.socket.connected, 5000);
     replay.socket.close();
     expect(await connectError(base(), { sessionId: s.sessionId })).toMatch(/ended/);
+    // an ended session's last events stay readable: the missed ones, then end_session
+    const late = await connectSession(base(), { sessionId: s.sessionId, lastSeq: seqs[seqs.length - 1] });
+    const lateEnd = await late.waitFor((r) => r.event === 'end_session');
+    expect(lateEnd.payload).toEqual(end.payload);
+    const lateSeqs = late.received.map((r) => r.payload.seq);
+    expect(lateSeqs[0]).toBe(seqs[seqs.length - 1] + 1);
+    expect(lateSeqs).toEqual([...lateSeqs].sort((a, b) => a - b));
+    expect(late.received.some((r) => r.payload.type === 'task_completed' && r.payload.data.message === 'from the socket')).toBe(true);
+    await waitFor(async () => !late.socket.connected, 5000);
   });
 
   it('hands the browser to a human and back: takeover pauses, clicks, typing and keys land, release resumes', async () => {

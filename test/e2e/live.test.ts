@@ -3,6 +3,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { api, waitFor } from '../support/http';
 import { registerScript } from '../support/scripted-model';
 import { createUser } from '../support/service';
+import { connectSession, emitWithAck } from '../support/socket';
 
 const base = () => process.env.TEST_API_URL!;
 const fixtures = () => process.env.TEST_FIXTURES_URL!;
@@ -209,6 +210,52 @@ describe('the live view', () => {
       expect(await viewer.locator('#takeover').isDisabled()).toBe(true);
     } finally {
       await viewer.close();
+    }
+  });
+
+  it('shows who holds the browser when it opens, and follows takeovers and releases made anywhere else', async () => {
+    const { apiKey: key } = await createUser();
+    const s = (await api(base(), 'POST', '/start/start-session', { key, body: {} })).body as Session;
+    const interact = (type: string) => send(key, s.sessionId, { actionType: 'interaction', action: { type } });
+    const buttonSays = (viewer: Page, text: string) =>
+      viewer.waitForFunction((t) => { const b = document.getElementById('takeover') as HTMLButtonElement; return b.textContent === t && !b.disabled; }, text, { timeout: 10_000 });
+    expect((await interact('takeOverControl')).body).toMatchObject({ success: true });
+    const first = await browser.newPage({ viewport: { width: 900, height: 700 } });
+    const second = await browser.newPage({ viewport: { width: 900, height: 700 } });
+    const live = await connectSession(base(), { sessionId: s.sessionId });
+    try {
+      // opened on a session taken over through the API: the viewer can click at once
+      await first.goto(s.streaming.webViewURL, { waitUntil: 'domcontentloaded' });
+      await buttonSays(first, 'Release');
+      const point = await onScreen(first, 200, 150);
+      await first.mouse.click(point.x, point.y);
+      await waitFor(async () => /manual_click/.test(await logText(first)), 10_000);
+
+      // released through the socket
+      expect(await emitWithAck(live.socket, { actionType: 'interaction', action: { type: 'releaseControl' } })).toMatchObject({ success: true });
+      await buttonSays(first, 'Take over');
+      // another viewer's page takes over, then the API releases
+      await second.goto(s.streaming.webViewURL, { waitUntil: 'domcontentloaded' });
+      await buttonSays(second, 'Take over');
+      await second.click('#takeover');
+      await buttonSays(second, 'Release');
+      await buttonSays(first, 'Release');
+      expect((await interact('releaseControl')).body).toMatchObject({ success: true });
+      await buttonSays(first, 'Take over');
+      await buttonSays(second, 'Take over');
+      // taken over through the socket, released from a page
+      expect(await emitWithAck(live.socket, { actionType: 'interaction', action: { type: 'takeOverControl' } })).toMatchObject({ success: true });
+      await buttonSays(first, 'Release');
+      await buttonSays(second, 'Release');
+      await first.click('#takeover');
+      await buttonSays(second, 'Take over');
+      await buttonSays(first, 'Take over');
+      expect(await logText(first)).not.toMatch(/\berror\b/);
+    } finally {
+      live.socket.close();
+      await first.close();
+      await second.close();
+      await send(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
     }
   });
 

@@ -87,6 +87,13 @@ describe('OpenAI-compatible endpoint', () => {
     const polled = await api(base(), 'GET', `/task/${service.sessionId}/${service.taskId}`);
     expect(polled.body).toMatchObject({ type: 'task_completed', data: { message: res.choices[0].message.content } });
     await waitFor(async () => !(await liveSessions(apiKey)).includes(service.sessionId), 10_000);
+    // it ended because its one task ended
+    const timeline = await waitFor(async () => {
+      const r = await api(base(), 'GET', `/start/sessions/${service.sessionId}/events`, { key: apiKey });
+      return r.body.events?.some((e: any) => e.event === 'end_session') ? r.body : null;
+    }, 10_000);
+    expect(timeline).toMatchObject({ status: 'completed', endReason: 'completed' });
+    expect(timeline.events.at(-1)).toMatchObject({ event: 'end_session', reason: 'completed' });
   });
 
   it('streams the answer: the role first, content deltas, finish_reason stop, usage, then [DONE]', async () => {

@@ -147,6 +147,86 @@ describe('tasks', () => {
     await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
   });
 
+  it('counts and charges the tokens of a step cut short by a pause, also against maxInputTokens', async () => {
+    const { userId, apiKey: key } = await createUser({ balance: 10 });
+    const t = token('cut-step');
+    await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 10 }, usage: { prompt_tokens: 5000, completion_tokens: 100 } }] });
+    const s = await startSession(key, { prompt: `${t} wait a while`, maxInputTokens: 6000 });
+    await waitFor(async () => (await modelRequests(t)).length >= 1, 15_000, 100);
+    await new Promise((r) => setTimeout(r, 300)); // the model answered: the step is in its 10 s wait
+    expect((await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'pause' })).body.message).toBe('Task paused');
+    const paused = await poll(s.sessionId, s.taskId!);
+    expect(paused.body).toMatchObject({ status: 'paused', usage: { prompt_tokens: 5000, completion_tokens: 100 } });
+    // 1000 input tokens are left: the next step cannot afford its model call
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'resume' });
+    const failed = await pollUntil(s.sessionId, s.taskId!, 'failed', 15_000);
+    expect(failed).toMatchObject({ code: 'TOKEN_BUDGET_EXCEEDED', usage: { prompt_tokens: 5000, completion_tokens: 100 } });
+    expect(failed.usage.cost).toBeCloseTo(0.0052, 6);
+    expect((await modelRequests(t)).length).toBe(1);
+    const charged = await waitFor(async () => {
+      const u = (await admin(['users', 'list'])).json.users.find((x: any) => x.userId === userId);
+      return u.balance < 10 ? u : null;
+    }, 10_000);
+    expect(charged.balance).toBeCloseTo(10 - 0.0052, 6);
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('refuses an empty or blank prompt with INVALID_TASK_DETAILS and runs nothing', async () => {
+    const { userId, apiKey: key } = await createUser();
+    for (const prompt of ['', '  \n\t ']) {
+      for (const route of ['/start/start-session', '/start/run-task']) {
+        const r = await api(base(), 'POST', route, { key, body: { task: { prompt, startingUrl: `${fixtures()}/index.html` } } });
+        expect(r.status).toBe(400);
+        expect(r.body).toMatchObject({ success: false, code: 'INVALID_TASK_DETAILS', details: { field: 'task.prompt' } });
+      }
+    }
+    const s = await startSession(key);
+    for (const extra of [{}, { prompt: '' }, { prompt: '   ' }]) {
+      const r = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', startingUrl: `${fixtures()}/index.html`, ...extra });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ success: false, code: 'INVALID_TASK_DETAILS', message: 'message.prompt must not be empty', details: { field: 'message.prompt' } });
+    }
+    // nothing started: the one session is the user's only one, and a real task runs at once
+    expect((await admin(['users', 'list'])).json.users.find((x: any) => x.userId === userId).activeSessions).toBe(1);
+    const t = token('after-empty');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'ran' } }] });
+    expect((await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} go` })).body).toMatchObject({ type: 'task_completed' });
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
+  it('ends a session with the contract reasons, readable afterwards by its owner only', async () => {
+    const { apiKey: key } = await createUser();
+    const other = await createUser();
+    const t = token('reasons');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'done here' } }] });
+    const endOf = (sessionId: string, k = key) =>
+      waitFor(async () => {
+        const r = await api(base(), 'GET', `/start/sessions/${sessionId}/events`, { key: k });
+        return r.body.events?.some((e: any) => e.event === 'end_session') ? r : null;
+      }, 15_000);
+    // a task that asked to close its session
+    const s = await startSession(key);
+    const own = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} a`, terminateOnCompletion: true });
+    expect(own.body.type).toBe('task_completed');
+    const first = await endOf(s.sessionId);
+    expect(first.body).toMatchObject({ success: true, sessionId: s.sessionId, status: 'completed', endReason: 'terminateOnCompletion', hasMore: false });
+    const events = first.body.events;
+    expect(events.map((e: any) => e.event)).toEqual([...Array(events.length - 1).fill('message'), 'end_session']);
+    expect(events.at(-1)).toMatchObject({ reason: 'terminateOnCompletion', seq: first.body.lastSeq });
+    expect(events.find((e: any) => e.type === 'task_completed')).toMatchObject({ taskId: own.body.taskId, data: { message: 'done here' } });
+    const later = await api(base(), 'GET', `/start/sessions/${s.sessionId}/events?after=${events.at(-2).seq}`, { key });
+    expect(later.body.events.map((e: any) => e.seq)).toEqual([events.at(-1).seq]);
+    expect((await api(base(), 'GET', `/start/sessions/${s.sessionId}/events?after=-1`, { key })).body).toMatchObject({ code: 'INVALID_PARAMETER' });
+    const foreign = await api(base(), 'GET', `/start/sessions/${s.sessionId}/events`, { key: other.apiKey });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toMatchObject({ success: false, code: 'SESSION_NOT_FOUND' });
+    expect((await api(base(), 'GET', `/start/sessions/${s.sessionId}/events`)).status).toBe(401);
+    // run-task: the session closes because its one task ended
+    const run = await api(base(), 'POST', '/start/run-task', { key, body: { task: { prompt: `${t} b` } } });
+    expect(run.body.type).toBe('task_completed');
+    expect((await endOf(run.body.sessionId)).body).toMatchObject({ endReason: 'completed', events: expect.arrayContaining([expect.objectContaining({ event: 'end_session', reason: 'completed' })]) });
+  });
+
   it('asks a human through a guardrail and continues with the answer', async () => {
     const { apiKey: key } = await createUser();
     const t = token('otp');

@@ -234,6 +234,12 @@ describe('triggers', () => {
     expect(created.status).toBe(201);
     const job = created.body.cronJob;
     expect(job.nextRunAt).toBe(new Date(Math.ceil(Date.parse(scheduleAt) / 1000) * 1000).toISOString());
+    // the webhook's auth value is never shown in clear
+    expect(job.webhook.auth).toBe('****oken');
+    const shown = [(await cron(key, 'GET', `/${job._id}`)).body, (await cron(key, 'GET', '')).body];
+    expect(shown[0].cronJob.webhook).toMatchObject({ auth: '****oken', url: receiver.url('/at') });
+    expect(shown[1].cronJobs.find((j: any) => j._id === job._id).webhook.auth).toBe('****oken');
+    expect(JSON.stringify(shown)).not.toContain('receiver-token');
 
     const [delivery] = await waitFor(async () => (receiver.at('/at').length ? receiver.at('/at') : null), 60_000);
     expect(delivery.json).toMatchObject({ type: 'task_completed', data: { message: 'Invoices: The answer is 42' }, cronJobId: job._id, runId: expect.any(String), sessionId: expect.any(String), taskId: expect.any(String) });
@@ -276,6 +282,13 @@ describe('triggers', () => {
       return u.activeSessions === 0 ? u : null;
     }, 15_000);
     expect(me.balance).toBeCloseTo(10 - 0.0012, 6);
+    // the run's session ended because its one task ended
+    const ended = await waitFor(async () => {
+      const r = await api(base(), 'GET', `/start/sessions/${run.sessionId}/events`, { key });
+      return r.body.events?.some((e: any) => e.event === 'end_session') ? r.body : null;
+    }, 15_000);
+    expect(ended).toMatchObject({ status: 'completed', endReason: 'completed' });
+    expect(ended.events.at(-1)).toMatchObject({ event: 'end_session', reason: 'completed' });
     await cron(key, 'DELETE', `/${job._id}`);
   });
 

@@ -15,9 +15,12 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.ch
  * keys on the screen become interaction messages over the session's socket.
  * Self-contained: no external assets but the Socket.IO client the server itself serves.
  */
-export function renderViewPage(opts: { sessionId: string; token: string }): string {
+export function renderViewPage(opts: { sessionId: string; token: string; control?: { manual: boolean; seq: number } }): string {
   const config = {
     sessionId: opts.sessionId,
+    /** Who held the browser when the page was served, and the event seq that state includes. */
+    manual: opts.control?.manual === true,
+    controlSeq: opts.control?.seq ?? 0,
     streamUrl: `/view/${encodeURIComponent(opts.sessionId)}/stream?token=${encodeURIComponent(opts.token)}`,
     namedKeys: NAMED_KEYS,
   };
@@ -120,6 +123,8 @@ export function renderViewPage(opts: { sessionId: string; token: string }): stri
     document.body.classList.toggle('taken', value);
   }
 
+  setTaken(config.manual);
+
   function endView(text) {
     if (ended) return;
     ended = true;
@@ -156,7 +161,14 @@ export function renderViewPage(opts: { sessionId: string; token: string }): stri
     addLog('error', err.message);
     if (/ended|not found/i.test(err.message)) { socket.disconnect(); endView('session ended'); }
   });
-  socket.on('message', function (m) { if (fresh(m)) addLog(m.type || 'message', describe(m)); });
+  socket.on('message', function (m) {
+    if (!fresh(m)) return;
+    addLog(m.type || 'message', describe(m));
+    // Control taken or released (through the API, a socket or another viewer): follow it.
+    var control = m.type === 'response_update' && m.data && m.data.control;
+    if (control && !ended && m.seq > config.controlSeq) setTaken(control === 'manual');
+  });
+  socket.on('error', function (e) { addLog('error', (e && e.code ? e.code + ': ' : '') + (e && (e.message || e.error))); });
   socket.on('end_session', function (m) {
     if (!fresh(m)) return;
     addLog('end_session', 'session ended: ' + (m && m.reason));

@@ -45,7 +45,7 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
       if (isServiceError(err) && err.details?.parameter === 'prompt') throw new OpenAiCompatError(400, 'The conversation is too long for one task (at most 50000 characters)', 'invalid_request_error', 'context_length_exceeded');
       throw err;
     }
-    const started = await sessions.start(user, params);
+    const started = await sessions.start(user, params, { singleTask: true });
     const now = Date.now();
     // The workflow ends the task at maxDuration; the margin covers recording its outcome.
     return { user, sessionId: started.sessionId, taskId: started.taskId!, created: Math.floor(now / 1000), deadline: now + params.maxDuration + 60_000, aborted: false };
@@ -62,7 +62,7 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
 
   /**
    * Ends the request's session unless the task ended and so ends it itself
-   * (terminateOnCompletion, whose end_session reason stays as it is).
+   * (its one task ended: end_session reason `completed`).
    */
   const release = async (run: Run, view?: TaskView | null): Promise<void> => {
     if (view && TERMINAL_TASK_STATUSES.includes(view.status) && !run.aborted) return;

@@ -4,8 +4,9 @@ import { ServiceError } from '../../errors';
 import type { MessageHandler } from '../messages.handler';
 import { currentUser } from '../middleware/auth';
 import { sendMessageSchema } from '../schemas/message.schema';
-import { runTaskSchema, startSessionSchema } from '../schemas/session.schema';
-import { assertOutputSchemaUsable } from '../schemas/task.schema';
+import { runTaskSchema, sessionEventsQuerySchema, startSessionSchema } from '../schemas/session.schema';
+import { wireEvent } from '../../events/publisher';
+import { assertOutputSchemaUsable, assertPromptGiven } from '../schemas/task.schema';
 import { parseRequest } from '../schemas/validation';
 import type { SessionsService } from '../sessions.service';
 
@@ -35,6 +36,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
 
   router.post('/start/start-session', deps.auth, deps.limit, async (req, res) => {
     const body = parseRequest(startSessionSchema, req.body ?? {});
+    assertPromptGiven(body.task, 'task.prompt');
     await assertOutputSchemaUsable(body.task, 'task.');
     const started = await sessions.start(currentUser(req), body.task, body);
     res.json({
@@ -47,9 +49,9 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     const raw = (req.body ?? {}) as Record<string, unknown>;
     if (!raw.task || typeof raw.task !== 'object') throw new ServiceError('MISSING_REQUIRED_FIELD', 'task.prompt is required', 400, { field: 'task.prompt' });
     const body = parseRequest(runTaskSchema, raw);
-    if (!body.task.prompt.trim()) throw new ServiceError('INVALID_TASK_DETAILS', 'task.prompt must not be empty', 400, { field: 'task.prompt' });
+    assertPromptGiven(body.task, 'task.prompt');
     await assertOutputSchemaUsable(body.task, 'task.');
-    const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true }, body);
+    const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true }, { ...body, singleTask: true });
     const answer = await deps.messages.inlineAnswer(started.sessionId, started.taskId!);
     res.status(answer.status).json(answer.body);
   });
@@ -58,6 +60,23 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     const { sessionId, message } = parseRequest(sendMessageSchema, req.body ?? {});
     const answer = await deps.messages.handle(currentUser(req), sessionId, message);
     res.status(answer.status).json(answer.body);
+  });
+
+  // An ended session's last events stay readable by its owner for as long as they are kept.
+  // A read like task polling: outside the per-user request limit of the session endpoints.
+  router.get('/start/sessions/:sessionId/events', deps.auth, async (req, res) => {
+    const { after, limit } = parseRequest(sessionEventsQuerySchema, req.query);
+    const page = await sessions.events(currentUser(req), String(req.params.sessionId), after, limit);
+    const events = page.events.map((e) => ({ event: e.event, ...wireEvent(e) }));
+    res.json({
+      success: true,
+      sessionId: page.session._id,
+      status: page.session.status,
+      ...(page.session.endReason ? { endReason: page.session.endReason } : {}),
+      events,
+      lastSeq: page.events.length ? page.events[page.events.length - 1].seq : after,
+      hasMore: page.hasMore,
+    });
   });
 
   return router;

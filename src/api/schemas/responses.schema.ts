@@ -98,6 +98,23 @@ export const healthSchema = z.object({
 
 export const activeSocketsSchema = z.object({ success: z.literal(true), sessions: z.array(z.object({ sessionId: z.string(), sockets: z.number() })) });
 
+export const sessionEventsSchema = z.object({
+  success: z.literal(true),
+  sessionId: z.string(),
+  status: z.enum(['pending', 'active', 'orphaned', 'completed', 'terminated', 'expired', 'failed']),
+  endReason: z.enum(['completed', 'terminated', 'expired', 'terminateOnCompletion', 'instance_lost']).optional(),
+  events: z
+    .array(
+      z
+        .object({ event: z.enum(['message', 'end_session', 'instance:disconnected', 'instance:reconnected']), sessionId: z.string(), seq: z.number(), timestamp: z.number() })
+        .catchall(z.unknown())
+        .describe('One event as the socket delivers it, with its Socket.IO event name'),
+    )
+    .describe('Oldest first'),
+  lastSeq: z.number().describe('The seq to ask after next'),
+  hasMore: z.boolean(),
+});
+
 const chatConnection = z.record(z.string(), z.unknown()).nullable().describe('Chat connection (provider and its non-secret fields)');
 export const environmentSchema = z.object({
   _id: z.string(),

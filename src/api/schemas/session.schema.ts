@@ -52,3 +52,9 @@ export const startSessionSchema = z.object({ ...sessionFields, task: taskParamsS
 export const runTaskSchema = z.object({ ...sessionFields, task: taskParamsSchema });
 
 export type StartSessionBody = z.infer<typeof startSessionSchema>;
+
+/** GET /start/sessions/:sessionId/events: the events after `after` (a seq), at most `limit`. */
+export const sessionEventsQuerySchema = z.object({
+  after: z.coerce.number().int().min(0).default(0).describe('Last seq the caller has; the events after it are returned'),
+  limit: z.coerce.number().int().min(1).max(1000).default(200).describe('Most events returned, 1..1000'),
+});

@@ -3,7 +3,7 @@ import { parseHostPattern } from '../../agent/policy/hosts';
 import { SECRET_NAME } from '../../agent/secrets/secrets';
 import { csvColumnsProblem, outputSchemaLimitProblem, outputSchemaProblem } from '../../agent/structured-output';
 import { privateAddressProblem } from '../../net/submitted-urls';
-import { InvalidParameterError } from '../../errors';
+import { InvalidParameterError, ServiceError } from '../../errors';
 
 export const TASK_LIMITS = {
   maxDuration: { min: 1000, max: 300_000, default: 300_000 },
@@ -117,3 +117,11 @@ export async function assertOutputSchemaUsable(task: Pick<TaskParamsInput, 'outp
 
 export type TaskParamsInput = z.infer<typeof taskParamsSchema>;
 export type SecretEntryInput = z.infer<typeof secretEntrySchema>;
+
+/**
+ * A task needs something to do: an empty or blank prompt is 400 INVALID_TASK_DETAILS
+ * (`field` names where the prompt sits: `task.prompt` or `message.prompt`).
+ */
+export function assertPromptGiven(task: Pick<TaskParamsInput, 'prompt'> | undefined, field: string): void {
+  if (task && !task.prompt.trim()) throw new ServiceError('INVALID_TASK_DETAILS', `${field} must not be empty`, 400, { field });
+}

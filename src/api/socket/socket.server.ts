@@ -6,7 +6,7 @@ import { Server, type Socket } from 'socket.io';
 import type { Config } from '../../config';
 import { isServiceError, ServiceError } from '../../errors';
 import { wireEvent } from '../../events/publisher';
-import { sessionRoom } from '../../events/types';
+import { sessionRoom, TIMELINE_KEPT_AFTER_END_MS } from '../../events/types';
 import type { Logger } from '../../logger';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { Store } from '../../store/store';
@@ -20,6 +20,8 @@ interface SocketData {
   address: string;
   /** The Redis slots this connection holds (per session, per address), given back on disconnect. */
   slots: string[];
+  /** Set when the session had ended at connect: the socket only replays its last events. */
+  endReason?: string;
 }
 
 export type SocketLimits = Pick<Config, 'SOCKET_MAX_PER_SESSION' | 'SOCKET_MAX_PER_ADDRESS' | 'SOCKET_REPLAY_MAX_EVENTS' | 'SOCKET_REPLAYS_PER_MINUTE'>;
@@ -73,7 +75,12 @@ export function attachSocketServer(deps: {
     try {
       const session = await store.sessions.get(sessionId);
       if (!session) return next(new Error('Session not found'));
-      if (!LIVE_SESSION_STATUSES.includes(session.status)) return next(new Error(`Session has ended (${session.status})`));
+      // An ended session's last events stay readable: a client asking with auth.lastSeq gets
+      // what it missed and end_session, for as long as the timeline is kept.
+      const ended = !LIVE_SESSION_STATUSES.includes(session.status);
+      if (ended && (!replayAsked(lastSeq) || (session.endedAt ?? session.updatedAt).getTime() + TIMELINE_KEPT_AFTER_END_MS < Date.now())) {
+        return next(new Error(`Session has ended (${session.status})`));
+      }
       const address = proxyaddr(socket.request, deps.trustProxy);
       if (replayAsked(lastSeq)) {
         const hit = await windowHit(deps.redis, `bas:replays:${sessionId}:${address}`, limits.SOCKET_REPLAYS_PER_MINUTE, 60_000, socket.id);
@@ -91,7 +98,7 @@ export function attachSocketServer(deps: {
         return next(refused(`Too many connections from this address: at most ${limits.SOCKET_MAX_PER_ADDRESS} at once`, { code: 'TOO_MANY_CONNECTIONS', scope: 'address', limit: limits.SOCKET_MAX_PER_ADDRESS }));
       }
       taken.push(addressKey(address));
-      socket.data = { sessionId, userId: session.userId, address, slots: taken };
+      socket.data = { sessionId, userId: session.userId, address, slots: taken, ...(ended ? { endReason: session.endReason ?? session.status } : {}) };
       next();
     } catch (err) {
       release({ slots: taken }, socket.id);
@@ -115,28 +122,29 @@ export function attachSocketServer(deps: {
       // missed first; a client that missed more is told where to go on from.
       let budget = limits.SOCKET_REPLAY_MAX_EVENTS;
       let truncated = false;
+      let endReplayed = false;
       const replay = async () => {
         const events = await store.events.after(sessionId, sent, budget + 1);
         truncated = events.length > budget;
         for (const e of events.slice(0, budget)) {
+          if (e.event === 'end_session') endReplayed = true;
           socket.emit(e.event, wireEvent(e));
           sent = e.seq;
           budget -= 1;
         }
       };
       if (!Number.isNaN(sent)) await replay();
+      if (socket.data.endReason !== undefined) {
+        // An ended session: its timeline is all there is; it ends with end_session.
+        if (truncated) socket.emit('error', replayTruncated(sent, limits.SOCKET_REPLAY_MAX_EVENTS));
+        else if (!endReplayed) socket.emit('end_session', { reason: socket.data.endReason, sessionId });
+        socket.disconnect(true);
+        return;
+      }
       await socket.join(sessionRoom(sessionId));
       // Events published between the replay and the join are sent once more from the timeline.
       if (!Number.isNaN(sent) && !truncated) await replay();
-      if (truncated) {
-        const max = limits.SOCKET_REPLAY_MAX_EVENTS;
-        socket.emit('message', {
-          type: 'error',
-          code: 'REPLAY_TRUNCATED',
-          error: `Only ${max} missed events are replayed to one connection; connect again with auth.lastSeq ${sent} for the next ones`,
-          details: { lastSeq: sent, limit: max },
-        });
-      }
+      if (truncated) socket.emit('error', replayTruncated(sent, limits.SOCKET_REPLAY_MAX_EVENTS));
       log.debug('socket joined');
     })().catch((err) => log.warn({ err }, 'replay failed'));
 
@@ -150,7 +158,8 @@ export function attachSocketServer(deps: {
         const e = isServiceError(err) ? err : new ServiceError('INTERNAL_ERROR', 'Internal server error', 500);
         if (!isServiceError(err)) log.error({ err }, 'socket message failed');
         answer = e.toBody();
-        if (typeof ack !== 'function') socket.emit('message', { type: 'error', error: e.message, code: e.code, ...(e.details ? { details: e.details } : {}) });
+        // Without an acknowledgement the service error comes as the channel's `error` event.
+        if (typeof ack !== 'function') socket.emit('error', answer);
       }
       if (typeof ack === 'function') ack(answer);
     });
@@ -162,6 +171,11 @@ export function attachSocketServer(deps: {
     return close(fn);
   };
   return io;
+}
+
+/** The service error telling a client that its replay stopped short, and where to go on from. */
+function replayTruncated(lastSeq: number, max: number): Record<string, unknown> {
+  return new ServiceError('REPLAY_TRUNCATED', `Only ${max} missed events are replayed to one connection; connect again with auth.lastSeq ${lastSeq} for the next ones`, 400, { lastSeq, limit: max }).toBody();
 }
 
 /** A handshake asks for a replay with a whole auth.lastSeq >= 0. */
