@@ -2,12 +2,13 @@
  * Size of a session's Temporal history after a 100-step task with a 50,000-character
  * prompt, following two earlier tasks with prompts of the same length (their summaries are
  * the "previous tasks" context), through the real stack. Counts the events and the bytes
- * of the history as Temporal stores it, and the bytes of the agent steps' inputs.
+ * of the history as Temporal stores it (all runs of the session, should it continue as
+ * new), and the bytes of the agent steps' inputs.
  * Writes JSON to BENCH_HISTORY_OUT (scripts/bench.sh prints it).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { startFixtureServer } from '../test/support/fixtures-server';
 import { api } from '../test/support/http';
@@ -46,15 +47,34 @@ it('history size of a long task', async () => {
     await registerScript(model.url, { match: token, steps: [...steps, { tool: 'done', args: { message: 'long task done' }, usage }] });
     await send(prompt(token, 'the long task'));
 
-    const client = new Client({ connection, namespace: 'browser-agent' });
-    const history = await client.workflow.getHandle(`session-${s.sessionId}`).fetchHistory();
-    const events = history.events ?? [];
-    const bytes = temporal.api.history.v1.History.encode(history).finish().length;
+    // Every run of the session (a run may have continued as new between tasks), newest first,
+    // read in small pages (a page of a history with repeated large payloads can exceed gRPC's 4 MB).
+    const events: temporal.api.history.v1.IHistoryEvent[] = [];
+    let runs = 0;
+    for (let runId = ''; ; runs++) {
+      const runEvents: temporal.api.history.v1.IHistoryEvent[] = [];
+      let nextPageToken: Uint8Array | undefined;
+      do {
+        const page = await connection.workflowService.getWorkflowExecutionHistory({
+          namespace: 'browser-agent',
+          execution: { workflowId: `session-${s.sessionId}`, runId },
+          maximumPageSize: 10,
+          nextPageToken,
+        });
+        runEvents.push(...(page.history?.events ?? []));
+        nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+      } while (nextPageToken);
+      events.push(...runEvents);
+      runId = runEvents[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? '';
+      if (!runId) break;
+    }
+    const bytes = temporal.api.history.v1.History.encode({ events }).finish().length;
     const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'agentStep');
     const stepInputBytes = scheduled.map((e) => temporal.api.common.v1.Payloads.encode(e.activityTaskScheduledEventAttributes!.input ?? {}).finish().length);
     const out = {
       benchmark: 'history-size',
       tasks: `2 one-step tasks, then one of ${STEPS} steps; every prompt ${PROMPT_CHARS} characters`,
+      runs: runs + 1,
       historyEvents: events.length,
       historyBytes: bytes,
       agentSteps: scheduled.length,
