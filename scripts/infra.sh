@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Local infrastructure: Temporal dev server (SQLite), FerretDB (SQLite), Redis.
 #   scripts/infra.sh up | down | status
-# Environment: DATA_DIR (default ./.data), INFRA_* ports (below), MONGODB_URL (when set,
+# Environment: DATA_DIR (default ./.data), INFRA_* ports (below), INFRA_TEMPORAL_DYNAMIC_CONFIG
+# (a file of temporal/dynamicconfig/, development.yaml by default), MONGODB_URL (when set,
 # the embedded FerretDB is not started), SKIP_REDIS/SKIP_TEMPORAL similarly via REDIS_URL/TEMPORAL_ADDRESS.
 source "$(dirname "$0")/lib.sh"
 
@@ -13,23 +14,33 @@ FERRETDB_PORT="${INFRA_FERRETDB_PORT:-27018}"
 REDIS_PORT="${INFRA_REDIS_PORT:-6390}"
 NAMESPACE="${TEMPORAL_NAMESPACE:-browser-agent}"
 SEARCH_ATTRIBUTES=(OwnerUserId SessionStatus TriggerId)
+# Temporal's own files live in temporal/: namespace setup, dynamic config, recorded histories.
+DYNAMIC_CONFIG="${INFRA_TEMPORAL_DYNAMIC_CONFIG:-$ROOT/temporal/dynamicconfig/development.yaml}"
 mkdir -p "$RUN_DIR" "$LOG_DIR"
+
+# Dynamic config: Temporal's YAML format (temporal/dynamicconfig/), each plain `key: - value: v`
+# entry handed to the dev server as --dynamic-config-value key=v.
+dynamic_config_flags() {
+  [ -f "$1" ] || die "no dynamic config file $1"
+  awk '
+    /^[[:space:]]*(#|$)/ { next }
+    /^[^[:space:]-][^:]*:[[:space:]]*$/ { key = $0; sub(/:[[:space:]]*$/, "", key); next }
+    /^[[:space:]]*-[[:space:]]*value:/ { v = $0; sub(/^[[:space:]]*-[[:space:]]*value:[[:space:]]*/, "", v); sub(/[[:space:]]+#.*$/, "", v); print "--dynamic-config-value"; print key "=" v }
+  ' "$1"
+}
 
 temporal_up() {
   if ! port_open 127.0.0.1 "$TEMPORAL_PORT"; then
     ensure_temporal
+    local dyn=(); mapfile -t dyn < <(dynamic_config_flags "$DYNAMIC_CONFIG")
     start_bg temporal "$LOG_DIR/temporal.log" "$RUN_DIR/temporal.pid" \
       "$BIN_DIR/temporal" server start-dev --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
-      --db-filename "$DATA_DIR/temporal.sqlite" --log-level warn --namespace "$NAMESPACE" ${INFRA_TEMPORAL_FLAGS:-}
+      --db-filename "$DATA_DIR/temporal.sqlite" --log-level warn --namespace "$NAMESPACE" "${dyn[@]}" ${INFRA_TEMPORAL_FLAGS:-}
   fi
   wait_for "Temporal" 60 "$LOG_DIR/temporal.log" "$BIN_DIR/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT"
-  local addr=(--address "127.0.0.1:$TEMPORAL_PORT")
-  "$BIN_DIR/temporal" operator namespace describe "${addr[@]}" --namespace "$NAMESPACE" >/dev/null 2>&1 \
-    || "$BIN_DIR/temporal" operator namespace create "${addr[@]}" --namespace "$NAMESPACE" --retention 72h >/dev/null
-  local existing; existing="$("$BIN_DIR/temporal" operator search-attribute list "${addr[@]}" --namespace "$NAMESPACE" 2>/dev/null || true)"
-  for sa in "${SEARCH_ATTRIBUTES[@]}"; do
-    grep -qw "$sa" <<<"$existing" || "$BIN_DIR/temporal" operator search-attribute create "${addr[@]}" --namespace "$NAMESPACE" --name "$sa" --type Keyword >/dev/null
-  done
+  TEMPORAL_CLI="$BIN_DIR/temporal" TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT" NAMESPACE="$NAMESPACE" \
+    SEARCH_ATTRIBUTES="${SEARCH_ATTRIBUTES[*]}" SETUP_TRIES=15 bash "$ROOT/temporal/setup.sh" >>"$LOG_DIR/temporal-setup.log" \
+    || die "Temporal namespace setup failed (see $LOG_DIR/temporal-setup.log)"
   log "Temporal ready at 127.0.0.1:$TEMPORAL_PORT (namespace $NAMESPACE), UI at http://localhost:$TEMPORAL_UI_PORT"
 }
 

@@ -25,8 +25,8 @@ export INFRA_TEMPORAL_PORT="${TEST_INFRA_TEMPORAL_PORT:-7244}" INFRA_TEMPORAL_UI
 bash "$ROOT/scripts/infra.sh" down
 rm -rf "$DATA_DIR"
 export TEMPORAL_NAMESPACE=browser-agent
-# Sessions are asked to continue-as-new after 300 history events (instead of thousands), so the tests reach it.
-export INFRA_TEMPORAL_FLAGS="--dynamic-config-value limit.historyCount.suggestContinueAsNew=300"
+# Temporal's test config: sessions are asked to continue-as-new after 300 history events (instead of thousands), so the tests reach it.
+export INFRA_TEMPORAL_DYNAMIC_CONFIG="$ROOT/temporal/dynamicconfig/test.yaml"
 trap 'bash "$ROOT/scripts/infra.sh" down' EXIT
 bash "$ROOT/scripts/infra.sh" up
 export TEST_TEMPORAL_ADDRESS="127.0.0.1:$INFRA_TEMPORAL_PORT" TEST_MONGODB_URL="mongodb://127.0.0.1:$INFRA_FERRETDB_PORT/browser_agent_test" TEST_REDIS_URL="redis://127.0.0.1:$INFRA_REDIS_PORT"

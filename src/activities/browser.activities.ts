@@ -7,7 +7,7 @@ import { isServiceError } from '../errors';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
-import type { CancelledStep, InteractionAction, SessionProxy, StepInput, StepResult } from '../workflows/types';
+import type { CancelledStep, InteractionAction, PreviousTask, SessionProxy, StepInput, StepRequest, StepResult, TaskParams } from '../workflows/types';
 import { HUMAN_TYPE_MAX_MS, humanTypingDelays } from '../api/schemas/message.schema';
 import { workerMetrics } from '../metrics/worker-metrics';
 
@@ -60,6 +60,20 @@ export function createBrowserActivities(deps: {
     return (leases.get(sessionId) ?? 0) > 1;
   };
 
+  /** The current task's prompt, parameters and previous tasks per session, as its first step here brought them (see StepRequest). */
+  const taskContexts = new Map<string, { taskId: string; params: TaskParams; previousTasks: PreviousTask[] }>();
+  /** The step's full input: its own fields and the task's context, brought now or by an earlier step. */
+  const stepInput = (request: StepRequest | StepInput): StepInput => {
+    if ('params' in request) return request; // a workflow started before steps carried the context once
+    const { context, ...step } = request;
+    if (context) taskContexts.set(step.sessionId, { taskId: step.taskId, ...context });
+    const held = taskContexts.get(step.sessionId);
+    if (!held || held.taskId !== step.taskId) {
+      throw ApplicationFailure.create({ type: 'TASK_CONTEXT_UNAVAILABLE', message: "This worker does not hold the task's prompt and parameters", nonRetryable: true });
+    }
+    return { ...step, params: held.params, previousTasks: held.previousTasks };
+  };
+
   return {
     /** Opens the session's browser here; `restore` brings back the page and storage saved by the worker that held it. */
     async openBrowser({ sessionId, userId, restore, profile, proxy }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource; proxy?: SessionProxy }): Promise<void> {
@@ -79,6 +93,7 @@ export function createBrowserActivities(deps: {
     /** Closes the session's browser; a profile session's directory is archived back into its profile. */
     async closeBrowser({ sessionId, profile }: { sessionId: string; profile?: ProfileSource }): Promise<void> {
       agent.forget(sessionId);
+      taskContexts.delete(sessionId);
       await pool.close(sessionId);
       await store.snapshots.remove(sessionId);
       await onClosed?.(sessionId);
@@ -181,7 +196,8 @@ export function createBrowserActivities(deps: {
       await events.message(sessionId, { type: 'action', data: { name, target } });
     },
 
-    async agentStep(input: StepInput): Promise<StepResult & { cost: number }> {
+    async agentStep(request: StepRequest | StepInput): Promise<StepResult & { cost: number }> {
+      const input = stepInput(request);
       const ctx = Context.current();
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       const log = logger.child({ sessionId: input.sessionId, taskId: input.taskId, step: input.stepNo });

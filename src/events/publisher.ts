@@ -45,9 +45,8 @@ export class EventPublisher {
   }
 
   private async publishNow(sessionId: string, event: TimelineEntry['event'], payload: object, timestamp: number): Promise<TimelineEntry> {
-    const seq = await this.events.nextSeq(sessionId);
-    const entry = { event, payload, sessionId, seq, timestamp } as TimelineEntry;
-    await this.events.append(entry);
+    const entry = await this.events.appendNext({ event, payload, sessionId, timestamp } as Omit<TimelineEntry, 'seq'>);
+    const { seq } = entry;
     this.emitter.to(sessionRoom(sessionId)).emit(event, wireEvent(entry));
     this.logger.debug({ sessionId, seq, event, type: (payload as { type?: string }).type }, 'event published');
     return entry;

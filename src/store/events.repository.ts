@@ -1,25 +1,61 @@
-import type { Collection, Db } from 'mongodb';
+import { MongoServerError, type Collection, type Db } from 'mongodb';
 import type { TimelineEntry } from '../events/types';
 
 type EventRecord = TimelineEntry & { _id: string; expiresAt?: Date };
+type NewEntry = Omit<TimelineEntry, 'seq'>;
 
-/** The session's timeline: every event with its per-session seq, for replay after reconnects. */
+/** Enough tries for many processes racing on one session; each lost race moves on at once. */
+const MAX_APPEND_TRIES = 100;
+/** Sessions whose last seq this process remembers (saves a read per event). */
+const REMEMBERED_SESSIONS = 5000;
+
+const eventId = (sessionId: string, seq: number) => `${sessionId}:${String(seq).padStart(9, '0')}`;
+const isDuplicateKey = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
+
+/**
+ * The session's timeline: every event with its per-session seq, for replay after reconnects.
+ *
+ * A seq is taken by inserting the event under it: the event's `_id` is the session and
+ * the seq, so of two processes that pick the same seq exactly one insert succeeds and
+ * the other tries the next one. Nothing relies on an atomic read-modify-write (FerretDB
+ * does not make concurrent updates of one document atomic), so seqs have no gaps and no
+ * event is lost or duplicated, however many processes publish for one session.
+ */
 export class EventsRepository {
   private readonly events: Collection<EventRecord>;
-  private readonly counters: Collection<{ _id: string; seq: number }>;
+  /** The last seq this process stored or saw per session: the next insert tries the one after. */
+  private readonly lastSeq = new Map<string, number>();
   constructor(db: Db) {
     this.events = db.collection<EventRecord>('events');
-    this.counters = db.collection('eventCounters');
   }
 
-  /** Strictly increasing per session, across every process (one atomic $inc). */
-  async nextSeq(sessionId: string): Promise<number> {
-    const doc = await this.counters.findOneAndUpdate({ _id: sessionId }, { $inc: { seq: 1 } }, { upsert: true, returnDocument: 'after' });
-    return doc!.seq;
+  /** Stores the entry under the session's next seq and answers it with that seq. */
+  async appendNext(entry: NewEntry): Promise<TimelineEntry> {
+    const { sessionId } = entry;
+    let seq = (this.lastSeq.get(sessionId) ?? (await this.highestSeq(sessionId))) + 1;
+    for (let tries = 1; ; tries++) {
+      const stored = { ...entry, seq } as TimelineEntry;
+      try {
+        await this.events.insertOne({ ...stored, _id: eventId(sessionId, seq) });
+        this.remember(sessionId, seq);
+        return stored;
+      } catch (err) {
+        if (!isDuplicateKey(err) || tries >= MAX_APPEND_TRIES) throw err;
+        // Another process took this seq: continue after the highest one stored.
+        seq = Math.max(seq, await this.highestSeq(sessionId)) + 1;
+      }
+    }
   }
 
-  async append(entry: TimelineEntry): Promise<void> {
-    await this.events.insertOne({ ...entry, _id: `${entry.sessionId}:${String(entry.seq).padStart(9, '0')}` });
+  private async highestSeq(sessionId: string): Promise<number> {
+    const [last] = await this.events.find({ sessionId }, { projection: { _id: 0, seq: 1 } }).sort({ seq: -1 }).limit(1).toArray();
+    return last?.seq ?? 0;
+  }
+
+  private remember(sessionId: string, seq: number): void {
+    this.lastSeq.delete(sessionId);
+    this.lastSeq.set(sessionId, seq);
+    if (this.lastSeq.size > REMEMBERED_SESSIONS) this.lastSeq.delete(this.lastSeq.keys().next().value!);
   }
 
   after(sessionId: string, seq: number, limit = 1000): Promise<TimelineEntry[]> {

@@ -30,7 +30,7 @@ describe('SessionState', () => {
     expect(failureType(() => s.enqueueTask('t2', params, 30))).toBe('TASK_ALREADY_RUNNING');
     s.finishTask(t, 'task_completed', 100, { message: 'ok' });
     expect(s.isTaskEnded('t1')).toBe(false); // not before its end is stored
-    t.recorded = true;
+    s.markRecorded(t);
     expect(s.isTaskEnded('t1')).toBe(true);
     expect(() => s.enqueueTask('t2', params, 110)).not.toThrow();
     expect(s.previousTasks).toEqual([{ prompt: 'p', status: 'task_completed', result: 'ok' }]);
@@ -59,8 +59,7 @@ describe('SessionState', () => {
     s.enqueueTask('t1', params, 0);
     const t = s.beginTask(0);
     expect(failureType(() => s.assertGuardrailAnswer())).toBe('NO_GUARDRAIL_PENDING');
-    t.status = 'guardrail_trigger';
-    t.guardrail = { type: 'two_factor_code', value: 'code?' };
+    s.awaitHuman(t, { type: 'two_factor_code', value: 'code?' });
     expect(s.isTaskSettled('t1')).toBe(true);
     s.answerGuardrail('123456', 50);
     expect(t.status).toBe('running');

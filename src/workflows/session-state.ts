@@ -44,86 +44,161 @@ export interface TaskState {
   secretsOn?: string;
   /** How often a worker asked for them again. */
   secretHandOvers?: number;
+  /** The worker that holds the task's prompt, parameters and previous tasks (steps carry them only when it changes). */
+  contextOn?: string;
+  /** How often a worker asked for them again. */
+  contextHandOvers?: number;
 }
 
 const KEEP_RECENT_TASKS = 20;
 const KEEP_PREVIOUS_SUMMARIES = 10;
+/** Characters of a previous task's prompt and result kept in its summary. */
+const SUMMARY_CHARS = 2000;
+/** How often a task's secrets or context are handed to a worker that lost them. */
+const MAX_HAND_OVERS = 3;
 
 export const reject = (code: string, message: string, details?: Record<string, unknown>): ApplicationFailure =>
   ApplicationFailure.create({ type: code, message, nonRetryable: true, details: details ? [details] : undefined });
 
+/**
+ * Changes only through its own methods: the workflow reads the fields (getters, read-only
+ * task views) and calls a method for every change, so each rule lives here.
+ */
 export class SessionState {
-  status: SessionStatus = 'pending';
-  workerId?: string;
-  taskQueue?: string;
-  endReason?: EndReason;
-  endRequested?: EndReason;
-  error?: { code: string; message: string; details?: Record<string, unknown> };
-  current?: TaskState;
+  #status: SessionStatus = 'pending';
+  #workerId?: string;
+  #taskQueue?: string;
+  #endReason?: EndReason;
+  #endRequested?: EndReason;
+  #error?: { code: string; message: string; details?: Record<string, unknown> };
+  #current?: TaskState;
   /** A human holds the browser (takeOverControl); the agent waits. */
-  manual = false;
-  private pausedByTakeover = false;
-  queued?: TaskState;
-  readonly recent = new Map<string, TaskState>();
-  previousTasks: PreviousTask[];
-  lastActivityAt: number;
+  #manual = false;
+  #pausedByTakeover = false;
+  #queued?: TaskState;
+  readonly #recent = new Map<string, TaskState>();
+  #previousTasks: PreviousTask[];
+  #lastActivityAt: number;
 
   constructor(
     readonly sessionId: string,
     now: number,
     carried?: { previousTasks: PreviousTask[]; lastActivityAt: number },
   ) {
-    this.previousTasks = carried?.previousTasks ?? [];
-    this.lastActivityAt = carried?.lastActivityAt ?? now;
+    this.#previousTasks = carried?.previousTasks ?? [];
+    this.#lastActivityAt = carried?.lastActivityAt ?? now;
+  }
+
+  get status(): SessionStatus {
+    return this.#status;
+  }
+  get workerId(): string | undefined {
+    return this.#workerId;
+  }
+  get taskQueue(): string | undefined {
+    return this.#taskQueue;
+  }
+  get endReason(): EndReason | undefined {
+    return this.#endReason;
+  }
+  get endRequested(): EndReason | undefined {
+    return this.#endRequested;
+  }
+  get error(): { code: string; message: string; details?: Record<string, unknown> } | undefined {
+    return this.#error;
+  }
+  get current(): Readonly<TaskState> | undefined {
+    return this.#current;
+  }
+  get queued(): Readonly<TaskState> | undefined {
+    return this.#queued;
+  }
+  get manual(): boolean {
+    return this.#manual;
+  }
+  get previousTasks(): readonly PreviousTask[] {
+    return this.#previousTasks;
+  }
+  get lastActivityAt(): number {
+    return this.#lastActivityAt;
+  }
+
+  // ---- the session -------------------------------------------------------------------
+
+  setStatus(status: SessionStatus): void {
+    this.#status = status;
+  }
+
+  /** The browser is open on this worker (first placement, a restore, or carried over by continue-as-new). */
+  placeOn(workerId: string, taskQueue: string): void {
+    this.#workerId = workerId;
+    this.#taskQueue = taskQueue;
+  }
+
+  /** Records why the session cannot go on; the first cause is kept unless `replace`. */
+  fail(error: { code: string; message: string; details?: Record<string, unknown> }, replace = true): void {
+    if (replace || !this.#error) this.#error = error;
+  }
+
+  /** Asks the session's loop to end (an idle timeout, a lost worker, a finished one-off task). */
+  requestEnd(reason: EndReason): void {
+    this.#endRequested ??= reason;
+  }
+
+  /** The session is over. */
+  end(reason: EndReason, status: SessionStatus): void {
+    this.#endReason = reason;
+    this.#status = status;
   }
 
   get ended(): boolean {
-    return this.endReason !== undefined;
+    return this.#endReason !== undefined;
   }
 
   touch(now: number): void {
-    this.lastActivityAt = now;
+    this.#lastActivityAt = now;
   }
 
   view(): SessionView {
     return {
       sessionId: this.sessionId,
-      status: this.status,
-      workerId: this.workerId,
-      currentTaskId: this.current?.taskId ?? this.queued?.taskId,
-      endReason: this.endReason,
-      error: this.error,
-      manual: this.manual,
+      status: this.#status,
+      workerId: this.#workerId,
+      currentTaskId: this.#current?.taskId ?? this.#queued?.taskId,
+      endReason: this.#endReason,
+      error: this.#error,
+      manual: this.#manual,
     };
   }
 
   // ---- tasks -------------------------------------------------------------------------
 
   assertCanStartTask(): void {
-    if (this.ended || this.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
-    const busy = this.queued ?? this.current;
+    if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    const busy = this.#queued ?? this.#current;
     if (busy) throw reject('TASK_ALREADY_RUNNING', 'A task is already running in this session', { taskId: busy.taskId });
   }
 
   enqueueTask(taskId: string, params: TaskParams, now: number): void {
     this.assertCanStartTask();
     const task: TaskState = { taskId, params, status: 'running', createdAt: now, inputTokens: 0, outputTokens: 0, cost: 0, steps: 0 };
-    this.queued = task;
+    this.#queued = task;
     this.remember(task);
     this.touch(now);
   }
 
   /** Moves the queued task to current. */
-  beginTask(now: number): TaskState {
-    const task = this.queued;
+  beginTask(now: number): Readonly<TaskState> {
+    const task = this.#queued;
     if (!task) throw new Error('no queued task');
-    this.queued = undefined;
-    this.current = task;
+    this.#queued = undefined;
+    this.#current = task;
     task.startedAt = now;
     return task;
   }
 
-  recordStep(task: TaskState, result: StepResult & { cost?: number }): void {
+  recordStep(of: Readonly<TaskState>, result: StepResult & { cost?: number }): void {
+    const task = of as TaskState;
     task.steps += 1;
     task.inputTokens += result.usage.inputTokens;
     task.outputTokens += result.usage.outputTokens;
@@ -136,55 +211,61 @@ export class SessionState {
   }
 
   /** A step cancelled halfway: its model tokens and their cost count all the same (the step itself does not). */
-  recordCancelledStep(task: TaskState, spent: { usage: { inputTokens: number; outputTokens: number }; cost: number }): void {
+  recordCancelledStep(of: Readonly<TaskState>, spent: { usage: { inputTokens: number; outputTokens: number }; cost: number }): void {
+    const task = of as TaskState;
     task.inputTokens += spent.usage.inputTokens;
     task.outputTokens += spent.usage.outputTokens;
     task.cost = round6(task.cost + spent.cost);
   }
 
-  finishTask(task: TaskState, status: TaskStatus, now: number, outcome: { message?: string; error?: TaskState['error'] } = {}): void {
+  finishTask(of: Readonly<TaskState>, status: TaskStatus, now: number, outcome: { message?: string; error?: TaskState['error'] } = {}): void {
+    const task = of as TaskState;
     task.status = status;
     task.completedAt = now;
     if (outcome.message !== undefined) task.message = outcome.message;
     task.error = outcome.error;
     task.guardrail = undefined;
     task.humanReply = undefined;
-    if (this.current === task) this.current = undefined;
-    this.previousTasks = [
-      ...this.previousTasks,
-      { prompt: task.params.prompt, status, result: task.error ? `${task.error.code}: ${task.error.message}` : (task.message ?? '') },
+    if (this.#current === task) this.#current = undefined;
+    this.#previousTasks = [
+      ...this.#previousTasks,
+      {
+        prompt: clip(task.params.prompt),
+        status,
+        result: clip(task.error ? `${task.error.code}: ${task.error.message}` : (task.message ?? '')),
+      },
     ].slice(-KEEP_PREVIOUS_SUMMARIES);
     this.touch(now);
   }
 
   isTaskEnded(taskId: string): boolean {
-    const t = this.recent.get(taskId);
+    const t = this.#recent.get(taskId);
     return !!t && TERMINAL_TASK_STATUSES.includes(t.status) && t.recorded === true;
   }
 
   /** Ended, or waiting for a human: either way the caller has something to show. */
   isTaskSettled(taskId: string): boolean {
-    return this.isTaskEnded(taskId) || this.recent.get(taskId)?.status === 'guardrail_trigger';
+    return this.isTaskEnded(taskId) || this.#recent.get(taskId)?.status === 'guardrail_trigger';
   }
 
   taskView(taskId: string, now: number): TaskView | null {
-    const t = this.recent.get(taskId);
+    const t = this.#recent.get(taskId);
     return t ? toTaskView(this.sessionId, t, now) : null;
   }
 
   /** Keeps the last tasks for queries and inline waits; older ones are answered from the store. */
   private remember(task: TaskState): void {
-    this.recent.set(task.taskId, task);
-    while (this.recent.size > KEEP_RECENT_TASKS) this.recent.delete(this.recent.keys().next().value!);
+    this.#recent.set(task.taskId, task);
+    while (this.#recent.size > KEEP_RECENT_TASKS) this.#recent.delete(this.#recent.keys().next().value!);
   }
 
   // ---- control -----------------------------------------------------------------------
 
   /** Validates a state message; throws the rejection the API reports. */
   assertStateChange(newState: 'pause' | 'resume' | 'stop' | 'terminate'): void {
-    if (this.ended || this.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
     if (newState === 'terminate') return;
-    const t = this.current ?? this.queued;
+    const t = this.#current ?? this.#queued;
     if (!t) throw reject('NO_TASK_RUNNING', 'No task is running in this session');
     if (newState === 'pause' && t.status !== 'running') throw reject('INVALID_STATE', `Cannot pause a task that is ${t.status}`);
     if (newState === 'resume' && t.status !== 'paused') throw reject('INVALID_STATE', `Cannot resume a task that is ${t.status}`);
@@ -194,7 +275,7 @@ export class SessionState {
   applyStateChange(newState: 'pause' | 'resume' | 'stop' | 'terminate', now: number): string {
     this.assertStateChange(newState);
     this.touch(now);
-    const t = this.current ?? this.queued;
+    const t = this.#current ?? this.#queued;
     switch (newState) {
       case 'pause':
         t!.status = 'paused';
@@ -207,24 +288,24 @@ export class SessionState {
         return 'Task stopped';
       case 'terminate':
         if (t) t.endRequest = 'terminate';
-        this.endRequested = 'terminated';
+        this.#endRequested = 'terminated';
         return 'Session terminated';
     }
   }
 
   assertInteraction(): void {
-    if (this.ended || this.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
-    if (!this.taskQueue) throw reject('SESSION_NOT_READY', 'The session has no browser yet');
+    if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    if (!this.#taskQueue) throw reject('SESSION_NOT_READY', 'The session has no browser yet');
   }
 
   /** The human takes the browser; a running task pauses. Answers whether the agent was stopped. */
   takeOver(now: number): boolean {
     this.touch(now);
-    this.manual = true;
-    const t = this.current;
+    this.#manual = true;
+    const t = this.#current;
     if (t && t.status === 'running') {
       t.status = 'paused';
-      this.pausedByTakeover = true;
+      this.#pausedByTakeover = true;
       return true;
     }
     return false;
@@ -233,28 +314,101 @@ export class SessionState {
   /** The human hands back; a task the takeover paused resumes. */
   release(now: number): boolean {
     this.touch(now);
-    this.manual = false;
-    const t = this.current;
-    const resumed = !!t && t.status === 'paused' && this.pausedByTakeover;
+    this.#manual = false;
+    const t = this.#current;
+    const resumed = !!t && t.status === 'paused' && this.#pausedByTakeover;
     if (resumed) t!.status = 'running';
-    this.pausedByTakeover = false;
+    this.#pausedByTakeover = false;
     return resumed;
   }
 
   assertGuardrailAnswer(): void {
-    if (this.ended || this.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
-    if (this.current?.status !== 'guardrail_trigger') throw reject('NO_GUARDRAIL_PENDING', 'No guardrail is waiting for an answer');
+    if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    if (this.#current?.status !== 'guardrail_trigger') throw reject('NO_GUARDRAIL_PENDING', 'No guardrail is waiting for an answer');
   }
 
   answerGuardrail(reply: string, now: number): string {
     this.assertGuardrailAnswer();
-    const t = this.current!;
+    const t = this.#current!;
     t.humanReply = reply;
     t.guardrail = undefined;
     t.status = 'running';
     this.touch(now);
     return 'Guardrail answered; task resumed';
   }
+
+  // ---- one task's run (the workflow's calls; `of` is a task of this session) ---------
+
+  /** The task ran out of its maxDuration; the loop ends it. */
+  requestTimeout(of: Readonly<TaskState>): void {
+    (of as TaskState).endRequest ??= 'timeout';
+  }
+
+  /** The guardrail answer for the next step, handed out once. */
+  takeHumanReply(of: Readonly<TaskState>): string | undefined {
+    const task = of as TaskState;
+    const reply = task.humanReply;
+    task.humanReply = undefined;
+    return reply;
+  }
+
+  /** The step that carried the answer did not use it: the next attempt gets it. */
+  returnHumanReply(of: Readonly<TaskState>, reply: string | undefined): void {
+    const task = of as TaskState;
+    if (reply !== undefined && task.humanReply === undefined) task.humanReply = reply;
+  }
+
+  /**
+   * Whether this step hands the task's prompt, parameters and previous tasks to the
+   * session's worker: once per task, again when the session moved or the worker lost them.
+   */
+  handOverContext(of: Readonly<TaskState>): boolean {
+    const task = of as TaskState;
+    if (task.contextOn === this.#workerId) return false;
+    task.contextOn = this.#workerId;
+    return true;
+  }
+
+  /** The worker no longer holds the task's context; answers whether to hand it over again. */
+  contextLost(of: Readonly<TaskState>): boolean {
+    const task = of as TaskState;
+    task.contextOn = undefined;
+    task.contextHandOvers = (task.contextHandOvers ?? 0) + 1;
+    return task.contextHandOvers <= MAX_HAND_OVERS;
+  }
+
+  /** Whether this step hands the secret values to the worker (once per task and worker). */
+  handOverSecrets(of: Readonly<TaskState>): boolean {
+    const task = of as TaskState;
+    if (!task.params.secrets?.length || task.secretsOn === this.#workerId) return false;
+    task.secretsOn = this.#workerId;
+    return true;
+  }
+
+  /** The worker lost the secret values (restarted under the same id); answers whether to hand them over again. */
+  secretsLost(of: Readonly<TaskState>): boolean {
+    const task = of as TaskState;
+    task.secretsOn = undefined;
+    task.secretHandOvers = (task.secretHandOvers ?? 0) + 1;
+    return task.secretHandOvers <= MAX_HAND_OVERS;
+  }
+
+  /** The agent asks a human: the task waits for answerGuardrail. */
+  awaitHuman(of: Readonly<TaskState>, question: { type: string; value: string }): void {
+    const task = of as TaskState;
+    task.status = 'guardrail_trigger';
+    task.guardrail = question;
+  }
+
+  /** The task's end is stored: waiters get the outcome. */
+  markRecorded(of: Readonly<TaskState>): void {
+    (of as TaskState).recorded = true;
+  }
+}
+
+/** Summaries of earlier tasks stay short: they travel with every continue-as-new. */
+function clip(text: string): string {
+  return text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS)}…` : text;
 }
 
 export function emptyUsage(): Usage {

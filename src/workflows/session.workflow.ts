@@ -4,6 +4,7 @@
  * the state lives in a plain SessionState object. Deterministic: no I/O, no Node.
  */
 import * as wf from '@temporalio/workflow';
+import { Mutex } from 'async-mutex';
 import type { SessionActivities } from '../activities/session.activities';
 import type { BrowserActivities } from '../activities/browser.activities';
 import {
@@ -63,6 +64,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   let stepScope: wf.CancellationScope | undefined;
   let leaseScope: wf.CancellationScope | undefined;
   let instanceLost = false;
+  // Handlers that wait on activities (interactions, confirmations) run one at a time, in
+  // the order they arrived: two clicks never overtake each other, and a click never runs
+  // while the takeover before it still waits for the agent's step to stop.
+  const handlerLock = new Mutex();
 
   const publish = (message: Parameters<SessionActivities['publish']>[0]['message']) => shared.publish({ sessionId, message });
   const update = (message: string) => publish({ type: 'response_update', taskId: state.current?.taskId, data: { message } });
@@ -93,7 +98,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     async ({ newState }) => {
       const confirmation = state.applyStateChange(newState, Date.now());
       if (newState !== 'resume') stepScope?.cancel();
-      if (newState === 'pause' || newState === 'resume') await update(confirmation);
+      if (newState === 'pause' || newState === 'resume') await handlerLock.runExclusive(() => update(confirmation));
       return confirmation;
     },
     { validator: ({ newState }) => state.assertStateChange(newState) },
@@ -103,7 +108,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   });
   wf.setHandler(
     interactionUpdate,
-    async ({ action }) => {
+    ({ action }) => handlerLock.runExclusive(async () => {
       if (action.type === 'releaseControl') {
         const text = state.release(Date.now()) ? 'Control returned to the agent; the task resumes' : 'Control returned to the agent';
         await controlChanged(text);
@@ -121,12 +126,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       state.touch(Date.now());
       await browserOn(state.taskQueue!).control.interact({ sessionId, action });
       return `${action.type} performed`;
-    },
+    }),
     { validator: (_action) => state.assertInteraction() },
   );
 
   const setStatus = async (status: SessionStatus) => {
-    state.status = status;
+    state.setStatus(status);
     wf.upsertSearchAttributes([{ key: SessionStatusKey, value: status }]);
     await shared.markSession({ sessionId, status, workerId: state.workerId });
   };
@@ -160,8 +165,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         tried.push(assigned.workerId);
         try {
           await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore, profile: input.profile, proxy: input.proxy });
-          state.workerId = assigned.workerId;
-          state.taskQueue = assigned.taskQueue;
+          state.placeOn(assigned.workerId, assigned.taskQueue);
           holdLease();
           return true;
         } catch (err) {
@@ -169,7 +173,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
           // The session's proxy refused or is unreachable: another worker would not do better.
           const cause = err instanceof wf.ActivityFailure ? err.cause : undefined;
           if (cause instanceof wf.ApplicationFailure && cause.type === 'PROXY_CONNECTION_FAILED') {
-            state.error = { code: cause.type, message: cause.message, details: cause.details?.[0] as Record<string, unknown> | undefined };
+            state.fail({ code: cause.type, message: cause.message, details: cause.details?.[0] as Record<string, unknown> | undefined });
             return false;
           }
         }
@@ -191,7 +195,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     await shared.publishConnection({ sessionId, event: { event: 'instance:disconnected', reason: 'The browser instance stopped responding' } });
     const restored = await acquire(true, [lost], Date.now() + input.orphanGraceMs);
     if (!restored) {
-      state.endRequested = 'instance_lost';
+      state.requestEnd('instance_lost');
       return false;
     }
     instanceLost = false;
@@ -201,15 +205,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   };
 
   if (input.carried) {
-    state.workerId = input.carried.workerId;
-    state.taskQueue = input.carried.taskQueue;
-    state.status = 'active';
+    state.placeOn(input.carried.workerId, input.carried.taskQueue);
+    state.setStatus('active');
     holdLease();
   } else if (await acquire(false, [], Date.now())) {
     await setStatus('active');
   } else {
-    state.error ??= { code: 'NO_INSTANCES_AVAILABLE', message: 'No browser instance could open a browser' };
-    state.endReason = 'instance_lost';
+    state.fail({ code: 'NO_INSTANCES_AVAILABLE', message: 'No browser instance could open a browser' }, false);
+    state.end('instance_lost', 'failed');
     await setStatus('failed');
     await shared.endSession({ sessionId, userId: input.userId, status: 'failed', reason: 'instance_lost', profile: input.profile });
     await wf.condition(wf.allHandlersFinished);
@@ -218,11 +221,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   if (input.initialTask) state.enqueueTask(input.initialTask.taskId, input.initialTask.params, Date.now());
 
   // ---- one task ----------------------------------------------------------------------
-  const saveTask = (t: TaskState) => shared.saveTask({ userId: input.userId, task: toTaskView(sessionId, t, Date.now()) });
+  const saveTask = (t: Readonly<TaskState>) => shared.saveTask({ userId: input.userId, task: toTaskView(sessionId, t, Date.now()) });
 
-  async function runTask(task: TaskState): Promise<void> {
+  async function runTask(): Promise<void> {
     let artifactsCollected = false;
-    state.beginTask(Date.now());
+    const task = state.beginTask(Date.now());
     await saveTask(task);
     await publish({ type: 'response_update', taskId: task.taskId, data: { message: 'Task started' } });
     const deadline = new wf.CancellationScope();
@@ -230,7 +233,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       .run(() => wf.sleep(task.params.maxDuration))
       .then(
         () => {
-          task.endRequest ??= 'timeout';
+          state.requestTimeout(task);
           stepScope?.cancel();
         },
         () => undefined,
@@ -246,12 +249,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
           state.finishTask(task, 'failed', Date.now(), { error: { code: 'MAX_STEPS_REACHED', message: `The task did not finish within ${input.maxSteps} steps` } });
           break;
         }
-        const humanReply = task.humanReply;
-        task.humanReply = undefined;
-        // Secret values go to a worker once per task; again only when the session moved.
-        const secrets = task.params.secrets?.length ? task.params.secrets : undefined;
-        const handOver = secrets !== undefined && task.secretsOn !== state.workerId;
-        if (handOver) task.secretsOn = state.workerId;
+        const humanReply = state.takeHumanReply(task);
+        // The prompt, the parameters and the previous tasks go to a worker once per task, and
+        // so do secret values; again only when the session moved (the history stays small).
+        const hasSecrets = !!task.params.secrets?.length;
+        const handOverSecrets = state.handOverSecrets(task);
+        const handOverContext = state.handOverContext(task);
         const scope = new wf.CancellationScope();
         stepScope = scope;
         let result: StepResult & { cost: number };
@@ -262,8 +265,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
               userId: input.userId,
               taskId: task.taskId,
               stepNo: task.steps,
-              params: withoutSecrets(task.params),
-              previousTasks: state.previousTasks,
+              context: handOverContext ? { params: withoutSecrets(task.params), previousTasks: [...state.previousTasks] } : undefined,
               humanReply,
               environmentId: input.profile?.kind === 'environment' ? input.profile.id : undefined,
               remaining: {
@@ -271,21 +273,20 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
                 outputTokens: task.params.maxOutputTokens - task.outputTokens,
               },
               policyId: input.policyId,
-              hasSecrets: secrets !== undefined,
-              secrets: handOver ? secrets : undefined,
+              hasSecrets,
+              secrets: handOverSecrets ? task.params.secrets : undefined,
             }),
           );
         } catch (err) {
           // The answer was not used: hand it to the next attempt.
-          if (humanReply !== undefined && task.humanReply === undefined) task.humanReply = humanReply;
+          state.returnHumanReply(task, humanReply);
           if (isWorkerLoss(err)) instanceLost = true;
           const spent = cancelledStep(err);
           if (spent) state.recordCancelledStep(task, spent);
           if (wf.isCancellation(err) || isWorkerLoss(err)) continue; // the loop head decides
-          if (isSecretsLost(err) && (task.secretHandOvers = (task.secretHandOvers ?? 0) + 1) <= 3) {
-            task.secretsOn = undefined; // the worker lost them (restarted under the same id): hand them over again
-            continue;
-          }
+          // The worker lost them (restarted under the same id): hand them over again.
+          if (failureType(err) === 'SECRETS_UNAVAILABLE' && state.secretsLost(task)) continue;
+          if (failureType(err) === 'TASK_CONTEXT_UNAVAILABLE' && state.contextLost(task)) continue;
           throw err;
         } finally {
           if (stepScope === scope) stepScope = undefined;
@@ -300,8 +301,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
           break;
         }
         if (result.kind === 'human_input' && result.humanInput) {
-          task.status = 'guardrail_trigger';
-          task.guardrail = result.humanInput;
+          state.awaitHuman(task, result.humanInput);
           await saveTask(task);
           await publish({ type: 'guardrail_trigger', taskId: task.taskId, data: result.humanInput });
           // reachOut is absent from sessions started before it existed: their replay takes no new branch.
@@ -330,11 +330,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       }
     }
     // Waiters get the outcome now; the record, the charge and the event follow at once.
-    task.recorded = true;
+    state.markRecorded(task);
     await shared.completeTask({ userId: input.userId, task: toTaskView(sessionId, task, Date.now()) });
     if (task.params.webhook && wf.patched('task-webhook')) await deliverTaskWebhook({ userId: input.userId, sessionId, taskId: task.taskId, webhook: task.params.webhook });
     if (input.reachOut?.mode === 'full') await reachOutInChat({ userId: input.userId, sessionId, taskId: task.taskId, environmentId: input.reachOut.environmentId, what: 'result', step: task.steps });
-    if (task.params.terminateOnCompletion && !state.endRequested) state.endRequested = input.singleTask ? 'completed' : 'terminateOnCompletion';
+    if (task.params.terminateOnCompletion) state.requestEnd(input.singleTask ? 'completed' : 'terminateOnCompletion');
   }
 
   // ---- the session's life ------------------------------------------------------------
@@ -342,7 +342,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     if (instanceLost && !state.endRequested) await recover();
     if (state.endRequested) break;
     if (state.queued) {
-      await runTask(state.queued);
+      await runTask();
       continue;
     }
     if (wf.workflowInfo().continueAsNewSuggested) {
@@ -352,14 +352,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         await wf.continueAsNew<typeof sessionWorkflow>({
           ...input,
           initialTask: undefined,
-          carried: { workerId: state.workerId!, taskQueue: state.taskQueue!, previousTasks: state.previousTasks, lastActivityAt: state.lastActivityAt },
+          carried: { workerId: state.workerId!, taskQueue: state.taskQueue!, previousTasks: [...state.previousTasks], lastActivityAt: state.lastActivityAt },
         });
       }
       continue;
     }
     const idleLeft = state.lastActivityAt + input.idleTimeoutMs - Date.now();
     if (idleLeft <= 0) {
-      state.endRequested = 'expired';
+      state.requestEnd('expired');
       break;
     }
     await wf.condition(() => !!state.queued || !!state.endRequested || instanceLost, idleLeft);
@@ -378,8 +378,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       wf.log.warn('closing the browser failed', { error: String(err) });
     }
   }
-  state.endReason = reason;
-  state.status = finalStatus;
+  state.end(reason, finalStatus);
   wf.upsertSearchAttributes([{ key: SessionStatusKey, value: finalStatus }]);
   await shared.endSession({ sessionId, userId: input.userId, status: finalStatus, reason, profile: input.profile });
   await wf.condition(wf.allHandlersFinished);
@@ -394,9 +393,9 @@ function cancelledStep(err: unknown): CancelledStep | undefined {
   return spent && typeof spent.usage?.inputTokens === 'number' && typeof spent.usage.outputTokens === 'number' && typeof spent.cost === 'number' ? spent : undefined;
 }
 
-/** The step's worker does not hold the task's secrets. */
-function isSecretsLost(err: unknown): boolean {
-  return err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure && err.cause.type === 'SECRETS_UNAVAILABLE';
+/** The type of an activity's application failure (SECRETS_UNAVAILABLE, TASK_CONTEXT_UNAVAILABLE, ...). */
+function failureType(err: unknown): string | undefined {
+  return err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? (err.cause.type ?? undefined) : undefined;
 }
 
 /** Task parameters as every step gets them: the secret values travel apart (see handOver). */

@@ -166,6 +166,17 @@ export interface StepInput {
   secrets?: SecretEntry[];
 }
 
+/**
+ * What the workflow sends for one agent step. The task's prompt, parameters and previous
+ * tasks (up to tens of kilobytes) travel only with the task's first step on a worker, which
+ * keeps them for the later steps; a worker that no longer holds them fails the step with
+ * TASK_CONTEXT_UNAVAILABLE and the workflow hands them over again. So a long task does not
+ * repeat them in the session's history at every step.
+ */
+export type StepRequest = Omit<StepInput, 'params' | 'previousTasks'> & {
+  context?: { params: TaskParams; previousTasks: PreviousTask[] };
+};
+
 /** A manual action of the human (coordinates already in page space: y without the 155 px offset). */
 export type InteractionAction =
   | { type: 'takeOverControl' }

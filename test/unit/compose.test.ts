@@ -433,7 +433,19 @@ function checkStack(doc: Obj): string[] {
   const setupSvc = services[setup!];
   needs(setupSvc, setup!, 'temporal', 'service_healthy');
   const setupEnv = envMap(setupSvc);
-  const script = [textOf(setupSvc.entrypoint), textOf(setupSvc.command), ...Object.values(setupEnv).map(String)].join('\n');
+  // A script of the repository mounted into the setup container counts as its command.
+  const mounted = (Array.isArray(setupSvc.volumes) ? setupSvc.volumes : [])
+    .map((v) => String(v).split(':')[0])
+    .filter((src) => src.startsWith('./'))
+    .map((src) => {
+      const file = path.join(ROOT, src);
+      if (!fs.existsSync(file) || !fs.statSync(file).isFile()) {
+        errors.push(`${setup}: mounts ${src}, which is not a file of the repository`);
+        return '';
+      }
+      return fs.readFileSync(file, 'utf8');
+    });
+  const script = [textOf(setupSvc.entrypoint), textOf(setupSvc.command), ...mounted, ...Object.values(setupEnv).map(String)].join('\n');
   if (!/namespace (create|register)/.test(script)) errors.push(`${setup}: does not create the namespace`);
   if (!/search-attribute create/.test(script) || !/--type Keyword/.test(script)) errors.push(`${setup}: does not create Keyword search attributes`);
   for (const sa of SEARCH_ATTRIBUTES) if (!new RegExp(`\\b${sa}\\b`).test(script)) errors.push(`${setup}: search attribute ${sa} is not created`);
