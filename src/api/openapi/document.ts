@@ -99,7 +99,7 @@ const tokenQuery = (what: string) => ({ name: 'token', description: `Signed ${wh
 export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/start/health', tag: 'Sessions', summary: 'Health and browser workers', auth: false, ok: [200, 'Health'] },
   { method: 'post', path: '/start/start-session', tag: 'Sessions', summary: 'Start a session (optionally with a task)', auth: true, json: 'StartSessionRequest', ok: [200, 'SessionResource'], errors: [400, 401, 402, 403, 404, 409, 429, 503] },
-  { method: 'post', path: '/start/run-task', tag: 'Sessions', summary: 'Run one task in a new session that closes afterwards', auth: true, json: 'RunTaskRequest', ok: [200, 'TaskAnswer'], errors: [400, 401, 402, 403, 429, 503] },
+  { method: 'post', path: '/start/run-task', tag: 'Sessions', summary: 'Run one task in a new session that closes afterwards', auth: true, json: 'RunTaskRequest', ok: [200, 'TaskAnswer'], errors: [400, 401, 402, 403, 404, 409, 429, 503] },
   { method: 'post', path: '/start/send-message', tag: 'Sessions', summary: 'Send newTask, state, interaction or guardrail to a session', auth: true, json: 'SendMessageRequest', ok: [200, 'SendMessageAnswer'], errors: [400, 401, 402, 404, 409, 429] },
   { method: 'get', path: '/start/active-sockets', tag: 'Sessions', summary: "The caller's live sessions and the sockets watching each", auth: true, ok: [200, 'ActiveSockets'], errors: [401] },
   { method: 'get', path: '/task/{sessionId}/{taskId}', tag: 'Sessions', summary: 'Poll a task (the session id is the capability; no key needed)', auth: false, ok: [200, 'TaskPoll'], errors: [404] },
