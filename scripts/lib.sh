@@ -116,3 +116,26 @@ stop_port() {
   for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
   kill -KILL "$pid" 2>/dev/null || true
 }
+
+# The official openai Python SDK, for the test that uses it unchanged against the service.
+# Installed once into $CACHE_DIR/py (outside the clone); $CACHE_DIR/py/bin/python runs it.
+# Uses a venv, or pip --target behind a small wrapper where python3 has no venv module.
+OPENAI_PY_VERSION=3.54.0
+ensure_python_openai() {
+  local dir="$CACHE_DIR/py"
+  if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c "import openai, sys; sys.exit(openai.__version__ != '$OPENAI_PY_VERSION')" 2>/dev/null; then return 0; fi
+  command -v python3 >/dev/null 2>&1 || die "python3 is needed for the openai Python SDK test"
+  log "installing the openai Python SDK $OPENAI_PY_VERSION into $dir (once)"
+  rm -rf "$dir"; mkdir -p "$CACHE_DIR/logs"
+  if python3 -m venv "$dir" >/dev/null 2>&1 && "$dir/bin/python" -m pip --version >/dev/null 2>&1; then
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check "openai==$OPENAI_PY_VERSION" >"$CACHE_DIR/logs/py-openai.log" 2>&1 \
+      || die "pip install openai failed; see $CACHE_DIR/logs/py-openai.log"
+  else
+    rm -rf "$dir"; mkdir -p "$dir/bin"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$dir/lib" "openai==$OPENAI_PY_VERSION" >"$CACHE_DIR/logs/py-openai.log" 2>&1 \
+      || die "pip install openai failed; see $CACHE_DIR/logs/py-openai.log"
+    printf '#!/bin/sh\nPYTHONPATH="%s/lib${PYTHONPATH:+:$PYTHONPATH}" exec python3 "$@"\n' "$dir" >"$dir/bin/python"
+    chmod +x "$dir/bin/python"
+  fi
+  "$dir/bin/python" -c "import openai" || die "the openai Python SDK does not import from $dir"
+}

@@ -8,6 +8,7 @@ ensure_node_modules
 ensure_system_packages
 ensure_temporal
 ensure_ferretdb
+ensure_python_openai
 
 log "typecheck"; npx tsc -p tsconfig.json --noEmit
 log "lint"; npx eslint .

@@ -1689,6 +1689,144 @@ export interface components {
             pollUrl: string;
             message: string;
         };
+        SendMessageAnswer: {
+            /** @constant */
+            success: true;
+            sessionId: string;
+            taskId: string;
+            /** @constant */
+            type: "task_completed";
+            /** @constant */
+            status: "task_completed";
+            data: {
+                message: string;
+                files: {
+                    source: string;
+                    downloadUrl: string;
+                    filename: string;
+                    timestamp: number;
+                }[];
+                network: {
+                    id: string;
+                    taskId: string;
+                    urls: {
+                        url: string;
+                        timestamp: number;
+                    }[];
+                }[];
+            };
+            /** @description Usage of a task */
+            usage: {
+                prompt_tokens: number;
+                completion_tokens: number;
+                total_tokens: number;
+                /** @description Execution seconds */
+                completion_time: number;
+                /** @description USD */
+                cost: number;
+                /** @description Only on TASK_TIMEOUT: same as prompt_tokens */
+                inputTokens?: number;
+                /** @description Only on TASK_TIMEOUT: same as completion_tokens */
+                outputTokens?: number;
+            };
+            /** @description In the poll response */
+            completedAt?: string;
+        } | {
+            /** @constant */
+            success: false;
+            sessionId: string;
+            taskId: string;
+            /** @constant */
+            status: "failed";
+            error: string;
+            code: string;
+            details?: {
+                [key: string]: unknown;
+            };
+            /** @description Usage of a task */
+            usage: {
+                prompt_tokens: number;
+                completion_tokens: number;
+                total_tokens: number;
+                /** @description Execution seconds */
+                completion_time: number;
+                /** @description USD */
+                cost: number;
+                /** @description Only on TASK_TIMEOUT: same as prompt_tokens */
+                inputTokens?: number;
+                /** @description Only on TASK_TIMEOUT: same as completion_tokens */
+                outputTokens?: number;
+            };
+            /** @description ISO 8601 date-time */
+            completedAt?: string;
+        } | {
+            /** @constant */
+            success: true;
+            sessionId: string;
+            taskId: string;
+            /** @constant */
+            type: "guardrail_trigger";
+            /** @constant */
+            status: "guardrail_trigger";
+            data: {
+                type: string;
+                value: string;
+            };
+            /** @description Usage of a task */
+            usage: {
+                prompt_tokens: number;
+                completion_tokens: number;
+                total_tokens: number;
+                /** @description Execution seconds */
+                completion_time: number;
+                /** @description USD */
+                cost: number;
+                /** @description Only on TASK_TIMEOUT: same as prompt_tokens */
+                inputTokens?: number;
+                /** @description Only on TASK_TIMEOUT: same as completion_tokens */
+                outputTokens?: number;
+            };
+        } | {
+            /** @constant */
+            success: true;
+            sessionId: string;
+            taskId: string;
+            /** @enum {string} */
+            status: "running" | "paused" | "stopped";
+            /** @description Usage of a task */
+            usage: {
+                prompt_tokens: number;
+                completion_tokens: number;
+                total_tokens: number;
+                /** @description Execution seconds */
+                completion_time: number;
+                /** @description USD */
+                cost: number;
+                /** @description Only on TASK_TIMEOUT: same as prompt_tokens */
+                inputTokens?: number;
+                /** @description Only on TASK_TIMEOUT: same as completion_tokens */
+                outputTokens?: number;
+            };
+            /** @description Partial answer of a stopped task */
+            data?: {
+                message: string;
+            };
+        } | {
+            /** @constant */
+            success: true;
+            sessionId: string;
+            taskId: string;
+            /** @constant */
+            status: "pending";
+            /** @constant */
+            pending: true;
+            pollUrl: string;
+            message: string;
+        } | {
+            /** @constant */
+            success: true;
+            message: string;
+        };
         TaskPoll: {
             /** @constant */
             success: true;
@@ -1939,6 +2077,10 @@ export interface components {
             chat: {
                 [key: string]: unknown;
             } | null;
+            /** @description Where the provider delivers replies (url, secret token, a note): shown only in this answer */
+            replies?: {
+                [key: string]: unknown;
+            } | null;
         };
         UploadedFiles: {
             /** @constant */
@@ -2109,6 +2251,66 @@ export interface components {
             /** @description ISO 8601 date-time */
             createdAt: string;
             previousSecretExpiresAt: string | null;
+        };
+        FilePage: {
+            /** @constant */
+            success: true;
+            files: {
+                fileId: string;
+                originalName: string;
+                size: number;
+                contentType?: string | null;
+                /**
+                 * @description Uploaded by you, or downloaded by the agent during a task
+                 * @enum {string}
+                 */
+                source: "upload" | "download";
+                /** @description ISO 8601 date-time */
+                createdAt: string;
+                expiresAt: string | null;
+                /** @description Downloads only */
+                sessionId?: string | null;
+                /** @description Downloads only */
+                taskId?: string | null;
+                /** @description Downloads only: where the browser got it */
+                sourceUrl?: string | null;
+            }[];
+            nextCursor: string | null;
+        };
+        PolicyList: {
+            /** @constant */
+            success: true;
+            policies: ({
+                _id: string;
+                userId: string;
+                name: string;
+                description?: string | null;
+                createdAt: string | null;
+                updatedAt: string | null;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        PolicyOne: {
+            /** @constant */
+            success: true;
+            /** @description Automation policy (the fields of the create request, plus its identity) */
+            policy: {
+                _id: string;
+                userId: string;
+                name: string;
+                description?: string | null;
+                createdAt: string | null;
+                updatedAt: string | null;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        ChatWebhookAck: {
+            /** @constant */
+            ok: true;
+        } | {
+            challenge: string;
         };
         ChatCompletion: {
             id: string;
@@ -2447,6 +2649,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Rate or session limit reached */
             429: {
                 headers: {
@@ -2525,6 +2736,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Not found (also another user's resource) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (task already running, profile in use) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Rate or session limit reached */
             429: {
                 headers: {
@@ -2564,7 +2802,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TaskAnswer"];
+                    "application/json": components["schemas"]["SendMessageAnswer"];
                 };
             };
             /** @description Invalid parameters or malformed JSON */
@@ -2605,6 +2843,15 @@ export interface operations {
             };
             /** @description Conflict (task already running, profile in use) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2996,6 +3243,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getEnvironmentsById: {
@@ -3338,6 +3594,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     deleteEnvironmentsByIdChat: {
@@ -3451,6 +3716,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3663,6 +3937,7 @@ export interface operations {
                 };
                 content: {
                     "application/octet-stream": string;
+                    "application/json": components["schemas"]["SignedLink"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3767,7 +4042,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["FilePage"];
                 };
             };
             /** @description Invalid parameters or malformed JSON */
@@ -3848,7 +4123,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "text/plain": string;
                 };
             };
             /** @description Missing or invalid API key */
@@ -3856,18 +4131,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
+                content?: never;
             };
             /** @description Not found (also another user's resource) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
+                content?: never;
             };
         };
     };
@@ -3889,7 +4160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["ChatWebhookAck"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3897,18 +4168,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
+                content?: never;
             };
             /** @description Not found (also another user's resource) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
+                content?: never;
             };
         };
     };
@@ -3927,7 +4194,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["PolicyList"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -3960,7 +4227,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["PolicyOne"];
                 };
             };
             /** @description Invalid parameters or malformed JSON */
@@ -3974,6 +4241,15 @@ export interface operations {
             };
             /** @description Missing or invalid API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4000,7 +4276,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["PolicyOne"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -4044,7 +4320,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["PolicyOne"];
                 };
             };
             /** @description Invalid parameters or malformed JSON */
@@ -4067,6 +4343,15 @@ export interface operations {
             };
             /** @description Not found (also another user's resource) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4255,6 +4540,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Rate or session limit reached */
             429: {
                 headers: {
@@ -4359,6 +4653,15 @@ export interface operations {
             };
             /** @description Not found (also another user's resource) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4901,6 +5204,15 @@ export interface operations {
             };
             /** @description Account deactivated */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,14 +1,27 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import OpenAI from 'openai';
 import { api, waitFor } from '../support/http';
-import { createUser } from '../support/service';
+import { checkResponse } from '../support/openapi-check';
+import { createUser, startService, type ServiceProcess } from '../support/service';
 import { recordedRequests, registerScript, requestText } from '../support/scripted-model';
 
 const base = () => process.env.TEST_API_URL!;
 const fixtures = () => process.env.TEST_FIXTURES_URL!;
 const model = () => process.env.TEST_LLM_BASE_URL!;
 const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
+/** The SDK's fetch, every answer checked against the OpenAPI document on the way. */
+const checkedFetch: typeof fetch = async (input, init) => {
+  const res = await fetch(input, init);
+  const type = res.headers.get('content-type') ?? '';
+  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  checkResponse(init?.method ?? 'GET', url, res.status, type.includes('application/json') ? await res.clone().json() : undefined, type);
+  return res;
+};
 // The SDK's own retries would run a task twice; every test sees each answer as it is.
-const client = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${base()}/v1`, maxRetries: 0 });
+const client = (apiKey: string, baseURL = `${base()}/v1`) => new OpenAI({ apiKey, baseURL, maxRetries: 0, fetch: checkedFetch });
 const MODEL = 'service-browser-1';
 
 const liveSessions = async (key: string): Promise<string[]> => (await api(base(), 'GET', '/start/active-sockets', { key })).body.sessions.map((s: { sessionId: string }) => s.sessionId);
@@ -212,5 +225,73 @@ describe('OpenAI-compatible endpoint', () => {
     expect((limited as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toMatch(/^\d+$/);
     // models are not limited
     expect((await openai.models.list()).data).toHaveLength(1);
+  });
+
+  it('works unchanged from the official openai Python SDK, streaming and not', async () => {
+    const python = path.join(process.env.BAS_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'browser-agent-service'), 'py/bin/python');
+    // scripts/test.sh installs it (ensure_python_openai in scripts/lib.sh)
+    expect(existsSync(python)).toBe(true);
+    const { apiKey } = await createUser({ balance: 10 });
+    const t1 = token('py');
+    const t2 = token('pystream');
+    await titleScript(t1);
+    await titleScript(t2);
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(python, [path.join(__dirname, '../support/openai-python-sdk.py'), base(), apiKey, `${t1} What is the title of the about page?`, `${t2} And its title again?`], { timeout: 90_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    const { models, completion, chunks, wrongModel } = JSON.parse(out);
+    expect(models).toEqual([MODEL]);
+
+    expect(completion).toMatchObject({
+      object: 'chat.completion',
+      model: MODEL,
+      choices: [{ index: 0, message: { role: 'assistant', content: expect.stringContaining('The page title is "About') }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 2000, completion_tokens: 200, total_tokens: 2200 },
+    });
+    // the SDK keeps the extra object
+    expect(completion.service).toEqual({ sessionId: expect.any(String), taskId: expect.any(String), cost: expect.any(Number) });
+    expect(completion.service.cost).toBeCloseTo(0.0024, 6);
+    const polled = await api(base(), 'GET', `/task/${completion.service.sessionId}/${completion.service.taskId}`);
+    expect(polled.body).toMatchObject({ type: 'task_completed', data: { message: completion.choices[0].message.content } });
+
+    expect(chunks[0]).toMatchObject({ object: 'chat.completion.chunk', choices: [{ delta: { role: 'assistant' } }] });
+    const content = chunks.map((c: { choices: { delta: { content?: string | null } }[] }) => c.choices[0]?.delta.content ?? '').join('');
+    expect(content).toMatch(/^The page title is "About.*asked for it\.$/);
+    expect(chunks.filter((c: { choices: { delta: { content?: string | null } }[] }) => c.choices[0]?.delta.content).length).toBeGreaterThan(1);
+    const finishing = chunks.filter((c: { choices: { finish_reason?: string | null }[] }) => c.choices[0]?.finish_reason);
+    expect(finishing.map((c: { choices: { finish_reason: string }[] }) => c.choices[0].finish_reason)).toEqual(['stop']);
+    expect(finishing[0].service).toEqual({ sessionId: expect.any(String), taskId: expect.any(String), cost: expect.any(Number) });
+    expect(finishing[0].service.sessionId).not.toBe(completion.service.sessionId);
+    expect(chunks[chunks.length - 1]).toMatchObject({ choices: [], usage: { prompt_tokens: 2000, completion_tokens: 200, total_tokens: 2200 } });
+
+    expect(wrongModel).toMatchObject({ class: 'BadRequestError', status: 400, body: { type: 'invalid_request_error', code: 'model_not_found' } });
+    await waitFor(async () => (await liveSessions(apiKey)).length === 0, 10_000);
+  });
+
+  describe('without browser capacity', () => {
+    // An API process with its own worker registry (Redis database) and queue: no worker serves it.
+    let apiOnly: ServiceProcess;
+    beforeAll(async () => {
+      apiOnly = await startService({ ROLE: 'api', REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/11`, TEMPORAL_TASK_QUEUE: `no-capacity-${Date.now()}` });
+    });
+    afterAll(async () => {
+      await apiOnly?.stop();
+    });
+
+    it('answers 503 in the OpenAI shape, which the SDK raises as an InternalServerError', async () => {
+      const { apiKey } = await createUser({ balance: 10 });
+      const openai = client(apiKey, `${apiOnly.baseUrl}/v1`);
+      const refused = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'open the about page' }] }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((refused as InstanceType<typeof OpenAI.InternalServerError>).status).toBe(503);
+      expect((refused as InstanceType<typeof OpenAI.InternalServerError>).error).toEqual({ message: expect.any(String), type: 'service_unavailable_error', code: 'no_instances_available' });
+      // streaming too: refused before the stream starts
+      const streamed = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'open it' }], stream: true }).catch((e: unknown) => e);
+      expect(streamed).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((streamed as InstanceType<typeof OpenAI.InternalServerError>).error).toMatchObject({ type: 'service_unavailable_error', code: 'no_instances_available' });
+      expect((await api(apiOnly.baseUrl, 'GET', '/start/active-sockets', { key: apiKey })).body.sessions).toEqual([]);
+    });
   });
 });

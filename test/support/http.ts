@@ -1,4 +1,10 @@
-/** A tiny JSON client for the API, as a user's code would call it. */
+import { checkResponse } from './openapi-check';
+
+/**
+ * A tiny JSON client for the API, as a user's code would call it. Every answer is checked
+ * against the OpenAPI document (method, path and status described, JSON body matching its
+ * schema); a mismatch throws, which fails the test.
+ */
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -25,6 +31,8 @@ export async function api<T = any>(baseUrl: string, method: string, path: string
   } catch {
     /* not JSON: tests assert on that */
   }
+  const type = res.headers.get('content-type') ?? '';
+  checkResponse(method, `${baseUrl}${path}`, res.status, type.includes('application/json') ? parsed : undefined, type);
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 

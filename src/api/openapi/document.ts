@@ -37,6 +37,7 @@ const RESPONSES = {
   Usage: R.usageSchema,
   SessionResource: R.sessionResourceSchema,
   TaskAnswer: R.taskAnswerSchema,
+  SendMessageAnswer: R.sendMessageAnswerSchema,
   TaskPoll: R.taskPollSchema,
   Health: R.healthSchema,
   ActiveSockets: R.activeSocketsSchema,
@@ -58,6 +59,10 @@ const RESPONSES = {
   RunPage: R.runPageSchema,
   RunOne: R.runOneSchema,
   WebhookSecret: R.webhookSecretSchema,
+  FilePage: R.filePageSchema,
+  PolicyList: R.policyListSchema,
+  PolicyOne: R.policyOneSchema,
+  ChatWebhookAck: R.chatWebhookAckSchema,
   ChatCompletion: chatCompletionSchema,
   ChatCompletionChunk: chatCompletionChunkSchema,
   ModelList: modelListSchema,
@@ -67,7 +72,7 @@ const RESPONSES = {
 
 type RequestName = keyof typeof REQUESTS;
 type ResponseName = keyof typeof RESPONSES;
-type Body = ResponseName | 'binary' | 'html' | 'prometheus' | 'sse' | 'sdp' | 'jpeg-stream' | 'none' | 'json-rpc' | 'any-json';
+type Body = ResponseName | 'binary' | 'html' | 'prometheus' | 'sse' | 'sdp' | 'jpeg-stream' | 'none' | 'json-rpc' | 'any-json' | 'text';
 
 interface Operation {
   method: 'get' | 'post' | 'put' | 'delete' | 'options';
@@ -81,8 +86,12 @@ interface Operation {
   sdp?: boolean;
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
   ok: [number, Body];
+  /** A JSON answer the success status may carry instead (e.g. the signed link of a download). */
+  okJson?: ResponseName;
   /** Error statuses; their bodies are the REST error envelope, or the OpenAI error for /v1. */
   errors?: number[];
+  /** Errors answered with an empty body (a chat provider's webhook learns nothing from them). */
+  bareErrors?: boolean;
 }
 
 const str = { type: 'string' };
@@ -91,8 +100,8 @@ const tokenQuery = (what: string) => ({ name: 'token', description: `Signed ${wh
 export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/start/health', tag: 'Sessions', summary: 'Health and browser workers', auth: false, ok: [200, 'Health'] },
   { method: 'post', path: '/start/start-session', tag: 'Sessions', summary: 'Start a session (optionally with a task)', auth: true, json: 'StartSessionRequest', ok: [200, 'SessionResource'], errors: [400, 401, 402, 403, 404, 409, 429, 503] },
-  { method: 'post', path: '/start/run-task', tag: 'Sessions', summary: 'Run one task in a new session that closes afterwards', auth: true, json: 'RunTaskRequest', ok: [200, 'TaskAnswer'], errors: [400, 401, 402, 403, 429, 503] },
-  { method: 'post', path: '/start/send-message', tag: 'Sessions', summary: 'Send newTask, state, interaction or guardrail to a session', auth: true, json: 'SendMessageRequest', ok: [200, 'TaskAnswer'], errors: [400, 401, 402, 404, 409, 429] },
+  { method: 'post', path: '/start/run-task', tag: 'Sessions', summary: 'Run one task in a new session that closes afterwards', auth: true, json: 'RunTaskRequest', ok: [200, 'TaskAnswer'], errors: [400, 401, 402, 403, 404, 409, 429, 503] },
+  { method: 'post', path: '/start/send-message', tag: 'Sessions', summary: 'Send newTask, state, interaction or guardrail to a session', auth: true, json: 'SendMessageRequest', ok: [200, 'SendMessageAnswer'], errors: [400, 401, 402, 404, 409, 429] },
   { method: 'get', path: '/start/active-sockets', tag: 'Sessions', summary: "The caller's live sessions and the sockets watching each", auth: true, ok: [200, 'ActiveSockets'], errors: [401] },
   {
     method: 'get',
@@ -137,17 +146,18 @@ export const OPERATIONS: Operation[] = [
     auth: 'optional',
     query: [tokenQuery('download'), { name: 'link', description: 'Answer with a signed link instead of the archive', schema: str }],
     ok: [200, 'binary'],
+    okJson: 'SignedLink',
     errors: [401, 404],
   },
   { method: 'post', path: '/files/upload', tag: 'Files', summary: 'Upload files for tasks (field "files")', auth: true, multipart: { field: 'files', many: true }, ok: [200, 'UploadedFiles'], errors: [400, 401, 413, 429] },
-  { method: 'get', path: '/files', tag: 'Files', summary: "The caller's uploads and captured downloads, newest first", auth: true, query: [{ name: 'limit', description: '1..100', schema: { type: 'integer' } }, { name: 'cursor', description: 'From nextCursor', schema: str }], ok: [200, 'any-json'], errors: [400, 401] },
+  { method: 'get', path: '/files', tag: 'Files', summary: "The caller's uploads and captured downloads, newest first", auth: true, query: [{ name: 'limit', description: '1..100', schema: { type: 'integer' } }, { name: 'cursor', description: 'From nextCursor', schema: str }], ok: [200, 'FilePage'], errors: [400, 401] },
   { method: 'delete', path: '/files/{fileId}', tag: 'Files', summary: 'Delete one of your files', auth: true, ok: [200, 'Confirmation'], errors: [401, 404] },
-  { method: 'get', path: '/chat/{provider}/{environmentId}', tag: 'Reach-out', summary: "A chat provider's subscription check (WhatsApp hub.challenge)", auth: false, ok: [200, 'any-json'], errors: [401, 404] },
-  { method: 'post', path: '/chat/{provider}/{environmentId}', tag: 'Reach-out', summary: "A chat provider's webhook: a reply answers the session's waiting guardrail (verified by the provider's signature or our secret token)", auth: false, ok: [200, 'any-json'], errors: [401, 404] },
-  { method: 'get', path: '/policies', tag: 'Policies', summary: "The caller's automation policies", auth: true, ok: [200, 'any-json'], errors: [401] },
-  { method: 'post', path: '/policies', tag: 'Policies', summary: 'Create an automation policy', auth: true, json: 'PolicyRequest', ok: [201, 'any-json'], errors: [400, 401] },
-  { method: 'get', path: '/policies/{id}', tag: 'Policies', summary: 'One policy', auth: true, ok: [200, 'any-json'], errors: [401, 404] },
-  { method: 'put', path: '/policies/{id}', tag: 'Policies', summary: 'Update any subset of a policy', auth: true, json: 'PolicyUpdateRequest', ok: [200, 'any-json'], errors: [400, 401, 404] },
+  { method: 'get', path: '/chat/{provider}/{environmentId}', tag: 'Reach-out', summary: "A chat provider's subscription check (WhatsApp hub.challenge)", auth: false, ok: [200, 'text'], errors: [401, 404], bareErrors: true },
+  { method: 'post', path: '/chat/{provider}/{environmentId}', tag: 'Reach-out', summary: "A chat provider's webhook: a reply answers the session's waiting guardrail (verified by the provider's signature or our secret token)", auth: false, ok: [200, 'ChatWebhookAck'], errors: [401, 404], bareErrors: true },
+  { method: 'get', path: '/policies', tag: 'Policies', summary: "The caller's automation policies", auth: true, ok: [200, 'PolicyList'], errors: [401] },
+  { method: 'post', path: '/policies', tag: 'Policies', summary: 'Create an automation policy', auth: true, json: 'PolicyRequest', ok: [201, 'PolicyOne'], errors: [400, 401] },
+  { method: 'get', path: '/policies/{id}', tag: 'Policies', summary: 'One policy', auth: true, ok: [200, 'PolicyOne'], errors: [401, 404] },
+  { method: 'put', path: '/policies/{id}', tag: 'Policies', summary: 'Update any subset of a policy', auth: true, json: 'PolicyUpdateRequest', ok: [200, 'PolicyOne'], errors: [400, 401, 404] },
   { method: 'delete', path: '/policies/{id}', tag: 'Policies', summary: 'Delete a policy (409 while a trigger names it)', auth: true, ok: [200, 'Confirmation'], errors: [401, 404, 409] },
   { method: 'get', path: '/files/{fileId}/download', tag: 'Files', summary: 'Download a file (owner key or signed token)', auth: 'optional', query: [tokenQuery('download')], ok: [200, 'binary'], errors: [401, 404] },
   { method: 'get', path: '/cron-jobs', tag: 'Triggers', summary: "The caller's triggers, newest first", auth: true, ok: [200, 'CronJobList'], errors: [401, 429] },
@@ -218,6 +228,8 @@ function content(body: Body): Record<string, unknown> | undefined {
   switch (body) {
     case 'none':
       return undefined;
+    case 'text':
+      return { 'text/plain': { schema: str } };
     case 'html':
       return { 'text/html': { schema: str } };
     case 'prometheus':
@@ -273,8 +285,12 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
         'x-item-schema': ref('ChatCompletionChunk'),
       };
     }
-    for (const status of op.errors ?? []) {
-      responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: ref(openAi ? 'OpenAiError' : 'ErrorEnvelope') } } };
+    if (op.okJson) (responses[String(op.ok[0])] as { content: Record<string, unknown> }).content['application/json'] = { schema: ref(op.okJson) };
+    // A JSON body over the size limit is 413 wherever a JSON body is read.
+    const errors = op.json && !op.errors?.includes(413) ? [...(op.errors ?? []), 413].sort((a, b) => a - b) : (op.errors ?? []);
+    for (const status of errors) {
+      if (op.bareErrors) responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error' };
+      else responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: ref(openAi ? 'OpenAiError' : 'ErrorEnvelope') } } };
     }
     const operation: Record<string, unknown> = {
       operationId: operationId(op),

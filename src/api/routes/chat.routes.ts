@@ -8,6 +8,8 @@ import type { EnvironmentRecord } from '../../store/environments.repository';
 import { ProfileLocks } from '../../store/profile-locks';
 import type { Store } from '../../store/store';
 import type { SessionsService } from '../sessions.service';
+import { send } from '../respond';
+import * as R from '../schemas/responses.schema';
 
 /** What `PUT /environments/:id/chat` tells the user about taking replies from the chat. */
 export function chatRepliesView(config: Pick<Config, 'PUBLIC_BASE_URL'>, provider: ChatProvider, environmentId: string, webhookSecret: string): Record<string, unknown> | null {
@@ -67,14 +69,14 @@ export function chatRoutes(deps: { store: Store; sessions: SessionsService; secr
     }
     const log = logger.child({ provider, environmentId });
     const update = parseChatUpdate(provider as ChatProvider, found.env.chat!.settings, json);
-    if (update.kind === 'challenge') return res.json({ challenge: update.challenge });
+    if (update.kind === 'challenge') return send(res, R.chatWebhookAckSchema, 200, { challenge: update.challenge });
     // Providers retry anything but a 2xx: what we do not act on is still acknowledged.
-    if (update.kind === 'ignore' || !update.text.trim()) return res.json({ ok: true });
+    if (update.kind === 'ignore' || !update.text.trim()) return send(res, R.chatWebhookAckSchema, 200, { ok: true });
     const sessionId = await locks.holder({ kind: 'environment', id: environmentId });
     const user = sessionId ? await store.users.get(found.env.userId) : null;
     if (!sessionId || !user || user.status !== 'active') {
       log.info('chat reply with no live session on the environment');
-      return res.json({ ok: true });
+      return send(res, R.chatWebhookAckSchema, 200, { ok: true });
     }
     try {
       await sessions.answerGuardrail(user, sessionId, update.text);
@@ -83,7 +85,7 @@ export function chatRoutes(deps: { store: Store; sessions: SessionsService; secr
       if (!isServiceError(err)) throw err;
       log.info({ sessionId, code: err.code }, 'chat reply not taken');
     }
-    res.json({ ok: true });
+    send(res, R.chatWebhookAckSchema, 200, { ok: true });
   });
 
   return router;

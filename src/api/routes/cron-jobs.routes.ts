@@ -8,6 +8,8 @@ import { TriggersService } from '../../triggers/triggers.service';
 import { cronJobView, runView } from '../../triggers/views';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
+import { send } from '../respond';
+import * as R from '../schemas/responses.schema';
 
 /** decisions.md: 60 requests per minute per user on /cron-jobs. */
 export const CRON_JOBS_RATE_LIMIT = { limit: 60, windowMs: 60_000 } as const;
@@ -38,53 +40,53 @@ export function cronJobsRoutes(deps: CronJobsRoutesDeps): Router {
 
   router.get('/cron-jobs', async (req, res) => {
     const jobs = await Promise.all((await triggers.list(currentUser(req))).map((j) => triggers.current(j)));
-    res.json({ success: true, cronJobs: jobs.map(cronJobView) });
+    send(res, R.cronJobListSchema, 200, { success: true, cronJobs: jobs.map(cronJobView) });
   });
 
   router.post('/cron-jobs', async (req, res) => {
     const job = await triggers.create(currentUser(req), req.body ?? {});
-    res.status(201).json({ success: true, cronJob: cronJobView(job) });
+    send(res, R.cronJobOneSchema, 201, { success: true, cronJob: cronJobView(job) });
   });
 
   router.get('/cron-jobs/:id', async (req, res) => {
     const job = await triggers.current(await triggers.owned(currentUser(req), req.params.id));
     const recentRuns = await triggers.recentRuns(job);
-    res.json({ success: true, cronJob: cronJobView(job), recentRuns: recentRuns.map(runView) });
+    send(res, R.cronJobWithRunsSchema, 200, { success: true, cronJob: cronJobView(job), recentRuns: recentRuns.map(runView) });
   });
 
   router.put('/cron-jobs/:id', async (req, res) => {
     const job = await triggers.update(currentUser(req), req.params.id, req.body ?? {});
-    res.json({ success: true, cronJob: cronJobView(job) });
+    send(res, R.cronJobOneSchema, 200, { success: true, cronJob: cronJobView(job) });
   });
 
   router.delete('/cron-jobs/:id', async (req, res) => {
     await triggers.remove(currentUser(req), req.params.id);
-    res.json({ success: true, message: 'Cron job deleted' });
+    send(res, R.confirmationSchema, 200, { success: true, message: 'Cron job deleted' });
   });
 
   router.post('/cron-jobs/:id/pause', async (req, res) => {
     const job = await triggers.pause(currentUser(req), req.params.id);
-    res.json({ success: true, cronJob: { _id: job._id, status: job.status } });
+    send(res, R.cronJobStateSchema, 200, { success: true, cronJob: { _id: job._id, status: job.status } });
   });
 
   router.post('/cron-jobs/:id/resume', async (req, res) => {
     const job = await triggers.resume(currentUser(req), req.params.id);
-    res.json({ success: true, cronJob: { _id: job._id, status: job.status, consecutiveFailures: job.consecutiveFailures, nextRunAt: job.nextRunAt ? job.nextRunAt.toISOString() : null } });
+    send(res, R.cronJobStateSchema, 200, { success: true, cronJob: { _id: job._id, status: job.status, consecutiveFailures: job.consecutiveFailures, nextRunAt: job.nextRunAt ? job.nextRunAt.toISOString() : null } });
   });
 
   router.post('/cron-jobs/:id/trigger', async (req, res) => {
     await triggers.trigger(currentUser(req), req.params.id);
-    res.json({ success: true, message: 'Cron job triggered; it runs in the background' });
+    send(res, R.confirmationSchema, 200, { success: true, message: 'Cron job triggered; it runs in the background' });
   });
 
   router.get('/cron-jobs/:id/runs', async (req, res) => {
     const page = await triggers.runPage(currentUser(req), req.params.id, { limit: req.query.limit, cursor: req.query.cursor });
-    res.json({ success: true, runs: page.runs.map(runView), nextCursor: page.nextCursor });
+    send(res, R.runPageSchema, 200, { success: true, runs: page.runs.map(runView), nextCursor: page.nextCursor });
   });
 
   router.get('/cron-jobs/:id/runs/:runId', async (req, res) => {
     const run = await triggers.run(currentUser(req), req.params.id, req.params.runId);
-    res.json({ success: true, run: runView(run) });
+    send(res, R.runOneSchema, 200, { success: true, run: runView(run) });
   });
 
   return router;

@@ -9,6 +9,8 @@ import { currentUser } from '../middleware/auth';
 import { parseRequest } from '../schemas/validation';
 import { receiveArchive, receiveFiles, storeUploadedFile } from '../uploads';
 import { MAX_FILES_PER_REQUEST, fileNotFound, type StorageRoutesDeps } from './files.routes';
+import { send } from '../respond';
+import * as R from '../schemas/responses.schema';
 
 /** Environments per user (the contract's limit). */
 export const MAX_ENVIRONMENTS = 20;
@@ -74,16 +76,16 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
     const env = await envs.create(user._id, fields, MAX_ENVIRONMENTS);
     if (!env) throw new ServiceError('ENVIRONMENT_LIMIT_REACHED', `Maximum of ${MAX_ENVIRONMENTS} environments allowed`, 400, { limit: MAX_ENVIRONMENTS });
     const { _id, userId, name, description, status, createdAt, updatedAt } = environmentView(env);
-    res.json({ success: true, message: 'Environment created', environment: { _id, userId, name, description, status, createdAt, updatedAt } });
+    send(res, R.environmentCreatedSchema, 200, { success: true, message: 'Environment created', environment: { _id, userId, name, description, status, createdAt, updatedAt } });
   });
 
   router.get('/environments', async (req, res) => {
     const list = await envs.list(currentUser(req)._id);
-    res.json({ success: true, environments: list.map(environmentView) });
+    send(res, R.environmentListSchema, 200, { success: true, environments: list.map(environmentView) });
   });
 
   router.get('/environments/:id', async (req, res) => {
-    res.json({ success: true, environment: environmentView(await owned(req.params.id, currentUser(req)._id)) });
+    send(res, R.environmentOneSchema, 200, { success: true, environment: environmentView(await owned(req.params.id, currentUser(req)._id)) });
   });
 
   router.delete('/environments/:id', async (req, res) => {
@@ -92,12 +94,12 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
     // The record is gone first, so nothing new attaches; then its data.
     await store.files.deleteForEnvironment(gone._id);
     if (gone.blobId) await blobs.delete(gone.blobId);
-    res.json({ success: true, message: 'Environment deleted' });
+    send(res, R.confirmationSchema, 200, { success: true, message: 'Environment deleted' });
   });
 
   router.post('/environments/:id/upload', deps.uploadLimit, async (req, res) => {
     const env = await receiveArchive(req, { repo: envs, blobs, quota: deps.quota, settings: config, logger }, { id: req.params.id as string, userId: currentUser(req)._id, kind: 'environment', notFound: environmentNotFound });
-    res.json({
+    send(res, R.environmentUploadedSchema, 200, {
       success: true,
       message: 'Profile uploaded',
       environment: { _id: env._id, name: env.name, status: env.status, blobSize: env.blobSize, blobUploadedAt: iso(env.blobUploadedAt) },
@@ -119,20 +121,20 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
       for (const f of files) await store.files.deleteOne(f._id);
       throw environmentNotFound();
     }
-    res.json({ success: true, message: files.length === 1 ? 'File uploaded' : `${files.length} files uploaded`, files: files.map(attachedFileView) });
+    send(res, R.attachedFilesSchema, 200, { success: true, message: files.length === 1 ? 'File uploaded' : `${files.length} files uploaded`, files: files.map(attachedFileView) });
   });
 
   router.get('/environments/:id/files', async (req, res) => {
     const user = currentUser(req);
     const env = await owned(req.params.id, user._id);
-    res.json({ success: true, files: (await store.files.listForEnvironment(env._id, user._id)).map(attachedFileView) });
+    send(res, R.attachedFilesSchema, 200, { success: true, files: (await store.files.listForEnvironment(env._id, user._id)).map(attachedFileView) });
   });
 
   router.delete('/environments/:id/files/:fileId', async (req, res) => {
     const user = currentUser(req);
     const env = await owned(req.params.id, user._id);
     if (!(await store.files.deleteFromEnvironment(env._id, req.params.fileId, user._id))) throw fileNotFound();
-    res.json({ success: true, message: 'File deleted' });
+    send(res, R.confirmationSchema, 200, { success: true, message: 'File deleted' });
   });
 
   router.put('/environments/:id/chat', async (req, res) => {
@@ -143,14 +145,14 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
     const webhookSecret = newWebhookSecret();
     const updated = await envs.setChat(env._id, user._id, sealChatConnection(secretKey, env._id, provider, { ...fields, [WEBHOOK_SECRET_FIELD]: webhookSecret }));
     if (!updated) throw environmentNotFound();
-    res.json({ success: true, message: 'Chat connection saved', chat: chatView(updated.chat), replies: chatRepliesView(config, provider, env._id, webhookSecret) });
+    send(res, R.chatSavedSchema, 200, { success: true, message: 'Chat connection saved', chat: chatView(updated.chat), replies: chatRepliesView(config, provider, env._id, webhookSecret) });
   });
 
   router.delete('/environments/:id/chat', async (req, res) => {
     const user = currentUser(req);
     const env = await owned(req.params.id, user._id);
     if (!(await envs.clearChat(env._id, user._id))) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat connection not found');
-    res.json({ success: true, message: 'Chat connection removed' });
+    send(res, R.confirmationSchema, 200, { success: true, message: 'Chat connection removed' });
   });
 
   return router;

@@ -13,6 +13,8 @@ import type { StorageQuota } from '../../store/storage-quota';
 import { decodeCursor, encodeCursor, parseLimit } from '../../triggers/cursor';
 import { currentUser } from '../middleware/auth';
 import { receiveFiles, storeUploadedFile, type StorageSettings } from '../uploads';
+import { send } from '../respond';
+import * as R from '../schemas/responses.schema';
 
 /** What the environment, profile and file routes need. */
 export interface StorageRoutesDeps {
@@ -106,7 +108,7 @@ export function filesRoutes(deps: StorageRoutesDeps): Router {
       onFile: (file) => storeUploadedFile({ blobs, quota: deps.quota, files: store.files, settings: config }, file, { userId: user._id, kind: 'upload', ttlMs: config.FILE_UPLOAD_TTL_MS }),
       undo: (f) => store.files.deleteOne(f._id).then(() => undefined),
     });
-    res.json({ success: true, files: files.map(uploadedFileView) });
+    send(res, R.uploadedFilesSchema, 200, { success: true, files: files.map(uploadedFileView) });
   });
 
   router.get('/files', deps.auth, async (req, res) => {
@@ -119,12 +121,12 @@ export function filesRoutes(deps: StorageRoutesDeps): Router {
     const more = page.length > limit;
     const files = page.slice(0, limit);
     const last = files[files.length - 1];
-    res.json({ success: true, files: files.map(storedFileView), nextCursor: more && last ? encodeCursor({ createdAt: last.createdAt, id: last._id }) : null });
+    send(res, R.filePageSchema, 200, { success: true, files: files.map(storedFileView), nextCursor: more && last ? encodeCursor({ createdAt: last.createdAt, id: last._id }) : null });
   });
 
   router.delete('/files/:fileId', deps.auth, async (req, res) => {
     if (!(await store.files.deleteForUser(req.params.fileId as string, currentUser(req)._id))) throw fileNotFound();
-    res.json({ success: true, message: 'File deleted' });
+    send(res, R.confirmationSchema, 200, { success: true, message: 'File deleted' });
   });
 
   const serve = async (res: Response, file: FileRecord | null) => {

@@ -1,5 +1,7 @@
 import { Router } from 'express';
 import type { WorkerRegistry } from '../../workers/worker-registry';
+import { send } from '../respond';
+import * as R from '../schemas/responses.schema';
 
 /** GET /start/health: counts the browser workers that heartbeat, not a constant. */
 export function healthRoutes(deps: { registry: WorkerRegistry }): Router {
@@ -7,7 +9,7 @@ export function healthRoutes(deps: { registry: WorkerRegistry }): Router {
   router.get('/start/health', async (_req, res) => {
     const workers = await deps.registry.alive();
     const free = workers.some((w) => w.sessions < w.capacity);
-    res.json({
+    send(res, R.healthSchema, 200, {
       success: true,
       status: workers.length ? 'healthy' : 'degraded',
       instancesAvailable: free,

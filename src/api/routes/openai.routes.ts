@@ -7,10 +7,11 @@ import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { createChatCompletions } from '../openai/chat-completions';
 import { modelNotFound, OpenAiCompatError, toOpenAiError } from '../openai/openai-errors';
-import { CHAT_MODEL_ID, chatCompletionRequestSchema, type modelListSchema, type modelSchema } from '../schemas/chat.schema';
+import { CHAT_MODEL_ID, chatCompletionRequestSchema, modelListSchema, modelSchema, openAiErrorSchema } from '../schemas/chat.schema';
 import { toServiceError } from '../schemas/validation';
 import type { SessionsService } from '../sessions.service';
 import type { z } from 'zod';
+import { send } from '../respond';
 
 /** When the one model appeared (Unix seconds); fixed so clients may cache the list. */
 const MODEL_CREATED = 1_767_225_600;
@@ -30,17 +31,17 @@ export function openAiRoutes(deps: { config: Config; store: Store; redis: Redis;
     limit: deps.config.RATE_LIMIT_PER_MINUTE,
     windowMs: 60_000,
     key: (req) => req.user?._id ?? req.ip ?? 'unknown',
-    reject: (res, err) => void res.status(429).json(toOpenAiError(err).toBody()),
+    reject: (res, err) => send(res, openAiErrorSchema, 429, toOpenAiError(err).toBody()),
   });
 
   router.get('/v1/models', deps.auth, (_req, res) => {
     const list: z.infer<typeof modelListSchema> = { object: 'list', data: [MODEL] };
-    res.json(list);
+    send(res, modelListSchema, 200, list);
   });
 
   router.get('/v1/models/:model', deps.auth, (req, res) => {
     if (req.params.model !== CHAT_MODEL_ID) throw new OpenAiCompatError(404, `The model '${req.params.model}' does not exist`, 'invalid_request_error', 'model_not_found');
-    res.json(MODEL);
+    send(res, modelSchema, 200, MODEL);
   });
 
   router.post('/v1/chat/completions', deps.auth, limit, async (req, res) => {
@@ -74,6 +75,6 @@ export function openAiErrorHandler(logger: Logger): ErrorRequestHandler {
           : toOpenAiError(err);
     if (e.status >= 500) logger.error({ err, path: req.path }, 'request failed');
     if (res.headersSent) return;
-    res.status(e.status).json(e.toBody());
+    send(res, openAiErrorSchema, e.status, e.toBody());
   };
 }

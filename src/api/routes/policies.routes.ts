@@ -9,6 +9,8 @@ import type { Store } from '../../store/store';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { parseCreatePolicy, parseUpdatePolicy } from '../schemas/policy.schema';
+import { send } from '../respond';
+import * as R from '../schemas/responses.schema';
 
 /** Same budget as /cron-jobs: 60 requests a minute per user. */
 export const POLICIES_RATE_LIMIT = { limit: 60, windowMs: 60_000 } as const;
@@ -45,7 +47,7 @@ export function policiesRoutes(deps: { config: Config; store: Pick<Store, 'db' |
   router.use('/policies', deps.auth, limit);
 
   router.get('/policies', async (req, res) => {
-    res.json({ success: true, policies: (await policies.list(currentUser(req)._id)).map(policyView) });
+    send(res, R.policyListSchema, 200, { success: true, policies: (await policies.list(currentUser(req)._id)).map(policyView) });
   });
 
   router.post('/policies', async (req, res) => {
@@ -54,13 +56,13 @@ export function policiesRoutes(deps: { config: Config; store: Pick<Store, 'db' |
     const p = await policies.create(user._id, fields, config.MAX_POLICIES_PER_USER);
     if (!p) throw new ServiceError('POLICY_LIMIT_REACHED', `Maximum of ${config.MAX_POLICIES_PER_USER} policies per user`, 400, { limit: config.MAX_POLICIES_PER_USER });
     logger.info({ userId: user._id, policyId: p._id, rules: p.rules.length }, 'policy created');
-    res.status(201).json({ success: true, policy: policyView(p) });
+    send(res, R.policyOneSchema, 201, { success: true, policy: policyView(p) });
   });
 
   router.get('/policies/:id', async (req, res) => {
     const p = await policies.get(req.params.id, currentUser(req)._id);
     if (!p) throw policyNotFound();
-    res.json({ success: true, policy: policyView(p) });
+    send(res, R.policyOneSchema, 200, { success: true, policy: policyView(p) });
   });
 
   router.put('/policies/:id', async (req, res) => {
@@ -69,7 +71,7 @@ export function policiesRoutes(deps: { config: Config; store: Pick<Store, 'db' |
     const fields = parseUpdatePolicy(req.body, config.MAX_POLICY_RULES);
     const p = await policies.update(req.params.id, user._id, fields);
     if (!p) throw policyNotFound();
-    res.json({ success: true, policy: policyView(p) });
+    send(res, R.policyOneSchema, 200, { success: true, policy: policyView(p) });
   });
 
   router.delete('/policies/:id', async (req, res) => {
@@ -80,7 +82,7 @@ export function policiesRoutes(deps: { config: Config; store: Pick<Store, 'db' |
       throw new ServiceError('POLICY_IN_USE', `The policy is used by ${users.length} cron job(s); give them another policy or none first`, 409, { cronJobIds: users });
     }
     if (!(await policies.remove(req.params.id, user._id))) throw policyNotFound();
-    res.json({ success: true, message: 'Policy deleted' });
+    send(res, R.confirmationSchema, 200, { success: true, message: 'Policy deleted' });
   });
 
   return router;

@@ -7,6 +7,8 @@ import { rateLimit } from '../middleware/rate-limit';
 import { receiveArchive } from '../uploads';
 import { parseNamed } from './environments.routes';
 import { sendBlob, type StorageRoutesDeps } from './files.routes';
+import { send as sendJson } from '../respond';
+import * as R from '../schemas/responses.schema';
 
 /** Profiles per user, and the contract's rate limit of the /profiles endpoints (per IP). */
 export const MAX_PROFILES = 20;
@@ -66,7 +68,7 @@ export function profilesRoutes(deps: StorageRoutesDeps): Router {
     if (req.query.link !== undefined && req.query.link !== 'false' && req.query.link !== '0') {
       if (!p) throw profileNotFound();
       const expiresAt = Date.now() + FILE_LINK_TTL_MS;
-      res.json({ success: true, downloadUrl: `${config.PUBLIC_BASE_URL}/profiles/${p._id}/download?token=${signFileLink(secret, `profile:${p._id}`, expiresAt)}`, expiresAt: new Date(expiresAt).toISOString() });
+      sendJson(res, R.signedLinkSchema, 200, { success: true, downloadUrl: `${config.PUBLIC_BASE_URL}/profiles/${p._id}/download?token=${signFileLink(secret, `profile:${p._id}`, expiresAt)}`, expiresAt: new Date(expiresAt).toISOString() });
       return;
     }
     await send(res, p);
@@ -75,32 +77,32 @@ export function profilesRoutes(deps: StorageRoutesDeps): Router {
   router.use('/profiles', deps.auth);
 
   router.get('/profiles', async (req, res) => {
-    res.json({ success: true, profiles: (await profiles.list(currentUser(req)._id)).map(profileView) });
+    sendJson(res, R.profileListSchema, 200, { success: true, profiles: (await profiles.list(currentUser(req)._id)).map(profileView) });
   });
 
   router.post('/profiles', async (req, res) => {
     const fields = parseNamed(req.body, 'Profile');
     const p = await profiles.create(currentUser(req)._id, fields, MAX_PROFILES);
     if (!p) throw new ServiceError('PROFILE_LIMIT_REACHED', `Maximum of ${MAX_PROFILES} profiles allowed`, 400, { limit: MAX_PROFILES });
-    res.json({ success: true, message: 'Profile created', profile: profileView(p) });
+    sendJson(res, R.profileOneSchema, 200, { success: true, message: 'Profile created', profile: profileView(p) });
   });
 
   router.get('/profiles/:id', async (req, res) => {
     const p = await profiles.get(req.params.id, currentUser(req)._id);
     if (!p) throw profileNotFound();
-    res.json({ success: true, profile: profileView(p) });
+    sendJson(res, R.profileOneSchema, 200, { success: true, profile: profileView(p) });
   });
 
   router.delete('/profiles/:id', async (req, res) => {
     const gone = await profiles.remove(req.params.id, currentUser(req)._id);
     if (!gone) throw profileNotFound();
     if (gone.blobId) await blobs.delete(gone.blobId);
-    res.json({ success: true, message: 'Profile deleted' });
+    sendJson(res, R.confirmationSchema, 200, { success: true, message: 'Profile deleted' });
   });
 
   router.post('/profiles/:id/upload', deps.uploadLimit, async (req, res) => {
     const p = await receiveArchive(req, { repo: profiles, blobs, quota: deps.quota, settings: config, logger }, { id: req.params.id as string, userId: currentUser(req)._id, kind: 'profile', notFound: profileNotFound });
-    res.json({ success: true, message: 'Profile uploaded', profile: profileView(p) });
+    sendJson(res, R.profileOneSchema, 200, { success: true, message: 'Profile uploaded', profile: profileView(p) });
   });
 
   return router;

@@ -9,6 +9,9 @@ import { wireEvent } from '../../events/publisher';
 import { assertOutputSchemaUsable, assertPromptGiven } from '../schemas/task.schema';
 import { parseRequest } from '../schemas/validation';
 import type { SessionsService } from '../sessions.service';
+import { send } from '../respond';
+import * as R from '../schemas/responses.schema';
+import type { z } from 'zod';
 
 /** POST /start/start-session, /start/run-task, /start/send-message. */
 export function sessionsRoutes(deps: { config: Config; sessions: SessionsService; messages: MessageHandler; auth: RequestHandler; limit: RequestHandler }): Router {
@@ -16,7 +19,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
   const router = Router();
   const base = config.PUBLIC_BASE_URL;
 
-  const sessionResource = (sessionId: string, balance: number, initialPrompt: string, message: string) => {
+  const sessionResource = (sessionId: string, balance: number, initialPrompt: string, message: string): z.output<typeof R.sessionResourceSchema> => {
     const token = sessions.viewToken(sessionId);
     return {
       success: true,
@@ -39,7 +42,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     assertPromptGiven(body.task, 'task.prompt');
     await assertOutputSchemaUsable(body.task, 'task.');
     const started = await sessions.start(currentUser(req), body.task, body);
-    res.json({
+    send(res, R.sessionResourceSchema, 200, {
       ...sessionResource(started.sessionId, started.balance, body.task?.prompt ?? '', started.taskId ? 'Session started; the task is running' : 'Session started'),
       ...(started.taskId ? { taskId: started.taskId } : {}),
     });

@@ -5,6 +5,8 @@ import type { Logger } from '../../logger';
 import { PREVIOUS_SECRET_GRACE_MS, WebhookSecretsRepository, type WebhookSecretRecord } from '../../store/webhook-secrets.repository';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
+import { send } from '../respond';
+import * as R from '../schemas/responses.schema';
 
 export const WEBHOOKS_RATE_LIMIT = { limit: 60, windowMs: 60_000 } as const;
 
@@ -41,14 +43,14 @@ export function webhooksRoutes(deps: WebhooksRoutesDeps): Router {
 
   router.get('/webhooks/secret', async (req, res) => {
     const record = await secrets.getOrCreate(currentUser(req)._id);
-    res.json({ success: true, ...secretView(record) });
+    send(res, R.webhookSecretSchema, 200, { success: true, ...secretView(record) });
   });
 
   router.post('/webhooks/secret/rotate', async (req, res) => {
     const user = currentUser(req);
     const record = await secrets.rotate(user._id);
     logger.info({ userId: user._id }, 'webhook secret rotated');
-    res.json({
+    send(res, R.webhookSecretSchema, 200, {
       success: true,
       message: `Webhook secret rotated; deliveries are signed with the previous secret too for the next ${PREVIOUS_SECRET_GRACE_MS / 3_600_000} hours`,
       ...secretView(record),

@@ -64,6 +64,9 @@ export const pendingSchema = z
   .object({ success: z.literal(true), ...ids, status: z.literal('pending'), pending: z.literal(true), pollUrl: z.string(), message: z.string() })
   .describe('Pending envelope: poll pollUrl');
 
+/** The answer of send-message: a task's answer (newTask) or a confirmation (state, interaction, guardrail). */
+export const sendMessageAnswerSchema = z.union([taskCompletedSchema, taskFailedSchema, guardrailSchema, taskProgressSchema, pendingSchema, confirmationSchema]);
+
 /** A task as polling sees it. */
 export const taskPollSchema = z.union([taskCompletedSchema, taskFailedSchema, guardrailSchema, taskProgressSchema]);
 /** The answer of a task-starting call: the outcome within the inline wait, else the pending marker. */
@@ -140,7 +143,12 @@ export const environmentUploadedSchema = z.object({
   environment: z.object({ _id: z.string(), name: z.string(), status: z.string(), blobSize: z.number().nullish(), blobUploadedAt: isoOrNull }),
 });
 export const attachedFilesSchema = z.object({ success: z.literal(true), message: z.string().optional(), files: z.array(attachedFileSchema) });
-export const chatSavedSchema = z.object({ success: z.literal(true), message: z.string(), chat: chatConnection });
+export const chatSavedSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  chat: chatConnection,
+  replies: z.record(z.string(), z.unknown()).nullable().optional().describe("Where the provider delivers replies (url, secret token, a note): shown only in this answer"),
+});
 export const uploadedFilesSchema = z.object({ success: z.literal(true), files: z.array(uploadedFileSchema) });
 
 export const profileSchema = z.object({
@@ -190,3 +198,26 @@ export const webhookSecretSchema = z.object({
   createdAt: iso,
   previousSecretExpiresAt: isoOrNull,
 });
+
+export const storedFileSchema = z.object({
+  fileId: z.string(),
+  originalName: z.string(),
+  size: z.number(),
+  contentType: z.string().nullish(),
+  source: z.enum(['upload', 'download']).describe('Uploaded by you, or downloaded by the agent during a task'),
+  createdAt: iso,
+  expiresAt: isoOrNull,
+  sessionId: z.string().nullish().describe('Downloads only'),
+  taskId: z.string().nullish().describe('Downloads only'),
+  sourceUrl: z.string().nullish().describe('Downloads only: where the browser got it'),
+});
+export const filePageSchema = z.object({ success: z.literal(true), files: z.array(storedFileSchema), nextCursor: z.string().nullable() });
+
+export const policySchema = z
+  .looseObject({ _id: z.string(), userId: z.string(), name: z.string(), description: z.string().nullish(), createdAt: isoOrNull, updatedAt: isoOrNull })
+  .describe('Automation policy (the fields of the create request, plus its identity)');
+export const policyListSchema = z.object({ success: z.literal(true), policies: z.array(policySchema) });
+export const policyOneSchema = z.object({ success: z.literal(true), policy: policySchema });
+
+/** Answers of a chat provider's webhook: an acknowledgement, or the subscription challenge echoed. */
+export const chatWebhookAckSchema = z.union([z.object({ ok: z.literal(true) }), z.object({ challenge: z.string() })]);
