@@ -71,6 +71,7 @@ export const ERROR_CATALOGUE = {
   PROXY_CONNECTION_FAILED: spec(503, 'later'),
   PROFILES_UNAVAILABLE: spec(503, 'later'),
   SECRETS_UNAVAILABLE: spec(503, 'later'),
+  TASK_CONTEXT_UNAVAILABLE: spec(503, 'later'),
   WEBRTC_ERROR: spec(500, 'later'),
 
   // Tasks and the session workflow's rejections
