@@ -4,6 +4,7 @@ describe('admin CLI flags', () => {
   it('parses a command and its flags, in either --flag value or --flag=value form', () => {
     expect(parseCommand(['keys', 'create', '--user', 'usr_1', '--expires-in=30d'])).toEqual({ command: 'keys create', flags: { user: 'usr_1', 'expires-in': '30d' } });
     expect(parseCommand(['users', 'topup', '--user', 'u', '--amount=-5']).flags).toEqual({ user: 'u', amount: '-5' });
+    expect(parseCommand(['users', 'topup', '--user', 'u', '--amount', '-5']).flags).toEqual({ user: 'u', amount: '-5' });
     expect(parseCommand(['users', 'list'])).toEqual({ command: 'users list', flags: {} });
   });
 

@@ -5,7 +5,7 @@
  *   npm run admin -- users set-limit --user U --limit N
  *   npm run admin -- keys create --user U [--expires-in 30d] | keys revoke --key K | keys list --user U
  * `--expires-in` takes a number with s, m, h, d or w (seconds .. weeks); after it the key is
- * refused with 401 API_KEY_EXPIRED. A negative amount is written `--amount=-5`.
+ * refused with 401 API_KEY_EXPIRED. A negative amount may be written `--amount -5` or `--amount=-5`.
  * Every command prints one line of JSON.
  */
 import { parseArgs } from 'node:util';
@@ -31,11 +31,21 @@ const FLAGS = [...new Set(Object.values(COMMANDS).flat())];
 
 type Flags = Record<string, string | undefined>;
 
+/** `--amount -5` → `--amount=-5`: parseArgs would read a value that starts with a dash as another flag. */
+function joinNegativeValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (/^--[a-z-]+$/.test(argv[i]) && /^-\d/.test(argv[i + 1] ?? '')) out.push(`${argv[i]}=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
 /** `users create --email a@b` → the command and its flags, through node:util parseArgs. */
 export function parseCommand(argv: string[]): { command: string; flags: Flags } {
   let parsed: ReturnType<typeof parseArgs<{ options: Record<string, { type: 'string' }>; allowPositionals: true; strict: true }>>;
   try {
-    parsed = parseArgs({ args: argv, options: Object.fromEntries(FLAGS.map((f) => [f, { type: 'string' as const }])), allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinNegativeValues(argv), options: Object.fromEntries(FLAGS.map((f) => [f, { type: 'string' as const }])), allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }

@@ -155,7 +155,11 @@ describe('tasks', () => {
     await waitFor(async () => (await modelRequests(t)).length >= 1, 15_000, 100);
     await new Promise((r) => setTimeout(r, 300)); // the model answered: the step is in its 10 s wait
     expect((await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'pause' })).body.message).toBe('Task paused');
-    const paused = await poll(s.sessionId, s.taskId!);
+    // the cut step's tokens are counted as soon as its cancellation comes back from the worker
+    const paused = await waitFor(async () => {
+      const r = await poll(s.sessionId, s.taskId!);
+      return r.body.usage?.prompt_tokens > 0 ? r : null;
+    }, 15_000, 200);
     expect(paused.body).toMatchObject({ status: 'paused', usage: { prompt_tokens: 5000, completion_tokens: 100 } });
     // 1000 input tokens are left: the next step cannot afford its model call
     await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'resume' });
@@ -338,7 +342,7 @@ describe('tasks', () => {
   it('refuses a task with 402 when the balance is used up', async () => {
     const { userId, apiKey: key } = await createUser({ balance: 1 });
     const s = await startSession(key);
-    await admin(['users', 'topup', '--user', userId, '--amount', '-1']);
+    await admin(['users', 'topup', '--user', userId, '--amount=-1']);
     const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'anything' });
     expect(res.status).toBe(402);
     expect(res.body).toMatchObject({ success: false, code: 'INSUFFICIENT_BALANCE', details: { balance: 0, required: expect.any(Number) } });
