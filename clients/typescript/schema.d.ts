@@ -2868,6 +2868,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description No browser instance available */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getStartActiveSockets: {
@@ -3091,6 +3100,15 @@ export interface operations {
             };
             /** @description Not found (also another user's resource) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate or session limit reached */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -101,7 +101,7 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/start/health', tag: 'Sessions', summary: 'Health and browser workers', auth: false, ok: [200, 'Health'] },
   { method: 'post', path: '/start/start-session', tag: 'Sessions', summary: 'Start a session (optionally with a task)', auth: true, json: 'StartSessionRequest', ok: [200, 'SessionResource'], errors: [400, 401, 402, 403, 404, 409, 429, 503] },
   { method: 'post', path: '/start/run-task', tag: 'Sessions', summary: 'Run one task in a new session that closes afterwards', auth: true, json: 'RunTaskRequest', ok: [200, 'TaskAnswer'], errors: [400, 401, 402, 403, 404, 409, 429, 503] },
-  { method: 'post', path: '/start/send-message', tag: 'Sessions', summary: 'Send newTask, state, interaction or guardrail to a session', auth: true, json: 'SendMessageRequest', ok: [200, 'SendMessageAnswer'], errors: [400, 401, 402, 404, 409, 429] },
+  { method: 'post', path: '/start/send-message', tag: 'Sessions', summary: 'Send newTask, state, interaction or guardrail to a session', auth: true, json: 'SendMessageRequest', ok: [200, 'SendMessageAnswer'], errors: [400, 401, 402, 404, 409, 429, 503] },
   { method: 'get', path: '/start/active-sockets', tag: 'Sessions', summary: "The caller's live sessions and the sockets watching each", auth: true, ok: [200, 'ActiveSockets'], errors: [401] },
   {
     method: 'get',
@@ -119,7 +119,7 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/task/{sessionId}/{taskId}', tag: 'Sessions', summary: 'Poll a task (the session id is the capability; no key needed)', auth: false, ok: [200, 'TaskPoll'], errors: [404] },
   { method: 'get', path: '/view/{sessionId}', tag: 'Live', summary: 'Live view page of a session', auth: false, query: [tokenQuery('view')], ok: [200, 'html'], errors: [404] },
   { method: 'get', path: '/view/{sessionId}/stream', tag: 'Live', summary: 'MJPEG stream of the live view', auth: false, query: [tokenQuery('view')], ok: [200, 'jpeg-stream'], errors: [404] },
-  { method: 'post', path: '/whep/{sessionId}', tag: 'Live', summary: 'WHEP: SDP offer in, SDP answer out (201, Location)', auth: false, sdp: true, query: [tokenQuery('view')], ok: [201, 'sdp'], errors: [400, 404] },
+  { method: 'post', path: '/whep/{sessionId}', tag: 'Live', summary: 'WHEP: SDP offer in, SDP answer out (201, Location)', auth: false, sdp: true, query: [tokenQuery('view')], ok: [201, 'sdp'], errors: [400, 404, 429] },
   { method: 'options', path: '/whep/{sessionId}', tag: 'Live', summary: 'CORS preflight of WHEP', auth: false, ok: [204, 'none'] },
   { method: 'options', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'CORS preflight of a WHEP resource', auth: false, ok: [204, 'none'] },
   { method: 'delete', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'End a WHEP playback', auth: false, query: [tokenQuery('view')], ok: [200, 'none'], errors: [404] },
