@@ -1528,6 +1528,10 @@ export interface components {
             inputTokens?: number;
             /** @description Only on TASK_TIMEOUT: same as completion_tokens */
             outputTokens?: number;
+            /** @description Only for a session on a managed proxy: bytes relayed through it */
+            proxy_bytes?: number;
+            /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+            proxy_cost?: number;
         };
         /** @description Session resource */
         SessionResource: {
@@ -1594,6 +1598,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description In the poll response */
             completedAt?: string;
@@ -1622,6 +1630,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description ISO 8601 date-time */
             completedAt?: string;
@@ -1651,6 +1663,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
         } | {
             /** @constant */
@@ -1672,6 +1688,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description Partial answer of a stopped task */
             data?: {
@@ -1728,6 +1748,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description In the poll response */
             completedAt?: string;
@@ -1756,6 +1780,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description ISO 8601 date-time */
             completedAt?: string;
@@ -1785,6 +1813,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
         } | {
             /** @constant */
@@ -1806,6 +1838,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description Partial answer of a stopped task */
             data?: {
@@ -1866,6 +1902,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description In the poll response */
             completedAt?: string;
@@ -1894,6 +1934,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description ISO 8601 date-time */
             completedAt?: string;
@@ -1923,6 +1967,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
         } | {
             /** @constant */
@@ -1944,6 +1992,10 @@ export interface components {
                 inputTokens?: number;
                 /** @description Only on TASK_TIMEOUT: same as completion_tokens */
                 outputTokens?: number;
+                /** @description Only for a session on a managed proxy: bytes relayed through it */
+                proxy_bytes?: number;
+                /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
+                proxy_cost?: number;
             };
             /** @description Partial answer of a stopped task */
             data?: {

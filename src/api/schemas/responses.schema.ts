@@ -28,6 +28,8 @@ export const usageSchema = z
     cost: z.number().describe('USD'),
     inputTokens: z.number().optional().describe('Only on TASK_TIMEOUT: same as prompt_tokens'),
     outputTokens: z.number().optional().describe('Only on TASK_TIMEOUT: same as completion_tokens'),
+    proxy_bytes: z.number().optional().describe('Only for a session on a managed proxy: bytes relayed through it'),
+    proxy_cost: z.number().optional().describe('Only for a session on a managed proxy: USD for those bytes (part of cost)'),
   })
   .describe('Usage of a task');
 
