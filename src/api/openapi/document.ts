@@ -119,7 +119,7 @@ export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/task/{sessionId}/{taskId}', tag: 'Sessions', summary: 'Poll a task (the session id is the capability; no key needed)', auth: false, ok: [200, 'TaskPoll'], errors: [404] },
   { method: 'get', path: '/view/{sessionId}', tag: 'Live', summary: 'Live view page of a session', auth: false, query: [tokenQuery('view')], ok: [200, 'html'], errors: [404] },
   { method: 'get', path: '/view/{sessionId}/stream', tag: 'Live', summary: 'MJPEG stream of the live view', auth: false, query: [tokenQuery('view')], ok: [200, 'jpeg-stream'], errors: [404] },
-  { method: 'post', path: '/whep/{sessionId}', tag: 'Live', summary: 'WHEP: SDP offer in, SDP answer out (201, Location)', auth: false, sdp: true, query: [tokenQuery('view')], ok: [201, 'sdp'], errors: [400, 404, 429] },
+  { method: 'post', path: '/whep/{sessionId}', tag: 'Live', summary: 'WHEP: SDP offer in, SDP answer out (201, Location)', auth: false, sdp: true, query: [tokenQuery('view')], ok: [201, 'sdp'], errors: [400, 404, 415, 429] },
   { method: 'options', path: '/whep/{sessionId}', tag: 'Live', summary: 'CORS preflight of WHEP', auth: false, ok: [204, 'none'] },
   { method: 'options', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'CORS preflight of a WHEP resource', auth: false, ok: [204, 'none'] },
   { method: 'delete', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'End a WHEP playback', auth: false, query: [tokenQuery('view')], ok: [200, 'none'], errors: [404] },
