@@ -45,7 +45,13 @@ export function createBrowserActivities(deps: {
     // A page may carry a typed secret in an address (a form sent with GET): never recorded.
     const files = collected.files.map((f) => ({ ...f, source: mask(sessionId, f.source) }));
     const network = collected.network.map((n) => ({ ...n, url: mask(sessionId, n.url) }));
-    await store.tasks.saveArtifacts(taskId, { files, network: network.length ? [{ id: `net_${taskId}`, taskId, urls: network }] : [] });
+    try {
+      await store.tasks.saveArtifacts(taskId, { files, network: network.length ? [{ id: `net_${taskId}`, taskId, urls: network }] : [] });
+    } catch (err) {
+      // Not stored (a busy database): kept for the retry, which the workflow makes.
+      session.artifacts.restore(taskId, collected);
+      throw err;
+    }
     return { files: files.length, requests: network.length };
   }
 

@@ -1,4 +1,6 @@
-import { MAX_CAPTURED_URL, captureUrl, maskUrl } from './artifacts';
+import pino from 'pino';
+import type { Request } from 'playwright-core';
+import { MAX_CAPTURED_URL, SessionArtifacts, captureUrl, maskUrl } from './artifacts';
 
 describe('maskUrl', () => {
   it('masks credentials and secret-looking query values, keeps the rest', () => {
@@ -39,5 +41,20 @@ describe('captureUrl', () => {
     const kept = captureUrl(raw);
     expect(kept.length).toBeLessThanOrEqual(MAX_CAPTURED_URL);
     expect(kept).toContain('characters in all]');
+  });
+});
+
+describe('SessionArtifacts', () => {
+  it('gives back what it handed out when storing it failed, ahead of what came since', async () => {
+    const artifacts = new SessionArtifacts('s1', { maxRequests: 10, logger: pino({ level: 'silent' }) });
+    const request = (url: string) => ({ url: () => url }) as unknown as Request;
+    artifacts.taskId = 't1';
+    artifacts.onRequest(request('https://example.com/a'));
+    const taken = await artifacts.collect('t1');
+    expect(taken.network.map((n) => n.url)).toEqual(['https://example.com/a']);
+    artifacts.restore('t1', taken);
+    artifacts.onRequest(request('https://example.com/b'));
+    expect((await artifacts.collect('t1')).network.map((n) => n.url)).toEqual(['https://example.com/a', 'https://example.com/b']);
+    expect((await artifacts.collect('t1')).network).toEqual([]);
   });
 });

@@ -104,4 +104,10 @@ export class SessionArtifacts {
     this.requests.delete(taskId);
     return out;
   }
+
+  /** Gives back what `collect` took when storing it failed, so the next try stores it (ahead of anything captured since). */
+  restore(taskId: string, taken: { files: CapturedFile[]; network: { url: string; timestamp: number }[] }): void {
+    if (taken.files.length) this.files.set(taskId, [...taken.files, ...(this.files.get(taskId) ?? [])]);
+    if (taken.network.length) this.requests.set(taskId, [...taken.network, ...(this.requests.get(taskId) ?? [])]);
+  }
 }
