@@ -3215,7 +3215,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Success */
-            200: {
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };

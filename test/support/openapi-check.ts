@@ -39,7 +39,7 @@ function check(key: string, schema: Record<string, unknown>, body: unknown): voi
   const validate = validator(key, schema);
   if (!validate(body)) {
     const errors = (validate.errors ?? []).map((e) => `  ${e.instancePath || '(root)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`).join('\n');
-    throw new Error(`${key}: the answer does not match the OpenAPI document:\n${errors}\nbody: ${JSON.stringify(body).slice(0, 2000)}`);
+    throw new Error(`${key}: the answer does not match the OpenAPI document:\n${errors}\nbody: ${String(JSON.stringify(body)).slice(0, 2000)}`);
   }
 }
 
@@ -54,14 +54,14 @@ export function checkResponse(method: string, url: string, status: number, body:
     const expected = !entry ? [404, 'NOT_FOUND'] : [405, 'METHOD_NOT_ALLOWED'];
     const key = `${method} ${pathname} ${status}`;
     if (status !== expected[0] || !json || (body as { code?: string } | undefined)?.code !== expected[1]) {
-      throw new Error(`${key}: ${!entry ? 'the path is' : 'the method is'} not in the OpenAPI document, yet the answer is not the ${expected[0]} ${expected[1]} error: ${JSON.stringify(body).slice(0, 500)}`);
+      throw new Error(`${key}: ${!entry ? 'the path is' : 'the method is'} not in the OpenAPI document, yet the answer is not the ${expected[0]} ${expected[1]} error: ${String(JSON.stringify(body)).slice(0, 500)}`);
     }
     check(key, { $ref: '#/components/schemas/ErrorEnvelope' }, body);
     return;
   }
   const key = `${method} ${entry.p} ${status}`;
   const response = op.responses[String(status)];
-  if (!response) throw new Error(`${key}: the OpenAPI document does not list status ${status} for this operation (it lists ${Object.keys(op.responses).join(', ')}): ${JSON.stringify(body).slice(0, 500)}`);
+  if (!response) throw new Error(`${key}: the OpenAPI document does not list status ${status} for this operation (it lists ${Object.keys(op.responses).join(', ')}): ${String(JSON.stringify(body)).slice(0, 500)}`);
   const schema = response.content?.['application/json']?.schema;
   if (!json) {
     if (response.content && !Object.keys(response.content).some((t) => contentType.startsWith(t)) && !(status === 304 || contentType === '')) {

@@ -122,7 +122,7 @@ export const OPERATIONS: Operation[] = [
   { method: 'post', path: '/whep/{sessionId}', tag: 'Live', summary: 'WHEP: SDP offer in, SDP answer out (201, Location)', auth: false, sdp: true, query: [tokenQuery('view')], ok: [201, 'sdp'], errors: [400, 404, 415, 429] },
   { method: 'options', path: '/whep/{sessionId}', tag: 'Live', summary: 'CORS preflight of WHEP', auth: false, ok: [204, 'none'] },
   { method: 'options', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'CORS preflight of a WHEP resource', auth: false, ok: [204, 'none'] },
-  { method: 'delete', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'End a WHEP playback', auth: false, query: [tokenQuery('view')], ok: [200, 'none'], errors: [404] },
+  { method: 'delete', path: '/whep/{sessionId}/{resourceId}', tag: 'Live', summary: 'End a WHEP playback', auth: false, query: [tokenQuery('view')], ok: [204, 'none'], errors: [404] },
   { method: 'post', path: '/environments', tag: 'Environments', summary: 'Create an environment', auth: true, json: 'NamedRequest', ok: [200, 'EnvironmentCreated'], errors: [400, 401] },
   { method: 'get', path: '/environments', tag: 'Environments', summary: "The caller's environments", auth: true, ok: [200, 'EnvironmentList'], errors: [401] },
   { method: 'get', path: '/environments/{id}', tag: 'Environments', summary: 'One environment', auth: true, ok: [200, 'EnvironmentOne'], errors: [401, 404] },
