@@ -1,6 +1,6 @@
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GridFSBucket, type Binary, type Db, type FindCursor, type GridFSBucketWriteStream } from 'mongodb';
+import { GridFSBucket, type Binary, type Collection, type Db, type FindCursor, type GridFSBucketWriteStream } from 'mongodb';
 import { NotFoundError, ServiceError } from '../errors';
 import type { BlobInfo, BlobStore } from '../profiles/contracts';
 import { newId } from './ids';
@@ -14,6 +14,19 @@ export interface BlobFileDoc {
 }
 
 export const BLOB_BUCKET = 'blobs';
+
+/** Bytes of one user's blobs, from the records (`blobs.files`) both stores keep. */
+export async function blobUsage(files: Collection<BlobFileDoc>, userId: string): Promise<number> {
+  const [row] = await files.aggregate<{ total: number }>([{ $match: { 'metadata.userId': userId } }, { $group: { _id: null, total: { $sum: '$length' } } }]).toArray();
+  return row?.total ?? 0;
+}
+
+/** A page of ids of blobs recorded before `before`, in id order after `after`. */
+export async function blobIdsBefore(files: Collection<BlobFileDoc>, before: Date, limit: number, after?: string): Promise<string[]> {
+  const filter = after === undefined ? { uploadDate: { $lt: before } } : { uploadDate: { $lt: before }, _id: { $gt: after } };
+  const docs = await files.find(filter, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
+  return docs.map((d) => d._id);
+}
 
 /** Counts bytes as they pass and fails the stream past the cap, so nothing above it is stored. */
 export class ByteCap extends Transform {
@@ -75,18 +88,13 @@ export class GridFsBlobStore implements BlobStore {
     await this.chunks().deleteMany({ files_id: blobId });
   }
 
-  async usage(userId: string): Promise<number> {
-    const [row] = await this.files()
-      .aggregate<{ total: number }>([{ $match: { 'metadata.userId': userId } }, { $group: { _id: null, total: { $sum: '$length' } } }])
-      .toArray();
-    return row?.total ?? 0;
+  usage(userId: string): Promise<number> {
+    return blobUsage(this.files(), userId);
   }
 
   /** Ids of blobs stored before `before`, in id order after `after`: pages for the sweep of blobs no record refers to. */
-  async idsBefore(before: Date, limit = 500, after?: string): Promise<string[]> {
-    const filter = after === undefined ? { uploadDate: { $lt: before } } : { uploadDate: { $lt: before }, _id: { $gt: after } };
-    const docs = await this.files().find(filter, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
-    return docs.map((d) => d._id);
+  idsBefore(before: Date, limit = 500, after?: string): Promise<string[]> {
+    return blobIdsBefore(this.files(), before, limit, after);
   }
 
   /**

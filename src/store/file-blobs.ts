@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Db } from 'mongodb';
 import { NotFoundError } from '../errors';
 import type { BlobInfo, BlobStore } from '../profiles/contracts';
-import { BLOB_BUCKET, ByteCap, type BlobFileDoc } from './blobs';
+import { BLOB_BUCKET, ByteCap, blobIdsBefore, blobUsage, type BlobFileDoc } from './blobs';
 import { newId } from './ids';
 
 const BLOB_ID = /^blob_[A-Za-z0-9]+$/;
@@ -76,17 +76,12 @@ export class FileBlobStore implements BlobStore {
     if (BLOB_ID.test(blobId)) await fs.promises.rm(this.pathOf(blobId), { force: true });
   }
 
-  async usage(userId: string): Promise<number> {
-    const [row] = await this.files()
-      .aggregate<{ total: number }>([{ $match: { 'metadata.userId': userId } }, { $group: { _id: null, total: { $sum: '$length' } } }])
-      .toArray();
-    return row?.total ?? 0;
+  usage(userId: string): Promise<number> {
+    return blobUsage(this.files(), userId);
   }
 
-  async idsBefore(before: Date, limit = 500, after?: string): Promise<string[]> {
-    const filter = after === undefined ? { uploadDate: { $lt: before } } : { uploadDate: { $lt: before }, _id: { $gt: after } };
-    const docs = await this.files().find(filter, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
-    return docs.map((d) => d._id);
+  idsBefore(before: Date, limit = 500, after?: string): Promise<string[]> {
+    return blobIdsBefore(this.files(), before, limit, after);
   }
 
   /** Blob ids are made here (`blob_` and hex), never taken from a request; still, only that shape becomes a path. */
