@@ -9,28 +9,54 @@ const GRACE_MS = 150;
 const SETTLE_MS = 5_000;
 
 /**
- * Chromium announces a window it is about to open (window.open, a target=_blank link, a form
- * aimed at a new window) on the opener's DevTools session, before the new tab exists. One
- * session per page, opened on first use, lets an action know a tab is coming even when the
- * machine is too busy for the tab to appear within the grace period.
+ * Chromium announces what an input event set off on the page's DevTools session before it
+ * shows up as a request or a tab: a window about to open (window.open, a target=_blank link, a
+ * form aimed at a new window) and a navigation the page asked for (a link, a form submission,
+ * a script). One session per page, opened on first use, lets an action know a tab or a new
+ * document is coming even when the machine is too busy for it to appear within the grace period.
  */
-const windowOpenWatch = new WeakMap<Page, Promise<{ opened: number } | null>>();
+interface PageAnnouncements {
+  opened: number;
+  /** Navigations of the main frame in the same tab that the page requested. */
+  requested: number;
+  /** Called when the main frame stops loading (a document loaded, a download, a cancelled navigation). */
+  stopped: Set<() => void>;
+  /** A round trip through the renderer: tasks the input event queued before it have run by its end. */
+  roundTrip(): Promise<void>;
+}
 
-function watchWindowOpen(ctx: ToolContext, page: Page): Promise<{ opened: number } | null> {
-  let watch = windowOpenWatch.get(page);
+const announcements = new WeakMap<Page, Promise<PageAnnouncements | null>>();
+
+function watchAnnouncements(ctx: ToolContext, page: Page): Promise<PageAnnouncements | null> {
+  let watch = announcements.get(page);
   if (!watch) {
     watch = (async () => {
-      const state = { opened: 0 };
       try {
         const cdp: CDPSession = await ctx.context.newCDPSession(page);
+        const main = { frameId: '' };
+        const state: PageAnnouncements = {
+          opened: 0,
+          requested: 0,
+          stopped: new Set(),
+          roundTrip: async () => {
+            await cdp.send('Runtime.evaluate', { expression: 'new Promise((r) => setTimeout(r, 0))', awaitPromise: true }).catch(() => undefined);
+          },
+        };
         cdp.on('Page.windowOpen', () => (state.opened += 1));
+        cdp.on('Page.frameRequestedNavigation', (e) => {
+          if (e.frameId === main.frameId && e.disposition === 'currentTab') state.requested += 1;
+        });
+        cdp.on('Page.frameStoppedLoading', (e) => {
+          if (e.frameId === main.frameId) for (const fn of state.stopped) fn();
+        });
         await cdp.send('Page.enable');
+        main.frameId = (await cdp.send('Page.getFrameTree')).frameTree.frame.id;
         return state;
       } catch {
         return null; // a closed page or a browser without DevTools sessions: the grace period alone decides
       }
     })();
-    windowOpenWatch.set(page, watch);
+    announcements.set(page, watch);
   }
   return watch;
 }
@@ -66,35 +92,44 @@ export async function actAndSettle<T>(ctx: ToolContext, action: () => Promise<T>
   page.on('domcontentloaded', markLoaded);
   ctx.context.on('page', onPage);
   const guard = watchBlockedNavigation(ctx, page);
-  const windows = await watchWindowOpen(ctx, page);
-  const openedBefore = windows?.opened ?? 0;
+  const announced = await watchAnnouncements(ctx, page);
+  const openedBefore = announced?.opened ?? 0;
+  const requestedBefore = announced?.requested ?? 0;
+  announced?.stopped.add(markLoaded);
+  const seen = () => newPage || navigated || (announced && (announced.opened > openedBefore || announced.requested > requestedBefore));
   try {
     const result = await action();
     await sleep(GRACE_MS, ctx.signal);
-    if (!newPage && windows && windows.opened > openedBefore) {
-      // a tab is on its way: wait for it (bounded) rather than leave the agent on the old tab
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
-      await abortable(Promise.race([opened, timeout]), ctx.signal).finally(() => clearTimeout(timer));
-    }
+    // A busy renderer may not have run the submission or the script the input set off yet: let
+    // it catch up once (bounded) before concluding that the action stayed on the page.
+    if (!seen() && announced) await bounded(announced.roundTrip(), ctx);
+    if (announced && announced.requested > requestedBefore) navigated = true;
+    // a tab is on its way: wait for it (bounded) rather than leave the agent on the old tab
+    if (!newPage && announced && announced.opened > openedBefore) await bounded(opened, ctx);
     if (newPage) {
       ctx.setActivePage(newPage);
       await abortable(newPage.waitForLoadState('domcontentloaded', { timeout: SETTLE_MS }), ctx.signal).catch(rethrowAbort(ctx));
       return { result, newPage, navigated };
     }
     if (navigated) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
-      await abortable(Promise.race([loaded, timeout]), ctx.signal).finally(() => clearTimeout(timer));
+      await bounded(loaded, ctx);
       guard.check();
     }
     return { result, navigated };
   } finally {
+    announced?.stopped.delete(markLoaded);
     guard.stop();
     page.off('request', onRequest);
     page.off('domcontentloaded', markLoaded);
     ctx.context.off('page', onPage);
   }
+}
+
+/** Waits for `promise` at most SETTLE_MS; a stopped task ends the wait at once. */
+async function bounded(promise: Promise<unknown>, ctx: ToolContext): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)));
+  await abortable(Promise.race([promise, timeout]), ctx.signal).finally(() => clearTimeout(timer));
 }
 
 /** A slow new tab is fine (the observation waits for it); a stopped task is not. */
