@@ -27,6 +27,8 @@ export const ERROR_CATALOGUE = {
   INVALID_PARAMETER: spec(400, 'never'),
   MISSING_REQUIRED_FIELD: spec(400, 'never'),
   INVALID_TASK_DETAILS: spec(400, 'never'),
+  /** replayOf names a task that did not complete (its recording is not one to repeat). */
+  INVALID_REPLAY: spec(400, 'never'),
   INVALID_FILE_TYPE: spec(400, 'never'),
   INVALID_ARCHIVE: spec(400, 'never'),
   UPLOAD_ABORTED: spec(400, 'later'),

@@ -123,6 +123,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/task/{sessionId}/{taskId}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The task's recording: the actions performed, each with what it acted on (JSON), or a Playwright script that performs them again */
+        get: operations["getTaskBySessionIdByTaskIdRecording"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/view/{sessionId}": {
         parameters: {
             query?: never;
@@ -949,6 +966,8 @@ export interface components {
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
                 };
+                /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
+                replayOf?: string;
             };
         };
         RunTaskRequest: {
@@ -1076,6 +1095,8 @@ export interface components {
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
                 };
+                /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
+                replayOf?: string;
             };
         };
         SendMessageRequest: {
@@ -1156,6 +1177,8 @@ export interface components {
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
                 };
+                /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
+                replayOf?: string;
             } | {
                 /** @constant */
                 actionType: "state";
@@ -1532,6 +1555,10 @@ export interface components {
             proxy_bytes?: number;
             /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
             proxy_cost?: number;
+            /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+            replayed_steps?: number;
+            /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+            agent_steps?: number;
         };
         /** @description Session resource */
         SessionResource: {
@@ -1602,6 +1629,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description In the poll response */
             completedAt?: string;
@@ -1634,6 +1665,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description ISO 8601 date-time */
             completedAt?: string;
@@ -1667,6 +1702,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
         } | {
             /** @constant */
@@ -1692,6 +1731,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description Partial answer of a stopped task */
             data?: {
@@ -1752,6 +1795,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description In the poll response */
             completedAt?: string;
@@ -1784,6 +1831,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description ISO 8601 date-time */
             completedAt?: string;
@@ -1817,6 +1868,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
         } | {
             /** @constant */
@@ -1842,6 +1897,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description Partial answer of a stopped task */
             data?: {
@@ -1906,6 +1965,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description In the poll response */
             completedAt?: string;
@@ -1938,6 +2001,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description ISO 8601 date-time */
             completedAt?: string;
@@ -1971,6 +2038,10 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
         } | {
             /** @constant */
@@ -1996,11 +2067,70 @@ export interface components {
                 proxy_bytes?: number;
                 /** @description Only for a session on a managed proxy: USD for those bytes (part of cost) */
                 proxy_cost?: number;
+                /** @description Only for a replay (replayOf): steps performed from the recording, without the model */
+                replayed_steps?: number;
+                /** @description Only for a replay (replayOf): steps that needed the model (a repair, or the answer) */
+                agent_steps?: number;
             };
             /** @description Partial answer of a stopped task */
             data?: {
                 message: string;
             };
+        };
+        Recording: {
+            /** @constant */
+            success: true;
+            sessionId: string;
+            taskId: string;
+            /** @description The task status */
+            status: string;
+            /** @description The task this one replayed */
+            replayOf?: string;
+            steps: {
+                seq: number;
+                /** @enum {string} */
+                by: "agent" | "human" | "replay";
+                /** @description The agent tool (navigate, click_element, input_text, select_option, send_keys, upload_file, scroll, go_back, switch_tab, wait, extract, done, request_human_input) or manual_click, manual_double_click, manual_type, manual_key_press */
+                action: string;
+                /** @description The arguments; typed secrets as their placeholders <secret>name</secret>; a person typing into a secret field is recorded without the text */
+                args: {
+                    [key: string]: unknown;
+                };
+                /** @description What an action acted on, described to find it again on a changed page: role and accessible name, text, label, placeholder, test id, id, field name, a CSS path, the frame, the box (last resort) */
+                element?: {
+                    role: string;
+                    name: string;
+                    text?: string;
+                    label?: string;
+                    placeholder?: string;
+                    testId?: string;
+                    id?: string;
+                    fieldName?: string;
+                    tag: string;
+                    inputType?: string;
+                    css: string;
+                    frame?: {
+                        url: string;
+                        name?: string;
+                    };
+                    box: {
+                        x: number;
+                        y: number;
+                        width: number;
+                        height: number;
+                    };
+                };
+                urlBefore: string;
+                urlAfter: string;
+                /** @enum {string} */
+                outcome: "ok" | "failed" | "blocked";
+                error?: string;
+                summary?: string;
+                reasoning?: string;
+                pictureFileId?: string;
+                /** @description ISO 8601 date-time */
+                at: string;
+            }[];
         };
         Health: {
             /** @constant */
@@ -3037,6 +3167,69 @@ export interface operations {
             };
             /** @description Not found (also another user's resource) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTaskBySessionIdByTaskIdRecording: {
+        parameters: {
+            query?: {
+                /** @description json (default) or playwright (a @playwright/test TypeScript file; secrets from environment variables named after their placeholders) */
+                format?: "json" | "playwright";
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                    "application/json": components["schemas"]["Recording"];
+                };
+            };
+            /** @description Invalid parameters or malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate or session limit reached */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

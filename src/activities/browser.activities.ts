@@ -1,4 +1,8 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { Page } from 'playwright-core';
+import { describeAtPoint } from '../recording/describe';
+import type { Recorder } from '../recording/recorder';
+import type { ElementDescription } from '../recording/types';
 import type { AgentRunner } from '../agent/agent';
 import type { SecretVault } from '../agent/secrets/vault';
 import type { BrowserPool } from '../browser/pool';
@@ -30,6 +34,8 @@ export function createBrowserActivities(deps: {
   onClosed?: (sessionId: string) => Promise<void>;
   /** The sessions' secret values: what leaves the worker is masked with them. */
   vault?: SecretVault;
+  /** Writes a person's actions during a task into its recording. */
+  recorder?: Recorder;
   logger: Logger;
 }) {
   const { pool, agent, events, store, profiles, onClosed, vault } = deps;
@@ -161,12 +167,14 @@ export function createBrowserActivities(deps: {
     },
 
     /** A human's click, typing or key press on the session's page (page coordinates). */
-    async interact({ sessionId, action }: { sessionId: string; action: InteractionAction }): Promise<void> {
+    async interact({ sessionId, action, taskId, userId }: { sessionId: string; action: InteractionAction; taskId?: string; userId?: string }): Promise<void> {
       const session = pool.get(sessionId);
       if (!session) throw ApplicationFailure.create({ type: 'INSTANCE_LOST', message: 'The browser of this session is no longer available', nonRetryable: true });
       const { page } = session;
       let name: string;
       let target: string | undefined;
+      // During a task, what the person does goes into its recording, described like the agent's actions.
+      const recording = deps.recorder && taskId && userId ? { urlBefore: page.url(), ...(await manualStepFacts(page, action)) } : undefined;
       switch (action.type) {
         case 'CLICK':
           await page.mouse.click(action.x, action.y);
@@ -200,6 +208,13 @@ export function createBrowserActivities(deps: {
           return;
       }
       await events.message(sessionId, { type: 'action', data: { name, target } });
+      if (recording && taskId && userId) {
+        const args = vault ? (vault.maskDeep(sessionId, recording.args) as Record<string, unknown>) : recording.args;
+        await deps.recorder!.add(
+          { userId, sessionId, taskId },
+          { by: 'human', action: name, args, element: recording.element, urlBefore: mask(sessionId, recording.urlBefore), urlAfter: mask(sessionId, page.url()), outcome: 'ok', summary: target },
+        );
+      }
     },
 
     async agentStep(request: StepRequest | StepInput): Promise<StepResult & { cost: number }> {
@@ -252,6 +267,32 @@ export function createBrowserActivities(deps: {
 }
 
 export type BrowserActivities = ReturnType<typeof createBrowserActivities>;
+
+/**
+ * What a person's action is recorded with: the element under a click, described before the
+ * click changes the page; what was typed, unless the focused field is a secret one (a
+ * password, a one-time code), whose text is never recorded.
+ */
+async function manualStepFacts(page: Page, action: InteractionAction): Promise<{ args: Record<string, unknown>; element?: ElementDescription }> {
+  switch (action.type) {
+    case 'CLICK':
+    case 'DOUBLE_CLICK':
+      return { args: { x: action.x, y: action.y }, element: await describeAtPoint(page.mainFrame(), action.x, action.y) };
+    case 'TYPE': {
+      const secret = await page
+        .evaluate(() => {
+          const el = document.activeElement as HTMLInputElement | null;
+          return !!el && (el.type === 'password' || /one-time-code|cc-number|cc-csc/.test(el.autocomplete ?? ''));
+        })
+        .catch(() => true);
+      return { args: secret ? { text: null, secret: true } : { text: action.text } };
+    }
+    case 'KEY_PRESS':
+      return { args: { key: action.key } };
+    default:
+      return { args: {} };
+  }
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How long a lease whose run is gone waits for the run that continued it as new. */

@@ -1,4 +1,6 @@
 import type { Page } from 'playwright-core';
+import { z } from 'zod';
+import { abortable } from './tools/abort';
 import type { BrowserPool, BrowserSession } from '../browser/pool';
 import { TaskFailure, isServiceError, type ErrorCode } from '../errors';
 import type { SessionMessage } from '../events/types';
@@ -16,6 +18,10 @@ import type { TaskSecrets } from './secrets/secrets';
 import { systemPrompt, taskPrompt } from './prompts';
 import { agentTools, toolSpecs } from './tools';
 import type { AgentTool, FileProvider, TaskFiles, ToolContext } from './types';
+import type { Recorder } from '../recording/recorder';
+import { findAgain, replayPlan, samePage, stepLine, type FoundElement, type ReplayPlan } from '../recording/replay';
+import type { RecordedStep } from '../recording/types';
+import { doneSpec } from './tools/done';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
 const FATAL_CODES = new Set(['NAVIGATION_TIMEOUT', 'PAGE_CRASH', 'INVALID_STRUCTURED_OUTPUT']);
@@ -42,7 +48,14 @@ interface Memory {
   pendingApproval?: { callId: string; tool: string; args: unknown };
   /** The domain rules' guard on the session's browser context, when the policy restricts domains. */
   guard?: NavigationGuardState;
+  /** A replayed task: its plan, how far it got, and whether the agent has taken over. */
+  replay?: { plan: ReplayPlan; cursor: number; off: boolean; done: string[] };
+  /** The next model call may only finish the task (the answer of a replayed task). */
+  answerOnly?: boolean;
 }
+
+/** A recorded step that cannot be performed again as recorded: the agent takes over. */
+class ReplayMismatch extends Error {}
 
 /** Where automation policies come from (the store); a session's policy is read once per task. */
 export interface PolicyProvider {
@@ -77,6 +90,10 @@ export interface AgentRunnerOptions {
   policies?: PolicyProvider;
   /** Secret values of the worker's sessions (memory only). */
   vault?: SecretVault;
+  /** Writes what the agent does into the task's recording. */
+  recorder?: Recorder;
+  /** Reads the recording a replayed task performs. */
+  recordings?: { list(taskId: string, userId: string): Promise<RecordedStep[]> };
 }
 
 /**
@@ -160,6 +177,18 @@ export class AgentRunner {
         ? await this.opts.files.forTask({ userId: input.userId, sessionId: input.sessionId, fileIds: input.params.files, environmentId: input.environmentId })
         : undefined;
       mem.messages.push({ role: 'user', content: taskPrompt(input.params, input.previousTasks, mem.files?.available() ?? [], c.secrets?.catalogue() ?? []) });
+      mem.replay = undefined;
+      mem.answerOnly = false;
+      const p = input.params;
+      await this.opts.recorder?.begin(
+        { userId: input.userId, sessionId: input.sessionId, taskId: input.taskId },
+        { prompt: mask(p.prompt), startingUrl: p.startingUrl ? mask(p.startingUrl) : null, outputType: p.outputType, ...(p.outputSchema !== undefined ? { outputSchema: p.outputSchema } : {}) },
+      );
+      if (input.params.replay && this.opts.recordings) {
+        const plan = replayPlan(await this.opts.recordings.list(input.params.replay.source, input.userId), input.params);
+        mem.replay = { plan, cursor: 0, off: false, done: [] };
+        log.info({ replayOf: input.params.replay.of, source: input.params.replay.source, steps: plan.steps.length }, 'task replays a recording');
+      }
       if (input.stepNo === 0 && input.params.startingUrl) {
         const allowed = mem.policy?.checkUrl(input.params.startingUrl);
         if (allowed?.effect === 'block') {
@@ -177,6 +206,10 @@ export class AgentRunner {
       }
       mem.messages.push({ role: 'user', content: `The human answered your request: ${input.humanReply}` });
     }
+    if (mem.replay && !mem.replay.off) {
+      const replayed = await this.replayNext(c);
+      if (replayed) return replayed;
+    }
 
     const t0 = performance.now();
     const observation = await observePage(session.page, { tokenBudget: this.opts.observationTokenBudget, screenshot: this.opts.vision });
@@ -189,6 +222,7 @@ export class AgentRunner {
     let call: LlmToolCall | undefined;
     let tool: AgentTool | undefined;
     let args: unknown;
+    let reasoning: string | undefined;
     for (let attempt = 0; !tool; attempt++) {
       if (attempt >= MAX_BAD_REPLIES) {
         throw new TaskFailure('LLM_INVALID_RESPONSE', `The model did not produce a valid action after ${MAX_BAD_REPLIES} attempts`);
@@ -207,7 +241,8 @@ export class AgentRunner {
       const system = systemPrompt(mem.policy ? mem.policy.llmRole : undefined);
       let reply: Awaited<ReturnType<LlmClient['complete']>>;
       try {
-        reply = await this.opts.llm.complete({ system, messages: mem.messages, tools: (mem.specs ??= toolSpecs(input.params)), maxTokens, signal });
+        const tools = mem.answerOnly ? [doneSpec(input.params)] : (mem.specs ??= toolSpecs(input.params));
+        reply = await this.opts.llm.complete({ system, messages: mem.messages, tools, maxTokens, signal });
       } catch (err) {
         // A call cut off by the cancellation was sent all the same: its prompt counts at the estimate.
         if (signal.aborted) usage.inputTokens += estimate;
@@ -236,10 +271,73 @@ export class AgentRunner {
       }
       tool = candidate;
       args = parsed.value;
+      reasoning = reply.text.trim() || undefined;
     }
+    mem.answerOnly = false;
 
     const cost = computeCost(usage, this.opts.llm.model, this.opts.prices);
-    return this.act(c, { tool, args, callId: call!.id, usage, cost, observeMs: t1 - t0, modelMs });
+    return this.act(c, { tool, args, callId: call!.id, usage, cost, observeMs: t1 - t0, modelMs, reasoning });
+  }
+
+  /**
+   * A replayed task's next step, performed from its recording without the model: the page
+   * checked (the recorded address), the element found again by its description. Undefined
+   * when the replay cannot go on: the agent is told why and what remains, and this step
+   * goes on with the model.
+   */
+  private async replayNext(c: StepContext): Promise<(StepResult & { cost: number }) | undefined> {
+    const { session, mem, log } = c;
+    const r = mem.replay!;
+    const step = r.plan.steps[r.cursor];
+    const none = { usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, observeMs: 0, modelMs: 0, callId: '' };
+    if (!step) {
+      if (r.plan.handOverAt) return this.handOver(c, `the recording goes on with ${stepLine(r.plan.handOverAt)}, which needs you`);
+      if (!r.plan.done) return this.handOver(c, 'the recording ends before the task did');
+      if (r.plan.needsAnswer) {
+        // The steps are done; the answer is read off the page as it is now, by one model call.
+        r.off = true;
+        mem.answerOnly = true;
+        mem.messages.push({ role: 'user', content: c.mask(`The recorded steps of this task were performed again without you:\n${r.done.map((l, i) => `${i + 1}. ${l}`).join('\n')}\nThe page below is where they ended. Give the task's answer from it now by calling done.`) });
+        return undefined;
+      }
+      return this.act(c, { ...none, tool: this.tools.get('done')!, args: r.plan.done.args, replay: { step: r.plan.done } });
+    }
+    const url = session.page.url();
+    if (step.action !== 'navigate' && !samePage(url, step.urlBefore)) return this.handOver(c, `it was recorded on ${step.urlBefore}, but the page is now ${url}`);
+    let pinned: FoundElement | undefined;
+    if (step.element) {
+      pinned = (await findAgain(session.page, step.element)) ?? undefined;
+      if (!pinned) return this.handOver(c, `its element (${step.element.role} "${step.element.name || step.element.text || step.element.css}") is no longer on the page`);
+    }
+    const { tool, args } = replayedCall(step, this.tools);
+    if (!tool) return this.handOver(c, `the recorded action ${step.action} cannot be performed again as recorded`);
+    try {
+      const result = await this.act(c, { ...none, tool, args, replay: { step, pinned } });
+      r.cursor += 1;
+      r.done.push(stepLine(step));
+      log.info({ action: step.action, strategy: pinned?.strategy }, 'recorded step replayed');
+      return result;
+    } catch (err) {
+      if (!(err instanceof ReplayMismatch)) throw err;
+      return this.handOver(c, err.message);
+    }
+  }
+
+  /** The replay stops here: the agent takes over with the original prompt, what was replayed and what remains as a hint. */
+  private handOver(c: StepContext, reason: string): undefined {
+    const r = c.mem.replay!;
+    r.off = true;
+    const rest = r.plan.steps.slice(r.cursor).map((s, i) => `${i + 1}. ${stepLine(s)}`);
+    c.mem.messages.push({
+      role: 'user',
+      content: c.mask(
+        `This task replays an earlier run of it. ${r.done.length ? `These recorded steps were performed again:\n${r.done.map((l, i) => `${i + 1}. ${l}`).join('\n')}\n` : ''}` +
+          `The next recorded step could not be performed: ${reason}. Take over from here and finish the task.` +
+          (rest.length ? `\nWhat the earlier run did from here (a hint only: the page may have changed):\n${rest.join('\n')}` : ''),
+      ),
+    });
+    c.log.info({ reason: c.mask(reason), replayed: r.done.length }, 'replay handed over to the agent');
+    return undefined;
   }
 
   /**
@@ -248,7 +346,20 @@ export class AgentRunner {
    */
   private async act(
     c: StepContext,
-    a: { tool: AgentTool; args: unknown; callId: string; usage: StepResult['usage']; cost: number; observeMs: number; modelMs: number; approved?: boolean },
+    a: {
+      tool: AgentTool;
+      args: unknown;
+      callId: string;
+      usage: StepResult['usage'];
+      cost: number;
+      observeMs: number;
+      modelMs: number;
+      approved?: boolean;
+      /** The agent's words that came with the call. */
+      reasoning?: string;
+      /** A recorded step performed again: no model call to answer, and a mismatch hands over to the agent. */
+      replay?: { step: RecordedStep; pinned?: FoundElement };
+    },
   ): Promise<StepResult & { cost: number }> {
     const { input, session, mem, signal, log, mask } = c;
     const { tool, callId } = a;
@@ -256,9 +367,17 @@ export class AgentRunner {
     const timings = () => ({ observeMs: round(a.observeMs), modelMs: round(a.modelMs), actMs: round(performance.now() - t2) });
     const base: Omit<StepResult, 'kind'> & { cost: number; action: { name: string; target?: string } } = { usage: a.usage, cost: a.cost, action: { name: tool.name } };
     const ctx = this.toolContext(session, signal, mem);
+    ctx.pinned = a.replay?.pinned;
+    ctx.record = {};
+    const urlBefore = ctx.page.url();
+    const by = a.replay ? 'replay' : 'agent';
+    const record = (outcome: RecordedStep['outcome'], more: { error?: string; summary?: string } = {}) =>
+      this.record(c, { by, action: tool.name, args: recordedArgs(tool.name, a.args, ctx.record?.element !== undefined), element: ctx.record?.element, urlBefore, urlAfter: safeUrl(ctx), outcome, reasoning: a.reasoning ? mask(a.reasoning) : undefined, ...more });
     try {
       const gate = await gateAction({ tool, args: a.args, ctx, policy: mem.policy ?? null, secrets: c.secrets, approved: a.approved });
+      if (a.replay && gate.kind !== 'perform') throw new ReplayMismatch(`the automation policy ${gate.kind === 'block' ? 'blocks' : 'asks a human to approve'} it`);
       if (gate.kind === 'block') {
+        await record('blocked', { error: mask(gate.reason) });
         base.timings = timings();
         return this.blocked(c, base, callId, mask(gate.reason));
       }
@@ -286,11 +405,15 @@ export class AgentRunner {
       }
       mem.failedActions = 0;
       const note = await reportRefusals(mem.guard, ctx.page);
-      mem.messages.push({ role: 'tool', toolCallId: callId, content: mask(`${a.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`) });
+      const summary = mask(`${a.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`);
+      if (!a.replay) mem.messages.push({ role: 'tool', toolCallId: callId, content: summary });
+      await record('ok', { summary });
       const target = result.target === undefined ? undefined : mask(result.target);
       base.action.target = target;
-      this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: tool.name, target } });
-      log.info({ action: tool.name, target }, 'agent action');
+      const performedBy = a.replay ? 'replayed' : 'agent';
+      this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: tool.name, target, by: performedBy } });
+      log.info({ action: tool.name, target, by: performedBy }, 'agent action');
+      if (a.replay) base.replayed = true;
       if (result.done) return { ...base, kind: 'done', message: mask(result.done.message), success: result.done.success };
       if (result.humanInput) return { ...base, kind: 'human_input', humanInput: { type: result.humanInput.type, value: mask(result.humanInput.value) } };
       return { ...base, kind: 'continue' };
@@ -299,6 +422,9 @@ export class AgentRunner {
       if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
       if (isServiceError(err) && FATAL_CODES.has(err.code)) throw err;
       const reason = mask(err instanceof Error ? err.message.split('\n')[0] : String(err));
+      if (err instanceof ReplayMismatch) throw err;
+      await record('failed', { error: reason });
+      if (a.replay) throw new ReplayMismatch(`it failed: ${reason}`);
       base.timings = timings();
       mem.failedActions += 1;
       mem.lastFailureCode = isServiceError(err) ? err.code : 'ACTION_FAILED';
@@ -366,6 +492,15 @@ export class AgentRunner {
     return mem;
   }
 
+  /** Adds a step to the task's recording (never fails the step). */
+  private async record(c: StepContext, step: Omit<RecordedStep, 'seq' | 'at'>): Promise<void> {
+    const recorder = this.opts.recorder;
+    if (!recorder) return;
+    const { input } = c;
+    const args = this.opts.vault ? (this.opts.vault.maskDeep(input.sessionId, step.args) as Record<string, unknown>) : step.args;
+    await recorder.add({ userId: input.userId, sessionId: input.sessionId, taskId: input.taskId }, { ...step, args, urlBefore: c.mask(step.urlBefore), urlAfter: c.mask(step.urlAfter) });
+  }
+
   private toolContext(session: BrowserSession, signal: AbortSignal, mem: Memory): ToolContext {
     return {
       files: mem.files,
@@ -413,6 +548,52 @@ function trimHistory(messages: LlmMessage[]): void {
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
+
+/** The arguments as recorded: an element's index of the moment means nothing later (the element description replaces it). */
+function recordedArgs(tool: string, args: unknown, described: boolean): Record<string, unknown> {
+  const copy = { ...(args as Record<string, unknown>) };
+  if (described && tool !== 'switch_tab') delete copy.index;
+  return copy;
+}
+
+function safeUrl(ctx: ToolContext): string {
+  try {
+    return ctx.page.url();
+  } catch {
+    return '';
+  }
+}
+
+/** A person's typing, performed again: the same keys into whatever has the focus (never offered to the model). */
+const typeFocusedTool: AgentTool<z.ZodObject<{ text: z.ZodString }>> = {
+  name: 'manual_type',
+  description: 'Types into the focused element',
+  schema: z.object({ text: z.string() }),
+  async execute(ctx, { text }) {
+    await abortable(ctx.page.keyboard.type(text), ctx.signal);
+    return { summary: `Typed ${[...text].length} characters`, target: `${[...text].length} characters` };
+  },
+};
+
+/** The tool and arguments that perform a recorded step again (a human's click is a click on the same element). */
+function replayedCall(step: RecordedStep, tools: Map<string, AgentTool>): { tool?: AgentTool; args: unknown } {
+  const index = step.element ? { index: 1 } : {};
+  switch (step.action) {
+    case 'manual_click':
+      return { tool: tools.get('click_element'), args: index };
+    case 'manual_key_press':
+      return { tool: tools.get('send_keys'), args: { keys: String(step.args.key ?? '') } };
+    case 'manual_type':
+      // A person's typing into a secret field was not recorded: only the agent can type it again.
+      return typeof step.args.text === 'string' ? { tool: typeFocusedTool as AgentTool, args: { text: step.args.text } } : { args: {} };
+    default: {
+      const tool = tools.get(step.action);
+      if (!tool) return { args: {} };
+      const parsed = tool.schema.safeParse({ ...step.args, ...index });
+      return parsed.success ? { tool, args: parsed.data } : { args: {} };
+    }
+  }
+}
 
 function estimateTokens(messages: LlmMessage[]): number {
   let chars = 0;

@@ -1,4 +1,5 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
+import type { ElementDescription } from '../recording/types';
 import type { z } from 'zod';
 
 /** What the agent sees of the browser at one step. */
@@ -48,6 +49,13 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The files the task may put into file inputs (task `files` and the environment's files). */
   files?: TaskFiles;
+  /**
+   * A replayed action's element, found again by its recorded description: element tools act
+   * on it instead of the element their `index` names.
+   */
+  pinned?: { locator: Locator; frame: Frame };
+  /** Filled by element tools with the description of what they act on, for the task's recording. */
+  record?: { element?: ElementDescription };
   /** What the network guard refused for this session's pages (hosts, since a time). */
   egress?: { refusalOf(host: string, since: number): { host: string; reason: string } | undefined };
 }

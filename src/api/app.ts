@@ -11,6 +11,7 @@ import { rateLimit } from './middleware/rate-limit';
 import { healthRoutes } from './routes/health.routes';
 import { sessionsRoutes } from './routes/sessions.routes';
 import { tasksRoutes } from './routes/tasks.routes';
+import { recordingsRoutes } from './routes/recordings.routes';
 import { chatRoutes } from './routes/chat.routes';
 import { Watchers } from '../environments/reach-out';
 import { cronJobsRoutes } from './routes/cron-jobs.routes';
@@ -71,6 +72,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   // Aggregate figures only (no user's data); behind METRICS_TOKEN when set. No rate limit: Prometheus scrapes it.
   app.get('/metrics', metricsRoute(apiMetrics.registry, config.METRICS_TOKEN));
   app.use(tasksRoutes({ config, sessions, watchers: new Watchers(redis) }));
+  app.use(recordingsRoutes({ config, store, auth, redis }));
   app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser }));
   // The live view and WHEP open with the session's view token, not an API key.
   const liveRoutes = createLiveRoutes({ config, store, redis, sessions, logger: deps.logger });

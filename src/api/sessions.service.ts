@@ -26,7 +26,7 @@ import {
   taskQuery,
 } from '../workflows/messages';
 import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
-import { TERMINAL_TASK_STATUSES, type InteractionAction, type SessionProxy, type TaskParams, type TaskView } from '../workflows/types';
+import { TERMINAL_TASK_STATUSES, type InteractionAction, type ReplaySource, type SessionProxy, type TaskParams, type TaskView } from '../workflows/types';
 import { Y_OFFSET, type InteractionAction as ApiInteraction } from './schemas/message.schema';
 import type { TaskParamsInput } from './schemas/task.schema';
 import type { ProxyInput } from './schemas/session.schema';
@@ -81,6 +81,8 @@ export class SessionsService {
     if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
     if (attach.policyId && !(await store.policies.get(attach.policyId, user._id))) throw new NotFoundError('POLICY_NOT_FOUND', 'Policy not found');
     const proxy = attach.proxy ? sessionProxy(attach.proxy, config) : undefined;
+    const replay = await this.replaySource(user, task?.replayOf, 'task.replayOf');
+    if (task) task = await this.withReplayedAsk(user, task, replay);
     await this.claimFiles(user, task);
     if ((await registry.alive()).length === 0) throw new NoInstancesError();
     const profile: ProfileSource | undefined = attach.environmentId
@@ -98,7 +100,7 @@ export class SessionsService {
       profile,
       ...(attach.policyId ? { policyId: attach.policyId } : {}),
       reachOut: attach.environmentId && attach.reachOutMode !== 'off' ? { mode: attach.reachOutMode ?? 'guardrail_only', environmentId: attach.environmentId } : undefined,
-      initialTask: task && taskId ? { taskId, params: toTaskParams(task) } : undefined,
+      initialTask: task && taskId ? { taskId, params: toTaskParams(task, replay) } : undefined,
       ...(attach.singleTask && task ? { singleTask: true } : {}),
     });
     let handle: WorkflowHandle;
@@ -173,10 +175,47 @@ export class SessionsService {
   async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput): Promise<string> {
     this.assertBalance(user);
     await this.ownedSession(user, sessionId);
+    const replay = await this.replaySource(user, params.replayOf, 'message.replayOf');
+    params = await this.withReplayedAsk(user, params, replay);
     await this.claimFiles(user, params);
     const taskId = newTaskId();
-    await this.update(sessionId, () => this.handle(sessionId).executeUpdate(newTaskUpdate, { args: [{ taskId, params: toTaskParams(params) }] }));
+    await this.update(sessionId, () => this.handle(sessionId).executeUpdate(newTaskUpdate, { args: [{ taskId, params: toTaskParams(params, replay) }] }));
     return taskId;
+  }
+
+  /**
+   * What a replay performs: `replayOf` must be one of the user's tasks (else 404) that
+   * completed (else 400 INVALID_REPLAY); the newest completed run of its line is replayed,
+   * so a replay that had to be repaired is what the next one repeats.
+   */
+  async replaySource(user: UserRecord, replayOf: string | undefined, field: string): Promise<ReplaySource | undefined> {
+    if (replayOf === undefined) return undefined;
+    const { tasks } = this.deps.store;
+    const named = await tasks.owned(user._id, replayOf);
+    if (!named) throw new NotFoundError('TASK_NOT_FOUND', `Task ${replayOf} not found`);
+    if (named.status !== 'task_completed') {
+      throw new ServiceError('INVALID_REPLAY', `Task ${replayOf} is ${named.status}: only a completed task's recording can be replayed`, 400, { field, status: named.status });
+    }
+    const root = named.replayRoot ?? named._id;
+    return { of: named._id, root, source: (await tasks.newestOfLine(user._id, root)) ?? named._id };
+  }
+
+  /**
+   * A replay's task takes what the replayed task was asked where the request leaves it
+   * out: the prompt (when empty), the startingUrl (when null) and the output format (when
+   * the request asks for plain text).
+   */
+  private async withReplayedAsk<T extends TaskParamsInput>(user: UserRecord, task: T, replay: ReplaySource | undefined): Promise<T> {
+    if (!replay) return task;
+    const asked = await this.deps.store.recordings.header(replay.of, user._id);
+    if (!asked) return task;
+    const keepsFormat = task.outputType !== 'text' || task.outputSchema !== undefined;
+    return {
+      ...task,
+      prompt: task.prompt.trim() ? task.prompt : asked.prompt,
+      startingUrl: task.startingUrl ?? asked.startingUrl,
+      ...(keepsFormat ? {} : { outputType: asked.outputType, ...(asked.outputSchema !== undefined ? { outputSchema: asked.outputSchema } : {}) }),
+    };
   }
 
   /** Waits up to the inline wait for a task to end or ask for a human; null when still going. */
@@ -296,7 +335,7 @@ export function sessionProxy(p: ProxyInput, config: Pick<Config, 'MANAGED_PROXIE
 }
 
 /** The validated task as the workflow carries it: the schema's output, secrets only when given. */
-export function toTaskParams(t: TaskParamsInput): TaskParams {
-  const { secrets, ...rest } = t;
-  return { ...rest, ...(secrets.length ? { secrets } : {}) };
+export function toTaskParams(t: TaskParamsInput, replay?: ReplaySource): TaskParams {
+  const { secrets, replayOf: _named, ...rest } = t;
+  return { ...rest, ...(secrets.length ? { secrets } : {}), ...(replay ? { replay } : {}) };
 }

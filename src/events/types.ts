@@ -3,7 +3,7 @@
 /** `message` events: what the agent and the task do. */
 export type SessionMessage =
   | { type: 'agent'; content: string; taskId?: string }
-  | { type: 'action'; data: { name: string; target?: string; blocked?: boolean; refused?: boolean; reason?: string }; taskId?: string }
+  | { type: 'action'; data: { name: string; target?: string; /** Who performed it: the agent's choice, or a step replayed from a recording. */ by?: 'agent' | 'replayed'; blocked?: boolean; refused?: boolean; reason?: string }; taskId?: string }
   | { type: 'response_update'; data: { message: string; control?: 'manual' | 'agent' }; taskId?: string }
   | { type: 'task_completed'; sessionId: string; taskId: string; data: { message: string; files: unknown[]; network: unknown[] }; usage: Record<string, number> }
   | { type: 'guardrail_trigger'; taskId: string; data: { type: string; value: string } }

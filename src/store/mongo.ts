@@ -20,6 +20,7 @@ export async function connectMongo(url: string): Promise<{ client: MongoClient; 
     db.collection('files').createIndex({ expiresAt: 1 }),
     db.collection('cronJobs').createIndex({ userId: 1, createdAt: -1 }),
     db.collection('triggerRuns').createIndex({ cronJobId: 1, createdAt: -1, _id: -1 }),
+    db.collection('recording_steps').createIndex({ taskId: 1, seq: 1 }),
   ]);
   return { client, db };
 }

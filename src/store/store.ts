@@ -7,6 +7,7 @@ import { EnvironmentsRepository } from './environments.repository';
 import { EventsRepository } from './events.repository';
 import { FilesRepository } from './files.repository';
 import { PoliciesRepository } from './policies.repository';
+import { RecordingsRepository } from './recordings.repository';
 import { ProfilesRepository } from './profiles.repository';
 import { SnapshotsRepository } from './snapshots.repository';
 import { SessionsRepository } from './sessions.repository';
@@ -32,6 +33,7 @@ export interface Store {
   reservations: MongoReservationLedger;
   quota: StorageQuota;
   policies: PoliciesRepository;
+  recordings: RecordingsRepository;
 }
 
 /** `blobDir`: blobs as files there (one machine or a shared volume); without it, GridFS in the database. */
@@ -47,5 +49,6 @@ export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?
     files: new FilesRepository(db, blobs, { uploadTtlMs: opts.uploadTtlMs ?? 60 * 60 * 1000, downloadTtlMs: opts.downloadTtlMs ?? 7 * 24 * 60 * 60 * 1000 }),
     db,
     policies: new PoliciesRepository(db),
+    recordings: new RecordingsRepository(db),
     users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
 }

@@ -43,8 +43,27 @@ export class TasksRepository {
   async get(sessionId: string, taskId: string): Promise<TaskView | null> {
     const rec = await this.tasks.findOne({ _id: taskId, sessionId });
     if (!rec) return null;
-    const { _id, userId: _u, updatedAt: _up, createdAt, completedAt, ...rest } = rec;
+    const { _id, userId: _u, updatedAt: _up, createdAt, completedAt, replayRoot: _root, ...rest } = rec;
     return { ...rest, taskId: _id, createdAt: createdAt.toISOString(), completedAt: completedAt?.toISOString() };
+  }
+
+  /** One of the user's tasks, in any session (null for another user's). */
+  async owned(userId: string, taskId: string): Promise<Pick<TaskRecord, '_id' | 'sessionId' | 'status' | 'replayRoot'> | null> {
+    return this.tasks.findOne({ _id: taskId, userId }, { projection: { _id: 1, sessionId: 1, status: 1, replayRoot: 1 } });
+  }
+
+  /**
+   * The newest completed task of a replay line: the first recorded task (`root`) and every
+   * replay of it. A replay that had to be repaired is newer than what it replayed, so the next
+   * replay performs the repaired steps.
+   */
+  async newestOfLine(userId: string, root: string): Promise<string | null> {
+    const rec = await this.tasks
+      .find({ userId, status: 'task_completed', $or: [{ _id: root }, { replayRoot: root }] }, { projection: { _id: 1 } })
+      .sort({ completedAt: -1, _id: -1 })
+      .limit(1)
+      .next();
+    return rec?._id ?? null;
   }
 
   /** Ids of a user's recorded tasks in one session, oldest first. */

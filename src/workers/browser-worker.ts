@@ -1,3 +1,4 @@
+import { Recorder } from '../recording/recorder';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -113,8 +114,11 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     },
     logger,
   );
+  const recorder = new Recorder({ recordings: store.recordings, logger });
   const agent = new AgentRunner(pool, {
     files: storedFiles,
+    recorder,
+    recordings: store.recordings,
     llm: createLlmClient(config),
     prices: config.LLM_PRICES,
     observationTokenBudget: config.OBSERVATION_TOKEN_BUDGET,
@@ -142,7 +146,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const browserWorker = await Worker.create({
     ...common,
     taskQueue,
-    activities: createBrowserActivities({ pool, agent, events, store, profiles, onClosed: (id) => storedFiles.discard(id), vault, logger }),
+    activities: createBrowserActivities({ pool, agent, events, store, profiles, onClosed: (id) => storedFiles.discard(id), vault, recorder, logger }),
     maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
     // A stop or pause must reach a running step within a second.
     defaultHeartbeatThrottleInterval: 200,

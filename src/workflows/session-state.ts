@@ -32,6 +32,8 @@ export interface TaskState {
   proxyBytes?: number;
   proxyCost?: number;
   steps: number;
+  /** Steps a replay performed from its recording, without the model. */
+  replayedSteps?: number;
   message?: string;
   error?: { code: string; message: string; details?: Record<string, unknown> };
   guardrail?: { type: string; value: string };
@@ -200,6 +202,7 @@ export class SessionState {
   recordStep(of: Readonly<TaskState>, result: StepResult & { cost?: number }): void {
     const task = of as TaskState;
     task.steps += 1;
+    if (result.replayed) task.replayedSteps = (task.replayedSteps ?? 0) + 1;
     task.inputTokens += result.usage.inputTokens;
     task.outputTokens += result.usage.outputTokens;
     task.cost = round6(task.cost + (result.cost ?? 0));
@@ -424,6 +427,7 @@ export function usageOf(t: TaskState, now: number): Usage {
     completion_time: Math.round((end - (t.startedAt ?? t.createdAt)) / 10) / 100,
     cost: t.cost,
     ...(t.proxyBytes !== undefined ? { proxy_bytes: t.proxyBytes, proxy_cost: t.proxyCost ?? 0 } : {}),
+    ...(t.params.replay ? { replayed_steps: t.replayedSteps ?? 0, agent_steps: t.steps - (t.replayedSteps ?? 0) } : {}),
   };
 }
 
@@ -438,6 +442,7 @@ export function toTaskView(sessionId: string, t: TaskState, now: number): TaskVi
     code: t.error?.code,
     details: t.error?.details,
     guardrail: t.guardrail,
+    ...(t.params.replay ? { replayOf: t.params.replay.of, replayRoot: t.params.replay.root } : {}),
     createdAt: new Date(t.createdAt).toISOString(),
     completedAt: t.completedAt ? new Date(t.completedAt).toISOString() : undefined,
   };

@@ -124,7 +124,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         return 'Manual control is already taken';
       }
       state.touch(Date.now());
-      await browserOn(state.taskQueue!).control.interact({ sessionId, action });
+      await browserOn(state.taskQueue!).control.interact({ sessionId, action, taskId: state.current?.taskId, userId: input.userId });
       return `${action.type} performed`;
     }),
     { validator: (_action) => state.assertInteraction() },

@@ -8,7 +8,18 @@ export type OutputType = 'text' | 'structured_json' | 'structured_csv';
  * so there is one definition; `secrets` only when the task has any. Values the agent may
  * type but never sees are kept in the workflow (encrypted payloads) and worker memory only.
  */
-export type TaskParams = Omit<TaskParamsInput, 'secrets'> & { secrets?: SecretEntry[] };
+export type TaskParams = Omit<TaskParamsInput, 'secrets'> & {
+  secrets?: SecretEntry[];
+  /** A replay (`replayOf`): the task whose recording is performed, and the first recorded task of its line. */
+  replay?: ReplaySource;
+};
+
+/** Where a replay's steps come from: `source` is the newest successful recording in the line of the task named by `replayOf`. */
+export interface ReplaySource {
+  of: string;
+  source: string;
+  root: string;
+}
 
 /** One entry of a task's `secrets`: the fields may be typed on pages whose host `match` covers. */
 export type SecretEntry = SecretEntryInput;
@@ -22,6 +33,9 @@ export interface Usage {
   /** Sessions on a managed proxy: bytes relayed and their cost (included in `cost`). */
   proxy_bytes?: number;
   proxy_cost?: number;
+  /** Replays only: steps performed from the recording, and steps that needed the model. */
+  replayed_steps?: number;
+  agent_steps?: number;
 }
 
 export type TaskStatus = 'running' | 'paused' | 'guardrail_trigger' | 'stopped' | 'task_completed' | 'failed';
@@ -44,6 +58,10 @@ export interface TaskNetwork {
 
 export interface TaskView {
   taskId: string;
+  /** A replay: the task named by `replayOf`. */
+  replayOf?: string;
+  /** A replay: the first recorded task of its line (kept with the record, never on the wire). */
+  replayRoot?: string;
   sessionId: string;
   status: TaskStatus;
   usage: Usage;
@@ -139,6 +157,8 @@ export interface StepResult {
   artifactsCollected?: boolean;
   /** Bytes relayed through a managed proxy since the previous step, and their cost (USD, also in `cost`). */
   proxy?: { bytes: number; cost: number };
+  /** A replay performed the step from its recording, without the model. */
+  replayed?: boolean;
 }
 
 /** The details of a cancelled agent step: the model tokens it used and their cost (still charged). */

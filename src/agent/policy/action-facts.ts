@@ -109,7 +109,7 @@ export async function actionFacts(ctx: ToolContext, action: string, args: Record
       break;
   }
   if (fromPage && typeof args.index === 'number') {
-    const locator = await resolveElement(ctx.page, args.index);
+    const locator = ctx.pinned?.locator ?? (await resolveElement(ctx.page, args.index));
     const el = await abortable(locator.evaluate(describeForPolicy, { text: MAX_TEXT, values: MAX_VALUES, value: MAX_VALUE }, { timeout: 2_000 }), ctx.signal);
     if (el.text) facts.texts.push(el.text);
     if (action === 'click_element') {

@@ -1,7 +1,8 @@
 import type { Locator } from 'playwright-core';
 import { describeElement, elementName, type ElementInfo } from '../observe/element-info';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
-import { resolveElement } from '../observe/resolve';
+import { resolveElementIn } from '../observe/resolve';
+import { describeForRecording } from '../../recording/describe';
 import type { ToolContext } from '../types';
 import { abortable } from './abort';
 
@@ -19,7 +20,7 @@ export interface ElementTarget {
 
 /** The element an action works on, found by its observation index (ELEMENT_NOT_FOUND when gone). */
 export async function targetElement(ctx: ToolContext, index: number): Promise<ElementTarget> {
-  const locator = await abortable(resolveElement(ctx.page, index), ctx.signal);
+  const { locator, frame } = ctx.pinned ?? (await abortable(resolveElementIn(ctx.page, index), ctx.signal));
   let info: ElementInfo;
   try {
     info = await abortable(describeElement(locator), ctx.signal);
@@ -29,6 +30,7 @@ export async function targetElement(ctx: ToolContext, index: number): Promise<El
     // Described or not, the action itself will tell whether the element can be used.
     info = { role: 'element', label: '', secret: false, tag: '', inputType: '' };
   }
+  if (ctx.record) ctx.record.element = await abortable(describeForRecording(locator, frame, info), ctx.signal);
   const target = elementName(info);
   return { locator, info, target, name: `[${index}] ${target}` };
 }

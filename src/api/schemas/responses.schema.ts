@@ -30,6 +30,8 @@ export const usageSchema = z
     outputTokens: z.number().optional().describe('Only on TASK_TIMEOUT: same as completion_tokens'),
     proxy_bytes: z.number().optional().describe('Only for a session on a managed proxy: bytes relayed through it'),
     proxy_cost: z.number().optional().describe('Only for a session on a managed proxy: USD for those bytes (part of cost)'),
+    replayed_steps: z.number().int().optional().describe('Only for a replay (replayOf): steps performed from the recording, without the model'),
+    agent_steps: z.number().int().optional().describe('Only for a replay (replayOf): steps that needed the model (a repair, or the answer)'),
   })
   .describe('Usage of a task');
 
@@ -223,3 +225,46 @@ export const policyOneSchema = z.object({ success: z.literal(true), policy: poli
 
 /** Answers of a chat provider's webhook: an acknowledgement, or the subscription challenge echoed. */
 export const chatWebhookAckSchema = z.union([z.object({ ok: z.literal(true) }), z.object({ challenge: z.string() })]);
+
+const elementDescriptionSchema = z
+  .object({
+    role: z.string(),
+    name: z.string(),
+    text: z.string().optional(),
+    label: z.string().optional(),
+    placeholder: z.string().optional(),
+    testId: z.string().optional(),
+    id: z.string().optional(),
+    fieldName: z.string().optional(),
+    tag: z.string(),
+    inputType: z.string().optional(),
+    css: z.string(),
+    frame: z.object({ url: z.string(), name: z.string().optional() }).optional(),
+    box: z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() }),
+  })
+  .describe('What an action acted on, described to find it again on a changed page: role and accessible name, text, label, placeholder, test id, id, field name, a CSS path, the frame, the box (last resort)');
+
+export const recordedStepSchema = z.object({
+  seq: z.number().int(),
+  by: z.enum(['agent', 'human', 'replay']),
+  action: z.string().describe('The agent tool (navigate, click_element, input_text, select_option, send_keys, upload_file, scroll, go_back, switch_tab, wait, extract, done, request_human_input) or manual_click, manual_double_click, manual_type, manual_key_press'),
+  args: z.record(z.string(), z.unknown()).describe('The arguments; typed secrets as their placeholders <secret>name</secret>; a person typing into a secret field is recorded without the text'),
+  element: elementDescriptionSchema.optional(),
+  urlBefore: z.string(),
+  urlAfter: z.string(),
+  outcome: z.enum(['ok', 'failed', 'blocked']),
+  error: z.string().optional(),
+  summary: z.string().optional(),
+  reasoning: z.string().optional(),
+  pictureFileId: z.string().optional(),
+  at: iso,
+});
+
+export const recordingSchema = z.object({
+  success: z.literal(true),
+  sessionId: z.string(),
+  taskId: z.string(),
+  status: z.string().describe('The task status'),
+  replayOf: z.string().optional().describe('The task this one replayed'),
+  steps: z.array(recordedStepSchema),
+});

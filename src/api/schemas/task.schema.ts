@@ -83,6 +83,12 @@ export const taskParamsFields = z.object({
   secrets: z.array(secretEntrySchema).max(SECRET_LIMITS.entries).default([]).describe('Values the agent may type but never sees'),
   files: z.array(z.string().min(1)).max(20).default([]).describe('fileIds from POST /files/upload'),
   webhook: webhookSchema.optional(),
+  replayOf: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page"),
 });
 
 /** Task parameters: inside `task` of start-session and run-task, or inside a newTask message. */
@@ -122,6 +128,7 @@ export type SecretEntryInput = z.infer<typeof secretEntrySchema>;
  * A task needs something to do: an empty or blank prompt is 400 INVALID_TASK_DETAILS
  * (`field` names where the prompt sits: `task.prompt` or `message.prompt`).
  */
-export function assertPromptGiven(task: Pick<TaskParamsInput, 'prompt'> | undefined, field: string): void {
-  if (task && !task.prompt.trim()) throw new ServiceError('INVALID_TASK_DETAILS', `${field} must not be empty`, 400, { field });
+export function assertPromptGiven(task: Pick<TaskParamsInput, 'prompt' | 'replayOf'> | undefined, field: string): void {
+  // A replay without a prompt takes the prompt of the task it replays.
+  if (task && !task.prompt.trim() && task.replayOf === undefined) throw new ServiceError('INVALID_TASK_DETAILS', `${field} must not be empty`, 400, { field });
 }

@@ -1,0 +1,76 @@
+import type { Collection, Db } from 'mongodb';
+import type { RecordedStep } from '../recording/types';
+import type { TaskParams } from '../workflows/types';
+
+export interface RecordedStepRecord extends RecordedStep {
+  /** `<taskId>:<seq, 6 digits>`: a step is written once, in its place. */
+  _id: string;
+  taskId: string;
+  sessionId: string;
+  userId: string;
+}
+
+const stepId = (taskId: string, seq: number) => `${taskId}:${String(seq).padStart(6, '0')}`;
+
+/** What a recorded task was asked (secrets masked): a replay without a prompt of its own takes these. */
+export interface RecordingHeader {
+  prompt: string;
+  startingUrl: string | null;
+  outputType: TaskParams['outputType'];
+  outputSchema?: TaskParams['outputSchema'];
+}
+
+interface RecordingHeaderRecord extends RecordingHeader {
+  _id: string;
+  userId: string;
+  sessionId: string;
+  createdAt: Date;
+}
+
+/** The steps of every task's recording, one document per step, and what each task was asked. */
+export class RecordingsRepository {
+  private readonly steps: Collection<RecordedStepRecord>;
+  private readonly headers: Collection<RecordingHeaderRecord>;
+  constructor(db: Db) {
+    this.steps = db.collection<RecordedStepRecord>('recording_steps');
+    this.headers = db.collection<RecordingHeaderRecord>('recordings');
+  }
+
+  /** Notes what the task was asked, once (a worker that takes the task over leaves it as it is). */
+  async begin(owner: { userId: string; sessionId: string; taskId: string }, header: RecordingHeader): Promise<void> {
+    await this.headers.updateOne({ _id: owner.taskId }, { $setOnInsert: { userId: owner.userId, sessionId: owner.sessionId, ...header, createdAt: new Date() } }, { upsert: true });
+  }
+
+  async header(taskId: string, userId: string): Promise<RecordingHeader | null> {
+    const h = await this.headers.findOne({ _id: taskId, userId });
+    if (!h) return null;
+    return { prompt: h.prompt, startingUrl: h.startingUrl, outputType: h.outputType, ...(h.outputSchema !== undefined ? { outputSchema: h.outputSchema } : {}) };
+  }
+
+  /** Stores a step in its place; false when that place is taken (another writer got there first). */
+  async add(owner: { userId: string; sessionId: string; taskId: string }, step: RecordedStep): Promise<boolean> {
+    try {
+      await this.steps.insertOne({ _id: stepId(owner.taskId, step.seq), ...owner, ...step });
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code === 11000) return false;
+      throw err;
+    }
+  }
+
+  /** The next free place of a task's recording (a worker that took the session over goes on from there). */
+  async nextSeq(taskId: string): Promise<number> {
+    const last = await this.steps.find({ taskId }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).next();
+    return last ? last.seq + 1 : 0;
+  }
+
+  /** A task's steps in order (the owner's only). */
+  async list(taskId: string, userId: string, limit = 2_000): Promise<RecordedStep[]> {
+    const docs = await this.steps.find({ taskId, userId }).sort({ seq: 1 }).limit(limit).toArray();
+    return docs.map(({ _id, taskId: _t, sessionId: _s, userId: _u, ...step }) => step);
+  }
+
+  async setPicture(taskId: string, seq: number, pictureFileId: string): Promise<void> {
+    await this.steps.updateOne({ _id: stepId(taskId, seq) }, { $set: { pictureFileId } });
+  }
+}

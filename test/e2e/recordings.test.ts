@@ -1,0 +1,228 @@
+/**
+ * Recordings and replays end to end: a task's actions are recorded with what they acted on,
+ * a replay performs them again without the model (the scripted model's request count proves
+ * it), a changed page is repaired by the agent and the repaired run is what the next replay
+ * repeats. Real API, Temporal, worker and Chromium against a local order site.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MongoClient, type Db } from 'mongodb';
+import { api, waitFor } from '../support/http';
+import { allowedPort } from '../support/ports';
+import { recordedRequests, registerScript } from '../support/scripted-model';
+import { createUser } from '../support/service';
+
+const base = () => process.env.TEST_API_URL!;
+const model = () => process.env.TEST_LLM_BASE_URL!;
+const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
+const PASSWORD = 'Tr0ub4dor-replay-9931';
+
+/** The order site: `changed` renames and moves the order button (and wraps it in other markup). */
+function orderPage(changed: boolean): string {
+  const button = changed ? '<div class="actions"><span><button type="submit" form="order">Confirm purchase</button></span></div>' : '';
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Order</title></head><body>
+    <h1>Order form</h1>${button}
+    <form id="order" action="/submitted" method="get">
+      <p><label for="name">Name</label> <input id="name" name="name" autocomplete="off"></p>
+      <p><label for="password">Password</label> <input id="password" name="password" type="password" autocomplete="off"></p>
+      <p><label for="plan">Plan</label> <select id="plan" name="plan"><option value="basic">Basic</option><option value="pro">Pro</option></select></p>
+      ${changed ? '' : '<p><button type="submit">Place order</button></p>'}
+    </form></body></html>`;
+}
+
+let site: { url: string; changed: boolean; orders: URLSearchParams[]; close(): Promise<void> };
+let mongo: MongoClient;
+let db: Db;
+
+beforeAll(async () => {
+  const orders: URLSearchParams[] = [];
+  const state = { changed: false };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/order.html') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(orderPage(state.changed));
+    if (url.pathname === '/submitted') {
+      orders.push(url.searchParams);
+      const n = 4700 + orders.length;
+      return void res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<!doctype html><title>Thanks</title><h1>Order placed</h1><p>Order number ${n} for ${url.searchParams.get('name')} on plan ${url.searchParams.get('plan')}.</p>`);
+    }
+    res.writeHead(404).end('not found');
+  });
+  await new Promise<void>((r) => server.listen(allowedPort(), '127.0.0.1', r));
+  site = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get changed() {
+      return state.changed;
+    },
+    set changed(v: boolean) {
+      state.changed = v;
+    },
+    orders,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+  mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL ?? 'mongodb://127.0.0.1:27019/browser_agent_test');
+  db = mongo.db();
+});
+afterAll(async () => {
+  await site.close();
+  await mongo.close();
+});
+
+const runTask = (key: string, task: Record<string, unknown>) => api(base(), 'POST', '/start/run-task', { key, body: { task } });
+const recording = (key: string | undefined, sessionId: string, taskId: string, query = '') => api(base(), 'GET', `/task/${sessionId}/${taskId}/recording${query}`, { key });
+const modelCalls = async (match: string) => (await recordedRequests(model(), match)).length;
+async function finished(res: { status: number; body: any }): Promise<any> {
+  expect(res.status).toBe(200);
+  const { sessionId, taskId } = res.body;
+  return waitFor(async () => {
+    const r = await api(base(), 'GET', `/task/${sessionId}/${taskId}`);
+    return ['task_completed', 'failed', 'stopped'].includes(r.body.status) ? r.body : null;
+  }, 60_000);
+}
+const actionEvents = async (sessionId: string) =>
+  (await db.collection<any>('events').find({ sessionId, 'payload.type': 'action' }).sort({ seq: 1 }).toArray()).map((e) => e.payload.data);
+
+describe('recordings and replays', () => {
+  it('records a form task, replays it without the model, repairs a changed page and replays the repair', async () => {
+    site.changed = false;
+    const { apiKey: key } = await createUser();
+    const t = token('order');
+    const secrets = [{ match: '127.0.0.1', fields: { password: PASSWORD } }];
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { text: 'Filling in the name first.', tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Ada' } },
+        { tool: 'input_text', args: { index: { ref: 'Password' }, text: '<secret>password</secret>' } },
+        { tool: 'select_option', args: { index: { ref: 'Plan' }, value: 'Pro' } },
+        { tool: 'click_element', args: { index: { ref: 'Place order' } } },
+        { tool: 'done', args: { message: 'Order placed' } },
+      ],
+    });
+    const first = await finished(await runTask(key, { prompt: `${t} order the pro plan for Ada`, startingUrl: `${site.url}/order.html`, secrets }));
+    expect(first).toMatchObject({ status: 'task_completed', data: { message: 'Order placed' } });
+    expect(site.orders).toHaveLength(1);
+    expect(Object.fromEntries(site.orders[0])).toEqual({ name: 'Ada', password: PASSWORD, plan: 'pro' });
+    expect(await modelCalls(t)).toBe(5);
+
+    // The recording: each action with what it acted on; the secret as its placeholder.
+    const rec = await recording(key, first.sessionId, first.taskId);
+    expect(rec.status).toBe(200);
+    expect(rec.body).toMatchObject({ success: true, sessionId: first.sessionId, taskId: first.taskId, status: 'task_completed' });
+    const steps = rec.body.steps;
+    expect(steps.map((s: any) => [s.seq, s.by, s.action, s.outcome])).toEqual([
+      [0, 'agent', 'input_text', 'ok'],
+      [1, 'agent', 'input_text', 'ok'],
+      [2, 'agent', 'select_option', 'ok'],
+      [3, 'agent', 'click_element', 'ok'],
+      [4, 'agent', 'done', 'ok'],
+    ]);
+    expect(steps[0]).toMatchObject({
+      args: { text: 'Ada', clear: true },
+      element: { role: 'textbox', name: 'Name', label: 'Name', id: 'name', fieldName: 'name', tag: 'INPUT', inputType: 'text', css: expect.stringContaining('input') },
+      urlBefore: `${site.url}/order.html`,
+      reasoning: 'Filling in the name first.',
+    });
+    expect(steps[0].args).not.toHaveProperty('index');
+    expect(steps[0].element.box.width).toBeGreaterThan(0);
+    expect(steps[1].args.text).toBe('<secret>password</secret>');
+    expect(steps[2]).toMatchObject({ args: { value: 'Pro' }, element: { tag: 'SELECT', label: 'Plan' } });
+    expect(steps[3]).toMatchObject({ element: { role: 'button', name: 'Place order', tag: 'BUTTON' }, urlAfter: expect.stringContaining(`${site.url}/submitted?`) });
+    expect(steps[4].args).toMatchObject({ message: 'Order placed' });
+    expect(JSON.stringify(rec.body)).not.toContain(PASSWORD);
+
+    // Only the owner reads it.
+    const other = await createUser();
+    expect((await recording(other.apiKey, first.sessionId, first.taskId)).status).toBe(404);
+    expect((await recording(key, 'ses_unknown', first.taskId)).status).toBe(404);
+    expect((await recording(undefined, first.sessionId, first.taskId)).status).toBe(401);
+    expect((await recording(key, first.sessionId, first.taskId, '?format=pdf')).status).toBe(400);
+
+    // A replay: no model call; the order really placed again, with the secret typed in.
+    const replay = await finished(await runTask(key, { replayOf: first.taskId, secrets }));
+    expect(replay).toMatchObject({ status: 'task_completed', data: { message: 'Order placed' }, usage: { replayed_steps: 5, agent_steps: 0, prompt_tokens: 0 } });
+    expect(await modelCalls(t)).toBe(5);
+    expect(site.orders).toHaveLength(2);
+    expect(Object.fromEntries(site.orders[1])).toEqual({ name: 'Ada', password: PASSWORD, plan: 'pro' });
+    expect((await actionEvents(replay.sessionId)).map((d) => [d.name, d.by])).toEqual([
+      ['input_text', 'replayed'],
+      ['input_text', 'replayed'],
+      ['select_option', 'replayed'],
+      ['click_element', 'replayed'],
+      ['done', 'replayed'],
+    ]);
+    const replayRec = (await recording(key, replay.sessionId, replay.taskId)).body;
+    expect(replayRec.replayOf).toBe(first.taskId);
+    expect(replayRec.steps.map((s: any) => s.by)).toEqual(['replay', 'replay', 'replay', 'replay', 'replay']);
+
+    // The page changed: the order button was renamed and moved. The first three steps still
+    // match; the agent repairs the fourth and finishes.
+    site.changed = true;
+    await registerScript(model(), { match: t, steps: [{ tool: 'click_element', args: { index: { ref: 'Confirm purchase' } } }, { tool: 'done', args: { message: 'Order placed' } }] });
+    const repaired = await finished(await runTask(key, { replayOf: first.taskId, secrets }));
+    expect(repaired).toMatchObject({ status: 'task_completed', usage: { replayed_steps: 3, agent_steps: 2 } });
+    expect(site.orders).toHaveLength(3);
+    expect(Object.fromEntries(site.orders[2])).toEqual({ name: 'Ada', password: PASSWORD, plan: 'pro' });
+    const repairCalls = (await recordedRequests(model(), t)).slice(5);
+    expect(repairCalls).toHaveLength(2);
+    // The agent was told why, and given the original prompt.
+    const told = JSON.stringify(repairCalls[0].body.messages);
+    expect(told).toContain('order the pro plan for Ada');
+    expect(told).toContain('could not be performed');
+    expect(told).toContain('Place order');
+    expect((await actionEvents(repaired.sessionId)).map((d) => d.by)).toEqual(['replayed', 'replayed', 'replayed', 'agent', 'agent']);
+
+    // The next replay of the first task repeats the repaired run: no model call again.
+    const again = await finished(await runTask(key, { replayOf: first.taskId, secrets }));
+    expect(again).toMatchObject({ status: 'task_completed', usage: { replayed_steps: 5, agent_steps: 0 } });
+    expect(await modelCalls(t)).toBe(7);
+    expect(site.orders).toHaveLength(4);
+    expect(site.orders[3].get('plan')).toBe('pro');
+  }, 240_000);
+
+  it('a structured-output task is replayed with exactly one model call, for the answer', async () => {
+    site.changed = false;
+    const { apiKey: key } = await createUser();
+    const t = token('structured');
+    const outputSchema = { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] };
+    const answer = { tool: 'done', args: { result: { orderNumber: '{{find:Order number (\\d+)}}' } } };
+    await registerScript(model(), {
+      match: t,
+      steps: [{ tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Grace' } }, { tool: 'click_element', args: { index: { ref: 'Place order' } } }, answer],
+    });
+    const first = await finished(await runTask(key, { prompt: `${t} place an order for Grace and give its number`, startingUrl: `${site.url}/order.html`, outputType: 'structured_json', outputSchema }));
+    expect(first.status).toBe('task_completed');
+    const firstNumber = JSON.parse(first.data.message).orderNumber;
+    expect(firstNumber).toMatch(/^\d+$/);
+
+    await registerScript(model(), { match: t, steps: [answer] });
+    const replay = await finished(await runTask(key, { replayOf: first.taskId }));
+    expect(replay).toMatchObject({ status: 'task_completed', usage: { replayed_steps: 2, agent_steps: 1 } });
+    expect(await modelCalls(t)).toBe(4);
+    const number = JSON.parse(replay.data.message).orderNumber;
+    expect(Number(number)).toBeGreaterThan(Number(firstNumber));
+  }, 120_000);
+
+  it('replayOf must name one of the caller’s completed tasks', async () => {
+    const { apiKey: key } = await createUser();
+    const other = await createUser();
+    const t = token('failing');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'cannot do it', success: false } }] });
+    const failed = await finished(await runTask(key, { prompt: `${t} give up`, startingUrl: `${site.url}/order.html` }));
+    expect(failed.status).toBe('failed');
+
+    const unknown = await runTask(key, { replayOf: 'task_unknown' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ success: false, code: 'TASK_NOT_FOUND' });
+    const foreign = await runTask(other.apiKey, { replayOf: failed.taskId });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toMatchObject({ success: false, code: 'TASK_NOT_FOUND' });
+    const notCompleted = await runTask(key, { replayOf: failed.taskId });
+    expect(notCompleted.status).toBe(400);
+    expect(notCompleted.body).toMatchObject({ success: false, code: 'INVALID_REPLAY', details: { field: 'task.replayOf', status: 'failed' } });
+    const tooLong = await runTask(key, { replayOf: 'x'.repeat(101) });
+    expect(tooLong.status).toBe(400);
+    // Without replayOf, a prompt is still required.
+    expect((await runTask(key, { prompt: ' ' })).body).toMatchObject({ code: 'INVALID_TASK_DETAILS' });
+  }, 120_000);
+});
