@@ -50,7 +50,9 @@ export class RecordingsRepository {
   /** Stores a step in its place; false when that place is taken (another writer got there first). */
   async add(owner: { userId: string; sessionId: string; taskId: string }, step: RecordedStep): Promise<boolean> {
     try {
-      await this.steps.insertOne({ _id: stepId(owner.taskId, step.seq), ...owner, ...step });
+      // Absent fields stay absent (the driver would store undefined as null).
+      const present = Object.fromEntries(Object.entries(step).filter(([, v]) => v !== undefined)) as RecordedStep;
+      await this.steps.insertOne({ _id: stepId(owner.taskId, step.seq), ...owner, ...present });
       return true;
     } catch (err) {
       if ((err as { code?: number }).code === 11000) return false;
