@@ -1316,6 +1316,8 @@ export interface components {
             } | null;
             /** @description 1..100, default 5 */
             maxConsecutiveFailures?: number;
+            /** @description Each run replays the recording of the last successful run without the model (the agent takes over where a step no longer fits); false by default */
+            replay?: boolean;
             /**
              * @description active (default) or paused
              * @enum {string}
@@ -1399,6 +1401,8 @@ export interface components {
             } | null;
             /** @description 1..100, default 5 */
             maxConsecutiveFailures?: number;
+            /** @description Each run replays the recording of the last successful run without the model (the agent takes over where a step no longer fits); false by default */
+            replay?: boolean;
             /**
              * @description active (default) or paused
              * @enum {string}

@@ -21,7 +21,7 @@ import {
   type SettledRun,
   type SettleRunInput,
 } from '../workflows/trigger.types';
-import type { TaskParams, TaskView, Usage } from '../workflows/types';
+import type { ReplaySource, TaskParams, TaskView, Usage } from '../workflows/types';
 
 const TASK_DEFAULTS = { maxDuration: 300_000, maxInputTokens: 100_000, maxOutputTokens: 100_000 } as const;
 
@@ -39,6 +39,14 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
   const logger = deps.logger.child({ component: 'trigger-activities' });
   const jobs = new CronJobsRepository(store.db);
   const runs = new TriggerRunsRepository(store.db);
+  /** A replaying trigger's source: the newest recording in the line of its last successful run (none yet: the agent runs and records). */
+  const replayOfLastSuccess = async (triggerId: string, userId: string): Promise<{ replay?: ReplaySource }> => {
+    const taskId = await runs.lastCompletedTaskId(triggerId);
+    const task = taskId ? await store.tasks.owned(userId, taskId) : null;
+    if (!task || task.status !== 'task_completed') return {};
+    const root = task.replayRoot ?? task._id;
+    return { replay: { of: task._id, root, source: (await store.tasks.newestOfLine(userId, root)) ?? task._id } };
+  };
   const admission = new SessionAdmission({ store, config });
   const schedules = () => new TriggerSchedules(deps.temporal ?? Context.current().client, config.TEMPORAL_TASK_QUEUE);
 
@@ -92,6 +100,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         startingUrl: job.startingUrl,
         outputType: job.outputType,
         outputSchema: job.outputSchema ? (JSON.parse(job.outputSchema) as Record<string, unknown>) : null,
+        ...(job.replay ? await replayOfLastSuccess(job._id, job.userId) : {}),
       };
       logger.info({ triggerId: job._id, runId: input.runId, attempt: input.attempt }, 'trigger run started');
       const problem = await ownerProblem(job.userId);
@@ -119,6 +128,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         outputType: trigger.outputType === 'structured' ? 'structured_json' : 'text',
         ...(trigger.outputType === 'structured' ? { outputSchema: trigger.outputSchema ?? {} } : {}),
         files: [],
+        ...(trigger.replay ? { replay: trigger.replay } : {}),
       };
       const input = admission.input({
         sessionId,

@@ -28,6 +28,8 @@ export interface CronJobRecord {
   webhook: WebhookConfig | null;
   retryPolicy: RetryPolicyInput | null;
   maxConsecutiveFailures: number;
+  /** Each run replays the recording of the last successful run (absent on triggers made before: false). */
+  replay?: boolean;
   status: CronJobStatus;
   /** Why it is paused: the owner, or the failures (auto-pause). */
   pausedBy: 'user' | 'failures' | null;
@@ -64,6 +66,7 @@ export type CronJobFields = Pick<
   | 'webhook'
   | 'retryPolicy'
   | 'maxConsecutiveFailures'
+  | 'replay'
 >;
 
 /**

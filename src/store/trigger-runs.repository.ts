@@ -108,6 +108,12 @@ export class TriggerRunsRepository {
     await this.runs.updateOne({ _id: id, status: 'running' }, { $set: { code: failure.code, error: failure.error, updatedAt: new Date() } });
   }
 
+  /** The task of the trigger's newest completed run (a replaying trigger repeats it). */
+  async lastCompletedTaskId(cronJobId: string): Promise<string | null> {
+    const run = await this.runs.find({ cronJobId, status: 'completed', taskId: { $ne: null } }, { projection: { taskId: 1 } }).sort({ createdAt: -1, _id: -1 }).limit(1).next();
+    return run?.taskId ?? null;
+  }
+
   async finish(id: string, outcome: { status: RunStatus; result: string | null; error: string | null; code: string | null; usage: Usage | null; sessionId?: string | null; taskId?: string | null }, now = new Date()): Promise<void> {
     const { sessionId, taskId, ...rest } = outcome;
     await this.runs.updateOne(

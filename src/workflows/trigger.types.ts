@@ -3,7 +3,7 @@
  * the workflows, their activities and the API. No runtime imports: bundled into the
  * workflow sandbox.
  */
-import type { SessionInput, TaskParams, Usage } from './types';
+import type { ReplaySource, SessionInput, TaskParams, Usage } from './types';
 
 export const TRIGGER_RUN_WORKFLOW = 'triggerRunWorkflow';
 export const WEBHOOK_DELIVERY_WORKFLOW = 'webhookDeliveryWorkflow';
@@ -44,6 +44,8 @@ export interface RunTrigger {
   startingUrl: string | null;
   outputType: TriggerOutputType;
   outputSchema: Record<string, unknown> | null;
+  /** The trigger replays: the recording of its last successful run (none before the first success). */
+  replay?: ReplaySource;
 }
 
 export interface RunFailure {

@@ -11,6 +11,7 @@ import { api, waitFor } from '../support/http';
 import { allowedPort } from '../support/ports';
 import { recordedRequests, registerScript } from '../support/scripted-model';
 import { createUser } from '../support/service';
+import { startReceiver } from '../support/webhook-receiver';
 
 const base = () => process.env.TEST_API_URL!;
 const model = () => process.env.TEST_LLM_BASE_URL!;
@@ -225,4 +226,60 @@ describe('recordings and replays', () => {
     // Without replayOf, a prompt is still required.
     expect((await runTask(key, { prompt: ' ' })).body).toMatchObject({ code: 'INVALID_TASK_DETAILS' });
   }, 120_000);
+
+  it('a trigger with replay: true repeats its last successful run without the model', async () => {
+    site.changed = false;
+    const { apiKey: key } = await createUser();
+    const receiver = await startReceiver();
+    try {
+      const env = await api(base(), 'POST', '/environments', { key, body: { name: 'replaying trigger' } });
+      const t = token('trigger');
+      await registerScript(model(), {
+        match: t,
+        steps: [{ tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Lin' } }, { tool: 'click_element', args: { index: { ref: 'Place order' } } }, { tool: 'done', args: { message: 'Ordered' } }],
+      });
+      const cron = (method: string, path: string, body?: unknown) => api(base(), method, `/cron-jobs${path}`, { key, body });
+      const created = await cron('POST', '', {
+        name: 'daily order',
+        prompt: `${t} order the basic plan for Lin`,
+        startingUrl: `${site.url}/order.html`,
+        environmentId: env.body.environment._id,
+        scheduleType: 'every',
+        scheduleInterval: '3h',
+        replay: true,
+        webhook: { name: 'pings', url: receiver.url('/runs'), submittedData: 'just_ping' },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.cronJob.replay).toBe(true);
+      const id = created.body.cronJob._id;
+      const completedRuns = (n: number) =>
+        waitFor(async () => {
+          const runs = (await cron('GET', `/${id}/runs?limit=10`)).body.runs as any[];
+          return runs.filter((r) => r.status === 'completed').length >= n ? runs : null;
+        }, 90_000, 1500);
+
+      const ordersBefore = site.orders.length;
+      expect((await cron('POST', `/${id}/trigger`)).status).toBe(200);
+      await completedRuns(1);
+      expect(await modelCalls(t)).toBe(3);
+      expect(site.orders.length).toBe(ordersBefore + 1);
+
+      // The second run replays the first: the order placed again, no model call.
+      expect((await cron('POST', `/${id}/trigger`)).status).toBe(200);
+      const runs = await completedRuns(2);
+      expect(await modelCalls(t)).toBe(3);
+      expect(site.orders.length).toBe(ordersBefore + 2);
+      expect(site.orders.at(-1)!.get('name')).toBe('Lin');
+      const newest = runs.find((r) => r.status === 'completed')!;
+      const task = (await api(base(), 'GET', `/task/${newest.sessionId}/${newest.taskId}`)).body;
+      expect(task.usage).toMatchObject({ replayed_steps: 3, agent_steps: 0 });
+
+      // Switched off, runs use the model again.
+      expect((await cron('PUT', `/${id}`, { replay: false })).body.cronJob.replay).toBe(false);
+      expect((await cron('PUT', `/${id}`, { replay: 'yes' })).status).toBe(400);
+      await cron('DELETE', `/${id}`);
+    } finally {
+      await receiver.close();
+    }
+  }, 180_000);
 });

@@ -51,6 +51,7 @@ const fieldsSchema = z.object({
   webhook: webhookSchema.nullish(),
   retryPolicy: retryPolicySchema.nullish(),
   maxConsecutiveFailures: bounded(FAILURES_LIMITS, 'Failed runs in a row after which the trigger pauses itself').describe('1..100, default 5'),
+  replay: z.boolean().describe('Each run replays the recording of the last successful run without the model (the agent takes over where a step no longer fits); false by default'),
   status: z.enum(['active', 'paused']).describe('active (default) or paused'),
 });
 
@@ -174,6 +175,7 @@ export function parseCreateCronJob(raw: unknown, now = Date.now()): CreateCronJo
       webhook: parsed.webhook ?? null,
       retryPolicy: (parsed.retryPolicy as RetryPolicyInput | null | undefined) ?? null,
       maxConsecutiveFailures: parsed.maxConsecutiveFailures ?? FAILURES_LIMITS.default,
+      replay: parsed.replay ?? false,
     },
   };
 }
@@ -205,6 +207,7 @@ export function parseUpdateCronJob(raw: unknown, current: CronJobRecord, now = D
   if (parsed.prompt !== undefined) fields.prompt = parsed.prompt;
   if (parsed.startingUrl !== undefined) fields.startingUrl = parsed.startingUrl ?? null;
   if (parsed.maxConsecutiveFailures !== undefined) fields.maxConsecutiveFailures = parsed.maxConsecutiveFailures;
+  if (parsed.replay !== undefined) fields.replay = parsed.replay;
 
   const scheduleChanged = SCHEDULE_FIELD_NAMES.some((k) => k in body);
   if (scheduleChanged) Object.assign(fields, scheduleOf(parsed, current, now));
