@@ -174,7 +174,11 @@ export function createBrowserActivities(deps: {
       let name: string;
       let target: string | undefined;
       // During a task, what the person does goes into its recording, described like the agent's actions.
-      const recording = deps.recorder && taskId && userId ? { urlBefore: page.url(), ...(await manualStepFacts(page, action)) } : undefined;
+      const urlBefore = page.url();
+      const facts = await manualStepFacts(page, action);
+      const recording = deps.recorder && taskId && userId ? { urlBefore, ...facts } : undefined;
+      // Typed by hand into a secret field: masked from now on wherever the session's data goes (the page may put it in an address).
+      if (action.type === 'TYPE' && facts.args.secret) vault?.maskAlso(sessionId, 'typed_by_hand', action.text);
       switch (action.type) {
         case 'CLICK':
           await page.mouse.click(action.x, action.y);

@@ -282,4 +282,60 @@ describe('recordings and replays', () => {
       await receiver.close();
     }
   }, 180_000);
+
+  it("records a person's actions during a task, without what they type into a secret field", async () => {
+    site.changed = false;
+    const { apiKey: key } = await createUser();
+    const t = token('manual');
+    const typedByHand = 'hand-typed-Pa55word-771';
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Hal' } },
+        { tool: 'request_human_input', args: { value: 'Please fill in your name and password yourself' } },
+        { tool: 'click_element', args: { index: { ref: 'Place order' } } },
+        { tool: 'done', args: { message: 'Ordered' } },
+      ],
+    });
+    const session = (await api(base(), 'POST', '/start/start-session', { key, body: {} })).body;
+    const send = (message: Record<string, unknown>) => api(base(), 'POST', '/start/send-message', { key, body: { sessionId: session.sessionId, message } });
+    const asked = await send({ actionType: 'newTask', newState: 'start', prompt: `${t} order for Hal`, startingUrl: `${site.url}/order.html` });
+    expect(asked.body).toMatchObject({ type: 'guardrail_trigger' });
+    const taskId = asked.body.taskId;
+    const nameBox = (await recording(key, session.sessionId, taskId)).body.steps[0].element.box;
+
+    expect((await send({ actionType: 'interaction', action: { type: 'takeOverControl' } })).body.success).toBe(true);
+    // The API's y is the page's plus 155 (the live view's header).
+    expect((await send({ actionType: 'interaction', action: { type: 'CLICK', x: nameBox.x + 20, y: nameBox.y + nameBox.height / 2 + 155 } })).body.success).toBe(true);
+    expect((await send({ actionType: 'interaction', action: { type: 'KEY_PRESS', key: 'End' } })).body.success).toBe(true);
+    expect((await send({ actionType: 'interaction', action: { type: 'TYPE', text: ' Jordan' } })).body.success).toBe(true);
+    expect((await send({ actionType: 'interaction', action: { type: 'KEY_PRESS', key: 'Tab' } })).body.success).toBe(true);
+    expect((await send({ actionType: 'interaction', action: { type: 'TYPE', text: typedByHand } })).body.success).toBe(true);
+    expect((await send({ actionType: 'interaction', action: { type: 'releaseControl' } })).body.success).toBe(true);
+    await send({ actionType: 'guardrail', newState: 'resume', prompt: 'done' });
+    const ended = await waitFor(async () => {
+      const r = await api(base(), 'GET', `/task/${session.sessionId}/${taskId}`);
+      return r.body.status === 'task_completed' ? r.body : null;
+    }, 60_000);
+    expect(ended.data.message).toBe('Ordered');
+    expect(Object.fromEntries(site.orders.at(-1)!)).toMatchObject({ name: 'Hal Jordan', password: typedByHand });
+
+    const rec = (await recording(key, session.sessionId, taskId)).body;
+    expect(rec.steps.map((s: any) => [s.by, s.action])).toEqual([
+      ['agent', 'input_text'],
+      ['agent', 'request_human_input'],
+      ['human', 'manual_click'],
+      ['human', 'manual_key_press'],
+      ['human', 'manual_type'],
+      ['human', 'manual_key_press'],
+      ['human', 'manual_type'],
+      ['agent', 'click_element'],
+      ['agent', 'done'],
+    ]);
+    expect(rec.steps[2].element).toMatchObject({ role: 'textbox', id: 'name', label: 'Name' });
+    expect(rec.steps[4].args).toEqual({ text: ' Jordan' });
+    expect(rec.steps[6].args).toEqual({ text: null, secret: true });
+    expect(JSON.stringify(rec)).not.toContain(typedByHand);
+    await send({ actionType: 'state', newState: 'terminate' });
+  }, 120_000);
 });

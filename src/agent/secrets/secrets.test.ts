@@ -71,3 +71,20 @@ describe('the vault', () => {
     expect(vault.mask('s1', 'first-value')).toBe('first-value');
   });
 });
+
+describe('SecretVault.maskAlso', () => {
+  it('masks what a person typed into a secret field from then on, without making it typeable', () => {
+    const vault = new SecretVault();
+    vault.hold('s1', 't1', [{ match: 'all', fields: { pw: 'given-secret-1' } }]);
+    vault.maskAlso('s1', 'typed_by_hand', 'by-hand-secret-2');
+    expect(vault.mask('s1', 'a given-secret-1 b by-hand-secret-2')).toBe('a <secret>pw</secret> b <secret>typed_by_hand</secret>');
+    expect(vault.forTask('s1', 't1')!.substitute('<secret>typed_by_hand</secret>', 'https://a.test/')).toMatchObject({ ok: false });
+    // The next task's secrets arrive: the value typed by hand stays masked.
+    vault.hold('s1', 't2', []);
+    expect(vault.mask('s1', 'by-hand-secret-2')).toBe('<secret>typed_by_hand</secret>');
+    // A session without secrets of its own.
+    vault.maskAlso('s2', 'typed_by_hand', 'only-by-hand-3');
+    expect(vault.maskDeep('s2', { url: 'https://a.test/?p=only-by-hand-3' })).toEqual({ url: 'https://a.test/?p=<secret>typed_by_hand</secret>' });
+    expect(vault.mask('s3', 'only-by-hand-3')).toBe('only-by-hand-3');
+  });
+});

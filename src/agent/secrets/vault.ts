@@ -7,6 +7,8 @@ interface SessionSecrets {
   /** Every value the session was given, for masking (a page may still show an earlier task's). */
   all: TaskSecrets;
   entries: SecretEntry[];
+  /** Values only masked, never typed by placeholder (what a person typed into a secret field). */
+  masked: SecretEntry[];
 }
 
 /**
@@ -20,7 +22,21 @@ export class SecretVault {
   hold(sessionId: string, taskId: string, entries: SecretEntry[]): void {
     const prev = this.sessions.get(sessionId);
     const all = [...(prev?.entries ?? []), ...entries];
-    this.sessions.set(sessionId, { taskId, current: new TaskSecrets(entries), all: new TaskSecrets(all), entries: all });
+    const masked = prev?.masked ?? [];
+    this.sessions.set(sessionId, { taskId, current: new TaskSecrets(entries), all: new TaskSecrets([...all, ...masked]), entries: all, masked });
+  }
+
+  /**
+   * A value to mask from now on in all the session sends out (events, recordings, summaries,
+   * stored addresses), though it was never given as a secret: what a person typed by hand
+   * into a password or one-time-code field. It cannot be typed by placeholder.
+   */
+  maskAlso(sessionId: string, name: string, value: string): void {
+    if (!value) return;
+    const prev = this.sessions.get(sessionId);
+    const entries = prev?.entries ?? [];
+    const masked = [...(prev?.masked ?? []), { match: 'all', fields: { [name]: value } }];
+    this.sessions.set(sessionId, { taskId: prev?.taskId ?? '', current: prev?.current ?? new TaskSecrets([]), all: new TaskSecrets([...entries, ...masked]), entries, masked });
   }
 
   /** The secrets of this task, if this worker holds them. */
