@@ -90,7 +90,9 @@ export class SessionsService {
       : attach.profileId
         ? { kind: 'profile', id: attach.profileId, userId: user._id }
         : undefined;
+    const t0 = performance.now();
     const { sessionId, balance } = await this.admission.admit({ userId: user._id, profile });
+    const admitted = performance.now();
     const taskId = task ? newTaskId() : undefined;
     const log = logger.child({ sessionId, userId: user._id });
     const input = this.admission.input({
@@ -119,7 +121,9 @@ export class SessionsService {
       await this.admission.abandon({ sessionId, userId: user._id, profile });
       throw err;
     }
+    const started = performance.now();
     const ready = await handle.executeUpdate(awaitReadyUpdate);
+    const timings = { admitMs: Math.round(admitted - t0), startMs: Math.round(started - admitted), readyMs: Math.round(performance.now() - started) };
     if (ready.status !== 'active') {
       log.warn({ status: ready.status, error: ready.error }, 'session could not start');
       // The workflow gives the slot and the profile lock back as it ends: answer after that,
@@ -131,7 +135,7 @@ export class SessionsService {
       }
       throw new NoInstancesError();
     }
-    log.info({ workerId: ready.workerId }, 'session started');
+    log.info({ workerId: ready.workerId, ...timings }, 'session started');
     return { sessionId, taskId, balance };
   }
 
