@@ -13,6 +13,6 @@ export INFRA_TEMPORAL_PORT=7254 INFRA_TEMPORAL_UI_PORT=8254 INFRA_FERRETDB_PORT=
 trap 'bash "$ROOT/scripts/infra.sh" down >&2' EXIT
 bash "$ROOT/scripts/infra.sh" up >&2
 export TEST_TEMPORAL_ADDRESS="127.0.0.1:$INFRA_TEMPORAL_PORT" TEST_MONGODB_URL="mongodb://127.0.0.1:$INFRA_FERRETDB_PORT/browser_agent_bench" TEST_REDIS_URL="redis://127.0.0.1:$INFRA_REDIS_PORT"
-export BENCH_OUT="$DATA_DIR/agent-step.json" BENCH_LIVE_OUT="$DATA_DIR/live.json" BENCH_SCHEMA_OUT="$DATA_DIR/schema-health.json" BENCH_BLOB_OUT="$DATA_DIR/blob-read.json" BENCH_HISTORY_OUT="$DATA_DIR/history-size.json"
+export BENCH_OUT="$DATA_DIR/agent-step.json" BENCH_LIVE_OUT="$DATA_DIR/live.json" BENCH_SCHEMA_OUT="$DATA_DIR/schema-health.json" BENCH_BLOB_OUT="$DATA_DIR/blob-read.json" BENCH_HISTORY_OUT="$DATA_DIR/history-size.json" BENCH_REPLAY_OUT="$DATA_DIR/replay.json"
 npx jest --selectProjects bench --runInBand >&2
-node -e 'const fs=require("fs");const r=f=>fs.existsSync(f)?JSON.parse(fs.readFileSync(f,"utf8")):null;console.log(JSON.stringify({agentStep:r(process.argv[1]),live:r(process.argv[2]),schemaHealth:r(process.argv[3]),blobRead:r(process.argv[4]),historySize:r(process.argv[5])},null,2))' "$BENCH_OUT" "$BENCH_LIVE_OUT" "$BENCH_SCHEMA_OUT" "$BENCH_BLOB_OUT" "$BENCH_HISTORY_OUT"
+node -e 'const fs=require("fs");const r=f=>fs.existsSync(f)?JSON.parse(fs.readFileSync(f,"utf8")):null;console.log(JSON.stringify({agentStep:r(process.argv[1]),live:r(process.argv[2]),schemaHealth:r(process.argv[3]),blobRead:r(process.argv[4]),historySize:r(process.argv[5]),replay:r(process.argv[6])},null,2))' "$BENCH_OUT" "$BENCH_LIVE_OUT" "$BENCH_SCHEMA_OUT" "$BENCH_BLOB_OUT" "$BENCH_HISTORY_OUT" "$BENCH_REPLAY_OUT"
