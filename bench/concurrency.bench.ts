@@ -1,0 +1,167 @@
+/**
+ * Many sessions at once on one worker process (this machine: 2 cores): memory per idle and
+ * per active session (proportional set size of the service process and its Chromium
+ * processes, so shared pages count once), step times with 20 tasks running together, the
+ * highest number of concurrent sessions whose step p95 stays within 2 s, and how sessions
+ * spread over two worker processes. Writes JSON to BENCH_CONCURRENCY_OUT.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { MongoClient } from 'mongodb';
+import { descendants, parentOf } from '../src/metrics/process-memory';
+import { startFixtureServer } from '../test/support/fixtures-server';
+import { api, waitFor } from '../test/support/http';
+import { recordedRequests, registerScript, startScriptedModel } from '../test/support/scripted-model';
+import { createUser, ROOT, startService, type ServiceProcess } from '../test/support/service';
+
+const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 20);
+const STEPS = Number(process.env.BENCH_CONCURRENT_STEPS ?? 8);
+const RAMP = (process.env.BENCH_RAMP ?? '25,30,40').split(',').map(Number);
+const LIMIT_MS = 2_000;
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10 : null;
+};
+const summary = (xs: number[]) => ({ p50: pct(xs, 50), p95: pct(xs, 95), n: xs.length });
+const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+/** Proportional set size of a process and everything below it (bytes). */
+function treePss(root: number): number {
+  const parents = new Map<number, number>();
+  for (const e of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const ppid = parentOf(fs.readFileSync(`/proc/${e}/stat`, 'utf8'));
+      if (ppid !== null) parents.set(Number(e), ppid);
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  let total = 0;
+  for (const pid of [root, ...descendants(parents, root)]) {
+    try {
+      const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+      total += m ? Number(m[1]) * 1024 : 0;
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  return total;
+}
+
+it('many sessions at once', async () => {
+  const model = await startScriptedModel();
+  const fixtures = await startFixtureServer(path.join(ROOT, 'test/fixtures'));
+  process.env.TEST_FIXTURES_URL = fixtures.url;
+  process.env.TEST_LLM_BASE_URL = model.url;
+  const queue = `bench-many-${Date.now()}`;
+  const common = { LOG_LEVEL: 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '1000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100' };
+  const maxSessions = String(Math.max(CONCURRENT, ...RAMP) + 5);
+  let service: ServiceProcess | undefined = await startService({ ...common, BROWSER_MAX_SESSIONS: maxSessions });
+  const mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL!);
+  const keys: string[] = [];
+  const keyFor = async (i: number) => (keys[i] ??= (await createUser({ balance: 1000 })).apiKey);
+  const startSessions = async (n: number, base: ServiceProcess) =>
+    Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const key = await keyFor(i);
+        const r = await api(base.baseUrl, 'POST', '/start/start-session', { key, body: {} });
+        if (r.status !== 200) throw new Error(`start-session: ${r.status} ${r.text}`);
+        return { key, sessionId: r.body.sessionId as string };
+      }),
+    );
+  const end = (base: ServiceProcess, sessions: { key: string; sessionId: string }[]) =>
+    Promise.all(sessions.map((s) => api(base.baseUrl, 'POST', '/start/send-message', { key: s.key, body: { sessionId: s.sessionId, message: { actionType: 'state', newState: 'terminate' } } })));
+  /** Runs a task of STEPS scrolls on the 1,600-element page in every session at once; the intervals between a task's model requests are its step times. */
+  const runTasks = async (base: ServiceProcess, sessions: { key: string; sessionId: string }[], label: string) => {
+    const tokens = sessions.map((_, i) => `[bench-many-${label}-${i}-${Date.now()}]`);
+    await Promise.all(tokens.map((t) => registerScript(model.url, { match: t, steps: [...Array.from({ length: STEPS }, (_, k) => ({ tool: 'scroll', args: { direction: k % 2 ? 'up' : 'down' } })), { tool: 'done', args: { message: 'ok' } }] })));
+    let peak = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, treePss(base.child.pid!))), 500);
+    const t0 = performance.now();
+    const started = await Promise.all(
+      sessions.map((s, i) => api(base.baseUrl, 'POST', '/start/send-message', { key: s.key, body: { sessionId: s.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${tokens[i]} scroll`, startingUrl: `${fixtures.url}/big.html` } } })),
+    );
+    const ended = await Promise.all(
+      started.map((r, i) =>
+        waitFor(async () => {
+          const t = await api(base.baseUrl, 'GET', `/task/${sessions[i].sessionId}/${r.body.taskId}`);
+          return ['task_completed', 'failed', 'stopped'].includes(t.body.status) ? t.body : null;
+        }, 600_000, 500),
+      ),
+    );
+    clearInterval(sampler);
+    const wall = performance.now() - t0;
+    const steps: number[] = [];
+    for (const t of tokens) {
+      const at = (await recordedRequests(model.url, t)).map((r) => r.at);
+      for (let k = 1; k < at.length; k++) steps.push(at[k] - at[k - 1]);
+    }
+    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, peakPss: peak, wallMs: Math.round(wall) };
+  };
+
+  try {
+    await new Promise((r) => setTimeout(r, 3000)); // the ready contexts are made
+    const baseline = treePss(service.child.pid!);
+    const sessions = await startSessions(CONCURRENT, service);
+    await new Promise((r) => setTimeout(r, 3000));
+    const idle = treePss(service.child.pid!);
+    const run = await runTasks(service, sessions, 'main');
+    await end(service, sessions);
+
+    // The ramp: more sessions at once until the step p95 passes 2 s.
+    const ramp: { sessions: number; completed: number; stepMs: ReturnType<typeof summary> }[] = [];
+    let sustained = run.steps.length && pct(run.steps, 95)! <= LIMIT_MS ? CONCURRENT : 0;
+    for (const n of sustained ? RAMP : []) {
+      const more = await startSessions(n, service);
+      const r = await runTasks(service, more, `ramp${n}`);
+      await end(service, more);
+      ramp.push({ sessions: n, completed: r.completed, stepMs: summary(r.steps) });
+      if (r.completed === n && pct(r.steps, 95)! <= LIMIT_MS) sustained = n;
+      else break;
+    }
+    await service.stop();
+    service = undefined;
+
+    // Two worker processes on the same queue: where do sessions go?
+    const a = await startService({ ...common, BROWSER_MAX_SESSIONS: '20' });
+    const b = await startService({ ...common, BROWSER_MAX_SESSIONS: '20' });
+    let spread: Record<string, number> = {};
+    try {
+      const two = await startSessions(10, a);
+      const recs = await mongo.db().collection<{ _id: string; workerId?: string }>('sessions').find({ _id: { $in: two.map((s) => s.sessionId) } }).toArray();
+      spread = recs.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.workerId ?? 'none']: (acc[r.workerId ?? 'none'] ?? 0) + 1 }), {});
+      await end(a, two);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+
+    const out = {
+      benchmark: 'concurrency',
+      machine: '2 cores, one worker process (API and worker in one process), Debian Chromium',
+      concurrentSessions: CONCURRENT,
+      stepsPerTask: STEPS,
+      tasksCompleted: run.completed,
+      stepMs: summary(run.steps),
+      wallMs: run.wallMs,
+      memoryMB: {
+        baselineWithReadyContexts: mb(baseline),
+        idleSessions: mb(idle),
+        perIdleSession: mb((idle - baseline) / CONCURRENT),
+        peakWhileActive: mb(run.peakPss),
+        perActiveSession: mb((run.peakPss - baseline) / CONCURRENT),
+      },
+      ramp,
+      sustainedConcurrentSessions: sustained,
+      twoWorkers: { sessions: 10, perWorker: spread },
+      target: { stepP95Ms: 1000, perIdleSessionMB: 120 },
+    };
+    fs.writeFileSync(process.env.BENCH_CONCURRENCY_OUT ?? path.join(ROOT, '.data/bench-concurrency.json'), JSON.stringify(out, null, 2));
+  } finally {
+    await service?.stop();
+    await mongo.close();
+    await fixtures.close();
+    await model.close();
+  }
+}, 1_800_000);
