@@ -4,13 +4,16 @@
  * it), a changed page is repaired by the agent and the repaired run is what the next replay
  * repeats. Real API, Temporal, worker and Chromium against a local order site.
  */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { MongoClient, type Db } from 'mongodb';
 import { api, waitFor } from '../support/http';
 import { allowedPort } from '../support/ports';
 import { recordedRequests, registerScript } from '../support/scripted-model';
-import { createUser } from '../support/service';
+import { createUser, ROOT } from '../support/service';
 import { startReceiver } from '../support/webhook-receiver';
 
 const base = () => process.env.TEST_API_URL!;
@@ -338,4 +341,67 @@ describe('recordings and replays', () => {
     expect(JSON.stringify(rec)).not.toContain(typedByHand);
     await send({ actionType: 'state', newState: 'terminate' });
   }, 120_000);
+
+  it('exports a recording as a Playwright script that places the order again', async () => {
+    site.changed = false;
+    const { apiKey: key } = await createUser();
+    const t = token('export');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Joan' } },
+        { tool: 'input_text', args: { index: { ref: 'Password' }, text: '<secret>password</secret>' } },
+        { tool: 'select_option', args: { index: { ref: 'Plan' }, value: 'Pro' } },
+        { tool: 'click_element', args: { index: { ref: 'Place order' } } },
+        { tool: 'done', args: { message: 'Ordered' } },
+      ],
+    });
+    const done = await finished(await runTask(key, { prompt: `${t} order pro for Joan`, startingUrl: `${site.url}/order.html`, secrets: [{ match: '127.0.0.1', fields: { password: PASSWORD } }] }));
+    expect(done.status).toBe('task_completed');
+    const res = await fetch(`${base()}/task/${done.sessionId}/${done.taskId}/recording?format=playwright`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/typescript/);
+    expect(res.headers.get('content-disposition')).toContain(`${done.taskId}.spec.ts`);
+    const script = await res.text();
+    expect(script).not.toContain(PASSWORD);
+    expect(script).toContain('env("SECRET_PASSWORD")');
+
+    // Run it with Playwright's own runner, as a user would, against the same site.
+    const dir = path.join(ROOT, '.data', `export-${done.taskId}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'replay.spec.ts'), script);
+    fs.writeFileSync(
+      path.join(dir, 'playwright.config.ts'),
+      `export default { testDir: '.', workers: 1, timeout: 60000, reporter: 'line', use: { launchOptions: { executablePath: ${JSON.stringify(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')}, args: ['--no-sandbox'] } } };\n`,
+    );
+    const runScript = (env: Record<string, string>) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', '--config', path.join(dir, 'playwright.config.ts')], {
+          cwd: dir,
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', ...env },
+        });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.stderr.on('data', (d) => (out += d));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          resolve({ code, out });
+        });
+      });
+    try {
+      const before = site.orders.length;
+      const ran = await runScript({ SECRET_PASSWORD: PASSWORD });
+      expect({ code: ran.code, out: ran.code === 0 ? '' : ran.out }).toEqual({ code: 0, out: '' });
+      expect(site.orders.length).toBe(before + 1);
+      expect(Object.fromEntries(site.orders.at(-1)!)).toEqual({ name: 'Joan', password: PASSWORD, plan: 'pro' });
+      // Without the secret it stops, and says why.
+      const missing = await runScript({});
+      expect(missing.code).not.toBe(0);
+      expect(missing.out).toContain('SECRET_PASSWORD');
+      expect(site.orders.length).toBe(before + 1);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });

@@ -34,7 +34,8 @@ export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tas
     const view = await store.tasks.get(sessionId, taskId);
     const steps = await store.recordings.list(taskId, user._id);
     if (format === 'playwright') {
-      res.status(200).type('application/typescript; charset=utf-8').attachment(`${taskId}.spec.ts`).send(playwrightScript({ sessionId, taskId, steps }));
+      // attachment() would take the type from the .ts extension (an MPEG stream): the type is set after it.
+      res.status(200).attachment(`${taskId}.spec.ts`).type('application/typescript; charset=utf-8').send(playwrightScript({ sessionId, taskId, steps }));
       return;
     }
     send(res, R.recordingSchema, 200, { success: true, sessionId, taskId, status: task.status, ...(view?.replayOf ? { replayOf: view.replayOf } : {}), steps });
