@@ -140,6 +140,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/recordings/{sessionId}/{taskId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A task's step-by-step record: the picture after each step with its action, target, who did it and the agent's words (the recording's pageUrl) */
+        get: operations["getRecordingsBySessionIdByTaskId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/recordings/{sessionId}/{taskId}/pictures/{seq}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The JPEG picture of the page after one step */
+        get: operations["getRecordingsBySessionIdByTaskIdPicturesBySeq"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/view/{sessionId}": {
         parameters: {
             query?: never;
@@ -2090,6 +2124,8 @@ export interface components {
             status: string;
             /** @description The task this one replayed */
             replayOf?: string;
+            /** @description The step-by-step record page (a picture of the page after each step), signed for this task: no key needed */
+            pageUrl: string;
             steps: {
                 seq: number;
                 /** @enum {string} */
@@ -3234,6 +3270,77 @@ export interface operations {
             };
             /** @description Rate or session limit reached */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRecordingsBySessionIdByTaskId: {
+        parameters: {
+            query?: {
+                /** @description Signed record page token (instead of the API key) */
+                token?: string;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRecordingsBySessionIdByTaskIdPicturesBySeq: {
+        parameters: {
+            query?: {
+                /** @description Signed record page token (instead of the API key) */
+                token?: string;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+                taskId: string;
+                seq: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,9 +5,11 @@ import { newId } from './ids';
 /**
  * `upload`: from POST /files/upload, expires unless a task or environment holds it;
  * `environment`: attached to an environment, lives as long as it;
- * `download`: a file a page downloaded during a task (stored by the worker).
+ * `download`: a file a page downloaded during a task (stored by the worker);
+ * `picture`: the picture of the page after a recorded step (stored by the worker, shown on
+ * the task's record page; not listed with the user's files).
  */
-export type FileKind = 'upload' | 'environment' | 'download';
+export type FileKind = 'upload' | 'environment' | 'download' | 'picture';
 
 export interface FileRecord {
   /** The wire `fileId`. */
@@ -78,10 +80,10 @@ export class FilesRepository {
     return record;
   }
 
-  /** Uploads live for the upload TTL, downloads for the download TTL (0: until deleted), environment files as long as their environment. */
+  /** Uploads live for the upload TTL, downloads and step pictures for the download TTL (0: until deleted), environment files as long as their environment. */
   private defaultExpiry(kind: FileKind, now: Date): Date | null {
     if (kind === 'upload') return new Date(now.getTime() + this.opts.uploadTtlMs);
-    if (kind === 'download' && this.opts.downloadTtlMs) return new Date(now.getTime() + this.opts.downloadTtlMs);
+    if ((kind === 'download' || kind === 'picture') && this.opts.downloadTtlMs) return new Date(now.getTime() + this.opts.downloadTtlMs);
     return null;
   }
 

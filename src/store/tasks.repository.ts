@@ -47,6 +47,12 @@ export class TasksRepository {
     return { ...rest, taskId: _id, createdAt: createdAt.toISOString(), completedAt: completedAt?.toISOString() };
   }
 
+  /** The owner and status of a session's task (for pages signed for it, which carry no key). */
+  async ownerOf(sessionId: string, taskId: string): Promise<{ userId: string; status: string } | null> {
+    const rec = await this.tasks.findOne({ _id: taskId, sessionId }, { projection: { userId: 1, status: 1 } });
+    return rec ? { userId: rec.userId, status: rec.status } : null;
+  }
+
   /** One of the user's tasks, in any session (null for another user's). */
   async owned(userId: string, taskId: string): Promise<Pick<TaskRecord, '_id' | 'sessionId' | 'status' | 'replayRoot'> | null> {
     return this.tasks.findOne({ _id: taskId, userId }, { projection: { _id: 1, sessionId: 1, status: 1, replayRoot: 1 } });

@@ -1,4 +1,5 @@
 import { Recorder } from '../recording/recorder';
+import { StepPictures } from '../recording/pictures';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -114,7 +115,8 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     },
     logger,
   );
-  const recorder = new Recorder({ recordings: store.recordings, logger });
+  const pictures = new StepPictures({ files: store.files, blobs, quota: store.quota, recordings: store.recordings, logger, pageOf: (sessionId) => pool.get(sessionId)?.page });
+  const recorder = new Recorder({ recordings: store.recordings, logger, afterStored: async (owner, step) => void (await pictures.take(owner, step)) });
   const agent = new AgentRunner(pool, {
     files: storedFiles,
     recorder,

@@ -10,6 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { MongoClient, type Db } from 'mongodb';
+import { chromium } from 'playwright-core';
 import { api, waitFor } from '../support/http';
 import { allowedPort } from '../support/ports';
 import { recordedRequests, registerScript } from '../support/scripted-model';
@@ -404,4 +405,69 @@ describe('recordings and replays', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 240_000);
+
+  it('shows a picture of the page after each step on a signed record page', async () => {
+    site.changed = false;
+    const { apiKey: key, userId } = await createUser();
+    const t = token('pictures');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { text: 'I will type the name.', tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Mae' } },
+        { tool: 'input_text', args: { index: { ref: 'Password' }, text: '<secret>password</secret>' } },
+        { tool: 'click_element', args: { index: { ref: 'Place order' } } },
+        { tool: 'done', args: { message: 'Ordered' } },
+      ],
+    });
+    const done = await finished(await runTask(key, { prompt: `${t} order for Mae`, startingUrl: `${site.url}/order.html`, secrets: [{ match: '127.0.0.1', fields: { password: PASSWORD } }] }));
+    expect(done.status).toBe('task_completed');
+    const rec = (await recording(key, done.sessionId, done.taskId)).body;
+    expect(rec.steps).toHaveLength(4);
+    expect(rec.steps.every((s: any) => typeof s.pictureFileId === 'string')).toBe(true);
+    expect(rec.pageUrl).toMatch(new RegExp(`/recordings/${done.sessionId}/${done.taskId}\\?token=`));
+
+    // The pictures are the owner's files, counted in the owner's storage and expiring like downloads; not listed with the user's files.
+    const pictures = await db.collection<any>('files').find({ userId, kind: 'picture', taskId: done.taskId }).toArray();
+    expect(pictures).toHaveLength(4);
+    expect(pictures.every((p) => p.contentType === 'image/jpeg' && p.size > 1000 && p.expiresAt instanceof Date)).toBe(true);
+    console.log(`step pictures: ${pictures.map((p) => p.size).join(', ')} bytes`);
+    const listed = await api(base(), 'GET', '/files', { key });
+    expect(listed.body.files.filter((f: any) => pictures.some((p) => p._id === f.fileId))).toEqual([]);
+
+    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const opened = await page.goto(rec.pageUrl);
+      expect(opened?.status()).toBe(200);
+      expect(opened?.headers()['content-security-policy']).toContain("default-src 'none'");
+      await page.waitForFunction(() => Array.from(document.images).length === 4 && Array.from(document.images).every((i) => i.complete && i.naturalWidth > 0), null, { timeout: 15_000 });
+      const captions = await page.locator('.caption').allInnerTexts();
+      expect(captions).toHaveLength(4);
+      expect(captions[0]).toContain('input_text');
+      expect(captions[0]).toContain('textbox "Name"');
+      expect(captions[0]).toContain('by agent');
+      expect(captions[0]).toContain('I will type the name.');
+      expect(captions[2]).toContain('click_element');
+      expect(captions[2]).toContain('button "Place order"');
+      expect(captions[3]).toContain('done');
+      const html = await page.content();
+      expect(html).not.toContain(PASSWORD);
+      expect(captions.join('\n')).not.toContain(PASSWORD);
+      const width = await page.evaluate(() => document.images[0].naturalWidth);
+      expect(width).toBeGreaterThan(500);
+    } finally {
+      await browser.close();
+    }
+
+    // A wrong token, or another task's token, finds nothing.
+    const other = await finished(await runTask(key, { replayOf: done.taskId, secrets: [{ match: '127.0.0.1', fields: { password: PASSWORD } }] }));
+    const otherToken = new URL((await recording(key, other.sessionId, other.taskId)).body.pageUrl).searchParams.get('token');
+    for (const url of [rec.pageUrl.replace(/token=.*/, 'token=wrong'), rec.pageUrl.replace(/token=.*/, `token=${otherToken}`), `${rec.pageUrl.split('?')[0]}/pictures/0?token=${otherToken}`]) {
+      expect((await fetch(url)).status).toBe(404);
+    }
+    const picture = await fetch(`${rec.pageUrl.split('?')[0]}/pictures/0?${rec.pageUrl.split('?')[1]}`);
+    expect(picture.status).toBe(200);
+    expect(picture.headers.get('content-type')).toBe('image/jpeg');
+    expect((await fetch(`${rec.pageUrl.split('?')[0]}/pictures/9?${rec.pageUrl.split('?')[1]}`)).status).toBe(404);
+  }, 180_000);
 });

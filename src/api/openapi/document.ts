@@ -129,6 +129,8 @@ export const OPERATIONS: Operation[] = [
     okJson: 'Recording',
     errors: [400, 401, 404, 429],
   },
+  { method: 'get', path: '/recordings/{sessionId}/{taskId}', tag: 'Recordings', summary: "A task's step-by-step record: the picture after each step with its action, target, who did it and the agent's words (the recording's pageUrl)", auth: false, query: [tokenQuery('record page')], ok: [200, 'html'], errors: [404] },
+  { method: 'get', path: '/recordings/{sessionId}/{taskId}/pictures/{seq}', tag: 'Recordings', summary: 'The JPEG picture of the page after one step', auth: false, query: [tokenQuery('record page')], ok: [200, 'binary'], errors: [404] },
   { method: 'get', path: '/view/{sessionId}', tag: 'Live', summary: 'Live view page of a session', auth: false, query: [tokenQuery('view')], ok: [200, 'html'], errors: [404] },
   { method: 'get', path: '/view/{sessionId}/stream', tag: 'Live', summary: 'MJPEG stream of the live view', auth: false, query: [tokenQuery('view')], ok: [200, 'jpeg-stream'], errors: [404] },
   { method: 'post', path: '/whep/{sessionId}', tag: 'Live', summary: 'WHEP: SDP offer in, SDP answer out (201, Location)', auth: false, sdp: true, query: [tokenQuery('view')], ok: [201, 'sdp'], errors: [400, 404, 415, 429] },

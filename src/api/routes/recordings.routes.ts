@@ -1,9 +1,11 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { NotFoundError } from '../../errors';
+import { linkSecret } from '../../files/links';
 import { playwrightScript } from '../../recording/playwright-export';
+import { checkRecordPageToken, RECORD_PAGE_CSP, recordPage, recordPageToken } from '../../recording/record-page';
 import type { Store } from '../../store/store';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -20,8 +22,19 @@ const recordingQuery = z.object({ format: z.enum(['json', 'playwright']).default
  * GET /task/:sessionId/:taskId/recording: the owner's record of what was done in a task
  * (JSON), or a Playwright script that does it again (`?format=playwright`). Anyone else: 404.
  */
-export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tasks' | 'recordings'>; auth: RequestHandler; redis: Redis }): Router {
-  const { store } = deps;
+export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tasks' | 'recordings' | 'files' | 'blobs'>; auth: RequestHandler; redis: Redis }): Router {
+  const { store, config } = deps;
+  const secret = () => linkSecret(config);
+  const pageUrl = (sessionId: string, taskId: string) => `${config.PUBLIC_BASE_URL}/recordings/${sessionId}/${taskId}?token=${recordPageToken(secret(), sessionId, taskId)}`;
+  /** The task a signed page is for, and its owner; a wrong token is a 404 (nothing to tell apart). */
+  const signedTask = async (req: Request) => {
+    const sessionId = String(req.params.sessionId);
+    const taskId = String(req.params.taskId);
+    if (!checkRecordPageToken(secret(), sessionId, taskId, req.query.token)) throw new NotFoundError('TASK_NOT_FOUND', 'Task not found');
+    const owner = await store.tasks.ownerOf(sessionId, taskId);
+    if (!owner) throw new NotFoundError('TASK_NOT_FOUND', 'Task not found');
+    return { sessionId, taskId, ...owner };
+  };
   const router = Router();
   const limit = rateLimit({ redis: deps.redis, name: 'recordings', ...RECORDINGS_RATE_LIMIT, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
   router.get('/task/:sessionId/:taskId/recording', deps.auth, limit, async (req, res) => {
@@ -38,7 +51,27 @@ export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tas
       res.status(200).attachment(`${taskId}.spec.ts`).type('application/typescript; charset=utf-8').send(playwrightScript({ sessionId, taskId, steps }));
       return;
     }
-    send(res, R.recordingSchema, 200, { success: true, sessionId, taskId, status: task.status, ...(view?.replayOf ? { replayOf: view.replayOf } : {}), steps });
+    send(res, R.recordingSchema, 200, { success: true, sessionId, taskId, status: task.status, ...(view?.replayOf ? { replayOf: view.replayOf } : {}), pageUrl: pageUrl(sessionId, taskId), steps });
+  });
+
+  /** The step-by-step record page (signed like the live view page; no key). */
+  router.get('/recordings/:sessionId/:taskId', async (req, res) => {
+    const task = await signedTask(req);
+    const steps = await store.recordings.list(task.taskId, task.userId);
+    const token = encodeURIComponent(String(req.query.token));
+    const html = recordPage({ ...task, steps, pictureUrl: (seq) => `/recordings/${task.sessionId}/${task.taskId}/pictures/${seq}?token=${token}` });
+    res.status(200).set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'Content-Security-Policy': RECORD_PAGE_CSP, 'X-Content-Type-Options': 'nosniff' }).type('html').send(html);
+  });
+
+  /** A step's picture (same token). */
+  router.get('/recordings/:sessionId/:taskId/pictures/:seq', async (req, res) => {
+    const task = await signedTask(req);
+    const seq = Number(req.params.seq);
+    const step = Number.isInteger(seq) && seq >= 0 ? (await store.recordings.list(task.taskId, task.userId)).find((s) => s.seq === seq) : undefined;
+    const file = step?.pictureFileId ? await store.files.get(step.pictureFileId) : null;
+    if (!file || file.userId !== task.userId || file.kind !== 'picture' || file.taskId !== task.taskId) throw new NotFoundError('NOT_FOUND', 'Picture not found');
+    res.status(200).set({ 'Cache-Control': 'private, max-age=3600', 'X-Content-Type-Options': 'nosniff', 'Content-Length': String(file.size) }).type('image/jpeg');
+    (await store.blobs.get(file.blobId)).on('error', () => res.destroy()).pipe(res);
   });
   return router;
 }

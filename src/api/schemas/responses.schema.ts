@@ -266,5 +266,6 @@ export const recordingSchema = z.object({
   taskId: z.string(),
   status: z.string().describe('The task status'),
   replayOf: z.string().optional().describe('The task this one replayed'),
+  pageUrl: z.string().describe('The step-by-step record page (a picture of the page after each step), signed for this task: no key needed'),
   steps: z.array(recordedStepSchema),
 });
