@@ -81,6 +81,8 @@ export const ERROR_CATALOGUE = {
   TASK_ALREADY_RUNNING: spec(409, 'later'),
   NO_TASK_RUNNING: spec(409, 'never'),
   INVALID_STATE: spec(409, 'never'),
+  /** A trigger paused that is not active, or resumed that is not paused: 400, as the contract gives it. */
+  INVALID_JOB_STATE: spec(400, 'never'),
   NO_GUARDRAIL_PENDING: spec(409, 'never'),
   TASK_FAILED: spec(500, 'later'),
   TASK_TIMEOUT: spec(500, 'later'),

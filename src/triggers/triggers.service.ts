@@ -26,7 +26,7 @@ export const cronJobNotFound = () => new NotFoundError('CRON_JOB_NOT_FOUND', 'Cr
 export const environmentNotFound = () => new NotFoundError('ENVIRONMENT_NOT_FOUND', 'Environment not found');
 const policyNotFound = () => new NotFoundError('POLICY_NOT_FOUND', 'Policy not found');
 const runNotFound = () => new NotFoundError('RUN_NOT_FOUND', 'Run not found');
-const cannot = (verb: 'pause' | 'resume', status: string) => new ServiceError('INVALID_STATE', `Cannot ${verb} a job with status "${status}"`, 400, { status });
+const cannot = (verb: 'pause' | 'resume', status: string) => new ServiceError('INVALID_JOB_STATE', `Cannot ${verb} a job with status "${status}"`, 400, { status });
 
 export interface TriggersServiceDeps {
   db: Db;

@@ -304,7 +304,7 @@ describe('triggers', () => {
     expect((await describeSchedule(job._id)).state.paused).toBe(true);
     const again = await cron(key, 'POST', `/${job._id}/pause`);
     expect(again.status).toBe(400);
-    expect(again.body).toMatchObject({ success: false, message: 'Cannot pause a job with status "paused"' });
+    expect(again.body).toMatchObject({ success: false, code: 'INVALID_JOB_STATE', message: 'Cannot pause a job with status "paused"' });
     expect((await cron(key, 'GET', `/${job._id}`)).body.cronJob).toMatchObject({ status: 'paused', nextRunAt: null });
 
     const resumed = await cron(key, 'POST', `/${job._id}/resume`);
@@ -312,7 +312,7 @@ describe('triggers', () => {
     expect((await describeSchedule(job._id)).state.paused).toBe(false);
     const resumeActive = await cron(key, 'POST', `/${job._id}/resume`);
     expect(resumeActive.status).toBe(400);
-    expect(resumeActive.body).toMatchObject({ success: false, message: 'Cannot resume a job with status "active"' });
+    expect(resumeActive.body).toMatchObject({ success: false, code: 'INVALID_JOB_STATE', message: 'Cannot resume a job with status "active"' });
 
     const triggered = await cron(key, 'POST', `/${job._id}/trigger`);
     expect(triggered.body).toEqual({ success: true, message: expect.any(String) });
