@@ -1,3 +1,5 @@
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -207,6 +209,18 @@ describe('sessions on the real stack', () => {
       const stranger = await createUser();
       const other = await api(shortApi.baseUrl, 'POST', '/start/send-message', { key: stranger.apiKey, body: { sessionId: s.sessionId, message: { actionType: 'state', newState: 'pause' } } });
       expect([other.status, other.body.code]).toEqual([404, 'SESSION_NOT_FOUND']);
+      // The MCP tools say the same.
+      const mcp = async (apiKey: string) => {
+        const client = new McpClient({ name: 'e2e', version: '1.0.0' });
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${shortApi.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${apiKey}` } } }));
+        try {
+          return (await client.callTool({ name: 'control_session', arguments: { sessionId: s.sessionId, action: 'pause' } })) as { isError?: boolean; structuredContent?: any };
+        } finally {
+          await client.close();
+        }
+      };
+      expect((await mcp(key)).structuredContent).toMatchObject({ success: false, code: 'SESSION_EXPIRED' });
+      expect((await mcp(stranger.apiKey)).structuredContent).toMatchObject({ success: false, code: 'SESSION_NOT_FOUND' });
     } finally {
       await shortApi.stop();
     }
