@@ -59,6 +59,13 @@ describe('the live channel', () => {
     await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'from the socket' } }] });
     const viaSocket = await emitWithAck(live.socket, { actionType: 'newTask', newState: 'start', prompt: `${t2} go` });
     expect(viaSocket).toMatchObject({ success: true, type: 'task_completed', data: { message: 'from the socket' } });
+    // A task that fails: watchers get a message of type error with its code.
+    const t3 = token('socket-fail');
+    await registerScript(model(), { match: t3, steps: [{ tool: 'done', args: { message: 'the form is gone', success: false } }] });
+    const failed = await emitWithAck(live.socket, { actionType: 'newTask', newState: 'start', prompt: `${t3} go` });
+    expect(failed).toMatchObject({ success: false, status: 'failed', code: 'TASK_FAILED' });
+    const failure = await live.waitFor((r) => r.event === 'message' && r.payload.type === 'error' && r.payload.taskId === failed.taskId);
+    expect(failure.payload).toMatchObject({ type: 'error', code: 'TASK_FAILED', error: 'the form is gone', seq: expect.any(Number) });
     live.socket.emit('message', { actionType: 'guardrail', newState: 'resume' });
     const errorEvent = await live.waitFor((r) => r.event === 'error' && r.payload.code === 'MISSING_REQUIRED_FIELD');
     expect(errorEvent.payload.error).toMatch(/prompt/);
