@@ -22,11 +22,11 @@ bash "$ROOT/scripts/infra.sh" up
 export TEST_TEMPORAL_ADDRESS="127.0.0.1:$INFRA_TEMPORAL_PORT" TEST_MONGODB_URL="mongodb://127.0.0.1:$INFRA_FERRETDB_PORT/browser_agent_test" TEST_REDIS_URL="redis://127.0.0.1:$INFRA_REDIS_PORT"
 
 # The scenarios: a session with tasks, a guardrail, continue-as-new, a takeover, a worker lost
-# and restored; a trigger run with its webhook delivery; a task webhook.
+# and restored; a trigger run with its webhook delivery; a task webhook; a chat reach-out.
 log "running the scenarios"
 npx jest --ci --maxWorkers=2 --selectProjects e2e \
-  -t 'fills and submits a form|asks a human through a guardrail|continues a long session as new|hands the browser to a human and back|restores a session on another worker|runs an at trigger on time|run-task delivers the full response' \
-  test/e2e/tasks.test.ts test/e2e/live-channel.test.ts test/e2e/triggers.test.ts test/e2e/webhooks.test.ts \
+  -t 'fills and submits a form|asks a human through a guardrail|continues a long session as new|hands the browser to a human and back|restores a session on another worker|runs an at trigger on time|run-task delivers the full response|sends a guardrail once to Telegram' \
+  test/e2e/tasks.test.ts test/e2e/live-channel.test.ts test/e2e/triggers.test.ts test/e2e/webhooks.test.ts test/e2e/reach-out.test.ts \
   || log "some scenario tests failed; recording what ran"
 log "recording histories"
 # Sessions a test left open (e.g. the one restored on another worker) are closed first.

@@ -16,7 +16,7 @@ const files = fs.existsSync(DIR) ? fs.readdirSync(DIR).filter((f) => f.endsWith(
 
 it('has a recorded history of each kind of workflow', () => {
   expect(files.map((f) => f.replace(/\.json$/, ''))).toEqual(
-    expect.arrayContaining(['session-tasks', 'session-takeover', 'session-guardrail', 'session-continue-as-new', 'session-worker-loss', 'trigger-run', 'webhook-delivery']),
+    expect.arrayContaining(['session-tasks', 'session-takeover', 'session-guardrail', 'session-continue-as-new', 'session-worker-loss', 'trigger-run', 'webhook-delivery', 'chat-delivery']),
   );
 });
 

@@ -31,6 +31,7 @@ describe('POST /cron-jobs body', () => {
       webhook,
       retryPolicy: null,
       maxConsecutiveFailures: 5,
+      replay: false,
     });
   });
 
