@@ -52,6 +52,7 @@ export const configSchema = z.object({
   LLM_API_KEY: z.string().default(''),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   LLM_VISION: bool.default(false).describe('Send a screenshot with each observation'),
+  STEP_PICTURES: bool.default(true).describe("A JPEG of the page after each recorded step, shown on the task's record page (about 30-60 ms and 10-40 KB per step)"),
   LLM_MAX_RETRIES: int(2, 0, 10),
   LLM_TIMEOUT_MS: int(120_000, 1000),
   LLM_PRICES: pricesSchema.default({ '*': { input: 0.15, output: 0.6 } } as never),
