@@ -410,8 +410,9 @@ export class AgentRunner {
       await record('ok', { summary });
       const target = result.target === undefined ? undefined : mask(result.target);
       base.action.target = target;
+      // In a replay, each action says whether the recording or the agent performed it.
       const performedBy = a.replay ? 'replayed' : 'agent';
-      this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: tool.name, target, by: performedBy } });
+      this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: tool.name, target, ...(input.params.replay ? { by: performedBy } : {}) } });
       log.info({ action: tool.name, target, by: performedBy }, 'agent action');
       if (a.replay) base.replayed = true;
       if (result.done) return { ...base, kind: 'done', message: mask(result.done.message), success: result.done.success };
