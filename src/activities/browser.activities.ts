@@ -44,6 +44,8 @@ export function createBrowserActivities(deps: {
 
   /** Stores the task's downloads and captured requests on its record. */
   async function collect(sessionId: string, taskId: string): Promise<{ files: number; requests: number }> {
+    // The task's recording (and its pictures) is complete before the task is.
+    await deps.recorder?.settle(taskId);
     const session = pool.get(sessionId);
     if (!session) return { files: 0, requests: 0 };
     if (session.artifacts.taskId === taskId) session.artifacts.taskId = undefined;

@@ -499,7 +499,8 @@ export class AgentRunner {
     if (!recorder) return;
     const { input } = c;
     const args = this.opts.vault ? (this.opts.vault.maskDeep(input.sessionId, step.args) as Record<string, unknown>) : step.args;
-    await recorder.add({ userId: input.userId, sessionId: input.sessionId, taskId: input.taskId }, { ...step, args, urlBefore: c.mask(step.urlBefore), urlAfter: c.mask(step.urlAfter) });
+    // Stored off the step's path (the recorder keeps the order; the task's end waits for it).
+    void recorder.add({ userId: input.userId, sessionId: input.sessionId, taskId: input.taskId }, { ...step, args, urlBefore: c.mask(step.urlBefore), urlAfter: c.mask(step.urlAfter) });
   }
 
   private toolContext(session: BrowserSession, signal: AbortSignal, mem: Memory): ToolContext {

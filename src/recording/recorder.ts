@@ -22,9 +22,37 @@ export class Recorder {
     },
   ) {}
 
-  async add(owner: StepOwner, step: NewStep): Promise<RecordedStep | undefined> {
-    const seq = await this.place(owner.taskId);
-    const full: RecordedStep = { seq, ...step, at: new Date().toISOString() };
+  /** Writes still under way, per task: a task's end waits for them (settle). */
+  private readonly pending = new Map<string, Set<Promise<unknown>>>();
+
+  /**
+   * Stores a step (and runs the after-step work) off the action's path: the place is taken
+   * now, so steps keep their order however long each write takes. Awaiting the answer is
+   * optional; `settle` waits for every write of a task.
+   */
+  add(owner: StepOwner, step: NewStep): Promise<RecordedStep | undefined> {
+    const work = this.write(owner, step);
+    let set = this.pending.get(owner.taskId);
+    if (!set) this.pending.set(owner.taskId, (set = new Set()));
+    set.add(work);
+    void work.finally(() => {
+      set.delete(work);
+      if (!set.size && this.pending.get(owner.taskId) === set) this.pending.delete(owner.taskId);
+    });
+    return work;
+  }
+
+  /** Waits until the task's steps (and their pictures) are stored. */
+  async settle(taskId: string): Promise<void> {
+    const set = this.pending.get(taskId);
+    if (set) await Promise.allSettled([...set]);
+  }
+
+  private async write(owner: StepOwner, step: NewStep): Promise<RecordedStep | undefined> {
+    const at = new Date().toISOString();
+    const placed = this.place(owner.taskId);
+    const seq = await placed;
+    const full: RecordedStep = { seq, ...step, at };
     try {
       for (let tries = 0; tries < 3; tries++) {
         if (await this.deps.recordings.add(owner, full)) {
