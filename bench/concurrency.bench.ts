@@ -68,7 +68,12 @@ it('many sessions at once', async () => {
     Promise.all(
       Array.from({ length: n }, async (_, i) => {
         const key = await keyFor(i);
-        const r = await api(base.baseUrl, 'POST', '/start/start-session', { key, body: {} });
+        // Right after a run, the worker may still be closing the last sessions' browsers: a 503 is tried again.
+        let r = await api(base.baseUrl, 'POST', '/start/start-session', { key, body: {} });
+        for (let tries = 0; r.status === 503 && tries < 20; tries++) {
+          await new Promise((res) => setTimeout(res, 1000));
+          r = await api(base.baseUrl, 'POST', '/start/start-session', { key, body: {} });
+        }
         if (r.status !== 200) throw new Error(`start-session: ${r.status} ${r.text}`);
         return { key, sessionId: r.body.sessionId as string };
       }),

@@ -123,10 +123,15 @@ export function createBrowserActivities(deps: {
       const ctx = Context.current();
       let saved = '';
       leases.set(sessionId, (leases.get(sessionId) ?? 0) + 1);
+      // The heartbeat has its own timer: a snapshot that is slow on a busy worker (many sessions
+      // at once) must not make the workflow think the worker is gone.
+      const heart = setInterval(() => {
+        if (pool.has(sessionId)) ctx.heartbeat();
+      }, LEASE_BEAT_MS);
+      ctx.heartbeat();
       try {
       for (let beat = 0; !ctx.cancellationSignal.aborted; beat++) {
         if (!pool.has(sessionId)) return;
-        ctx.heartbeat();
         if (beat % SNAPSHOT_EVERY_BEATS === 0) {
           try {
             const taken = await pool.snapshot(sessionId);
@@ -157,6 +162,7 @@ export function createBrowserActivities(deps: {
       }
       await ctx.cancelled; // rethrows the cancellation, so Temporal records it as such
       } finally {
+        clearInterval(heart);
         const left = (leases.get(sessionId) ?? 1) - 1;
         if (left > 0) leases.set(sessionId, left);
         else leases.delete(sessionId);
