@@ -373,7 +373,7 @@ describe('recordings and replays', () => {
     fs.writeFileSync(path.join(dir, 'replay.spec.ts'), script);
     fs.writeFileSync(
       path.join(dir, 'playwright.config.ts'),
-      `export default { testDir: '.', workers: 1, timeout: 60000, reporter: 'line', use: { launchOptions: { executablePath: ${JSON.stringify(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')}, args: ['--no-sandbox'] } } };\n`,
+      `export default { testDir: '.', outputDir: './test-results', workers: 1, timeout: 60000, reporter: 'line', use: { launchOptions: { executablePath: ${JSON.stringify(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')}, args: ['--no-sandbox'] } } };\n`,
     );
     const runScript = (env: Record<string, string>) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
