@@ -46,6 +46,7 @@ export function createBrowserActivities(deps: {
   async function collect(sessionId: string, taskId: string): Promise<{ files: number; requests: number }> {
     // The task's recording (and its pictures) is complete before the task is.
     await deps.recorder?.settle(taskId);
+    deps.recorder?.forget(taskId);
     const session = pool.get(sessionId);
     if (!session) return { files: 0, requests: 0 };
     if (session.artifacts.taskId === taskId) session.artifacts.taskId = undefined;
