@@ -1,6 +1,7 @@
 import { MongoClient, type Db } from 'mongodb';
+import { ApiKeysRepository } from './api-keys.repository';
 
-/** Connects to MongoDB (or FerretDB) and makes sure the indexes exist. */
+/** Connects to MongoDB (or FerretDB), makes sure the indexes exist and brings stored data up to date. */
 export async function connectMongo(url: string): Promise<{ client: MongoClient; db: Db }> {
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 10_000, appName: 'browser-agent' });
   await client.connect();
@@ -22,5 +23,6 @@ export async function connectMongo(url: string): Promise<{ client: MongoClient; 
     db.collection('triggerRuns').createIndex({ cronJobId: 1, createdAt: -1, _id: -1 }),
     db.collection('recording_steps').createIndex({ taskId: 1, seq: 1 }),
   ]);
+  await new ApiKeysRepository(db).backfillLookup(db.collection('migrations'));
   return { client, db };
 }
