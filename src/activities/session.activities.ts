@@ -11,11 +11,29 @@ import type { EndReason, SessionStatus, TaskView } from '../workflows/types';
 import { TERMINAL_TASK_STATUSES } from '../workflows/types';
 import { workerMetrics } from '../metrics/worker-metrics';
 
-/** Activities any worker may run (the shared queue): placement and records. */
-/** How long an ended session's events stay readable. */
+/**
+ * The browser worker in this process, when there is one (ROLE=worker and ROLE=all): a
+ * session placed on it gets its browser opened right where its workflow's first task runs.
+ */
+export interface LocalBrowserWorker {
+  workerId: string;
+  taskQueue: string;
+  /** Sessions held now (live, not the registry's last heartbeat) and the capacity. */
+  load(): { sessions: number; capacity: number };
+  /** Opens a plain session's browser (no profile, proxy or restore) in this process. */
+  openPlain(sessionId: string, userId: string): Promise<void>;
+}
 
-export function createSessionActivities(deps: { config: Config; store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger }) {
-  const { config, store, registry, events } = deps;
+export interface Placement {
+  workerId: string;
+  taskQueue: string;
+  /** The browser is already open there (the worker was this process). */
+  opened?: boolean;
+}
+
+/** Activities any worker may run (the shared queue): placement and records. */
+export function createSessionActivities(deps: { config: Config; store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger; local?: LocalBrowserWorker }) {
+  const { config, store, registry, events, local } = deps;
   const locks = new ProfileLocks(store.db);
   const logger = deps.logger.child({ component: 'session-activities' });
 
@@ -24,6 +42,36 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       const worker = await registry.pick(exclude);
       logger.info({ sessionId, workerId: worker?.workerId }, worker ? 'browser worker assigned' : 'no browser worker available');
       return worker ? { workerId: worker.workerId, taskQueue: worker.taskQueue } : null;
+    },
+
+    /**
+     * Picks the browser worker with the most free room, this process's own on a tie (its
+     * load is read live), and when it is this process and the session is plain (`open`),
+     * opens the browser here: run as a local activity, the session's browser is ready at the
+     * end of its workflow's first task, with no activity dispatched through the server. A
+     * failed open here is left to the browser activity on the worker's queue, which reports it.
+     */
+    async placeSession({ sessionId, exclude, open }: { sessionId: string; exclude: string[]; open?: { userId: string } }): Promise<Placement | null> {
+      const best = await registry.pick(exclude);
+      const here = local && !exclude.includes(local.workerId) ? local.load() : undefined;
+      const hereFits = here && here.sessions < here.capacity && (!best || best.workerId === local!.workerId || here.sessions / here.capacity <= best.sessions / best.capacity);
+      const chosen = hereFits ? { workerId: local!.workerId, taskQueue: local!.taskQueue } : best && { workerId: best.workerId, taskQueue: best.taskQueue };
+      if (!chosen) {
+        logger.info({ sessionId }, 'no browser worker available');
+        return null;
+      }
+      if (hereFits && open) {
+        const t0 = performance.now();
+        try {
+          await local!.openPlain(sessionId, open.userId);
+          logger.info({ sessionId, workerId: chosen.workerId, openMs: Math.round(performance.now() - t0) }, 'browser worker assigned; browser opened in place');
+          return { ...chosen, opened: true };
+        } catch (err) {
+          logger.warn({ sessionId, err: String(err) }, 'browser not opened in place; the worker opens it');
+        }
+      }
+      logger.info({ sessionId, workerId: chosen.workerId }, 'browser worker assigned');
+      return chosen;
     },
 
     async markSession({ sessionId, status, workerId }: { sessionId: string; status: SessionStatus; workerId?: string }): Promise<void> {

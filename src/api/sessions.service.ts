@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import type { Config } from '../config';
 import { InsufficientBalanceError, InvalidParameterError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, isErrorCode } from '../errors';
@@ -26,7 +26,7 @@ import {
   taskQuery,
 } from '../workflows/messages';
 import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
-import { TERMINAL_TASK_STATUSES, type InteractionAction, type ReplaySource, type SessionProxy, type TaskParams, type TaskView } from '../workflows/types';
+import { TERMINAL_TASK_STATUSES, type InteractionAction, type ReplaySource, type SessionProxy, type SessionView, type TaskParams, type TaskView } from '../workflows/types';
 import { Y_OFFSET, type InteractionAction as ApiInteraction } from './schemas/message.schema';
 import type { TaskParamsInput } from './schemas/task.schema';
 import type { ProxyInput } from './schemas/session.schema';
@@ -91,7 +91,7 @@ export class SessionsService {
         ? { kind: 'profile', id: attach.profileId, userId: user._id }
         : undefined;
     const t0 = performance.now();
-    const { sessionId, balance } = await this.admission.admit({ userId: user._id, profile });
+    const { sessionId, balance } = await this.admission.admit({ userId: user._id, profile, user });
     const admitted = performance.now();
     const taskId = task ? newTaskId() : undefined;
     const log = logger.child({ sessionId, userId: user._id });
@@ -105,25 +105,29 @@ export class SessionsService {
       initialTask: task && taskId ? { taskId, params: toTaskParams(task, replay) } : undefined,
       ...(attach.singleTask && task ? { singleTask: true } : {}),
     });
-    let handle: WorkflowHandle;
+    // One request starts the workflow and waits for its browser (update-with-start): the
+    // workflow's first task picks the worker and, when it can, opens the browser in place.
+    const operation = new WithStartWorkflowOperation(SESSION_WORKFLOW, {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: sessionWorkflowId(sessionId),
+      workflowIdConflictPolicy: 'FAIL',
+      args: [input],
+      typedSearchAttributes: [
+        { key: OwnerUserIdKey, value: user._id },
+        { key: SessionStatusKey, value: 'pending' },
+      ],
+      memo: { userId: user._id },
+    });
+    let ready: SessionView;
     try {
-      handle = await temporal.workflow.start(SESSION_WORKFLOW, {
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        workflowId: sessionWorkflowId(sessionId),
-        args: [input],
-        typedSearchAttributes: [
-          { key: OwnerUserIdKey, value: user._id },
-          { key: SessionStatusKey, value: 'pending' },
-        ],
-        memo: { userId: user._id },
-      });
+      ready = await temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation: operation });
     } catch (err) {
-      await this.admission.abandon({ sessionId, userId: user._id, profile });
+      // Not started: nothing runs that would give the slot back.
+      if (!(await operation.workflowHandle().then(() => true, () => false))) await this.admission.abandon({ sessionId, userId: user._id, profile });
       throw err;
     }
-    const started = performance.now();
-    const ready = await handle.executeUpdate(awaitReadyUpdate);
-    const timings = { admitMs: Math.round(admitted - t0), startMs: Math.round(started - admitted), readyMs: Math.round(performance.now() - started) };
+    const handle = await operation.workflowHandle();
+    const timings = { admitMs: Math.round(admitted - t0), readyMs: Math.round(performance.now() - admitted) };
     if (ready.status !== 'active') {
       log.warn({ status: ready.status, error: ready.error }, 'session could not start');
       // The workflow gives the slot and the profile lock back as it ends: answer after that,

@@ -5,6 +5,7 @@ import type { SessionInput } from '../workflows/types';
 import { newSessionId, newTaskId } from './ids';
 import { ProfileLocks } from './profile-locks';
 import type { Store } from './store';
+import type { UserRecord } from './users.repository';
 
 export interface AdmittedSession {
   sessionId: string;
@@ -31,9 +32,10 @@ export class SessionAdmission {
   }
 
   /** Takes the slot, the profile lock and writes the record; `sessionId` is new unless given (a retried trigger activity). */
-  async admit(req: { userId: string; profile?: ProfileSource; sessionId?: string }): Promise<AdmittedSession> {
+  async admit(req: { userId: string; profile?: ProfileSource; sessionId?: string; user?: Pick<UserRecord, '_id' | 'sessionLimit'> }): Promise<AdmittedSession> {
     const { store, config } = this.deps;
-    const user = await store.users.get(req.userId);
+    // The API read the user for this request already (its key's owner): no second read.
+    const user = req.user?._id === req.userId ? req.user : await store.users.get(req.userId);
     if (!user) throw new NotFoundError('USER_NOT_FOUND', 'The user no longer exists');
     const limit = user.sessionLimit ?? config.DEFAULT_SESSION_LIMIT;
     const slot = await store.users.acquireSessionSlot(user._id, limit);

@@ -140,7 +140,19 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
     activities: {
-      ...createSessionActivities({ config, store, registry, events, logger }),
+      ...createSessionActivities({
+        config,
+        store,
+        registry,
+        events,
+        logger,
+        local: {
+          workerId,
+          taskQueue,
+          load: () => ({ sessions: pool.size, capacity: pool.capacity }),
+          openPlain: async (sessionId, userId) => void (await pool.open(sessionId, { userId })),
+        },
+      }),
       ...createTriggerActivities({ config, store, logger }),
       ...createWebhookActivities({ config, store, logger, guard, watchers: new Watchers(redis) }),
     },

@@ -5,7 +5,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import { Mutex } from 'async-mutex';
-import type { SessionActivities } from '../activities/session.activities';
+import type { Placement, SessionActivities } from '../activities/session.activities';
 import type { BrowserActivities } from '../activities/browser.activities';
 import {
   awaitReadyUpdate,
@@ -36,6 +36,13 @@ const local = wf.proxyLocalActivities<SessionActivities>({
 });
 /** Sessions started before worker picks ran as local activities replay the way they ran. */
 const assignWorker = (args: Parameters<SessionActivities['assignWorker']>[0]) => (wf.patched('assign-worker-locally') ? local.assignWorker(args) : shared.assignWorker(args));
+/**
+ * Picks the worker and, when the pick is the process running this workflow task and the
+ * session is plain, opens the browser there and then (see placeSession). Sessions started
+ * before that replay their separate pick and open.
+ */
+const place = async (args: Parameters<SessionActivities['placeSession']>[0]): Promise<Placement | null> =>
+  wf.patched('open-browser-in-place') ? local.placeSession(args) : assignWorker({ sessionId: args.sessionId, exclude: args.exclude });
 
 /** Activities on the worker that holds this session's browser. A dead worker shows as a timeout. */
 function browserOn(taskQueue: string) {
@@ -170,11 +177,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   const acquire = async (restore: boolean, exclude: string[], deadline: number): Promise<boolean> => {
     const tried = [...exclude];
     for (let attempt = 0; ; attempt++) {
-      const assigned = await assignWorker({ sessionId, exclude: tried });
+      const plain = !restore && !input.profile && !input.proxy;
+      const assigned = await place({ sessionId, exclude: tried, ...(plain ? { open: { userId: input.userId } } : {}) });
       if (assigned) {
         tried.push(assigned.workerId);
         try {
-          await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore, profile: input.profile, proxy: input.proxy });
+          if (!assigned.opened) await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore, profile: input.profile, proxy: input.proxy });
           state.placeOn(assigned.workerId, assigned.taskQueue);
           holdLease();
           return true;

@@ -1,0 +1,90 @@
+import { createLogger } from '../logger';
+import type { Config } from '../config';
+import type { Store } from '../store/store';
+import type { EventPublisher } from '../events/publisher';
+import type { WorkerEntry, WorkerRegistry } from '../workers/worker-registry';
+import { createSessionActivities, type LocalBrowserWorker } from './session.activities';
+
+const entry = (workerId: string, sessions: number, capacity = 10): WorkerEntry => ({ workerId, taskQueue: `browser-${workerId}`, sessions, capacity, heartbeatAt: Date.now() });
+
+/** The registry's pick as the real one makes it: most free room first, excluded ones left out. */
+function registryOf(entries: WorkerEntry[]): WorkerRegistry {
+  return {
+    pick: async (exclude: string[] = []) => entries.filter((w) => !exclude.includes(w.workerId) && w.sessions < w.capacity).sort((a, b) => a.sessions / a.capacity - b.sessions / b.capacity)[0] ?? null,
+  } as unknown as WorkerRegistry;
+}
+
+function setup(entries: WorkerEntry[], here: { sessions: number; capacity?: number; fails?: boolean } | null) {
+  const opened: string[] = [];
+  const local: LocalBrowserWorker | undefined = here
+    ? {
+        workerId: 'here',
+        taskQueue: 'browser-here',
+        load: () => ({ sessions: here.sessions, capacity: here.capacity ?? 10 }),
+        openPlain: async (sessionId) => {
+          if (here.fails) throw new Error('Chromium is gone');
+          opened.push(sessionId);
+        },
+      }
+    : undefined;
+  const store = { db: { collection: () => ({}) } } as unknown as Store;
+  const activities = createSessionActivities({
+    config: {} as Config,
+    store,
+    registry: registryOf(entries),
+    events: {} as EventPublisher,
+    logger: createLogger('silent'),
+    local,
+  });
+  return { place: activities.placeSession, opened };
+}
+
+describe('placing a session on a browser worker', () => {
+  it('opens a plain session where its workflow runs when this worker has as much room as the best other', async () => {
+    const { place, opened } = setup([entry('here', 3), entry('other', 3)], { sessions: 3 });
+    await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'here', taskQueue: 'browser-here', opened: true });
+    expect(opened).toEqual(['s1']);
+  });
+
+  it('reads its own load live: the registry may still show sessions that ended', async () => {
+    const { place } = setup([entry('here', 8), entry('other', 2)], { sessions: 1 });
+    await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toMatchObject({ workerId: 'here', opened: true });
+  });
+
+  it('sends the session to a worker with more room, which opens the browser itself', async () => {
+    const { place, opened } = setup([entry('here', 4), entry('other', 1)], { sessions: 4 });
+    await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'other', taskQueue: 'browser-other' });
+    expect(opened).toEqual([]);
+  });
+
+  it('compares room as a share of each capacity', async () => {
+    const { place } = setup([entry('other', 3, 4)], { sessions: 5, capacity: 20 });
+    await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toMatchObject({ workerId: 'here', opened: true });
+  });
+
+  it('only picks a worker for sessions that are not plain (profile, proxy, restore): their browser opens on its queue', async () => {
+    const { place, opened } = setup([entry('other', 5)], { sessions: 0 });
+    await expect(place({ sessionId: 's1', exclude: [] })).resolves.toEqual({ workerId: 'here', taskQueue: 'browser-here' });
+    expect(opened).toEqual([]);
+  });
+
+  it('never places on a full or excluded worker of its own', async () => {
+    const full = setup([entry('other', 9)], { sessions: 10 });
+    await expect(full.place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'other', taskQueue: 'browser-other' });
+    const excluded = setup([entry('here', 0), entry('other', 9)], { sessions: 0 });
+    await expect(excluded.place({ sessionId: 's1', exclude: ['here'], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'other', taskQueue: 'browser-other' });
+    expect(excluded.opened).toEqual([]);
+    const none = setup([entry('other', 10)], { sessions: 10 });
+    await expect(none.place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toBeNull();
+  });
+
+  it('leaves a failed open to the worker queue, which reports the failure', async () => {
+    const { place } = setup([entry('here', 0)], { sessions: 0, fails: true });
+    await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'here', taskQueue: 'browser-here' });
+  });
+
+  it('without a browser worker in this process (a workflow-only worker) picks from the registry', async () => {
+    const { place } = setup([entry('a', 2), entry('b', 1)], null);
+    await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'b', taskQueue: 'browser-b' });
+  });
+});
