@@ -35,7 +35,8 @@ temporal_up() {
     local dyn=(); mapfile -t dyn < <(dynamic_config_flags "$DYNAMIC_CONFIG")
     start_bg temporal "$LOG_DIR/temporal.log" "$RUN_DIR/temporal.pid" \
       "$BIN_DIR/temporal" server start-dev --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
-      --db-filename "$DATA_DIR/temporal.sqlite" --log-level warn --namespace "$NAMESPACE" "${dyn[@]}" ${INFRA_TEMPORAL_FLAGS:-}
+      --db-filename "$DATA_DIR/temporal.sqlite" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
+      --log-level warn --namespace "$NAMESPACE" "${dyn[@]}" ${INFRA_TEMPORAL_FLAGS:-}
   fi
   wait_for "Temporal" 60 "$LOG_DIR/temporal.log" "$BIN_DIR/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT"
   TEMPORAL_CLI="$BIN_DIR/temporal" TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT" NAMESPACE="$NAMESPACE" \
