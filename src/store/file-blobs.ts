@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import { NotFoundError } from '../errors';
 import type { BlobInfo, BlobStore } from '../profiles/contracts';
 import { BLOB_BUCKET, ByteCap, blobIdsBefore, blobUsage, type BlobFileDoc } from './blobs';
+import { DocLocks } from './doc-locks';
 import { newId } from './ids';
 
 const BLOB_ID = /^blob_[A-Za-z0-9]+$/;
+const usageLock = (userId: string) => `blob-usage:${userId}`;
 
 /**
  * Blobs as files in a directory (BLOB_STORE=files, the embedded default), their records in
@@ -20,13 +22,20 @@ const BLOB_ID = /^blob_[A-Za-z0-9]+$/;
  *
  * A blob is written to a temporary name, renamed into place when complete, and only then
  * recorded; a blob past its cap leaves nothing behind.
+ *
+ * What each user stores is kept as a count (`blobUsage`, by user id) that changes with the
+ * records, under the user's lock: the quota reads one document however many blobs there
+ * are (summing the records meant reading every user's on FerretDB). A user without a count
+ * gets one from the records at the first reading.
  */
 export class FileBlobStore implements BlobStore {
+  private readonly locks: DocLocks;
   constructor(
     private readonly db: Db,
     private readonly dir: string,
   ) {
     fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true, mode: 0o700 });
+    this.locks = new DocLocks(db);
   }
 
   async put(input: Readable, meta: { filename: string; contentType: string; userId: string; maxBytes: number; kind: string }): Promise<BlobInfo> {
@@ -44,7 +53,10 @@ export class FileBlobStore implements BlobStore {
     }
     const uploadDate = new Date();
     try {
-      await this.files().insertOne({ _id: blobId, length: cap.bytes, filename: meta.filename, uploadDate, metadata: { userId: meta.userId, kind: meta.kind, contentType: meta.contentType } });
+      await this.locks.with(usageLock(meta.userId), async () => {
+        await this.files().insertOne({ _id: blobId, length: cap.bytes, filename: meta.filename, uploadDate, metadata: { userId: meta.userId, kind: meta.kind, contentType: meta.contentType } });
+        await this.count(meta.userId, cap.bytes);
+      });
     } catch (err) {
       await fs.promises.rm(final, { force: true });
       throw err;
@@ -72,12 +84,38 @@ export class FileBlobStore implements BlobStore {
 
   /** Idempotent: deleting an unknown blob is not an error. */
   async delete(blobId: string): Promise<void> {
-    await this.files().deleteOne({ _id: blobId });
+    const doc = await this.files().findOne({ _id: blobId }, { projection: { length: 1, metadata: 1 } });
+    if (doc?.metadata?.userId) {
+      const userId = doc.metadata.userId;
+      await this.locks.with(usageLock(userId), async () => {
+        if ((await this.files().deleteOne({ _id: blobId })).deletedCount === 1) await this.count(userId, -doc.length);
+      });
+    } else {
+      await this.files().deleteOne({ _id: blobId });
+    }
     if (BLOB_ID.test(blobId)) await fs.promises.rm(this.pathOf(blobId), { force: true });
   }
 
-  usage(userId: string): Promise<number> {
-    return blobUsage(this.files(), userId);
+  async usage(userId: string): Promise<number> {
+    const counted = await this.usageCounts().findOne({ _id: userId });
+    if (counted) return counted.bytes;
+    return this.locks.with(usageLock(userId), async () => {
+      const again = await this.usageCounts().findOne({ _id: userId });
+      if (again) return again.bytes;
+      const bytes = await blobUsage(this.files(), userId);
+      await this.usageCounts().insertOne({ _id: userId, bytes });
+      return bytes;
+    });
+  }
+
+  /** Moves the user's count, if it has one (called under the user's lock). */
+  private async count(userId: string, delta: number): Promise<void> {
+    const counted = await this.usageCounts().findOne({ _id: userId });
+    if (counted) await this.usageCounts().updateOne({ _id: userId }, { $set: { bytes: Math.max(0, counted.bytes + delta) } });
+  }
+
+  private usageCounts(): Collection<{ _id: string; bytes: number }> {
+    return this.db.collection<{ _id: string; bytes: number }>('blobUsage');
   }
 
   idsBefore(before: Date, limit = 500, after?: string): Promise<string[]> {

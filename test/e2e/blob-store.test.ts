@@ -100,4 +100,27 @@ describe('blob store on files', () => {
     // an id of another shape never becomes a path
     await expect(files.get('../../etc/passwd')).rejects.toMatchObject({ status: 404 });
   });
+
+  it("keeps each user's stored bytes as a count that follows puts and deletes, concurrent ones too", async () => {
+    const owner = `usr_count${Date.now()}`;
+    const other = `usr_other${Date.now()}`;
+    const put = (bytes: number, who = owner) => files.put(Readable.from([randomBytes(bytes)]), { filename: 'f', contentType: 'application/octet-stream', userId: who, maxBytes: 1024 * 1024, kind: 'download' });
+    // blobs stored before the user had a count: the first reading sums the records once
+    const early = await put(1000);
+    await db.collection('blobUsage').deleteOne({ _id: owner as never });
+    expect(await files.usage(owner)).toBe(1000);
+    expect(await db.collection('blobUsage').findOne({ _id: owner as never })).toMatchObject({ bytes: 1000 });
+    // twelve at once (four of another user): none lost, none counted twice
+    const many = await Promise.all([...Array.from({ length: 8 }, (_, i) => put(100 + i)), ...Array.from({ length: 4 }, () => put(50, other))]);
+    expect(await files.usage(owner)).toBe(1000 + 8 * 100 + 28);
+    expect(await files.usage(other)).toBe(200);
+    await Promise.all([files.delete(early.blobId), files.delete(many[0].blobId), files.delete(many[0].blobId)]);
+    expect(await files.usage(owner)).toBe(8 * 100 + 28 - 100);
+    // the count agrees with the records
+    const [sum] = await records().aggregate<{ t: number }>([{ $match: { 'metadata.userId': owner } }, { $group: { _id: null, t: { $sum: '$length' } } }]).toArray();
+    expect(sum.t).toBe(8 * 100 + 28 - 100);
+    await Promise.all(many.slice(1).map((b) => files.delete(b.blobId)));
+    expect(await files.usage(owner)).toBe(0);
+    expect(await files.usage(other)).toBe(0);
+  });
 });
