@@ -14,16 +14,18 @@ function registryOf(entries: WorkerEntry[]): WorkerRegistry {
   } as unknown as WorkerRegistry;
 }
 
-function setup(entries: WorkerEntry[], here: { sessions: number; capacity?: number; fails?: boolean } | null) {
+function setup(entries: WorkerEntry[], here: { sessions: number; capacity?: number; fails?: boolean; noneReady?: boolean } | null) {
   const opened: string[] = [];
   const local: LocalBrowserWorker | undefined = here
     ? {
         workerId: 'here',
         taskQueue: 'browser-here',
         load: () => ({ sessions: here.sessions, capacity: here.capacity ?? 10 }),
-        openPlain: async (sessionId) => {
+        openReady: (sessionId) => {
           if (here.fails) throw new Error('Chromium is gone');
+          if (here.noneReady) return false;
           opened.push(sessionId);
+          return true;
         },
       }
     : undefined;
@@ -76,6 +78,12 @@ describe('placing a session on a browser worker', () => {
     expect(excluded.opened).toEqual([]);
     const none = setup([entry('other', 10)], { sessions: 10 });
     await expect(none.place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toBeNull();
+  });
+
+  it('leaves a session to the worker queue when no ready context is there (making one would hold the workflow task)', async () => {
+    const { place, opened } = setup([entry('here', 0)], { sessions: 0, noneReady: true });
+    await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'here', taskQueue: 'browser-here' });
+    expect(opened).toEqual([]);
   });
 
   it('leaves a failed open to the worker queue, which reports the failure', async () => {

@@ -20,8 +20,11 @@ export interface LocalBrowserWorker {
   taskQueue: string;
   /** Sessions held now (live, not the registry's last heartbeat) and the capacity. */
   load(): { sessions: number; capacity: number };
-  /** Opens a plain session's browser (no profile, proxy or restore) in this process. */
-  openPlain(sessionId: string, userId: string): Promise<void>;
+  /**
+   * Hands a plain session (no profile, proxy or restore) one of this process's ready
+   * contexts; false when none is ready. Never waits for Chromium: it runs inside a workflow task.
+   */
+  openReady(sessionId: string, userId: string): boolean;
 }
 
 export interface Placement {
@@ -46,10 +49,11 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
 
     /**
      * Picks the browser worker with the most free room, this process's own on a tie (its
-     * load is read live), and when it is this process and the session is plain (`open`),
-     * opens the browser here: run as a local activity, the session's browser is ready at the
-     * end of its workflow's first task, with no activity dispatched through the server. A
-     * failed open here is left to the browser activity on the worker's queue, which reports it.
+     * load is read live), and when it is this process, the session is plain (`open`) and a
+     * ready context is there, hands it over: run as a local activity, the session's browser
+     * is ready at the end of its workflow's first task, with no activity dispatched through
+     * the server. Anything slower (a context to make, a failure to report) is left to the
+     * browser activity on the worker's queue.
      */
     async placeSession({ sessionId, exclude, open }: { sessionId: string; exclude: string[]; open?: { userId: string } }): Promise<Placement | null> {
       const best = await registry.pick(exclude);
@@ -63,9 +67,10 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       if (hereFits && open) {
         const t0 = performance.now();
         try {
-          await local!.openPlain(sessionId, open.userId);
-          logger.info({ sessionId, workerId: chosen.workerId, openMs: Math.round(performance.now() - t0) }, 'browser worker assigned; browser opened in place');
-          return { ...chosen, opened: true };
+          if (local!.openReady(sessionId, open.userId)) {
+            logger.info({ sessionId, workerId: chosen.workerId, openMs: Math.round(performance.now() - t0) }, 'browser worker assigned; browser opened in place');
+            return { ...chosen, opened: true };
+          }
         } catch (err) {
           logger.warn({ sessionId, err: String(err) }, 'browser not opened in place; the worker opens it');
         }

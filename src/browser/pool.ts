@@ -166,6 +166,23 @@ export class BrowserPool {
   }
 
   /**
+   * A plain session (no profile, proxy or restore) gets a ready context, at once; undefined
+   * when none is ready (the caller opens one the slow way). The already open context of the
+   * session is answered as it is.
+   */
+  openReady(sessionId: string, opts: { userId?: string } = {}): BrowserSession | undefined {
+    const existing = this.sessions.get(sessionId);
+    if (existing) return existing;
+    const readyOne = this.takeReady();
+    if (!readyOne) return undefined;
+    readyOne.egress.assign(sessionId);
+    this.stats.warm += 1;
+    const session = this.adopt(sessionId, readyOne.context, readyOne.page, readyOne.egress, opts);
+    this.refill();
+    return session;
+  }
+
+  /**
    * Opens (or returns the already open) context of a session; idempotent for activity
    * retries. With `userDataDir` the session gets its own Chromium on that profile
    * directory (cookies, storage, extensions persist); `restore` brings back a page and
@@ -177,14 +194,8 @@ export class BrowserPool {
     const { restore, userDataDir } = opts;
     const storageState = restore ? JSON.parse(restore.storageState) : undefined;
     const plain = !restore && !userDataDir && !opts.proxy;
-    const readyOne = plain ? this.takeReady() : undefined;
-    if (readyOne) {
-      readyOne.egress.assign(sessionId);
-      this.stats.warm += 1;
-      const session = this.adopt(sessionId, readyOne.context, readyOne.page, readyOne.egress, opts);
-      this.refill();
-      return session;
-    }
+    const warm = plain ? this.openReady(sessionId, opts) : undefined;
+    if (warm) return warm;
     if (plain) this.stats.cold += 1;
     // With a proxy, the relay chains to it: Chromium never sees its address or credentials.
     const upstream = opts.proxy ? await this.upstreamOf(sessionId, opts.proxy) : undefined;

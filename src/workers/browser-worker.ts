@@ -150,7 +150,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
           workerId,
           taskQueue,
           load: () => ({ sessions: pool.size, capacity: pool.capacity }),
-          openPlain: async (sessionId, userId) => void (await pool.open(sessionId, { userId })),
+          openReady: (sessionId, userId) => pool.openReady(sessionId, { userId }) !== undefined,
         },
       }),
       ...createTriggerActivities({ config, store, logger }),
