@@ -47,9 +47,26 @@ export class EventsRepository {
     }
   }
 
+  /**
+   * The session's highest stored seq, found by lookups by `_id` (seqs start at 1 and have no
+   * gaps): one for a new session, a few dozen for the longest. A query on `sessionId` would
+   * read every session's events on the embedded FerretDB.
+   */
   private async highestSeq(sessionId: string): Promise<number> {
-    const [last] = await this.events.find({ sessionId }, { projection: { _id: 0, seq: 1 } }).sort({ seq: -1 }).limit(1).toArray();
-    return last?.seq ?? 0;
+    const taken = async (seq: number) => (await this.events.findOne({ _id: eventId(sessionId, seq) }, { projection: { _id: 1 } })) !== null;
+    if (!(await taken(1))) return 0;
+    let low = 1; // taken
+    let high = 2;
+    while (await taken(high)) {
+      low = high;
+      high *= 2;
+    }
+    while (high - low > 1) {
+      const mid = Math.floor((low + high) / 2);
+      if (await taken(mid)) low = mid;
+      else high = mid;
+    }
+    return low;
   }
 
   private remember(sessionId: string, seq: number): void {
@@ -68,8 +85,7 @@ export class EventsRepository {
 
   /** The seq of the session's newest stored event (0 when none). */
   async latestSeq(sessionId: string): Promise<number> {
-    const [last] = await this.events.find({ sessionId }, { projection: { seq: 1 } }).sort({ seq: -1 }).limit(1).toArray();
-    return last?.seq ?? 0;
+    return this.highestSeq(sessionId);
   }
 
   /** Events are kept for the session's life plus an hour; called by the sweeper. */

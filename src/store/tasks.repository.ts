@@ -40,8 +40,18 @@ export class TasksRepository {
     return res.modifiedCount;
   }
 
+  /**
+   * The record by `_id` alone, its other fields compared here: FerretDB hands only a filter
+   * on `_id` alone to SQLite and reads every record in the collection for any other.
+   */
+  private async byId(taskId: string, also: Partial<Pick<TaskRecord, 'sessionId' | 'userId'>>): Promise<TaskRecord | null> {
+    const rec = await this.tasks.findOne({ _id: taskId });
+    if (!rec || (also.sessionId !== undefined && rec.sessionId !== also.sessionId) || (also.userId !== undefined && rec.userId !== also.userId)) return null;
+    return rec;
+  }
+
   async get(sessionId: string, taskId: string): Promise<TaskView | null> {
-    const rec = await this.tasks.findOne({ _id: taskId, sessionId });
+    const rec = await this.byId(taskId, { sessionId });
     if (!rec) return null;
     const { _id, userId: _u, updatedAt: _up, createdAt, completedAt, replayRoot: _root, ...rest } = rec;
     return { ...rest, taskId: _id, createdAt: createdAt.toISOString(), completedAt: completedAt?.toISOString() };
@@ -49,13 +59,14 @@ export class TasksRepository {
 
   /** The owner and status of a session's task (for pages signed for it, which carry no key). */
   async ownerOf(sessionId: string, taskId: string): Promise<{ userId: string; status: string } | null> {
-    const rec = await this.tasks.findOne({ _id: taskId, sessionId }, { projection: { userId: 1, status: 1 } });
+    const rec = await this.byId(taskId, { sessionId });
     return rec ? { userId: rec.userId, status: rec.status } : null;
   }
 
   /** One of the user's tasks, in any session (null for another user's). */
   async owned(userId: string, taskId: string): Promise<Pick<TaskRecord, '_id' | 'sessionId' | 'status' | 'replayRoot'> | null> {
-    return this.tasks.findOne({ _id: taskId, userId }, { projection: { _id: 1, sessionId: 1, status: 1, replayRoot: 1 } });
+    const rec = await this.byId(taskId, { userId });
+    return rec && { _id: rec._id, sessionId: rec.sessionId, status: rec.status, ...(rec.replayRoot !== undefined ? { replayRoot: rec.replayRoot } : {}) };
   }
 
   /**
