@@ -1,10 +1,9 @@
-import { Readable } from 'node:stream';
 import type { CDPSession, Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import type { BlobStore } from '../profiles/contracts';
 import type { FilesRepository } from '../store/files.repository';
 import type { RecordingsRepository } from '../store/recordings.repository';
-import { putWithinQuota, type StorageQuota } from '../store/storage-quota';
+import { putWholeWithinQuota, type StorageQuota } from '../store/storage-quota';
 import type { StepOwner } from './recorder';
 import type { RecordedStep } from './types';
 
@@ -58,7 +57,7 @@ export class StepPictures {
       return undefined;
     }
     const filename = `step-${String(step.seq + 1).padStart(3, '0')}.jpg`;
-    const blob = await putWithinQuota(this.deps, Readable.from([jpeg]), { filename, contentType: 'image/jpeg', userId: owner.userId, perFile: MAX_PICTURE_BYTES, kind: 'picture' });
+    const blob = await putWholeWithinQuota(this.deps, jpeg, { filename, contentType: 'image/jpeg', userId: owner.userId, perFile: MAX_PICTURE_BYTES, kind: 'picture' });
     try {
       const rec = await this.deps.files.createFromBlob({ userId: owner.userId, blob: { ...blob, contentType: 'image/jpeg' }, originalName: filename, kind: 'picture', sessionId: owner.sessionId, taskId: owner.taskId });
       await this.deps.recordings.setPicture(owner.taskId, step.seq, rec._id);

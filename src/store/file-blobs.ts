@@ -6,11 +6,12 @@ import type { Collection, Db } from 'mongodb';
 import { NotFoundError } from '../errors';
 import type { BlobInfo, BlobStore } from '../profiles/contracts';
 import { BLOB_BUCKET, ByteCap, blobIdsBefore, blobUsage, type BlobFileDoc } from './blobs';
-import { DocLocks } from './doc-locks';
+import { DocLocks, isDuplicateKey } from './doc-locks';
 import { newId } from './ids';
 
 const BLOB_ID = /^blob_[A-Za-z0-9]+$/;
-const usageLock = (userId: string) => `blob-usage:${userId}`;
+/** The user's storage lock: the same one the reservation ledger takes (src/store/storage-quota.ts), so counts and grants never interleave. */
+const usageLock = (userId: string) => `storage:${userId}`;
 
 /**
  * Blobs as files in a directory (BLOB_STORE=files, the embedded default), their records in
@@ -38,7 +39,15 @@ export class FileBlobStore implements BlobStore {
     this.locks = new DocLocks(db);
   }
 
-  async put(input: Readable, meta: { filename: string; contentType: string; userId: string; maxBytes: number; kind: string }): Promise<BlobInfo> {
+  /**
+   * With `within`, the blob is stored only if the user's stored bytes, every open reservation
+   * and this blob stay within `limit`, checked under the user's storage lock as the blob is
+   * counted: exact without a reservation, for blobs written whole at once (step pictures).
+   */
+  async put(
+    input: Readable,
+    meta: { filename: string; contentType: string; userId: string; maxBytes: number; kind: string; within?: { limit: number; reserved: (userId: string) => Promise<number>; exceeded: () => Error } },
+  ): Promise<BlobInfo> {
     const blobId = newId('blob');
     const cap = new ByteCap(meta.maxBytes);
     const tmp = path.join(this.dir, 'tmp', `${blobId}.part`);
@@ -54,8 +63,10 @@ export class FileBlobStore implements BlobStore {
     const uploadDate = new Date();
     try {
       await this.locks.with(usageLock(meta.userId), async () => {
+        const stored = await this.countedUsage(meta.userId);
+        if (meta.within && stored + (await meta.within.reserved(meta.userId)) + cap.bytes > meta.within.limit) throw meta.within.exceeded();
         await this.files().insertOne({ _id: blobId, length: cap.bytes, filename: meta.filename, uploadDate, metadata: { userId: meta.userId, kind: meta.kind, contentType: meta.contentType } });
-        await this.count(meta.userId, cap.bytes);
+        await this.setCount(meta.userId, stored + cap.bytes);
       });
     } catch (err) {
       await fs.promises.rm(final, { force: true });
@@ -88,7 +99,8 @@ export class FileBlobStore implements BlobStore {
     if (doc?.metadata?.userId) {
       const userId = doc.metadata.userId;
       await this.locks.with(usageLock(userId), async () => {
-        if ((await this.files().deleteOne({ _id: blobId })).deletedCount === 1) await this.count(userId, -doc.length);
+        const stored = await this.countedUsage(userId);
+        if ((await this.files().deleteOne({ _id: blobId })).deletedCount === 1) await this.setCount(userId, stored - doc.length);
       });
     } else {
       await this.files().deleteOne({ _id: blobId });
@@ -96,22 +108,32 @@ export class FileBlobStore implements BlobStore {
     if (BLOB_ID.test(blobId)) await fs.promises.rm(this.pathOf(blobId), { force: true });
   }
 
-  async usage(userId: string): Promise<number> {
-    const counted = await this.usageCounts().findOne({ _id: userId });
-    if (counted) return counted.bytes;
-    return this.locks.with(usageLock(userId), async () => {
-      const again = await this.usageCounts().findOne({ _id: userId });
-      if (again) return again.bytes;
-      const bytes = await blobUsage(this.files(), userId);
-      await this.usageCounts().insertOne({ _id: userId, bytes });
-      return bytes;
-    });
+  /** Takes no lock: the reservation ledger asks while it holds the user's storage lock. */
+  usage(userId: string): Promise<number> {
+    return this.countedUsage(userId);
   }
 
-  /** Moves the user's count, if it has one (called under the user's lock). */
-  private async count(userId: string, delta: number): Promise<void> {
+  /**
+   * The user's count, made from the records when there is none yet. Writers make it (under
+   * the lock) before their record changes, so a count made by a reader that raced them is
+   * refused as a duplicate and the writer's is read.
+   */
+  private async countedUsage(userId: string): Promise<number> {
     const counted = await this.usageCounts().findOne({ _id: userId });
-    if (counted) await this.usageCounts().updateOne({ _id: userId }, { $set: { bytes: Math.max(0, counted.bytes + delta) } });
+    if (counted) return counted.bytes;
+    const bytes = await blobUsage(this.files(), userId);
+    try {
+      await this.usageCounts().insertOne({ _id: userId, bytes });
+      return bytes;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return (await this.usageCounts().findOne({ _id: userId }))?.bytes ?? bytes;
+    }
+  }
+
+  /** Sets the user's count (under the user's lock, from what countedUsage read there). */
+  private async setCount(userId: string, bytes: number): Promise<void> {
+    await this.usageCounts().updateOne({ _id: userId }, { $set: { bytes: Math.max(0, bytes) } });
   }
 
   private usageCounts(): Collection<{ _id: string; bytes: number }> {

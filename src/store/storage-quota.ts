@@ -1,8 +1,9 @@
-import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import type { Collection, Db } from 'mongodb';
 import { ServiceError } from '../errors';
 import type { BlobInfo, BlobStore } from '../profiles/contracts';
 import { DocLocks } from './doc-locks';
+import { FileBlobStore } from './file-blobs';
 import { newId } from './ids';
 
 /** What the quota needs to know of blob storage: the bytes a user's finished blobs take. */
@@ -114,6 +115,11 @@ export class StorageQuota {
     return this.deps.limitBytes;
   }
 
+  /** Bytes the user's streams in flight have reserved. */
+  reservedBy(userId: string): Promise<number> {
+    return this.deps.ledger.reserved(userId, '');
+  }
+
   /**
    * Opens a reservation for one blob of at most `perFile` bytes; `freedOnSuccess` is what
    * the blob replaces (an archive's previous version), counted as free. Throws 413
@@ -209,3 +215,28 @@ export async function putWithinQuota(
     await reservation.release();
   }
 }
+
+/**
+ * A blob whose bytes are all in hand (a step picture), stored only within the user's quota.
+ * The files store checks and counts it in one step under the user's storage lock (no
+ * reservation: half the writes); another store takes a reservation as any stream does.
+ */
+export async function putWholeWithinQuota(
+  storage: { blobs: BlobStore; quota: StorageQuota },
+  data: Buffer,
+  meta: { filename: string; contentType: string; userId: string; kind: string; perFile: number },
+): Promise<BlobInfo> {
+  const { blobs, quota } = storage;
+  if (blobs instanceof FileBlobStore) {
+    return blobs.put(Readable.from([data]), {
+      filename: meta.filename,
+      contentType: meta.contentType,
+      userId: meta.userId,
+      kind: meta.kind,
+      maxBytes: meta.perFile,
+      within: { limit: quota.limitBytes, reserved: (userId) => quota.reservedBy(userId), exceeded: () => quotaExceeded(quota.limitBytes) },
+    });
+  }
+  return putWithinQuota(storage, Readable.from([data]), meta);
+}
+

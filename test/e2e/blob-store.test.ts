@@ -123,4 +123,28 @@ describe('blob store on files', () => {
     expect(await files.usage(owner)).toBe(0);
     expect(await files.usage(other)).toBe(0);
   });
+
+  it('stores a whole blob within a limit only when it fits beside what is stored and reserved, leaving nothing when it does not', async () => {
+    const owner = `usr_within${Date.now()}`;
+    let reserved = 0;
+    const within = { limit: 1000, reserved: async () => reserved, exceeded: () => Object.assign(new Error('quota'), { status: 413 }) };
+    const put = (bytes: number) => files.put(Readable.from([randomBytes(bytes)]), { filename: 'p.jpg', contentType: 'image/jpeg', userId: owner, maxBytes: 5000, kind: 'picture', within });
+    const first = await put(600);
+    const filesBefore = onDisk().length;
+    const recordsBefore = await records().countDocuments();
+    // 600 stored + 300 reserved by a stream in flight + 200 > 1000
+    reserved = 300;
+    await expect(put(200)).rejects.toMatchObject({ status: 413 });
+    expect(onDisk()).toHaveLength(filesBefore);
+    expect(await records().countDocuments()).toBe(recordsBefore);
+    expect(await files.usage(owner)).toBe(600);
+    // 600 + 300 + 100 = 1000 fits; racing ones never pass the limit together
+    const raced = await Promise.allSettled([put(100), put(100), put(100)]);
+    expect(raced.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(await files.usage(owner)).toBe(700);
+    await files.delete(first.blobId);
+    for (const r of raced) if (r.status === 'fulfilled') await files.delete(r.value.blobId);
+    expect(await files.usage(owner)).toBe(0);
+  });
 });
+
