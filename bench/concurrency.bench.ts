@@ -150,7 +150,11 @@ it('many sessions at once', async () => {
     let spread: Record<string, number> = {};
     try {
       const two = await startSessions(10, a);
-      const recs = await mongo.db().collection<{ _id: string; workerId?: string }>('sessions').find({ _id: { $in: two.map((s) => s.sessionId) } }).toArray();
+      // A session's record names its worker once the workflow marked it active (just after the answer).
+      const recs = await waitFor(async () => {
+        const found = await mongo.db().collection<{ _id: string; workerId?: string }>('sessions').find({ _id: { $in: two.map((s) => s.sessionId) } }).toArray();
+        return found.every((r) => r.workerId) ? found : null;
+      }, 15_000, 250).catch(() => mongo.db().collection<{ _id: string; workerId?: string }>('sessions').find({ _id: { $in: two.map((s) => s.sessionId) } }).toArray());
       spread = recs.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.workerId ?? 'none']: (acc[r.workerId ?? 'none'] ?? 0) + 1 }), {});
       await end(a, two);
     } finally {
