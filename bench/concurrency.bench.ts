@@ -56,7 +56,7 @@ it('many sessions at once', async () => {
   process.env.TEST_FIXTURES_URL = fixtures.url;
   process.env.TEST_LLM_BASE_URL = model.url;
   const queue = `bench-many-${Date.now()}`;
-  const common = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '1000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100' };
+  const common = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '1000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100', ...(process.env.BENCH_STEP_PICTURES ? { STEP_PICTURES: process.env.BENCH_STEP_PICTURES } : {}) };
   const maxSessions = String(Math.max(CONCURRENT, ...RAMP) + 5);
   let service: ServiceProcess | undefined = await startService({ ...common, BROWSER_MAX_SESSIONS: maxSessions });
   const mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL!);
@@ -181,6 +181,7 @@ it('many sessions at once', async () => {
       ramp,
       sustainedConcurrentSessions: sustained,
       twoWorkers: { sessions: 10, perWorker: spread },
+      stepPictures: process.env.BENCH_STEP_PICTURES !== 'false',
       target: { stepP95Ms: 1000, perIdleSessionMB: 120 },
     };
     fs.writeFileSync(process.env.BENCH_CONCURRENCY_OUT ?? path.join(ROOT, '.data/bench-concurrency.json'), JSON.stringify(out, null, 2));
