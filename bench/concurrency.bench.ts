@@ -56,7 +56,7 @@ it('many sessions at once', async () => {
   process.env.TEST_FIXTURES_URL = fixtures.url;
   process.env.TEST_LLM_BASE_URL = model.url;
   const queue = `bench-many-${Date.now()}`;
-  const common = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '1000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100', ...(process.env.BENCH_STEP_PICTURES ? { STEP_PICTURES: process.env.BENCH_STEP_PICTURES } : {}) };
+  const common = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '180000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100', ...(process.env.BENCH_STEP_PICTURES ? { STEP_PICTURES: process.env.BENCH_STEP_PICTURES } : {}) };
   const maxSessions = String(Math.max(CONCURRENT, ...RAMP) + 5);
   let service: ServiceProcess | undefined = await startService({ ...common, BROWSER_MAX_SESSIONS: maxSessions });
   const mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL!);
@@ -87,6 +87,7 @@ it('many sessions at once', async () => {
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, treePss(base.child.pid!))), 500);
     const t0 = performance.now();
+    // Each client waits for its task's answer inline, as a user of send-message does (no polling load beside the steps).
     const started = await Promise.all(
       sessions.map((s, i) => api(base.baseUrl, 'POST', '/start/send-message', { key: s.key, body: { sessionId: s.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${tokens[i]} scroll`, startingUrl: `${fixtures.url}/${PAGE}` } } })),
     );

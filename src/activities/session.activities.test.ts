@@ -11,6 +11,10 @@ const entry = (workerId: string, sessions: number, capacity = 10): WorkerEntry =
 function registryOf(entries: WorkerEntry[]): WorkerRegistry {
   return {
     pick: async (exclude: string[] = []) => entries.filter((w) => !exclude.includes(w.workerId) && w.sessions < w.capacity).sort((a, b) => a.sessions / a.capacity - b.sessions / b.capacity)[0] ?? null,
+    notePlaced: async (workerId: string) => {
+      const w = entries.find((e) => e.workerId === workerId);
+      if (w) w.sessions += 1;
+    },
   } as unknown as WorkerRegistry;
 }
 
@@ -51,6 +55,13 @@ describe('placing a session on a browser worker', () => {
   it('reads its own load live: the registry may still show sessions that ended', async () => {
     const { place } = setup([entry('here', 8), entry('other', 2)], { sessions: 1 });
     await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toMatchObject({ workerId: 'here', opened: true });
+  });
+
+  it("goes by its own live load, not its registry entry, so a burst started here spreads to the others", async () => {
+    // the registry still shows this worker empty (its last heartbeat), but it holds 3 sessions now
+    const { place, opened } = setup([entry('here', 0), entry('other', 0)], { sessions: 3 });
+    await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'other', taskQueue: 'browser-other' });
+    expect(opened).toEqual([]);
   });
 
   it('sends the session to a worker with more room, which opens the browser itself', async () => {

@@ -56,14 +56,16 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
      * browser activity on the worker's queue.
      */
     async placeSession({ sessionId, exclude, open }: { sessionId: string; exclude: string[]; open?: { userId: string } }): Promise<Placement | null> {
-      const best = await registry.pick(exclude);
       const here = local && !exclude.includes(local.workerId) ? local.load() : undefined;
-      const hereFits = here && here.sessions < here.capacity && (!best || best.workerId === local!.workerId || here.sessions / here.capacity <= best.sessions / best.capacity);
+      // This process's own entry in the registry may be a heartbeat old: it is compared by its live load.
+      const best = await registry.pick(here ? [...exclude, local!.workerId] : exclude);
+      const hereFits = here && here.sessions < here.capacity && (!best || here.sessions / here.capacity <= best.sessions / best.capacity);
       const chosen = hereFits ? { workerId: local!.workerId, taskQueue: local!.taskQueue } : best && { workerId: best.workerId, taskQueue: best.taskQueue };
       if (!chosen) {
         logger.info({ sessionId }, 'no browser worker available');
         return null;
       }
+      await registry.notePlaced(chosen.workerId).catch((err: unknown) => logger.warn({ sessionId, err: String(err) }, 'placement not noted'));
       if (hereFits && open) {
         const t0 = performance.now();
         try {
