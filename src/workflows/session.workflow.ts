@@ -59,7 +59,9 @@ function browserOn(taskQueue: string) {
     lease: wf.proxyActivities<BrowserActivities>({
       ...once,
       startToCloseTimeout: '30d',
-      heartbeatTimeout: '4s',
+      // Long enough for a worker busy with many sessions at once: at 4 s, 10 of 20 sessions
+      // starting tasks together were taken for lost while their worker was alive.
+      heartbeatTimeout: '12s',
       cancellationType: wf.ActivityCancellationType.TRY_CANCEL,
     }),
   };
