@@ -56,11 +56,12 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
      * browser activity on the worker's queue.
      */
     async placeSession({ sessionId, exclude, open }: { sessionId: string; exclude: string[]; open?: { userId: string } }): Promise<Placement | null> {
-      const here = local && !exclude.includes(local.workerId) ? local.load() : undefined;
+      const self = local && !exclude.includes(local.workerId) ? local : undefined;
+      const here = self?.load();
       // This process's own entry in the registry may be a heartbeat old: it is compared by its live load.
-      const best = await registry.pick(here ? [...exclude, local!.workerId] : exclude);
-      const hereFits = here && here.sessions < here.capacity && (!best || here.sessions / here.capacity <= best.sessions / best.capacity);
-      const chosen = hereFits ? { workerId: local!.workerId, taskQueue: local!.taskQueue } : best && { workerId: best.workerId, taskQueue: best.taskQueue };
+      const best = await registry.pick(self ? [...exclude, self.workerId] : exclude);
+      const hereFits = !!self && !!here && here.sessions < here.capacity && (!best || here.sessions / here.capacity <= best.sessions / best.capacity);
+      const chosen = hereFits ? { workerId: self!.workerId, taskQueue: self!.taskQueue } : best && { workerId: best.workerId, taskQueue: best.taskQueue };
       if (!chosen) {
         logger.info({ sessionId }, 'no browser worker available');
         return null;
@@ -69,7 +70,7 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       if (hereFits && open) {
         const t0 = performance.now();
         try {
-          if (local!.openReady(sessionId, open.userId)) {
+          if (self!.openReady(sessionId, open.userId)) {
             logger.info({ sessionId, workerId: chosen.workerId, openMs: Math.round(performance.now() - t0) }, 'browser worker assigned; browser opened in place');
             return { ...chosen, opened: true };
           }

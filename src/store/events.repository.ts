@@ -1,5 +1,6 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
 import type { TimelineEntry } from '../events/types';
+import { lastTakenPlace } from './id-probe';
 
 type EventRecord = TimelineEntry & { _id: string; expiresAt?: Date };
 type NewEntry = Omit<TimelineEntry, 'seq'>;
@@ -52,21 +53,8 @@ export class EventsRepository {
    * gaps): one for a new session, a few dozen for the longest. A query on `sessionId` would
    * read every session's events on the embedded FerretDB.
    */
-  private async highestSeq(sessionId: string): Promise<number> {
-    const taken = async (seq: number) => (await this.events.findOne({ _id: eventId(sessionId, seq) }, { projection: { _id: 1 } })) !== null;
-    if (!(await taken(1))) return 0;
-    let low = 1; // taken
-    let high = 2;
-    while (await taken(high)) {
-      low = high;
-      high *= 2;
-    }
-    while (high - low > 1) {
-      const mid = Math.floor((low + high) / 2);
-      if (await taken(mid)) low = mid;
-      else high = mid;
-    }
-    return low;
+  private highestSeq(sessionId: string): Promise<number> {
+    return lastTakenPlace(async (seq) => (await this.events.findOne({ _id: eventId(sessionId, seq) }, { projection: { _id: 1 } })) !== null, 1);
   }
 
   private remember(sessionId: string, seq: number): void {

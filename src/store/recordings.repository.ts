@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { lastTakenPlace } from './id-probe';
 import type { RecordedStep } from '../recording/types';
 import type { TaskParams } from '../workflows/types';
 
@@ -62,23 +63,9 @@ export class RecordingsRepository {
 
   /** The next free place of a task's recording (a worker that took the session over goes on from there). */
   async nextSeq(taskId: string): Promise<number> {
-    // Steps are stored under their place (`_id`), without gaps: the first free place is found
-    // by lookups by `_id` (one for a new task, a few dozen for the longest), never by a query
-    // on another field, which the embedded FerretDB answers by reading every task's steps.
-    const taken = async (seq: number) => (await this.steps.findOne({ _id: stepId(taskId, seq) }, { projection: { _id: 1 } })) !== null;
-    if (!(await taken(0))) return 0;
-    let low = 0; // taken
-    let high = 1;
-    while (await taken(high)) {
-      low = high;
-      high *= 2;
-    }
-    while (high - low > 1) {
-      const mid = Math.floor((low + high) / 2);
-      if (await taken(mid)) low = mid;
-      else high = mid;
-    }
-    return high;
+    // Steps are stored under their place (`_id`), without gaps: found by lookups by `_id`,
+    // never by a query on another field (the embedded FerretDB reads every task's steps).
+    return 1 + (await lastTakenPlace(async (seq) => (await this.steps.findOne({ _id: stepId(taskId, seq) }, { projection: { _id: 1 } })) !== null, 0));
   }
 
   /** A task's steps in order (the owner's only). */
