@@ -247,6 +247,8 @@ export function createBrowserActivities(deps: {
           result.proxy = { bytes, cost };
           result.cost = Math.round((result.cost + cost) * 1e9) / 1e9;
         }
+        // The task waits for a person now: its recording so far is there for them to look at.
+        if (result.kind === 'human_input') await deps.recorder?.settle(input.taskId);
         if (result.kind === 'done') {
           // The task's downloads and requests are stored before the workflow hears of the
           // end, so the answer goes out without another activity round trip.

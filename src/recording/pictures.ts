@@ -2,10 +2,8 @@ import type { CDPSession, Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import type { BlobStore } from '../profiles/contracts';
 import type { FilesRepository } from '../store/files.repository';
-import type { RecordingsRepository } from '../store/recordings.repository';
-import { putWholeWithinQuota, type StorageQuota } from '../store/storage-quota';
-import type { StepOwner } from './recorder';
-import type { RecordedStep } from './types';
+import { putWholeManyWithinQuota, type StorageQuota } from '../store/storage-quota';
+import type { StepOwner, StepPictureSource } from './recorder';
 
 /** JPEG quality of a step's picture: enough to see what happened, small enough to keep for every step. */
 const QUALITY = 50;
@@ -42,29 +40,30 @@ async function shoot(page: Page): Promise<Buffer> {
  * A picture of the viewport after each recorded step: stored as a file of the task's owner
  * (kind `picture`, within the owner's storage quota, expiring like the task's downloads) and
  * named on the step. A page that cannot be shot (closed, crashed, too slow) has no picture.
+ * The recorder hands a task's pictures over together: they are stored with one lock, one
+ * count and one insert of their records.
  */
-export class StepPictures {
-  constructor(private readonly deps: { files: FilesRepository; blobs: BlobStore; quota: StorageQuota; recordings: RecordingsRepository; logger: Logger; pageOf: (sessionId: string) => Page | undefined }) {}
+export class StepPictures implements StepPictureSource {
+  constructor(private readonly deps: { files: FilesRepository; blobs: BlobStore; quota: StorageQuota; logger: Logger; pageOf: (sessionId: string) => Page | undefined }) {}
 
-  async take(owner: StepOwner, step: RecordedStep): Promise<string | undefined> {
-    const page = this.deps.pageOf(owner.sessionId);
+  async shoot(sessionId: string): Promise<Buffer | undefined> {
+    const page = this.deps.pageOf(sessionId);
     if (!page || page.isClosed()) return undefined;
-    let jpeg: Buffer;
+    return shoot(page);
+  }
+
+  async store(owner: StepOwner, shots: { seq: number; jpeg: Buffer }[]): Promise<Map<number, string>> {
+    const named = shots.map((s) => ({ ...s, filename: `step-${String(s.seq + 1).padStart(3, '0')}.jpg` }));
+    const blobs = await putWholeManyWithinQuota(this.deps, named.map((s) => ({ data: s.jpeg, filename: s.filename })), { contentType: 'image/jpeg', userId: owner.userId, perFile: MAX_PICTURE_BYTES, kind: 'picture' });
+    const kept = named.flatMap((s, i) => (blobs[i] ? [{ seq: s.seq, filename: s.filename, blob: blobs[i] }] : []));
+    if (kept.length < named.length) this.deps.logger.info({ sessionId: owner.sessionId, taskId: owner.taskId, left: named.length - kept.length }, 'step pictures past the storage quota are not kept');
     try {
-      jpeg = await shoot(page);
+      const records = await this.deps.files.createManyFromBlobs(
+        kept.map((k) => ({ userId: owner.userId, blob: { ...k.blob, contentType: 'image/jpeg' }, originalName: k.filename, kind: 'picture', sessionId: owner.sessionId, taskId: owner.taskId })),
+      );
+      return new Map(records.map((r, i) => [kept[i].seq, r._id]));
     } catch (err) {
-      this.deps.logger.debug({ sessionId: owner.sessionId, taskId: owner.taskId, err: String(err) }, 'no picture of the step');
-      return undefined;
-    }
-    const filename = `step-${String(step.seq + 1).padStart(3, '0')}.jpg`;
-    const blob = await putWholeWithinQuota(this.deps, jpeg, { filename, contentType: 'image/jpeg', userId: owner.userId, perFile: MAX_PICTURE_BYTES, kind: 'picture' });
-    try {
-      const rec = await this.deps.files.createFromBlob({ userId: owner.userId, blob: { ...blob, contentType: 'image/jpeg' }, originalName: filename, kind: 'picture', sessionId: owner.sessionId, taskId: owner.taskId });
-      await this.deps.recordings.setPicture(owner.taskId, step.seq, rec._id);
-      step.pictureFileId = rec._id;
-      return rec._id;
-    } catch (err) {
-      await this.deps.blobs.delete(blob.blobId).catch(() => undefined);
+      await Promise.all(kept.map((k) => this.deps.blobs.delete(k.blob.blobId).catch(() => undefined)));
       throw err;
     }
   }

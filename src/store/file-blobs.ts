@@ -75,6 +75,63 @@ export class FileBlobStore implements BlobStore {
     return { blobId, size: cap.bytes, filename: meta.filename, contentType: meta.contentType, userId: meta.userId, createdAt: uploadDate };
   }
 
+  /**
+   * Several blobs whose bytes are all in hand (a task's step pictures), stored with one lock
+   * and one count: each is written to its file, then those that fit within `within.limit`
+   * (in the order given, beside the user's stored bytes and open reservations) are recorded
+   * in one insert. Undefined in the answer where a blob did not fit (its file is removed).
+   */
+  async putWholeMany(
+    items: { data: Buffer; filename: string }[],
+    meta: { contentType: string; userId: string; maxBytes: number; kind: string; within: { limit: number; reserved: (userId: string) => Promise<number> } },
+  ): Promise<(BlobInfo | undefined)[]> {
+    const written: { blobId: string; size: number; filename: string; final: string }[] = [];
+    try {
+      for (const item of items) {
+        const blobId = newId('blob');
+        const final = this.pathOf(blobId);
+        if (item.data.length > meta.maxBytes) {
+          written.push({ blobId, size: -1, filename: item.filename, final });
+          continue;
+        }
+        await fs.promises.mkdir(path.dirname(final), { recursive: true });
+        const tmp = path.join(this.dir, 'tmp', `${blobId}.part`);
+        await fs.promises.writeFile(tmp, item.data, { mode: 0o600 });
+        await fs.promises.rename(tmp, final);
+        written.push({ blobId, size: item.data.length, filename: item.filename, final });
+      }
+    } catch (err) {
+      await Promise.all(written.map((w) => fs.promises.rm(w.final, { force: true })));
+      throw err;
+    }
+    const uploadDate = new Date();
+    const kept = new Set<string>();
+    try {
+      await this.locks.with(usageLock(meta.userId), async () => {
+        const stored = await this.countedUsage(meta.userId);
+        let total = stored + (await meta.within.reserved(meta.userId));
+        const docs: BlobFileDoc[] = [];
+        for (const w of written) {
+          if (w.size < 0 || total + w.size > meta.within.limit) continue;
+          total += w.size;
+          kept.add(w.blobId);
+          docs.push({ _id: w.blobId, length: w.size, filename: w.filename, uploadDate, metadata: { userId: meta.userId, kind: meta.kind, contentType: meta.contentType } });
+        }
+        if (!docs.length) return;
+        await this.files().insertMany(docs);
+        await this.setCount(meta.userId, stored + docs.reduce((sum, d) => sum + d.length, 0));
+      });
+    } catch (err) {
+      // Nothing of the batch stays: records an insert may have left go with their files.
+      if (kept.size) await this.files().deleteMany({ _id: { $in: [...kept] } }).catch(() => undefined);
+      kept.clear();
+      throw err;
+    } finally {
+      await Promise.all(written.filter((w) => !kept.has(w.blobId)).map((w) => fs.promises.rm(w.final, { force: true })));
+    }
+    return written.map((w) => (kept.has(w.blobId) ? { blobId: w.blobId, size: w.size, filename: w.filename, contentType: meta.contentType, userId: meta.userId, createdAt: uploadDate } : undefined));
+  }
+
   async get(blobId: string): Promise<Readable> {
     const file = await this.files().findOne({ _id: blobId }, { projection: { _id: 1 } });
     if (!file) throw new NotFoundError('BLOB_NOT_FOUND', 'Blob not found');

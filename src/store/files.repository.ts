@@ -34,6 +34,22 @@ export interface FileRecord {
 /** The longest a task may run (maxDuration's ceiling): files claimed by a task outlive it by the upload TTL. */
 const MAX_TASK_MS = 300_000;
 
+/** What a new file record is made of. */
+export interface NewFileRecord {
+  userId: string;
+  blob: Pick<BlobInfo, 'blobId' | 'size'> & { contentType?: string };
+  originalName: string;
+  kind: FileKind;
+  environmentId?: string | null;
+  sessionId?: string | null;
+  taskId?: string | null;
+  sourceUrl?: string | null;
+  expiresAt?: Date | null;
+  /** When the file began to arrive and its place in its request, so files list in the order sent. */
+  createdAt?: Date;
+  index?: number;
+}
+
 export class FilesRepository {
   private readonly files: Collection<FileRecord>;
   constructor(
@@ -45,20 +61,20 @@ export class FilesRepository {
   }
 
   /** A file record over a stored blob (the blob's size is the file's). */
-  async createFromBlob(input: {
-    userId: string;
-    blob: Pick<BlobInfo, 'blobId' | 'size'> & { contentType?: string };
-    originalName: string;
-    kind: FileKind;
-    environmentId?: string | null;
-    sessionId?: string | null;
-    taskId?: string | null;
-    sourceUrl?: string | null;
-    expiresAt?: Date | null;
-    /** When the file began to arrive and its place in its request, so files list in the order sent. */
-    createdAt?: Date;
-    index?: number;
-  }): Promise<FileRecord> {
+  async createFromBlob(input: NewFileRecord): Promise<FileRecord> {
+    const record = this.recordOf(input);
+    await this.files.insertOne(record);
+    return record;
+  }
+
+  /** Records of several blobs of one user at once (a task's step pictures): one insert. */
+  async createManyFromBlobs(inputs: NewFileRecord[]): Promise<FileRecord[]> {
+    const records = inputs.map((input, i) => this.recordOf({ ...input, index: input.index ?? i }));
+    if (records.length) await this.files.insertMany(records);
+    return records;
+  }
+
+  private recordOf(input: NewFileRecord): FileRecord {
     const now = input.createdAt ?? new Date();
     const record: FileRecord = {
       _id: newId('file'),
@@ -76,7 +92,6 @@ export class FilesRepository {
       expiresAt: input.expiresAt !== undefined ? input.expiresAt : this.defaultExpiry(input.kind, now),
       createdAt: now,
     };
-    await this.files.insertOne(record);
     return record;
   }
 

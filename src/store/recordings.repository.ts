@@ -61,6 +61,25 @@ export class RecordingsRepository {
     }
   }
 
+  /**
+   * Stores steps of one task in their places, in one insert: the number stored, in order,
+   * before the first whose place was taken (another writer got there first).
+   */
+  async addMany(owner: { userId: string; sessionId: string; taskId: string }, steps: RecordedStep[]): Promise<number> {
+    if (!steps.length) return 0;
+    const docs = steps.map((step) => ({ _id: stepId(owner.taskId, step.seq), ...owner, ...(Object.fromEntries(Object.entries(step).filter(([, v]) => v !== undefined)) as RecordedStep) }));
+    try {
+      await this.steps.insertMany(docs, { ordered: true });
+      return docs.length;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 11000) throw err;
+      // The steps before the refused one are stored (an ordered insert stops at the first error).
+      const { writeErrors: refused, insertedCount } = err as { writeErrors?: { index: number }[] | { index: number }; insertedCount?: number };
+      const first = Array.isArray(refused) ? refused[0]?.index : refused?.index;
+      return typeof first === 'number' ? first : (insertedCount ?? 0);
+    }
+  }
+
   /** The next free place of a task's recording (a worker that took the session over goes on from there). */
   async nextSeq(taskId: string): Promise<number> {
     // Steps are stored under their place (`_id`), without gaps: found by lookups by `_id`,
@@ -72,9 +91,5 @@ export class RecordingsRepository {
   async list(taskId: string, userId: string, limit = 2_000): Promise<RecordedStep[]> {
     const docs = await this.steps.find({ taskId, userId }).sort({ seq: 1 }).limit(limit).toArray();
     return docs.map(({ _id, taskId: _t, sessionId: _s, userId: _u, ...step }) => step);
-  }
-
-  async setPicture(taskId: string, seq: number, pictureFileId: string): Promise<void> {
-    await this.steps.updateOne({ _id: stepId(taskId, seq) }, { $set: { pictureFileId } });
   }
 }

@@ -240,3 +240,29 @@ export async function putWholeWithinQuota(
   return putWithinQuota(storage, Readable.from([data]), meta);
 }
 
+
+/**
+ * Several blobs whose bytes are all in hand (a task's step pictures), each stored only within
+ * the user's quota; undefined in the answer where one did not fit. The files store takes the
+ * user's lock and changes the count once for all of them; another store takes them one by one.
+ */
+export async function putWholeManyWithinQuota(
+  storage: { blobs: BlobStore; quota: StorageQuota },
+  items: { data: Buffer; filename: string }[],
+  meta: { contentType: string; userId: string; kind: string; perFile: number },
+): Promise<(BlobInfo | undefined)[]> {
+  const { blobs, quota } = storage;
+  if (blobs instanceof FileBlobStore) {
+    return blobs.putWholeMany(items, { contentType: meta.contentType, userId: meta.userId, kind: meta.kind, maxBytes: meta.perFile, within: { limit: quota.limitBytes, reserved: (userId) => quota.reservedBy(userId) } });
+  }
+  const out: (BlobInfo | undefined)[] = [];
+  for (const item of items) {
+    try {
+      out.push(await putWholeWithinQuota(storage, item.data, { ...meta, filename: item.filename }));
+    } catch (err) {
+      if (!(err instanceof ServiceError) || err.status !== 413) throw err;
+      out.push(undefined);
+    }
+  }
+  return out;
+}

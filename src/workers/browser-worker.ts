@@ -115,8 +115,8 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     },
     logger,
   );
-  const pictures = new StepPictures({ files: store.files, blobs, quota: store.quota, recordings: store.recordings, logger, pageOf: (sessionId) => pool.get(sessionId)?.page });
-  const recorder = new Recorder({ recordings: store.recordings, logger, ...(config.STEP_PICTURES ? { afterStored: async (owner, step) => void (await pictures.take(owner, step)) } : {}) });
+  const pictures = new StepPictures({ files: store.files, blobs, quota: store.quota, logger, pageOf: (sessionId) => pool.get(sessionId)?.page });
+  const recorder = new Recorder({ recordings: store.recordings, logger, ...(config.STEP_PICTURES ? { pictures } : {}) });
   const agent = new AgentRunner(pool, {
     files: storedFiles,
     recorder,

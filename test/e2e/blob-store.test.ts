@@ -146,5 +146,32 @@ describe('blob store on files', () => {
     for (const r of raced) if (r.status === 'fulfilled') await files.delete(r.value.blobId);
     expect(await files.usage(owner)).toBe(0);
   });
-});
 
+  it('stores several whole blobs under one count, keeping in order those that fit and leaving no trace of the rest', async () => {
+    const owner = `usr_many${Date.now()}`;
+    let reserved = 100;
+    const within = { limit: 1000, reserved: async () => reserved };
+    const data = [300, 400, 5000, 250, 100].map((n) => randomBytes(n));
+    const filesBefore = onDisk().length;
+    const recordsBefore = await records().countDocuments();
+    const meta = { contentType: 'image/jpeg', userId: owner, maxBytes: 4000, kind: 'picture', within };
+    const stored = await files.putWholeMany(
+      data.map((d, i) => ({ data: d, filename: `step-${i}.jpg` })),
+      meta,
+    );
+    // 100 reserved + 300 + 400 fit (800); 5000 is past the cap; 250 would make 1050; 100 fits (900)
+    expect(stored.map((b) => b?.size)).toEqual([300, 400, undefined, undefined, 100]);
+    expect(await files.usage(owner)).toBe(800);
+    expect(onDisk()).toHaveLength(filesBefore + 3);
+    expect(await records().countDocuments()).toBe(recordsBefore + 3);
+    for (const [i, b] of stored.entries()) if (b) expect((await buffer(await files.get(b.blobId))).equals(data[i])).toBe(true);
+    // none fits (800 stored + 150 reserved + 100): nothing written, nothing counted
+    reserved = 150;
+    expect(await files.putWholeMany([{ data: randomBytes(100), filename: 'x.jpg' }], meta)).toEqual([undefined]);
+    expect(onDisk()).toHaveLength(filesBefore + 3);
+    expect(await files.usage(owner)).toBe(800);
+    for (const b of stored) if (b) await files.delete(b.blobId);
+    expect(await files.usage(owner)).toBe(0);
+    expect(onDisk()).toHaveLength(filesBefore);
+  });
+});
