@@ -15,14 +15,20 @@ import type { CancelledStep, InteractionAction, PreviousTask, SessionProxy, Step
 import { HUMAN_TYPE_MAX_MS, humanTypingDelays } from '../api/schemas/message.schema';
 import { workerMetrics } from '../metrics/worker-metrics';
 
-/** Heartbeats often enough that a stop reaches the step within a second. */
-const HEARTBEAT_EVERY_MS = 250;
+/** Heartbeats often enough that a stop reaches the step within a second (a step shorter than this sends none). */
+const HEARTBEAT_EVERY_MS = 500;
 
 /** Activities on one browser worker's own task queue: they touch the browsers it holds. */
-/** The lease heartbeat (the workflow notices a dead worker after its heartbeat timeout). */
-const LEASE_BEAT_MS = 1000;
-/** A held session's page and storage are saved every this many beats, for a restore elsewhere. */
-const SNAPSHOT_EVERY_BEATS = 2;
+/**
+ * The lease heartbeat: the workflow notices a dead worker after its heartbeat timeout (12 s),
+ * so a beat every 3 s leaves room for three late ones; each beat is a write on the server,
+ * for every open session.
+ */
+const LEASE_BEAT_MS = 3000;
+/** How often a held session is looked at: its page and storage are saved when they changed since, for a restore elsewhere. */
+const SNAPSHOT_CHECK_MS = 2000;
+/** A session whose pages sent nothing and did not navigate is saved this often all the same (a page script may change its storage). */
+const SNAPSHOT_QUIET_MS = 30_000;
 
 export function createBrowserActivities(deps: {
   pool: BrowserPool;
@@ -131,9 +137,13 @@ export function createBrowserActivities(deps: {
       }, LEASE_BEAT_MS);
       ctx.heartbeat();
       try {
-      for (let beat = 0; !ctx.cancellationSignal.aborted; beat++) {
+      let takenAt = 0;
+      while (!ctx.cancellationSignal.aborted) {
         if (!pool.has(sessionId)) return;
-        if (beat % SNAPSHOT_EVERY_BEATS === 0) {
+        const changedAt = pool.get(sessionId)?.changedAt ?? Date.now();
+        // An idle session costs no snapshot: only one whose pages changed since the last (or long ago).
+        if (changedAt >= takenAt || Date.now() - takenAt >= SNAPSHOT_QUIET_MS) {
+          takenAt = Date.now();
           try {
             const taken = await pool.snapshot(sessionId);
             // A page address or a site's storage may hold a typed secret: stored masked.
@@ -147,7 +157,7 @@ export function createBrowserActivities(deps: {
             logger.debug({ sessionId, err: String(err) }, 'snapshot skipped');
           }
         }
-        await Promise.race([sleep(LEASE_BEAT_MS), ctx.cancelled.catch(() => undefined)]);
+        await Promise.race([sleep(SNAPSHOT_CHECK_MS), ctx.cancelled.catch(() => undefined)]);
       }
       if (ctx.cancellationDetails?.notFound && !(await newerLease(sessionId))) {
         // The workflow is gone (terminated from outside, or its history deleted): nothing
@@ -180,6 +190,7 @@ export function createBrowserActivities(deps: {
       const session = pool.get(sessionId);
       if (!session) throw ApplicationFailure.create({ type: 'INSTANCE_LOST', message: 'The browser of this session is no longer available', nonRetryable: true });
       const { page } = session;
+      session.changedAt = Date.now();
       let name: string;
       let target: string | undefined;
       // During a task, what the person does goes into its recording, described like the agent's actions.
@@ -240,6 +251,7 @@ export function createBrowserActivities(deps: {
       try {
         const result = await agent.step(input, ctx.cancellationSignal, log, spent);
         const session = pool.get(input.sessionId);
+        if (session) session.changedAt = Date.now();
         if (session?.proxyPricePerByte !== undefined) {
           // Managed proxy traffic since the previous step, charged with the step.
           const bytes = session.egress.takeBytes();

@@ -41,6 +41,8 @@ export interface BrowserSession {
   egress: EgressRelay;
   /** USD per byte relayed, when the session runs on a managed (metered) proxy. */
   proxyPricePerByte?: number;
+  /** When its pages last sent a request or navigated, or something acted on them (ms): a snapshot older than this is out of date. */
+  changedAt: number;
 }
 
 /** A context made ahead of any session, with its own relay and first page: handed to one session, once. */
@@ -237,8 +239,11 @@ export class BrowserPool {
   /** Makes a context the session's: its downloads, requests, crashes and new tabs are watched from here on. */
   private adopt(sessionId: string, context: BrowserContext, page: Page, egress: EgressRelay, opts: { userId?: string; proxy?: SessionProxy }): BrowserSession {
     const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger });
-    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress, proxyPricePerByte: opts.proxy?.pricePerByte };
-    context.on('request', (r) => artifacts.onRequest(r));
+    const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress, proxyPricePerByte: opts.proxy?.pricePerByte, changedAt: Date.now() };
+    context.on('request', (r) => {
+      session.changedAt = Date.now();
+      artifacts.onRequest(r);
+    });
     this.watchPage(session, page);
     context.on('page', (p) => {
       // A tab the page opens (target=_blank, window.open) becomes the active one.
@@ -277,6 +282,7 @@ export class BrowserPool {
   }
 
   private watchPage(session: BrowserSession, page: Page): void {
+    page.on('framenavigated', () => (session.changedAt = Date.now()));
     page.on('download', (d) => session.artifacts.onDownload(d));
     page.on('crash', () => {
       session.crashed = true;

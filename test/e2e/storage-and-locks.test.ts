@@ -378,8 +378,9 @@ describe('session slots and profile locks', () => {
     expect(second.status).toBe(200);
     expect((await api(base(), 'POST', '/start/send-message', { key, body: { sessionId: first.body.sessionId, message: { actionType: 'state', newState: 'stop' } } })).status).toBe(404);
     expect(await col('sessions').findOne({ _id: first.body.sessionId })).toMatchObject({ status: 'terminated', endReason: 'terminated', holdsSlot: false });
-    // the worker closed the killed session's browser: only the new one is open
-    await waitFor(async () => (await sessionsOpen()) === 1 && (await col('sessions').countDocuments({ _id: second.body.sessionId, status: 'active' })) === 1, 15_000);
+    // the worker closed the killed session's browser: only the new one is open (the lease hears
+    // of the terminate at its next beat, every 3 s, then gives a continued run 15 s to take over)
+    await waitFor(async () => (await sessionsOpen()) === 1 && (await col('sessions').countDocuments({ _id: second.body.sessionId, status: 'active' })) === 1, 30_000);
     await terminate(key, second.body.sessionId);
     await waitFor(async () => (await profileRecord(profile._id))?.lockedBy === null && (await sessionsOpen()) === 0, 30_000);
   });
