@@ -50,6 +50,64 @@ function treePss(root: number): number {
   return total;
 }
 
+/** CPU time (clock ticks) of every process now, keyed by pid, with what part of the stack it is. */
+function cpuSnapshot(service: number): Map<number, { part: string; ticks: number }> {
+  const parents = new Map<number, number>();
+  const stats = new Map<number, string>();
+  for (const e of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const st = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      stats.set(Number(e), st);
+      const ppid = parentOf(st);
+      if (ppid !== null) parents.set(Number(e), ppid);
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  const below = new Set(descendants(parents, service));
+  const out = new Map<number, { part: string; ticks: number }>();
+  for (const [pid, st] of stats) {
+    let part: string | undefined;
+    if (pid === service) part = 'service (Node)';
+    else if (pid === process.pid) part = 'bench (model, pages, clients)';
+    else {
+      let cmd = '';
+      try {
+        cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      } catch {
+        continue;
+      }
+      if (below.has(pid)) part = /--type=renderer/.test(cmd) ? 'chromium renderers' : /--type=/.test(cmd) ? 'chromium gpu and utility' : 'chromium browser';
+      else if (/temporal/.test(cmd)) part = 'temporal server';
+      else if (/ferretdb/.test(cmd)) part = 'ferretdb';
+      else if (/redis-server/.test(cmd)) part = 'redis';
+    }
+    if (!part) continue;
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    out.set(pid, { part, ticks: Number(f[11]) + Number(f[12]) });
+  }
+  return out;
+}
+
+/** CPU milliseconds per part of the stack between two snapshots (a process started meanwhile counts from zero). */
+function cpuBetween(a: Map<number, { part: string; ticks: number }>, b: Map<number, { part: string; ticks: number }>): Record<string, number> {
+  const msPerTick = 1000 / 100; // USER_HZ
+  const out: Record<string, number> = {};
+  for (const [pid, now] of b) out[now.part] = (out[now.part] ?? 0) + (now.ticks - (a.get(pid)?.ticks ?? 0)) * msPerTick;
+  return Object.fromEntries(Object.entries(out).sort((x, y) => y[1] - x[1]));
+}
+
+/** Waits (up to a minute) until the stack uses less than a quarter of a core over a second. */
+async function quiet(service: number): Promise<boolean> {
+  for (const end = performance.now() + 60_000; performance.now() < end; ) {
+    const a = cpuSnapshot(service);
+    await new Promise((r) => setTimeout(r, 1000));
+    const used = Object.values(cpuBetween(a, cpuSnapshot(service))).reduce((x, y) => x + y, 0);
+    if (used < 250) return true;
+  }
+  return false;
+}
+
 it('many sessions at once', async () => {
   const model = await startScriptedModel();
   const fixtures = await startFixtureServer(path.join(ROOT, 'test/fixtures'));
@@ -62,7 +120,7 @@ it('many sessions at once', async () => {
   const mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL!);
   // One user per session (each has a session limit); made one after another before the runs.
   const keys: string[] = [];
-  for (let i = 0; i < Math.max(CONCURRENT, ...RAMP); i++) keys.push((await createUser({ balance: 1000 })).apiKey);
+  for (let i = 0; i < Math.max(CONCURRENT, 10, ...RAMP); i++) keys.push((await createUser({ balance: 1000 })).apiKey);
   const keyFor = async (i: number) => keys[i];
   const startSessions = async (n: number, base: ServiceProcess) =>
     Promise.all(
@@ -85,7 +143,14 @@ it('many sessions at once', async () => {
     const tokens = sessions.map((_, i) => `[bench-many-${label}-${i}-${Date.now()}]`);
     await Promise.all(tokens.map((t) => registerScript(model.url, { match: t, steps: [...Array.from({ length: STEPS }, (_, k) => ({ tool: 'scroll', args: { direction: k % 2 ? 'up' : 'down' } })), { tool: 'done', args: { message: 'ok' } }] })));
     let peak = 0;
-    const sampler = setInterval(() => (peak = Math.max(peak, treePss(base.child.pid!))), 500);
+    // Reading the memory maps of 40 processes costs CPU of its own (in the kernel): every 2 s is enough for the peak.
+    let sampling = 0;
+    const sampler = setInterval(() => {
+      const s0 = performance.now();
+      peak = Math.max(peak, treePss(base.child.pid!));
+      sampling += performance.now() - s0;
+    }, 2000);
+    const cpu0 = cpuSnapshot(base.child.pid!);
     const t0 = performance.now();
     // Each client waits for its task's answer inline, as a user of send-message does (no polling load beside the steps).
     const started = await Promise.all(
@@ -107,21 +172,32 @@ it('many sessions at once', async () => {
       ),
     );
     clearInterval(sampler);
+    const cpu = cpuBetween(cpu0, cpuSnapshot(base.child.pid!));
     const wall = performance.now() - t0;
     const steps: number[] = [];
     for (const t of tokens) {
       const at = (await recordedRequests(model.url, t)).map((r) => r.at);
       for (let k = 1; k < at.length; k++) steps.push(at[k] - at[k - 1]);
     }
-    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, peakPss: peak, wallMs: Math.round(wall) };
+    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, peakPss: peak, wallMs: Math.round(wall), cpu, memorySamplingMs: Math.round(sampling) };
   };
 
   try {
     await new Promise((r) => setTimeout(r, 3000)); // the ready contexts are made
     const baseline = treePss(service.child.pid!);
+    const startedAt = performance.now();
+    const warm0 = cpuSnapshot(service.child.pid!);
     const sessions = await startSessions(CONCURRENT, service);
-    await new Promise((r) => setTimeout(r, 3000));
+    // A new page keeps Chromium busy for about a second of CPU after it opened (more while
+    // many open together): the tasks start once the stack is quiet, and that cost is told apart.
+    const warmUp = await quiet(service.child.pid!);
+    const warmCpu = cpuBetween(warm0, cpuSnapshot(service.child.pid!));
+    const warmUpMs = Math.round(performance.now() - startedAt);
     const idle = treePss(service.child.pid!);
+    // What open sessions cost while nobody uses them: CPU of the stack over 5 s.
+    const idleCpu0 = cpuSnapshot(service.child.pid!);
+    await new Promise((r) => setTimeout(r, 5000));
+    const idleCpu = cpuBetween(idleCpu0, cpuSnapshot(service.child.pid!));
     const run = await runTasks(service, sessions, 'main');
     await end(service, sessions);
 
@@ -132,6 +208,7 @@ it('many sessions at once', async () => {
     for (const n of levels) {
       const r = n === CONCURRENT ? run : await (async () => {
         const more = await startSessions(n, service!);
+        await quiet(service!.child.pid!);
         try {
           return await runTasks(service!, more, `ramp${n}`);
         } finally {
@@ -172,6 +249,14 @@ it('many sessions at once', async () => {
       tasksCompleted: run.completed,
       stepMs: summary(run.steps),
       wallMs: run.wallMs,
+      // Where the two cores went while the tasks ran: CPU ms per part of the stack, and per model call (step).
+      cpuMs: run.cpu,
+      cpuMsPerStep: Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round(v / (run.steps.length + sessions.length))])),
+      memorySamplingMs: run.memorySamplingMs,
+      // Opening the sessions, until the stack was quiet: wall time and CPU ms per session.
+      sessionsWarmUp: { quiet: warmUp, ms: warmUpMs, cpuMsPerSession: Object.fromEntries(Object.entries(warmCpu).map(([k, v]) => [k, Math.round(v / CONCURRENT)])) },
+      idleCpuMsPerSecond: Object.fromEntries(Object.entries(idleCpu).map(([k, v]) => [k, Math.round(v / 5)])),
+      cpuUsedOfWall: Math.round((Object.values(run.cpu).reduce((x, y) => x + y, 0) / (run.wallMs * 2)) * 100) / 100,
       memoryMB: {
         baselineWithReadyContexts: mb(baseline),
         idleSessions: mb(idle),
