@@ -6,36 +6,39 @@ import type { RecordedStep } from './types';
 const owner = { userId: 'usr_1', sessionId: 'ses_1', taskId: 'tsk_1' };
 const step = (action: string): NewStep => ({ by: 'agent', action, args: {}, urlBefore: 'about:blank', urlAfter: 'about:blank', outcome: 'ok' });
 
-/** The repository as the recorder uses it: places by `_id`, inserts counted. */
+/** The repository as the recorder uses it: places by `_id` (task and place), inserts counted. */
 function fakeRecordings(opts: { taken?: Set<number>; fail?: boolean } = {}) {
-  const stored = new Map<number, RecordedStep>();
+  const tasks = new Map<string, Map<number, RecordedStep>>();
+  const of = (taskId: string) => tasks.get(taskId) ?? tasks.set(taskId, new Map()).get(taskId)!;
   const calls = { addMany: 0, add: 0, batches: [] as number[] };
+  // Places another writer took (of the first task).
   const taken = opts.taken ?? new Set<number>();
+  const free = (taskId: string, seq: number) => !of(taskId).has(seq) && !(taskId === owner.taskId && taken.has(seq));
   const repo = {
-    async nextSeq() {
+    async nextSeq(taskId: string) {
       let n = 0;
-      while (stored.has(n) || taken.has(n)) n++;
+      while (!free(taskId, n)) n++;
       return n;
     },
-    async addMany(_o: unknown, steps: RecordedStep[]) {
+    async addMany(o: { taskId: string }, steps: RecordedStep[]) {
       calls.addMany++;
       calls.batches.push(steps.length);
       if (opts.fail) throw new Error('database down');
       for (let k = 0; k < steps.length; k++) {
-        if (taken.has(steps[k].seq) || stored.has(steps[k].seq)) return k;
-        stored.set(steps[k].seq, { ...steps[k] });
+        if (!free(o.taskId, steps[k].seq)) return k;
+        of(o.taskId).set(steps[k].seq, { ...steps[k] });
       }
       return steps.length;
     },
-    async add(_o: unknown, s: RecordedStep) {
+    async add(o: { taskId: string }, s: RecordedStep) {
       calls.add++;
-      if (taken.has(s.seq) || stored.has(s.seq)) return false;
-      stored.set(s.seq, { ...s });
+      if (!free(o.taskId, s.seq)) return false;
+      of(o.taskId).set(s.seq, { ...s });
       return true;
     },
     async begin() {},
   };
-  return { repo: repo as unknown as RecordingsRepository, stored, calls };
+  return { repo: repo as unknown as RecordingsRepository, stored: of(owner.taskId), storedOf: of, calls };
 }
 
 function fakePictures(opts: { shootFails?: Set<string>; storeFails?: boolean } = {}) {
@@ -127,6 +130,18 @@ describe('Recorder', () => {
       [3, 'c'],
     ]);
     expect((await Promise.all(answers)).map((s) => s?.seq)).toEqual([0, 2, 3]);
+  });
+
+  it('writes what waits of every task when the worker stops', async () => {
+    const { repo, stored, storedOf } = fakeRecordings();
+    const recorder = new Recorder({ recordings: repo, logger, lingerMs: 60_000 });
+    void recorder.add(owner, step('a'));
+    void recorder.add({ ...owner, taskId: 'tsk_2' }, step('b'));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(stored.size).toBe(0);
+    await recorder.settleAll();
+    expect([...stored.values()].map((s) => [s.seq, s.action])).toEqual([[0, 'a']]);
+    expect([...storedOf('tsk_2').values()].map((s) => [s.seq, s.action])).toEqual([[0, 'b']]);
   });
 
   it('never fails the task when the recording cannot be written', async () => {

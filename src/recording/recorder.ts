@@ -104,6 +104,11 @@ export class Recorder {
     if (set) await Promise.allSettled([...set]);
   }
 
+  /** Writes what waits of every task now and waits for it (the worker is stopping). */
+  async settleAll(): Promise<void> {
+    await Promise.all([...new Set([...this.queues.keys(), ...this.pending.keys()])].map((taskId) => this.settle(taskId)));
+  }
+
   /** Notes what the task was asked (never fails the task). */
   async begin(owner: StepOwner, header: RecordingHeader): Promise<void> {
     await this.deps.recordings.begin(owner, header).catch((err: unknown) => this.deps.logger.warn({ sessionId: owner.sessionId, taskId: owner.taskId, err: String(err) }, 'recording header not stored'));

@@ -189,6 +189,8 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
         await registry.remove(workerId).catch(() => undefined);
         for (const w of [sessionWorker, browserWorker]) if (w.getState() === 'RUNNING') w.shutdown();
         await running.catch(() => undefined);
+        // Steps still waiting to be written (up to a second of each task's) are written before the store goes.
+        await recorder.settleAll();
         await screencaster.stop();
         await pool.closeAll();
         await connection.close();
