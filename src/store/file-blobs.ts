@@ -94,10 +94,15 @@ export class FileBlobStore implements BlobStore {
           written.push({ blobId, size: -1, filename: item.filename, final });
           continue;
         }
-        await fs.promises.mkdir(path.dirname(final), { recursive: true });
         const tmp = path.join(this.dir, 'tmp', `${blobId}.part`);
-        await fs.promises.writeFile(tmp, item.data, { mode: 0o600 });
-        await fs.promises.rename(tmp, final);
+        try {
+          await fs.promises.mkdir(path.dirname(final), { recursive: true });
+          await fs.promises.writeFile(tmp, item.data, { mode: 0o600 });
+          await fs.promises.rename(tmp, final);
+        } catch (err) {
+          await fs.promises.rm(tmp, { force: true });
+          throw err;
+        }
         written.push({ blobId, size: item.data.length, filename: item.filename, final });
       }
     } catch (err) {

@@ -57,4 +57,20 @@ describe('under concurrency', () => {
     expect(await locks.acquire(source, 'ses_next')).toBe('ok');
     expect(await locks.acquire({ ...source, userId: 'usr_someone_else' }, 'ses_other')).toBe('missing');
   });
+
+  it("stores a task's recorded steps in one insert up to the first place another writer took", async () => {
+    const owner = { userId: 'usr_rec', sessionId: 'ses_rec', taskId: `tsk_rec${Date.now()}` };
+    const step = (seq: number, action: string) => ({ seq, by: 'agent' as const, action, args: {}, urlBefore: 'about:blank', urlAfter: 'about:blank', outcome: 'ok' as const, at: new Date().toISOString() });
+    expect(await store.recordings.addMany(owner, [step(0, 'a'), step(1, 'b')])).toBe(2);
+    // another worker took place 3 meanwhile
+    expect(await store.recordings.add(owner, step(3, 'theirs'))).toBe(true);
+    expect(await store.recordings.addMany(owner, [step(2, 'c'), step(3, 'd'), step(4, 'e')])).toBe(1);
+    expect((await store.recordings.list(owner.taskId, owner.userId)).map((s) => [s.seq, s.action])).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+      [2, 'c'],
+      [3, 'theirs'],
+    ]);
+    expect(await store.recordings.nextSeq(owner.taskId)).toBe(4);
+  });
 });
