@@ -134,7 +134,10 @@ export class Recorder {
       try {
         while (queue.entries.length) {
           const batch = queue.entries.splice(0, this.maxBatch);
-          await this.write(queue.owner, batch);
+          await this.write(queue.owner, batch).catch((err: unknown) => {
+            this.deps.logger.warn({ sessionId: queue.owner.sessionId, taskId: queue.owner.taskId, err: String(err) }, 'recording steps not stored');
+            batch.forEach((p) => p.done(undefined));
+          });
           // More came while writing: they wait for their own linger unless the task is settling or they are many.
           if (!queue.urgent && queue.entries.length < this.maxBatch) break;
         }
