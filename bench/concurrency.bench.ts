@@ -27,17 +27,26 @@ const pct = (xs: number[], p: number) => {
 const summary = (xs: number[]) => ({ p50: pct(xs, 50), p95: pct(xs, 95), n: xs.length });
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
-/** Proportional set size of a process and everything below it (bytes). */
-function treePss(root: number): number {
+/** Every process now: the text of its /proc stat, and its parent. */
+function processTable(): { stats: Map<number, string>; parents: Map<number, number> } {
+  const stats = new Map<number, string>();
   const parents = new Map<number, number>();
   for (const e of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
     try {
-      const ppid = parentOf(fs.readFileSync(`/proc/${e}/stat`, 'utf8'));
+      const st = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      stats.set(Number(e), st);
+      const ppid = parentOf(st);
       if (ppid !== null) parents.set(Number(e), ppid);
     } catch {
       /* ended meanwhile */
     }
   }
+  return { stats, parents };
+}
+
+/** Proportional set size of a process and everything below it (bytes). */
+function treePss(root: number): number {
+  const { parents } = processTable();
   let total = 0;
   for (const pid of [root, ...descendants(parents, root)]) {
     try {
@@ -52,18 +61,7 @@ function treePss(root: number): number {
 
 /** CPU time (clock ticks) of every process now, keyed by pid, with what part of the stack it is. */
 function cpuSnapshot(service: number): Map<number, { part: string; ticks: number }> {
-  const parents = new Map<number, number>();
-  const stats = new Map<number, string>();
-  for (const e of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const st = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
-      stats.set(Number(e), st);
-      const ppid = parentOf(st);
-      if (ppid !== null) parents.set(Number(e), ppid);
-    } catch {
-      /* ended meanwhile */
-    }
-  }
+  const { stats, parents } = processTable();
   const below = new Set(descendants(parents, service));
   const out = new Map<number, { part: string; ticks: number }>();
   for (const [pid, st] of stats) {

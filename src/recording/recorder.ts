@@ -106,7 +106,8 @@ export class Recorder {
 
   /** Writes what waits of every task now and waits for it (the worker is stopping). */
   async settleAll(): Promise<void> {
-    await Promise.all([...new Set([...this.queues.keys(), ...this.pending.keys()])].map((taskId) => this.settle(taskId)));
+    // Every step still waiting is among the pending ones of its task.
+    await Promise.all([...this.pending.keys()].map((taskId) => this.settle(taskId)));
   }
 
   /** Notes what the task was asked (never fails the task). */

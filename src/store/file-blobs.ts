@@ -85,15 +85,16 @@ export class FileBlobStore implements BlobStore {
     items: { data: Buffer; filename: string }[],
     meta: { contentType: string; userId: string; maxBytes: number; kind: string; within: { limit: number; reserved: (userId: string) => Promise<number> } },
   ): Promise<(BlobInfo | undefined)[]> {
-    const written: { blobId: string; size: number; filename: string; final: string }[] = [];
+    // In the order given; undefined where a blob is past the cap (never written).
+    const written: ({ blobId: string; size: number; filename: string; final: string } | undefined)[] = [];
     try {
       for (const item of items) {
-        const blobId = newId('blob');
-        const final = this.pathOf(blobId);
         if (item.data.length > meta.maxBytes) {
-          written.push({ blobId, size: -1, filename: item.filename, final });
+          written.push(undefined);
           continue;
         }
+        const blobId = newId('blob');
+        const final = this.pathOf(blobId);
         const tmp = path.join(this.dir, 'tmp', `${blobId}.part`);
         try {
           await fs.promises.mkdir(path.dirname(final), { recursive: true });
@@ -106,7 +107,7 @@ export class FileBlobStore implements BlobStore {
         written.push({ blobId, size: item.data.length, filename: item.filename, final });
       }
     } catch (err) {
-      await Promise.all(written.map((w) => fs.promises.rm(w.final, { force: true })));
+      await Promise.all(written.map((w) => w && fs.promises.rm(w.final, { force: true })));
       throw err;
     }
     const uploadDate = new Date();
@@ -117,7 +118,7 @@ export class FileBlobStore implements BlobStore {
         let total = stored + (await meta.within.reserved(meta.userId));
         const docs: BlobFileDoc[] = [];
         for (const w of written) {
-          if (w.size < 0 || total + w.size > meta.within.limit) continue;
+          if (!w || total + w.size > meta.within.limit) continue;
           total += w.size;
           kept.add(w.blobId);
           docs.push({ _id: w.blobId, length: w.size, filename: w.filename, uploadDate, metadata: { userId: meta.userId, kind: meta.kind, contentType: meta.contentType } });
@@ -132,9 +133,9 @@ export class FileBlobStore implements BlobStore {
       kept.clear();
       throw err;
     } finally {
-      await Promise.all(written.filter((w) => !kept.has(w.blobId)).map((w) => fs.promises.rm(w.final, { force: true })));
+      await Promise.all(written.map((w) => w && !kept.has(w.blobId) && fs.promises.rm(w.final, { force: true })));
     }
-    return written.map((w) => (kept.has(w.blobId) ? { blobId: w.blobId, size: w.size, filename: w.filename, contentType: meta.contentType, userId: meta.userId, createdAt: uploadDate } : undefined));
+    return written.map((w) => (w && kept.has(w.blobId) ? { blobId: w.blobId, size: w.size, filename: w.filename, contentType: meta.contentType, userId: meta.userId, createdAt: uploadDate } : undefined));
   }
 
   async get(blobId: string): Promise<Readable> {

@@ -12,6 +12,12 @@ export interface RecordedStepRecord extends RecordedStep {
 }
 
 const stepId = (taskId: string, seq: number) => `${taskId}:${String(seq).padStart(6, '0')}`;
+/** A step's document in its place; absent fields stay absent (the driver would store undefined as null). */
+const stepDoc = (owner: { userId: string; sessionId: string; taskId: string }, step: RecordedStep) => ({
+  _id: stepId(owner.taskId, step.seq),
+  ...owner,
+  ...(Object.fromEntries(Object.entries(step).filter(([, v]) => v !== undefined)) as RecordedStep),
+});
 
 /** What a recorded task was asked (secrets masked): a replay without a prompt of its own takes these. */
 export interface RecordingHeader {
@@ -51,9 +57,7 @@ export class RecordingsRepository {
   /** Stores a step in its place; false when that place is taken (another writer got there first). */
   async add(owner: { userId: string; sessionId: string; taskId: string }, step: RecordedStep): Promise<boolean> {
     try {
-      // Absent fields stay absent (the driver would store undefined as null).
-      const present = Object.fromEntries(Object.entries(step).filter(([, v]) => v !== undefined)) as RecordedStep;
-      await this.steps.insertOne({ _id: stepId(owner.taskId, step.seq), ...owner, ...present });
+      await this.steps.insertOne(stepDoc(owner, step));
       return true;
     } catch (err) {
       if ((err as { code?: number }).code === 11000) return false;
@@ -67,7 +71,7 @@ export class RecordingsRepository {
    */
   async addMany(owner: { userId: string; sessionId: string; taskId: string }, steps: RecordedStep[]): Promise<number> {
     if (!steps.length) return 0;
-    const docs = steps.map((step) => ({ _id: stepId(owner.taskId, step.seq), ...owner, ...(Object.fromEntries(Object.entries(step).filter(([, v]) => v !== undefined)) as RecordedStep) }));
+    const docs = steps.map((step) => stepDoc(owner, step));
     try {
       await this.steps.insertMany(docs, { ordered: true });
       return docs.length;
