@@ -137,17 +137,21 @@ it('many sessions at once', async () => {
   const end = (base: ServiceProcess, sessions: { key: string; sessionId: string }[]) =>
     Promise.all(sessions.map((s) => api(base.baseUrl, 'POST', '/start/send-message', { key: s.key, body: { sessionId: s.sessionId, message: { actionType: 'state', newState: 'terminate' } } })));
   /** Runs a task of STEPS scrolls on a page of ordinary size (BENCH_CONCURRENT_PAGE) in every session at once; the intervals between a task's model requests are its step times. */
-  const runTasks = async (base: ServiceProcess, sessions: { key: string; sessionId: string }[], label: string) => {
+  const runTasks = async (base: ServiceProcess, sessions: { key: string; sessionId: string }[], label: string, opts: { memory?: boolean } = {}) => {
     const tokens = sessions.map((_, i) => `[bench-many-${label}-${i}-${Date.now()}]`);
     await Promise.all(tokens.map((t) => registerScript(model.url, { match: t, steps: [...Array.from({ length: STEPS }, (_, k) => ({ tool: 'scroll', args: { direction: k % 2 ? 'up' : 'down' } })), { tool: 'done', args: { message: 'ok' } }] })));
     let peak = 0;
-    // Reading the memory maps of 40 processes costs CPU of its own (in the kernel): every 2 s is enough for the peak.
+    // Reading the memory maps of 40 processes takes the bench's thread (which answers as the
+    // model) for about half a second each time, and CPU of its own: only a run that measures
+    // memory samples it, never a run whose step times are taken.
     let sampling = 0;
-    const sampler = setInterval(() => {
-      const s0 = performance.now();
-      peak = Math.max(peak, treePss(base.child.pid!));
-      sampling += performance.now() - s0;
-    }, 2000);
+    const sampler = opts.memory
+      ? setInterval(() => {
+          const s0 = performance.now();
+          peak = Math.max(peak, treePss(base.child.pid!));
+          sampling += performance.now() - s0;
+        }, 2000)
+      : undefined;
     const cpu0 = cpuSnapshot(base.child.pid!);
     const t0 = performance.now();
     // Each client waits for its task's answer inline, as a user of send-message does (no polling load beside the steps).
@@ -173,11 +177,18 @@ it('many sessions at once', async () => {
     const cpu = cpuBetween(cpu0, cpuSnapshot(base.child.pid!));
     const wall = performance.now() - t0;
     const steps: number[] = [];
+    // The k-th step of every task together: the first ones meet the other tasks' starts.
+    const byIndex: number[][] = [];
+    const firstCall: number[] = [];
     for (const t of tokens) {
       const at = (await recordedRequests(model.url, t)).map((r) => r.at);
-      for (let k = 1; k < at.length; k++) steps.push(at[k] - at[k - 1]);
+      if (at.length) firstCall.push(at[0] - (t0 + performance.timeOrigin));
+      for (let k = 1; k < at.length; k++) {
+        steps.push(at[k] - at[k - 1]);
+        (byIndex[k - 1] ??= []).push(at[k] - at[k - 1]);
+      }
     }
-    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, peakPss: peak, wallMs: Math.round(wall), cpu, memorySamplingMs: Math.round(sampling) };
+    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, byIndex: byIndex.map(summary), firstCall: summary(firstCall), peakPss: peak, wallMs: Math.round(wall), cpu, memorySamplingMs: Math.round(sampling) };
   };
 
   try {
@@ -197,6 +208,8 @@ it('many sessions at once', async () => {
     await new Promise((r) => setTimeout(r, 5000));
     const idleCpu = cpuBetween(idleCpu0, cpuSnapshot(service.child.pid!));
     const run = await runTasks(service, sessions, 'main');
+    // The same sessions run a task again, now with memory sampled (its step times are not used).
+    const measured = await runTasks(service, sessions, 'memory', { memory: true });
     await end(service, sessions);
 
     // The ramp: from few sessions at once to many, up to the first count whose step p95 passes 2 s.
@@ -246,11 +259,14 @@ it('many sessions at once', async () => {
       page: PAGE,
       tasksCompleted: run.completed,
       stepMs: summary(run.steps),
+      stepMsByIndex: run.byIndex,
+      // From the request that started a task to its first model call (opening the starting page and the first look).
+      firstModelCallMs: run.firstCall,
       wallMs: run.wallMs,
       // Where the two cores went while the tasks ran: CPU ms per part of the stack, and per model call (step).
       cpuMs: run.cpu,
       cpuMsPerStep: Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round(v / (run.steps.length + sessions.length))])),
-      memorySamplingMs: run.memorySamplingMs,
+      memorySamplingMs: measured.memorySamplingMs,
       // Opening the sessions, until the stack was quiet: wall time and CPU ms per session.
       sessionsWarmUp: { quiet: warmUp, ms: warmUpMs, cpuMsPerSession: Object.fromEntries(Object.entries(warmCpu).map(([k, v]) => [k, Math.round(v / CONCURRENT)])) },
       idleCpuMsPerSecond: Object.fromEntries(Object.entries(idleCpu).map(([k, v]) => [k, Math.round(v / 5)])),
@@ -259,8 +275,8 @@ it('many sessions at once', async () => {
         baselineWithReadyContexts: mb(baseline),
         idleSessions: mb(idle),
         perIdleSession: mb((idle - baseline) / CONCURRENT),
-        peakWhileActive: mb(run.peakPss),
-        perActiveSession: mb((run.peakPss - baseline) / CONCURRENT),
+        peakWhileActive: mb(measured.peakPss),
+        perActiveSession: mb((measured.peakPss - baseline) / CONCURRENT),
       },
       ramp,
       sustainedConcurrentSessions: sustained,
