@@ -121,6 +121,11 @@ it('many sessions at once', async () => {
   for (let i = 0; i < Math.max(CONCURRENT, 10, ...RAMP); i++) keys.push((await createUser({ balance: 1000 })).apiKey);
   const keyFor = async (i: number) => keys[i];
   const startSessions = async (n: number, base: ServiceProcess) =>
+    startAll(n, base).catch((err) => {
+      fs.writeFileSync(path.join(ROOT, '.data/bench-concurrency-stuck.log'), `${String(err)}\n${base.output().slice(-20000)}`);
+      throw err;
+    });
+  const startAll = async (n: number, base: ServiceProcess) =>
     Promise.all(
       Array.from({ length: n }, async (_, i) => {
         const key = await keyFor(i);
