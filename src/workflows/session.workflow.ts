@@ -68,6 +68,8 @@ function browserOn(taskQueue: string) {
 }
 
 const MAX_ASSIGN_ATTEMPTS = 3;
+/** How long a worker whose lease timed out has to answer before its session is restored elsewhere. */
+const RECLAIM_WAIT = '5s';
 const RESTORE_RETRY_MS = 2000;
 
 /** A step or the lease failed because the worker holding the browser is gone. */
@@ -208,12 +210,30 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     }
   };
 
+  /** The worker that held the browser takes the session again, if it answers within a few seconds. */
+  const reclaim = async (workerId: string, taskQueue: string): Promise<boolean> => {
+    try {
+      await wf
+        .proxyActivities<BrowserActivities>({ taskQueue, scheduleToStartTimeout: RECLAIM_WAIT, startToCloseTimeout: '60s', retry: { maximumAttempts: 1 } })
+        .openBrowser({ sessionId, userId: input.userId, restore: true, profile: input.profile, proxy: input.proxy });
+    } catch (err) {
+      wf.log.warn('the browser worker did not answer; the session is restored elsewhere', { workerId, error: String(err) });
+      return false;
+    }
+    state.placeOn(workerId, taskQueue);
+    holdLease();
+    return true;
+  };
+
   /** The worker died: the session is orphaned and comes back on another worker within the grace period. */
   const recover = async (): Promise<boolean> => {
     const lost = state.workerId!;
     await setStatus('orphaned');
     await shared.publishConnection({ sessionId, event: { event: 'instance:disconnected', reason: 'The browser instance stopped responding' } });
-    const restored = await acquire(true, [lost], Date.now() + input.orphanGraceMs);
+    // A worker that only missed its heartbeats (stalled under load, paused) still holds the
+    // browser: it is asked first, briefly, and keeps the session as it is. A dead one costs
+    // the short wait before the restore elsewhere. Sessions recovered before this replay as they ran.
+    const restored = (wf.patched('recover-on-live-worker') && (await reclaim(lost, state.taskQueue!))) || (await acquire(true, [lost], Date.now() + input.orphanGraceMs));
     if (!restored) {
       state.requestEnd('instance_lost');
       return false;

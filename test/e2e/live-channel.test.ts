@@ -237,3 +237,42 @@ describe('a session whose worker is gone for good', () => {
     }
   });
 });
+
+describe('a worker that stalled past its lease', () => {
+  it('takes its session back as it was, without a restore elsewhere', async () => {
+    const env = { REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/8`, TEMPORAL_TASK_QUEUE: `stall-${Date.now()}` };
+    // One worker: a session it stopped answering for has nowhere else to go.
+    const [apiProc, worker] = await Promise.all([startService({ ROLE: 'api', ...env, ORPHAN_GRACE_MS: '60000' }), startService({ ROLE: 'worker', ...env, WORKER_TTL_MS: '3000' })]);
+    const { client: temporal, close: closeTemporal } = await temporalClient();
+    try {
+      await waitFor(async () => (await api(apiProc.baseUrl, 'GET', '/start/health')).body.instanceCount === 1, 20_000);
+      const { apiKey: key } = await createUser();
+      const t = token('stall');
+      await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: '{{find:(visits=\\d+ member=\\w+)}}' } }] });
+      const s = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body;
+      const live = await connectSession(apiProc.baseUrl, { sessionId: s.sessionId });
+      const first = await send(apiProc.baseUrl, key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} read state`, startingUrl: `${fixtures()}/state.html` });
+      expect(first.body.data.message).toBe('visits=1 member=ada');
+      const view = await temporal.workflow.getHandle(`session-${s.sessionId}`).query<{ workerId: string }>('session');
+
+      // Frozen longer than the lease's heartbeat timeout (12 s): the session is taken for orphaned.
+      worker.child.kill('SIGSTOP');
+      await new Promise((r) => setTimeout(r, 16_000));
+      worker.child.kill('SIGCONT');
+      await live.waitFor((r) => r.event === 'instance:disconnected', 30_000);
+      const back = await live.waitFor((r) => r.event === 'instance:reconnected', 30_000);
+      expect(back.payload.workerId).toBe(view.workerId);
+
+      // The same page in the same browser: not loaded again (a restore would count a second visit).
+      const t2 = token('stall-after');
+      await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: '{{find:(visits=\\d+ member=\\w+)}}' } }] });
+      const after = await send(apiProc.baseUrl, key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} read state again` });
+      expect(after.body).toMatchObject({ type: 'task_completed', data: { message: 'visits=1 member=ada' } });
+      live.socket.close();
+      await send(apiProc.baseUrl, key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+    } finally {
+      await closeTemporal();
+      await Promise.all([apiProc.stop(), worker.stop('SIGKILL')]);
+    }
+  }, 120_000);
+});
