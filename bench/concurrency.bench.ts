@@ -120,9 +120,11 @@ it('many sessions at once', async () => {
   const keys: string[] = [];
   for (let i = 0; i < Math.max(CONCURRENT, 10, ...RAMP); i++) keys.push((await createUser({ balance: 1000 })).apiKey);
   const keyFor = async (i: number) => keys[i];
+  /** What went wrong, with the end of the service's output, for a look after a failed run. */
+  const leaveOutput = (base: ServiceProcess, what: string) => fs.writeFileSync(path.join(ROOT, '.data/bench-concurrency-stuck.log'), `${what}\n${base.output().slice(-20000)}`);
   const startSessions = async (n: number, base: ServiceProcess) =>
     startAll(n, base).catch((err) => {
-      fs.writeFileSync(path.join(ROOT, '.data/bench-concurrency-stuck.log'), `${String(err)}\n${base.output().slice(-20000)}`);
+      leaveOutput(base, String(err));
       throw err;
     });
   const startAll = async (n: number, base: ServiceProcess) =>
@@ -173,7 +175,7 @@ it('many sessions at once', async () => {
           return ['task_completed', 'failed', 'stopped'].includes(t.body.status) ? t.body : null;
         }, 180_000, 500).catch(async (err) => {
           const t = await api(base.baseUrl, 'GET', `/task/${sessions[i].sessionId}/${r.body.taskId}`);
-          fs.writeFileSync(path.join(ROOT, '.data/bench-concurrency-stuck.log'), `${JSON.stringify(t.body)}\n${base.output().slice(-20000)}`);
+          leaveOutput(base, JSON.stringify(t.body));
           throw err;
         }),
       ),
