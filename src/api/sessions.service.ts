@@ -41,6 +41,9 @@ export interface StartedSession {
  * Maps API calls onto the session workflow: start, updates, queries. Holds no session
  * state: everything lives in Temporal and MongoDB.
  */
+/** How long a poll that sees a task's end waits for its downloads and requests to be stored. */
+const TASK_RECORD_WAIT_MS = 5_000;
+
 export class SessionsService {
   constructor(private readonly deps: { config: Config; temporal: Client; store: Store; registry: WorkerRegistry; logger: Logger }) {
     this.admission = new SessionAdmission(deps);
@@ -263,11 +266,14 @@ export class SessionsService {
   /** A task as polling sees it: live from the workflow while it runs, else from the store. */
   async task(sessionId: string, taskId: string): Promise<TaskView | null> {
     const stored = await this.deps.store.tasks.get(sessionId, taskId);
-    if (stored && ['task_completed', 'failed', 'stopped'].includes(stored.status)) return stored;
+    if (stored && TERMINAL_TASK_STATUSES.includes(stored.status)) return stored;
     try {
       const live = await this.handle(sessionId).query(taskQuery, taskId);
-      // Between its end and its record the task's downloads and requests are already stored.
-      if (live) return { ...live, files: stored?.files, network: stored?.network };
+      if (!live) return stored;
+      if (!TERMINAL_TASK_STATUSES.includes(live.status)) return { ...live, files: stored?.files, network: stored?.network };
+      // Ended since the first read, which may predate its stored downloads and requests:
+      // answered once the workflow has collected them (moments later), from the store.
+      return (await this.awaitTask(sessionId, taskId, TASK_RECORD_WAIT_MS)) ?? live;
     } catch (err) {
       if (!isClosedWorkflow(err) && !(err instanceof WorkflowNotFoundError)) this.deps.logger.warn({ err, sessionId }, 'task query failed');
     }
