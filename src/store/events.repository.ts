@@ -10,6 +10,11 @@ const MAX_APPEND_TRIES = 100;
 /** Sessions whose last seq this process remembers (saves a read per event). */
 const REMEMBERED_SESSIONS = 5000;
 
+/** Ended sessions whose timelines one sweep deletes (the next sweep takes the rest). */
+const SWEEP_SESSIONS = 200;
+/** Events deleted in one command. */
+const DELETE_CHUNK = 500;
+
 const eventId = (sessionId: string, seq: number) => `${sessionId}:${String(seq).padStart(9, '0')}`;
 const isDuplicateKey = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
 
@@ -26,8 +31,13 @@ export class EventsRepository {
   private readonly events: Collection<EventRecord>;
   /** The last seq this process stored or saw per session: the next insert tries the one after. */
   private readonly lastSeq = new Map<string, number>();
+  /** When each ended session's timeline goes (`_id`: the session). */
+  private readonly expiries: Collection<{ _id: string; expiresAt: Date }>;
+  /** Whether events may still carry their own expiry date (written before `eventExpiries`). */
+  private legacyMarks = true;
   constructor(db: Db) {
     this.events = db.collection<EventRecord>('events');
+    this.expiries = db.collection('eventExpiries');
   }
 
   /** Stores the entry under the session's next seq and answers it with that seq. */
@@ -76,13 +86,43 @@ export class EventsRepository {
     return this.highestSeq(sessionId);
   }
 
-  /** Events are kept for the session's life plus an hour; called by the sweeper. */
+  /**
+   * Events are kept for the session's life plus an hour. The date is one small record per
+   * session: marking every event of the session would read the whole collection on the
+   * embedded FerretDB, holding its write lock for seconds while sessions end.
+   */
   async markExpiry(sessionId: string, expiresAt: Date): Promise<void> {
-    await this.events.updateMany({ sessionId }, { $set: { expiresAt } });
+    await this.expiries.updateOne({ _id: sessionId }, { $set: { expiresAt } }, { upsert: true });
   }
 
+  /** Deletes the timelines past their date; called by every process's sweeper (idempotent). */
   async sweep(now: Date): Promise<number> {
-    const res = await this.events.deleteMany({ expiresAt: { $lt: now } });
-    return res.deletedCount;
+    let deleted = 0;
+    const due = await this.expiries.find({ expiresAt: { $lt: now } }).limit(SWEEP_SESSIONS).toArray();
+    for (const { _id: sessionId } of due) {
+      deleted += await this.deleteTimeline(sessionId);
+      this.lastSeq.delete(sessionId);
+      await this.expiries.deleteOne({ _id: sessionId, expiresAt: { $lt: now } });
+    }
+    // Events marked one by one (before the dates were kept apart) go by their own date.
+    if (this.legacyMarks) {
+      deleted += (await this.events.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+      this.legacyMarks = (await this.events.countDocuments({ expiresAt: { $exists: true } }, { limit: 1 })) > 0;
+    }
+    return deleted;
+  }
+
+  /**
+   * Deletes a session's events by `_id`, newest first, so what a broken sweep leaves is
+   * still seqs 1..k and the next sweep finds its end the same way.
+   */
+  private async deleteTimeline(sessionId: string): Promise<number> {
+    let deleted = 0;
+    for (let high = await this.highestSeq(sessionId); high >= 1; high -= DELETE_CHUNK) {
+      const low = Math.max(1, high - DELETE_CHUNK + 1);
+      const ops = Array.from({ length: high - low + 1 }, (_, i) => ({ deleteOne: { filter: { _id: eventId(sessionId, high - i) } } }));
+      deleted += (await this.events.bulkWrite(ops, { ordered: true })).deletedCount;
+    }
+    return deleted;
   }
 }

@@ -14,6 +14,7 @@ export async function connectMongo(url: string): Promise<{ client: MongoClient; 
     db.collection('tasks').createIndex({ sessionId: 1 }),
     db.collection('events').createIndex({ sessionId: 1, seq: 1 }, { unique: true }),
     db.collection('events').createIndex({ expiresAt: 1 }),
+    db.collection('eventExpiries').createIndex({ expiresAt: 1 }),
     db.collection('environments').createIndex({ userId: 1 }),
     db.collection('profiles').createIndex({ userId: 1 }),
     db.collection('files').createIndex({ userId: 1 }),
