@@ -130,8 +130,12 @@ it('agent step and session benchmarks', async () => {
     const observe: number[] = [];
     const act: number[] = [];
     const modelMs: number[] = [];
-    const activity: number[] = [];
+    // Per step, each batch's shares spread evenly over its steps: the worker's time outside the
+    // step's own parts, and Temporal's (from the previous batch's completion to this one's start).
+    const plumbing: number[] = [];
     const temporalOverhead: number[] = [];
+    const outsideModel: number[] = [];
+    const batchSizes: number[] = [];
     let lastStepCompleted: number | undefined;
     for (const e of history.events ?? []) {
       const id = String(e.eventId);
@@ -140,20 +144,30 @@ it('agent step and session benchmarks', async () => {
       const done = e.activityTaskCompletedEventAttributes;
       if (!done) continue;
       const sch = scheduled.get(String(done.scheduledEventId));
-      if (sch?.type !== 'agentStep') continue;
+      if (sch?.type !== 'agentStep' && sch?.type !== 'agentSteps') continue;
       const [payload] = await codec.decode(done.result?.payloads ?? []);
       const result = defaultPayloadConverter.fromPayload<any>(payload);
-      if (!result.timings) continue;
-      observe.push(result.timings.observeMs);
-      act.push(result.timings.actMs);
-      modelMs.push(result.timings.modelMs);
+      const steps: any[] = (sch.type === 'agentSteps' ? result.steps : [result]).filter((r: any) => r.timings);
+      if (!steps.length) continue;
       const end = time(e);
-      activity.push(end - started.get(String(done.scheduledEventId))!);
-      // Temporal's share: from the previous step's completion to this step's start on the worker
-      if (lastStepCompleted !== undefined) temporalOverhead.push(started.get(String(done.scheduledEventId))! - lastStepCompleted);
+      const begin = started.get(String(done.scheduledEventId))!;
+      const n = steps.length;
+      batchSizes.push(n);
+      const own = steps.reduce((sum, r) => sum + r.timings.observeMs + r.timings.actMs + r.timings.modelMs, 0);
+      const models = steps.reduce((sum, r) => sum + r.timings.modelMs, 0);
+      const gap = lastStepCompleted === undefined ? undefined : begin - lastStepCompleted;
+      for (const r of steps) {
+        observe.push(r.timings.observeMs);
+        act.push(r.timings.actMs);
+        modelMs.push(r.timings.modelMs);
+        plumbing.push((end - begin - own) / n);
+        if (gap !== undefined) {
+          temporalOverhead.push(gap / n);
+          outsideModel.push((end - begin - models + gap) / n);
+        }
+      }
       lastStepCompleted = end;
     }
-    const outsideModel = activity.map((a, i) => a - modelMs[i] + (temporalOverhead[i - 1] ?? 0)).slice(1);
 
     const out = {
       benchmark: 'agent-step',
@@ -166,9 +180,11 @@ it('agent step and session benchmarks', async () => {
         observation: summary(observe),
         action: summary(act),
         modelCall: summary(modelMs),
-        decisionPlumbing: summary(activity.map((a, i) => a - observe[i] - act[i] - modelMs[i])),
+        decisionPlumbing: summary(plumbing),
         temporalRoundTrip: summary(temporalOverhead),
       },
+      // Steps run in batches on the worker: the round trip through Temporal is paid once per batch.
+      stepsPerBatch: summary(batchSizes),
       observationTokens: reqs.length ? Math.ceil(JSON.stringify(reqs[reqs.length - 1].body.messages.at(-1)).length / 4) : null,
       completionToInlineAnswerMs: summary(completionToAnswer),
       sessionCreateMs: summary(creates),
