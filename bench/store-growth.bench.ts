@@ -52,6 +52,9 @@ async function measure(db: Db, stored: number) {
   const taskUpsertMs = await timed(OPS, (i) => tasks.updateOne({ _id: `task_new_${run}_${i}` }, { $set: { status: 'running', steps: 0 } }, { upsert: true }));
   // one session's life: its events appended, its timeline dated at its end, swept after
   const eventAppendMs = await timed(OPS, (i) => events.appendNext({ sessionId: `ses_probe_${run}`, event: 'message', payload: { type: 'agent', content: `step ${i}` }, timestamp: i } as never));
+  // a stream's poll for progress: nothing new, then the 30 events of a task
+  const eventsAfterNoneMs = await timed(OPS, () => events.after(`ses_probe_${run}`, OPS));
+  const eventsAfter30Ms = await timed(5, () => events.after(`ses_probe_${run}`, 0));
   let t0 = performance.now();
   await events.markExpiry(`ses_probe_${run}`, new Date(Date.now() - 1));
   const markExpiryMs = Math.round((performance.now() - t0) * 10) / 10;
@@ -62,7 +65,7 @@ async function measure(db: Db, stored: number) {
   const swept = await events.sweep(new Date());
   const sweepMs = Math.round(performance.now() - t0);
   if (swept !== OPS) throw new Error(`swept ${swept} events, expected ${OPS}`);
-  return { eventsStored: stored, tasksStored: stored / 10, taskFindByIdMs, taskUpdateByIdMs, taskUpsertMs, eventAppendMs, markExpiryMs, sweepOfOneSessionMs: sweepMs, sweptEvents: swept };
+  return { eventsStored: stored, tasksStored: stored / 10, taskFindByIdMs, taskUpdateByIdMs, taskUpsertMs, eventAppendMs, eventsAfterNoneMs, eventsAfter30Ms, markExpiryMs, sweepOfOneSessionMs: sweepMs, sweptEvents: swept };
 }
 
 it('store operations as data grows', async () => {

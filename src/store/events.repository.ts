@@ -12,6 +12,8 @@ const REMEMBERED_SESSIONS = 5000;
 
 /** Ended sessions whose timelines one sweep deletes (the next sweep takes the rest). */
 const SWEEP_SESSIONS = 200;
+/** The most events looked up at once when reading a timeline by `_id`. */
+const AFTER_WINDOW_MAX = 64;
 /** Events deleted in one command. */
 const DELETE_CHUNK = 500;
 
@@ -35,7 +37,8 @@ export class EventsRepository {
   private readonly expiries: Collection<{ _id: string; expiresAt: Date }>;
   /** Whether events may still carry their own expiry date (written before `eventExpiries`). */
   private legacyMarks = true;
-  constructor(db: Db) {
+  private isEmbedded?: Promise<boolean>;
+  constructor(private readonly db: Db) {
     this.events = db.collection<EventRecord>('events');
     this.expiries = db.collection('eventExpiries');
   }
@@ -73,12 +76,43 @@ export class EventsRepository {
     if (this.lastSeq.size > REMEMBERED_SESSIONS) this.lastSeq.delete(this.lastSeq.keys().next().value!);
   }
 
-  after(sessionId: string, seq: number, limit = 1000): Promise<TimelineEntry[]> {
-    return this.events
-      .find({ sessionId, seq: { $gt: seq } }, { projection: { _id: 0, expiresAt: 0 } })
-      .sort({ seq: 1 })
-      .limit(limit)
-      .toArray() as Promise<TimelineEntry[]>;
+  /** The session's events after `seq`, oldest first, at most `limit`. */
+  async after(sessionId: string, seq: number, limit = 1000): Promise<TimelineEntry[]> {
+    if (!(await this.embedded())) {
+      return this.events
+        .find({ sessionId, seq: { $gt: seq } }, { projection: { _id: 0, expiresAt: 0 } })
+        .sort({ seq: 1 })
+        .limit(limit)
+        .toArray() as Promise<TimelineEntry[]>;
+    }
+    // The embedded FerretDB would read every stored event for that query: the next seqs are
+    // looked up by `_id` instead (seqs have no gaps), one first (a poll mostly finds none),
+    // then in growing windows.
+    const out: TimelineEntry[] = [];
+    for (let next = seq + 1, window = 1; out.length < limit; next += window, window = Math.min(window * 4, AFTER_WINDOW_MAX)) {
+      const n = Math.min(window, limit - out.length);
+      const found = await Promise.all(
+        Array.from({ length: n }, (_, i) => this.events.findOne({ _id: eventId(sessionId, next + i) }, { projection: { _id: 0, expiresAt: 0 } })),
+      );
+      for (const e of found) {
+        if (!e) return out;
+        out.push(e as TimelineEntry);
+      }
+    }
+    return out;
+  }
+
+  /** Whether the database is the embedded FerretDB (asked once; its buildInfo names it). */
+  private embedded(): Promise<boolean> {
+    this.isEmbedded ??= this.db
+      .admin()
+      .command({ buildInfo: 1 })
+      .then((info) => info.ferretdbVersion !== undefined)
+      .catch(() => {
+        this.isEmbedded = undefined;
+        return false;
+      });
+    return this.isEmbedded;
   }
 
   /** The seq of the session's newest stored event (0 when none). */

@@ -72,6 +72,19 @@ describe('as data grows', () => {
     expect(await db.collection('eventExpiries').countDocuments({})).toBe(0);
   });
 
+  it("reads a session's events after a seq, in order and within the limit", async () => {
+    const events = new EventsRepository(db);
+    for (let i = 0; i < 150; i++) await events.appendNext({ sessionId: 'ses_read', event: 'message', payload: { type: 'agent', content: `c${i}` }, timestamp: i } as never);
+    await events.appendNext({ sessionId: 'ses_other', event: 'message', payload: { type: 'agent', content: 'x' }, timestamp: 1 } as never);
+    const all = await events.after('ses_read', 0);
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
+    expect(all[149]).toEqual({ sessionId: 'ses_read', seq: 150, event: 'message', payload: { type: 'agent', content: 'c149' }, timestamp: 149 });
+    expect((await events.after('ses_read', 100, 20)).map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 101));
+    expect((await events.after('ses_read', 140, 1000)).map((e) => e.seq)).toEqual([141, 142, 143, 144, 145, 146, 147, 148, 149, 150]);
+    expect(await events.after('ses_read', 150)).toEqual([]);
+    expect(await events.after('ses_none', 0)).toEqual([]);
+  });
+
   it('a sweep broken off halfway leaves seqs 1..k, which the next sweep finds and deletes', async () => {
     const events = new EventsRepository(db);
     for (let i = 0; i < 12; i++) await events.appendNext({ sessionId: 'ses_half', event: 'message', payload: { type: 'agent', content: `c${i}` }, timestamp: i } as never);
