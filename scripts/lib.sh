@@ -68,16 +68,16 @@ ensure_ferretdb() {
   log "building FerretDB v1.24.2 (a few minutes, once; cached in $BIN_DIR)"
   local build="$CACHE_DIR/build/ferretdb-$want" blog="$CACHE_DIR/logs/ferretdb-build.log"
   rm -rf "$build" && mkdir -p "$build" && cp "$src/go.mod" "$src/go.sum" "$src/main.go" "$build/" || die "cannot prepare $build"
+  # (each step chained: `set -e` does not apply inside a subshell tested with ||)
   (
-    set -e
-    cd "$build"
-    upstream="$(GOFLAGS=-mod=mod go mod download -json github.com/FerretDB/FerretDB@v1.24.2 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-    [ -d "$upstream" ]
-    cp -r "$upstream" upstream && chmod -R u+w upstream
-    sed -i "$FERRETDB_ID_PATCH" upstream/internal/backends/sqlite/metadata/metadata.go
-    grep -q 'IDColumn = DefaultColumn + `->"_id"`' upstream/internal/backends/sqlite/metadata/metadata.go
-    go mod edit -replace github.com/FerretDB/FerretDB=./upstream
-    CGO_ENABLED=0 DO_NOT_TRACK=1 GOFLAGS=-buildvcs=false go build -o "$BIN_DIR/ferretdb.new" .
+    cd "$build" \
+      && upstream="$(GOFLAGS=-mod=mod go mod download -json github.com/FerretDB/FerretDB@v1.24.2 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" \
+      && [ -n "$upstream" ] && [ -d "$upstream" ] \
+      && cp -r "$upstream" upstream && chmod -R u+w upstream \
+      && sed -i "$FERRETDB_ID_PATCH" upstream/internal/backends/sqlite/metadata/metadata.go \
+      && grep -q 'IDColumn = DefaultColumn + `->"_id"`' upstream/internal/backends/sqlite/metadata/metadata.go \
+      && go mod edit -replace github.com/FerretDB/FerretDB=./upstream \
+      && CGO_ENABLED=0 DO_NOT_TRACK=1 GOFLAGS=-buildvcs=false go build -o "$BIN_DIR/ferretdb.new" .
   ) >"$blog" 2>&1 || die "FerretDB build failed; see $blog"
   mv "$BIN_DIR/ferretdb.new" "$BIN_DIR/ferretdb"
   rm -rf "$build"
