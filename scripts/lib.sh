@@ -65,23 +65,27 @@ ensure_ferretdb() {
   local want; want="$( (cat "$src/go.mod" "$src/go.sum" "$src/main.go"; echo "$FERRETDB_ID_PATCH") | sha256sum | cut -c1-16)"
   if [ -x "$BIN_DIR/ferretdb" ] && [ "$(cat "$BIN_DIR/ferretdb.stamp" 2>/dev/null)" = "$want" ]; then return 0; fi
   ensure_go
-  log "building FerretDB v1.24.2 (a few minutes, once; cached in $BIN_DIR)"
-  local build="$CACHE_DIR/build/ferretdb-$want" blog="$CACHE_DIR/logs/ferretdb-build.log"
-  rm -rf "$build" && mkdir -p "$build" && cp "$src/go.mod" "$src/go.sum" "$src/main.go" "$build/" || die "cannot prepare $build"
-  # (each step chained: `set -e` does not apply inside a subshell tested with ||)
+  # One build at a time (npm test and npm run bench may start together); the lock is a
+  # subshell's, so no server started later holds it.
   (
-    cd "$build" \
-      && upstream="$(GOFLAGS=-mod=mod go mod download -json github.com/FerretDB/FerretDB@v1.24.2 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" \
-      && [ -n "$upstream" ] && [ -d "$upstream" ] \
-      && cp -r "$upstream" upstream && chmod -R u+w upstream \
-      && sed -i "$FERRETDB_ID_PATCH" upstream/internal/backends/sqlite/metadata/metadata.go \
-      && grep -q 'IDColumn = DefaultColumn + `->"_id"`' upstream/internal/backends/sqlite/metadata/metadata.go \
-      && go mod edit -replace github.com/FerretDB/FerretDB=./upstream \
-      && CGO_ENABLED=0 DO_NOT_TRACK=1 GOFLAGS=-buildvcs=false go build -o "$BIN_DIR/ferretdb.new" .
-  ) >"$blog" 2>&1 || die "FerretDB build failed; see $blog"
-  mv "$BIN_DIR/ferretdb.new" "$BIN_DIR/ferretdb"
-  rm -rf "$build"
-  echo "$want" >"$BIN_DIR/ferretdb.stamp"
+    flock 9
+    if [ -x "$BIN_DIR/ferretdb" ] && [ "$(cat "$BIN_DIR/ferretdb.stamp" 2>/dev/null)" = "$want" ]; then exit 0; fi
+    log "building FerretDB v1.24.2 (a few minutes, once; cached in $BIN_DIR)"
+    build="$CACHE_DIR/build/ferretdb-$want" blog="$CACHE_DIR/logs/ferretdb-build.log"
+    rm -rf "$build" && mkdir -p "$build" && cp "$src/go.mod" "$src/go.sum" "$src/main.go" "$build/" || exit 1
+    # (each step chained: `set -e` does not apply inside a subshell tested with ||)
+    (
+      cd "$build" \
+        && upstream="$(GOFLAGS=-mod=mod go mod download -json github.com/FerretDB/FerretDB@v1.24.2 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" \
+        && [ -n "$upstream" ] && [ -d "$upstream" ] \
+        && cp -r "$upstream" upstream && chmod -R u+w upstream \
+        && sed -i "$FERRETDB_ID_PATCH" upstream/internal/backends/sqlite/metadata/metadata.go \
+        && grep -q 'IDColumn = DefaultColumn + `->"_id"`' upstream/internal/backends/sqlite/metadata/metadata.go \
+        && go mod edit -replace github.com/FerretDB/FerretDB=./upstream \
+        && CGO_ENABLED=0 DO_NOT_TRACK=1 GOFLAGS=-buildvcs=false go build -o "$BIN_DIR/ferretdb.new" .
+    ) >"$blog" 2>&1 || exit 1
+    mv "$BIN_DIR/ferretdb.new" "$BIN_DIR/ferretdb" && rm -rf "$build" && echo "$want" >"$BIN_DIR/ferretdb.stamp"
+  ) 9>"$CACHE_DIR/ferretdb.lock" || die "FerretDB build failed; see $CACHE_DIR/logs/ferretdb-build.log"
 }
 
 ensure_system_packages() {

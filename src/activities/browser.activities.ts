@@ -280,6 +280,8 @@ export function createBrowserActivities(deps: {
         for (;;) {
           const result = await oneStep(input, ctx, steps);
           steps.push(result);
+          // At once, not at the next beat: a worker that dies now has told what it finished.
+          ctx.heartbeat({ completed: steps } satisfies StepsSoFar);
           if (result.kind !== 'continue' || steps.length >= upTo || Date.now() - started >= BATCH_MS) return { steps };
           if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The agent steps were cancelled', [{ usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, completed: steps } satisfies CancelledStep]);
           input = {
