@@ -4,6 +4,7 @@ import { abortable } from './abort';
 import { attempt } from './action-error';
 import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
 import { elementIndex } from './fields';
+import { actAndSettle, outcomeNote } from './navigation-watch';
 
 const schema = z.object({
   index: elementIndex(),
@@ -22,8 +23,10 @@ export const uploadFileTool: AgentTool<typeof schema> = {
     }
     const { locator, target, name } = await targetElement(ctx, index);
     const paths = await Promise.all(fileIds.map((id) => ctx.files!.localPath(id)));
-    await attempt(ctx.signal, `Uploading to ${name}`, () => abortable(locator.setInputFiles(paths, { timeout: ACTION_TIMEOUT_MS }), ctx.signal));
+    const urlBefore = ctx.page.url();
+    // The page reacts to the files (reads them, shows them, may submit its form): settle like a click.
+    const outcome = await attempt(ctx.signal, `Uploading to ${name}`, () => actAndSettle(ctx, () => abortable(locator.setInputFiles(paths, { timeout: ACTION_TIMEOUT_MS }), ctx.signal)));
     const names = fileIds.map((id) => available.find((f) => f.fileId === id)!.name);
-    return { summary: `Set ${names.join(', ')} on ${name}`, target: `${target}: ${names.join(', ')}` };
+    return { summary: `Set ${names.join(', ')} on ${name}${outcomeNote(ctx, urlBefore, outcome)}`, target: `${target}: ${names.join(', ')}` };
   },
 };
