@@ -130,12 +130,8 @@ it('agent step and session benchmarks', async () => {
     const observe: number[] = [];
     const act: number[] = [];
     const modelMs: number[] = [];
-    // Per step, each batch's shares spread evenly over its steps: the worker's time outside the
-    // step's own parts, and Temporal's (from the previous batch's completion to this one's start).
-    const plumbing: number[] = [];
+    const activity: number[] = [];
     const temporalOverhead: number[] = [];
-    const outsideModel: number[] = [];
-    const batchSizes: number[] = [];
     let lastStepCompleted: number | undefined;
     for (const e of history.events ?? []) {
       const id = String(e.eventId);
@@ -144,30 +140,20 @@ it('agent step and session benchmarks', async () => {
       const done = e.activityTaskCompletedEventAttributes;
       if (!done) continue;
       const sch = scheduled.get(String(done.scheduledEventId));
-      if (sch?.type !== 'agentStep' && sch?.type !== 'agentSteps') continue;
+      if (sch?.type !== 'agentStep') continue;
       const [payload] = await codec.decode(done.result?.payloads ?? []);
       const result = defaultPayloadConverter.fromPayload<any>(payload);
-      const steps: any[] = (sch.type === 'agentSteps' ? result.steps : [result]).filter((r: any) => r.timings);
-      if (!steps.length) continue;
+      if (!result.timings) continue;
+      observe.push(result.timings.observeMs);
+      act.push(result.timings.actMs);
+      modelMs.push(result.timings.modelMs);
       const end = time(e);
-      const begin = started.get(String(done.scheduledEventId))!;
-      const n = steps.length;
-      batchSizes.push(n);
-      const own = steps.reduce((sum, r) => sum + r.timings.observeMs + r.timings.actMs + r.timings.modelMs, 0);
-      const models = steps.reduce((sum, r) => sum + r.timings.modelMs, 0);
-      const gap = lastStepCompleted === undefined ? undefined : begin - lastStepCompleted;
-      for (const r of steps) {
-        observe.push(r.timings.observeMs);
-        act.push(r.timings.actMs);
-        modelMs.push(r.timings.modelMs);
-        plumbing.push((end - begin - own) / n);
-        if (gap !== undefined) {
-          temporalOverhead.push(gap / n);
-          outsideModel.push((end - begin - models + gap) / n);
-        }
-      }
+      activity.push(end - started.get(String(done.scheduledEventId))!);
+      // Temporal's share: from the previous step's completion to this step's start on the worker
+      if (lastStepCompleted !== undefined) temporalOverhead.push(started.get(String(done.scheduledEventId))! - lastStepCompleted);
       lastStepCompleted = end;
     }
+    const outsideModel = activity.map((a, i) => a - modelMs[i] + (temporalOverhead[i - 1] ?? 0)).slice(1);
 
     const out = {
       benchmark: 'agent-step',
@@ -180,11 +166,9 @@ it('agent step and session benchmarks', async () => {
         observation: summary(observe),
         action: summary(act),
         modelCall: summary(modelMs),
-        decisionPlumbing: summary(plumbing),
+        decisionPlumbing: summary(activity.map((a, i) => a - observe[i] - act[i] - modelMs[i])),
         temporalRoundTrip: summary(temporalOverhead),
       },
-      // Steps run in batches on the worker: the round trip through Temporal is paid once per batch.
-      stepsPerBatch: summary(batchSizes),
       observationTokens: reqs.length ? Math.ceil(JSON.stringify(reqs[reqs.length - 1].body.messages.at(-1)).length / 4) : null,
       completionToInlineAnswerMs: summary(completionToAnswer),
       sessionCreateMs: summary(creates),

@@ -46,8 +46,8 @@ const carried = (h) => Boolean(events(h)[0]?.workflowExecutionStartedEventAttrib
 
 /** Each recorded kind: its workflow type and what its history must show. */
 const KINDS = {
-  'session-tasks': { type: 'sessionWorkflow', match: (h) => completed(h) && (count(activities(h), 'agentStep') + count(activities(h), 'agentSteps')) >= 1 && !updates(h).some((u) => u === 'interaction' || u === 'guardrail') && !carried(h) },
-  'session-takeover': { type: 'sessionWorkflow', match: (h) => completed(h) && updates(h).includes('interaction') && (count(activities(h), 'agentStep') + count(activities(h), 'agentSteps')) >= 1 },
+  'session-tasks': { type: 'sessionWorkflow', match: (h) => completed(h) && count(activities(h), 'agentStep') >= 2 && !updates(h).some((u) => u === 'interaction' || u === 'guardrail') && !carried(h) },
+  'session-takeover': { type: 'sessionWorkflow', match: (h) => completed(h) && updates(h).includes('interaction') && count(activities(h), 'agentStep') >= 1 },
   'session-guardrail': { type: 'sessionWorkflow', match: (h) => completed(h) && updates(h).includes('guardrail') },
   'session-continue-as-new': { type: 'sessionWorkflow', match: (h) => continuedAsNew(h) && !carried(h) },
   'session-continued': { type: 'sessionWorkflow', match: (h) => completed(h) && carried(h) },

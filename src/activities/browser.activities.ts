@@ -11,19 +11,12 @@ import { isServiceError } from '../errors';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
-import type { CancelledStep, InteractionAction, StepsSoFar, PreviousTask, SessionProxy, StepInput, StepRequest, StepResult, TaskParams } from '../workflows/types';
+import type { CancelledStep, InteractionAction, PreviousTask, SessionProxy, StepInput, StepRequest, StepResult, TaskParams } from '../workflows/types';
 import { HUMAN_TYPE_MAX_MS, humanTypingDelays } from '../api/schemas/message.schema';
 import { workerMetrics } from '../metrics/worker-metrics';
 
 /** Heartbeats often enough that a stop reaches the step within a second (a step shorter than this sends none). */
 const HEARTBEAT_EVERY_MS = 500;
-
-/**
- * A batch of agent steps ends after this many steps or this long, whichever comes first: the
- * workflow's view of the task (steps, tokens, cost) is never further behind than that.
- */
-const BATCH_MAX_STEPS = 10;
-const BATCH_MS = 3000;
 
 /** Activities on one browser worker's own task queue: they touch the browsers it holds. */
 /**
@@ -248,115 +241,59 @@ export function createBrowserActivities(deps: {
       }
     },
 
-    /** One agent step (sessions whose workflow started before steps ran in batches). */
     async agentStep(request: StepRequest | StepInput): Promise<StepResult & { cost: number }> {
       const input = stepInput(request);
       const ctx = Context.current();
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      const log = logger.child({ sessionId: input.sessionId, taskId: input.taskId, step: input.stepNo });
+      const timing = workerMetrics.stepStarted();
+      const spent = { inputTokens: 0, outputTokens: 0 };
       try {
-        return await oneStep(input, ctx, []);
-      } finally {
-        clearInterval(timer);
-      }
-    },
-
-    /**
-     * The task's next steps, one after another on this worker, without a round trip through
-     * the workflow between them: up to `upTo` steps, ending early at the task's end, when it
-     * waits for a person, or after BATCH_MAX_STEPS steps or BATCH_MS (so the workflow's
-     * counts of steps and tokens stay current). Pause, stop, takeover and timeouts cancel
-     * the batch as they cancel a step; the steps it finished travel with the cancellation
-     * or failure (and with every heartbeat, for a worker that dies), so each is counted and
-     * charged once.
-     */
-    async agentSteps(request: StepRequest & { upTo: number }): Promise<{ steps: (StepResult & { cost: number })[] }> {
-      const ctx = Context.current();
-      const steps: (StepResult & { cost: number })[] = [];
-      const timer = setInterval(() => ctx.heartbeat(steps.length ? ({ completed: steps } satisfies StepsSoFar) : undefined), HEARTBEAT_EVERY_MS);
-      const started = Date.now();
-      const upTo = Math.max(1, Math.min(request.upTo, BATCH_MAX_STEPS));
-      try {
-        let input = stepInput(request);
-        for (;;) {
-          const result = await oneStep(input, ctx, steps);
-          steps.push(result);
-          // At once, not at the next beat: a worker that dies now has told what it finished.
-          ctx.heartbeat({ completed: steps } satisfies StepsSoFar);
-          if (result.kind !== 'continue' || steps.length >= upTo || Date.now() - started >= BATCH_MS) return { steps };
-          if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The agent steps were cancelled', [{ usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, completed: steps } satisfies CancelledStep]);
-          input = {
-            ...input,
-            stepNo: input.stepNo + 1,
-            humanReply: undefined,
-            secrets: undefined,
-            remaining: { inputTokens: input.remaining.inputTokens - result.usage.inputTokens, outputTokens: input.remaining.outputTokens - result.usage.outputTokens },
-          };
+        const result = await agent.step(input, ctx.cancellationSignal, log, spent);
+        const session = pool.get(input.sessionId);
+        if (session) session.changedAt = Date.now();
+        if (session?.proxyPricePerByte !== undefined) {
+          // Managed proxy traffic since the previous step, charged with the step.
+          const bytes = session.egress.takeBytes();
+          const cost = Math.round(bytes * session.proxyPricePerByte * 1e9) / 1e9;
+          result.proxy = { bytes, cost };
+          result.cost = Math.round((result.cost + cost) * 1e9) / 1e9;
         }
+        // The task waits for a person now: its recording so far is there for them to look at.
+        if (result.kind === 'human_input') await deps.recorder?.settle(input.taskId);
+        if (result.kind === 'done') {
+          // The task's downloads and requests are stored before the workflow hears of the
+          // end, so the answer goes out without another activity round trip.
+          try {
+            await collect(input.sessionId, input.taskId);
+            result.artifactsCollected = true;
+          } catch (err) {
+            log.warn({ err }, 'downloads and requests not collected with the last step; the workflow collects them');
+          }
+        }
+        timing.ended(result);
+        return result;
+      } catch (err) {
+        timing.failed(ctx.cancellationSignal.aborted);
+        // Cancelled (pause, stop, takeover, timeout): the tokens already used go back with the cancellation.
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The agent step was cancelled', [{ usage: spent, cost: agent.costOf(spent) } satisfies CancelledStep]);
+        if (isServiceError(err)) {
+          const message = mask(input.sessionId, err.message);
+          log.warn({ code: err.code, err: message }, 'agent step failed');
+          const details = err.details ? vault?.maskDeep(input.sessionId, err.details) ?? err.details : undefined;
+          throw ApplicationFailure.create({ type: err.code, message, nonRetryable: !err.retryable, details: details ? [details] : undefined });
+        }
+        const message = mask(input.sessionId, err instanceof Error ? err.message : String(err));
+        log.error({ err: message }, 'agent step crashed');
+        throw ApplicationFailure.create({ type: 'TASK_FAILED', message, nonRetryable: true });
       } finally {
         clearInterval(timer);
       }
     },
   };
-
-  /**
-   * One agent step: the model's action and what follows it on this worker (the managed
-   * proxy's charge, the recording settled for a person, the task's files with its last
-   * step). A failure names the steps of its batch that finished before it (`before`).
-   */
-  async function oneStep(input: StepInput, ctx: Context, before: (StepResult & { cost: number })[]): Promise<StepResult & { cost: number }> {
-    const log = logger.child({ sessionId: input.sessionId, taskId: input.taskId, step: input.stepNo });
-    const timing = workerMetrics.stepStarted();
-    const spent = { inputTokens: 0, outputTokens: 0 };
-    const completed = before.length ? { completed: [...before] } : {};
-    try {
-      const result = await agent.step(input, ctx.cancellationSignal, log, spent);
-      const session = pool.get(input.sessionId);
-      if (session) session.changedAt = Date.now();
-      if (session?.proxyPricePerByte !== undefined) {
-        // Managed proxy traffic since the previous step, charged with the step.
-        const bytes = session.egress.takeBytes();
-        const cost = Math.round(bytes * session.proxyPricePerByte * 1e9) / 1e9;
-        result.proxy = { bytes, cost };
-        result.cost = Math.round((result.cost + cost) * 1e9) / 1e9;
-      }
-      // The task waits for a person now: its recording so far is there for them to look at.
-      if (result.kind === 'human_input') await deps.recorder?.settle(input.taskId);
-      if (result.kind === 'done') {
-        // The task's downloads and requests are stored before the workflow hears of the
-        // end, so the answer goes out without another activity round trip.
-        try {
-          await collect(input.sessionId, input.taskId);
-          result.artifactsCollected = true;
-        } catch (err) {
-          log.warn({ err }, 'downloads and requests not collected with the last step; the workflow collects them');
-        }
-      }
-      timing.ended(result);
-      return result;
-    } catch (err) {
-      timing.failed(ctx.cancellationSignal.aborted);
-      // Cancelled (pause, stop, takeover, timeout): the tokens already used go back with the cancellation.
-      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The agent step was cancelled', [{ usage: spent, cost: agent.costOf(spent), ...completed } satisfies CancelledStep]);
-      if (isServiceError(err)) {
-        const message = mask(input.sessionId, err.message);
-        log.warn({ code: err.code, err: message }, 'agent step failed');
-        const details = err.details ? vault?.maskDeep(input.sessionId, err.details) ?? err.details : undefined;
-        throw ApplicationFailure.create({ type: err.code, message, nonRetryable: !err.retryable, details: failureDetails(details, completed) });
-      }
-      const message = mask(input.sessionId, err instanceof Error ? err.message : String(err));
-      log.error({ err: message }, 'agent step crashed');
-      throw ApplicationFailure.create({ type: 'TASK_FAILED', message, nonRetryable: true, details: failureDetails(undefined, completed) });
-    }
-  }
 }
 
 export type BrowserActivities = ReturnType<typeof createBrowserActivities>;
-
-/** A failed step's details: its own (or null), then the steps of its batch that finished before it. */
-function failureDetails(own: unknown, completed: Partial<StepsSoFar>): unknown[] | undefined {
-  if (completed.completed) return [own ?? null, completed];
-  return own === undefined ? undefined : [own];
-}
 
 /**
  * What a person's action is recorded with: the element under a click, described before the

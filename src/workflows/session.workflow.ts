@@ -20,7 +20,7 @@ import {
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
 import { deliverTaskWebhook, reachOutInChat } from './webhook-delivery.workflow';
-import type { CancelledStep, EndReason, SessionInput, SessionStatus, SessionView, StepResult, StepsSoFar, TaskParams } from './types';
+import type { CancelledStep, EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from './types';
 
 const shared = wf.proxyActivities<SessionActivities>({
   startToCloseTimeout: '30s',
@@ -297,36 +297,29 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         const handOverContext = state.handOverContext(task);
         const scope = new wf.CancellationScope();
         stepScope = scope;
-        const request = {
-          sessionId,
-          userId: input.userId,
-          taskId: task.taskId,
-          stepNo: task.steps,
-          context: handOverContext ? { params: withoutSecrets(task.params), previousTasks: [...state.previousTasks] } : undefined,
-          humanReply,
-          environmentId: input.profile?.kind === 'environment' ? input.profile.id : undefined,
-          remaining: {
-            inputTokens: task.params.maxInputTokens - task.inputTokens,
-            outputTokens: task.params.maxOutputTokens - task.outputTokens,
-          },
-          policyId: input.policyId,
-          hasSecrets,
-          secrets: handOverSecrets ? task.params.secrets : undefined,
-        };
-        let steps: (StepResult & { cost: number })[];
+        let result: StepResult & { cost: number };
         try {
-          // Steps run in batches on the worker (no round trip between them); sessions started
-          // before that replay their single steps.
-          const agent = browserOn(state.taskQueue!).agent;
-          steps = await scope.run(async () =>
-            wf.patched('agent-step-batches') ? (await agent.agentSteps({ ...request, upTo: input.maxSteps - task.steps })).steps : [await agent.agentStep(request)],
+          result = await scope.run(() =>
+            browserOn(state.taskQueue!).agent.agentStep({
+              sessionId,
+              userId: input.userId,
+              taskId: task.taskId,
+              stepNo: task.steps,
+              context: handOverContext ? { params: withoutSecrets(task.params), previousTasks: [...state.previousTasks] } : undefined,
+              humanReply,
+              environmentId: input.profile?.kind === 'environment' ? input.profile.id : undefined,
+              remaining: {
+                inputTokens: task.params.maxInputTokens - task.inputTokens,
+                outputTokens: task.params.maxOutputTokens - task.outputTokens,
+              },
+              policyId: input.policyId,
+              hasSecrets,
+              secrets: handOverSecrets ? task.params.secrets : undefined,
+            }),
           );
         } catch (err) {
-          // The steps the batch finished count (and are charged) before the failure is handled.
-          const finished = finishedSteps(err);
-          for (const step of finished) state.recordStep(task, step);
           // The answer was not used: hand it to the next attempt.
-          if (!finished.length) state.returnHumanReply(task, humanReply);
+          state.returnHumanReply(task, humanReply);
           if (isWorkerLoss(err)) instanceLost = true;
           const spent = cancelledStep(err);
           if (spent) state.recordCancelledStep(task, spent);
@@ -338,8 +331,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         } finally {
           if (stepScope === scope) stepScope = undefined;
         }
-        for (const step of steps) state.recordStep(task, step);
-        const result = steps[steps.length - 1];
+        state.recordStep(task, result);
         if (result.kind === 'done') {
           artifactsCollected = result.artifactsCollected === true;
           state.finishTask(task, result.success === false ? 'failed' : 'task_completed', Date.now(), {
@@ -439,19 +431,6 @@ function cancelledStep(err: unknown): CancelledStep | undefined {
   if (!(cause instanceof wf.CancelledFailure)) return undefined;
   const spent = cause.details?.[0] as CancelledStep | undefined;
   return spent && typeof spent.usage?.inputTokens === 'number' && typeof spent.usage.outputTokens === 'number' && typeof spent.cost === 'number' ? spent : undefined;
-}
-
-/**
- * The steps a failed batch finished before it failed: in the cancellation's or failure's
- * details, or in the last heartbeat of a batch whose worker died.
- */
-function finishedSteps(err: unknown): (StepResult & { cost: number })[] {
-  const cause = err instanceof wf.ActivityFailure ? err.cause : undefined;
-  let found: unknown;
-  if (cause instanceof wf.CancelledFailure) found = (cause.details?.[0] as CancelledStep | undefined)?.completed;
-  else if (cause instanceof wf.ApplicationFailure) found = (cause.details?.[1] as StepsSoFar | undefined)?.completed;
-  else if (cause instanceof wf.TimeoutFailure) found = (cause.lastHeartbeatDetails as StepsSoFar | undefined)?.completed;
-  return Array.isArray(found) ? (found as (StepResult & { cost: number })[]).filter((s) => s && typeof s.usage?.inputTokens === 'number') : [];
 }
 
 /** The type of an activity's application failure (SECRETS_UNAVAILABLE, TASK_CONTEXT_UNAVAILABLE, ...). */

@@ -161,16 +161,10 @@ export interface StepResult {
   replayed?: boolean;
 }
 
-/** The details of a cancelled agent step: the model tokens it used and their cost (still charged), and the steps of its batch that finished before it. */
+/** The details of a cancelled agent step: the model tokens it used and their cost (still charged). */
 export interface CancelledStep {
   usage: { inputTokens: number; outputTokens: number };
   cost: number;
-  completed?: (StepResult & { cost: number })[];
-}
-
-/** The steps a batch finished so far: in its heartbeats, and in the details of its failure (after the failure's own). */
-export interface StepsSoFar {
-  completed: (StepResult & { cost: number })[];
 }
 
 export interface StepInput {

@@ -136,47 +136,14 @@ describe('tasks', () => {
     await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
   });
 
-  it('stops before the input token budget is exceeded, counting the steps before', async () => {
+  it('stops before the input token budget is exceeded', async () => {
     const { apiKey: key } = await createUser();
     const t = token('budget');
-    await registerScript(model(), { match: t, steps: [{ tool: 'scroll', args: { direction: 'down' }, usage: { prompt_tokens: 2000, completion_tokens: 10 } }] });
+    await registerScript(model(), { match: t, steps: [{ tool: 'scroll', args: { direction: 'down' }, usage: { prompt_tokens: 900, completion_tokens: 10 } }] });
     const s = await startSession(key);
-    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} look around`, startingUrl: `${fixtures()}/about.html`, maxInputTokens: 4000 });
+    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} look around`, startingUrl: `${fixtures()}/about.html`, maxInputTokens: 1000 });
     expect(res.body).toMatchObject({ success: false, status: 'failed', code: 'TOKEN_BUDGET_EXCEEDED' });
-    expect(res.body.usage.prompt_tokens).toBeLessThanOrEqual(4000);
-    // The steps before the refused one ran in the same batch of steps: each is counted.
-    const calls = (await modelRequests(t)).length;
-    expect(calls).toBeGreaterThanOrEqual(1);
-    expect(res.body.usage.prompt_tokens).toBe(2000 * calls);
-    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
-  });
-
-  it('runs steps in batches on the worker; a stop in the middle of a batch counts every model call once', async () => {
-    const { apiKey: key } = await createUser();
-    const t = token('batch-stop');
-    await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.2 }, usage: { prompt_tokens: 100, completion_tokens: 10 } }] });
-    const s = await startSession(key, { prompt: `${t} wait on` });
-    await waitFor(async () => (await modelRequests(t)).length >= 4, 30_000, 50);
-    expect((await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'stop' })).body.message).toBe('Task stopped');
-    const stopped = await pollUntil(s.sessionId, s.taskId!, 'stopped', 10_000);
-    // Every model call is counted: the steps the batch finished (they come back with its
-    // cancellation) and the one the stop cut short. A call cut off before its answer counts
-    // its prompt at the estimate (at least 1,500 tokens) and no output.
-    const calls = (await modelRequests(t)).length;
-    expect([10 * calls, 10 * (calls - 1)]).toContain(stopped.usage.completion_tokens);
-    const answered = stopped.usage.completion_tokens / 10;
-    const cutOff = stopped.usage.prompt_tokens - 100 * answered;
-    expect(cutOff === 0 || (cutOff >= 1500 && cutOff < 10_000)).toBe(true);
-    // Fewer step activities than steps: no round trip through the workflow between a batch's steps.
-    const { client, close } = await temporalClient();
-    try {
-      const history = await client.workflow.getHandle(`session-${s.sessionId}`).fetchHistory();
-      const batches = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'agentSteps').length;
-      expect(batches).toBeGreaterThan(0);
-      expect(batches).toBeLessThan(calls);
-    } finally {
-      await close();
-    }
+    expect(res.body.usage.prompt_tokens).toBeLessThanOrEqual(1000);
     await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
   });
 
