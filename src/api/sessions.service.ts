@@ -37,13 +37,13 @@ export interface StartedSession {
   balance: number;
 }
 
+/** How long a poll that sees a task's end waits for its downloads and requests to be stored. */
+const TASK_RECORD_WAIT_MS = 5_000;
+
 /**
  * Maps API calls onto the session workflow: start, updates, queries. Holds no session
  * state: everything lives in Temporal and MongoDB.
  */
-/** How long a poll that sees a task's end waits for its downloads and requests to be stored. */
-const TASK_RECORD_WAIT_MS = 5_000;
-
 export class SessionsService {
   constructor(private readonly deps: { config: Config; temporal: Client; store: Store; registry: WorkerRegistry; logger: Logger }) {
     this.admission = new SessionAdmission(deps);

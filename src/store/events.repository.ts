@@ -1,6 +1,7 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
 import type { TimelineEntry } from '../events/types';
 import { lastTakenPlace } from './id-probe';
+import { isEmbeddedFerretDb } from './mongo';
 
 type EventRecord = TimelineEntry & { _id: string; expiresAt?: Date };
 type NewEntry = Omit<TimelineEntry, 'seq'>;
@@ -102,16 +103,12 @@ export class EventsRepository {
     return out;
   }
 
-  /** Whether the database is the embedded FerretDB (asked once; its buildInfo names it). */
+  /** Whether the database is the embedded FerretDB (asked once). */
   private embedded(): Promise<boolean> {
-    this.isEmbedded ??= this.db
-      .admin()
-      .command({ buildInfo: 1 })
-      .then((info) => info.ferretdbVersion !== undefined)
-      .catch(() => {
-        this.isEmbedded = undefined;
-        return false;
-      });
+    this.isEmbedded ??= isEmbeddedFerretDb(this.db).catch(() => {
+      this.isEmbedded = undefined;
+      return false;
+    });
     return this.isEmbedded;
   }
 

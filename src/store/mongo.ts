@@ -27,3 +27,9 @@ export async function connectMongo(url: string): Promise<{ client: MongoClient; 
   await new ApiKeysRepository(db).backfillLookup(db.collection('migrations'));
   return { client, db };
 }
+
+/** Whether `db` is the embedded FerretDB (its buildInfo names its version beside MongoDB's). */
+export async function isEmbeddedFerretDb(db: Db): Promise<boolean> {
+  const info = await db.admin().command({ buildInfo: 1 });
+  return info.ferretdbVersion !== undefined;
+}

@@ -5,6 +5,7 @@
  */
 import { MongoClient, type Db } from 'mongodb';
 import { EventsRepository } from '../../src/store/events.repository';
+import { isEmbeddedFerretDb } from '../../src/store/mongo';
 
 let mongo: MongoClient;
 let db: Db;
@@ -18,15 +19,9 @@ afterAll(async () => {
   await mongo.close();
 });
 
-/** The embedded FerretDB answers buildInfo with its own version beside MongoDB's. */
-async function isFerretDb(): Promise<boolean> {
-  const info = await db.admin().command({ buildInfo: 1 });
-  return info.ferretdbVersion !== undefined;
-}
-
 describe('as data grows', () => {
   it('finds, updates and deletes by _id through the _id index', async () => {
-    if (!(await isFerretDb())) return; // MongoDB always does
+    if (!(await isEmbeddedFerretDb(db))) return; // MongoDB always does
     const tasks = db.collection<{ _id: string; n: number }>('tasks');
     await tasks.insertMany(Array.from({ length: 200 }, (_, i) => ({ _id: `task_${i}`, n: i })));
     // FerretDB's explain carries SQLite's plan for the query it runs for finds, updates and deletes alike
