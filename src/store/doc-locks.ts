@@ -18,6 +18,21 @@ export const isDuplicateKey = (err: unknown): boolean => (err as { code?: number
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Per database and key, the last of this process's holders and waiters: a taker waits for
+ * the one before it here, in memory, before it asks the database. Many tasks of one process
+ * that want the same lock (one user's sessions on a worker) then take it in turn with one
+ * insert each, instead of all polling the database until it is free.
+ */
+const localTails = new Map<string, Promise<void>>();
+
+/** Resolves when `p` does or after `ms`, whichever comes first. */
+async function atMost(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
+/**
  * Short mutual exclusion across processes, for read-change-write of one document.
  *
  * FerretDB 1.x on SQLite applies an update as read, change, write back the whole document
@@ -37,18 +52,32 @@ export class DocLocks {
 
   async with<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const owner = randomBytes(8).toString('hex');
-    await this.acquire(key, owner);
+    const start = Date.now();
+    const local = `${this.col.dbName}\0${key}`;
+    const before = localTails.get(local);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    localTails.set(local, released);
     try {
-      return await fn();
+      // The one before here goes first. Waited for no longer than a lock may be held: a
+      // holder that takes the lock again inside its own turn is then treated as the
+      // database treats it (its lock is stale and taken over), never waited for forever.
+      if (before) await atMost(before, this.opts.staleMs ?? 15_000);
+      await this.acquire(key, owner, start);
+      try {
+        return await fn();
+      } finally {
+        await this.col.deleteOne({ _id: key, owner });
+      }
     } finally {
-      await this.col.deleteOne({ _id: key, owner });
+      release();
+      if (localTails.get(local) === released) localTails.delete(local);
     }
   }
 
-  private async acquire(key: string, owner: string): Promise<void> {
+  private async acquire(key: string, owner: string, start: number): Promise<void> {
     const staleMs = this.opts.staleMs ?? 15_000;
     const waitMs = this.opts.waitMs ?? 20_000;
-    const start = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
         await this.col.insertOne({ _id: key, owner, at: new Date() });
