@@ -19,6 +19,7 @@ const STEPS = Number(process.env.BENCH_CONCURRENT_STEPS ?? 8);
 const RAMP = (process.env.BENCH_RAMP ?? '5,10,15,25,30').split(',').filter(Boolean).map(Number);
 const LIMIT_MS = 2_000;
 const PAGE = process.env.BENCH_CONCURRENT_PAGE ?? 'form.html';
+const ONE_USER = process.env.BENCH_ONE_USER === 'true';
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -116,10 +117,11 @@ it('many sessions at once', async () => {
   const maxSessions = String(Math.max(CONCURRENT, ...RAMP) + 5);
   let service: ServiceProcess | undefined = await startService({ ...common, BROWSER_MAX_SESSIONS: maxSessions });
   const mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL!);
-  // One user per session (each has a session limit); made one after another before the runs.
+  // One user per session, made one after another before the runs; or, with BENCH_ONE_USER=true,
+  // every session of one user (as a customer running many sessions under one key).
   const keys: string[] = [];
-  for (let i = 0; i < Math.max(CONCURRENT, 10, ...RAMP); i++) keys.push((await createUser({ balance: 1000 })).apiKey);
-  const keyFor = async (i: number) => keys[i];
+  for (let i = 0; i < (ONE_USER ? 1 : Math.max(CONCURRENT, 10, ...RAMP)); i++) keys.push((await createUser(ONE_USER ? { balance: 100_000, sessionLimit: 100 } : { balance: 1000 })).apiKey);
+  const keyFor = async (i: number) => keys[ONE_USER ? 0 : i];
   /** What went wrong, with the end of the service's output, for a look after a failed run. */
   const leaveOutput = (base: ServiceProcess, what: string) => fs.writeFileSync(path.join(ROOT, '.data/bench-concurrency-stuck.log'), `${what}\n${base.output().slice(-20000)}`);
   const startSessions = async (n: number, base: ServiceProcess) =>
@@ -289,6 +291,7 @@ it('many sessions at once', async () => {
       sustainedConcurrentSessions: sustained,
       twoWorkers: { sessions: 10, perWorker: spread },
       stepPictures: process.env.BENCH_STEP_PICTURES !== 'false',
+      users: ONE_USER ? 1 : 'one per session',
       target: { stepP95Ms: 1000, perIdleSessionMB: 120 },
     };
     fs.writeFileSync(process.env.BENCH_CONCURRENCY_OUT ?? path.join(ROOT, '.data/bench-concurrency.json'), JSON.stringify(out, null, 2));

@@ -11,6 +11,13 @@ const SHOT_TIMEOUT_MS = 2_000;
 /** A picture is never larger than this (a viewport at quality 50 is far below). */
 const MAX_PICTURE_BYTES = 2 * 1024 * 1024;
 
+interface RoundEntry {
+  owner: StepOwner;
+  shots: { seq: number; jpeg: Buffer }[];
+  resolve: (files: Map<number, string>) => void;
+  reject: (err: unknown) => void;
+}
+
 /** One DevTools session per page for its pictures, opened on first use. */
 const sessions = new WeakMap<Page, Promise<CDPSession>>();
 
@@ -40,10 +47,14 @@ async function shoot(page: Page): Promise<Buffer> {
  * A picture of the viewport after each recorded step: stored as a file of the task's owner
  * (kind `picture`, within the owner's storage quota, expiring like the task's downloads) and
  * named on the step. A page that cannot be shot (closed, crashed, too slow) has no picture.
- * The recorder hands a task's pictures over together: they are stored with one lock, one
- * count and one insert of their records.
+ * The recorder hands a task's pictures over together, and pictures of one user's tasks that
+ * meet are stored together: with one lock, one count and one insert of their records.
  */
 export class StepPictures implements StepPictureSource {
+  /** Per user: the round that pictures join until it is written, and the write under way. */
+  private readonly waiting = new Map<string, RoundEntry[]>();
+  private readonly writing = new Map<string, Promise<void>>();
+
   constructor(private readonly deps: { files: FilesRepository; blobs: BlobStore; quota: StorageQuota; logger: Logger; pageOf: (sessionId: string) => Page | undefined }) {}
 
   async shoot(sessionId: string): Promise<Buffer | undefined> {
@@ -52,19 +63,57 @@ export class StepPictures implements StepPictureSource {
     return shoot(page);
   }
 
-  async store(owner: StepOwner, shots: { seq: number; jpeg: Buffer }[]): Promise<Map<number, string>> {
-    const named = shots.map((s) => ({ ...s, filename: `step-${String(s.seq + 1).padStart(3, '0')}.jpg` }));
-    const blobs = await putWholeManyWithinQuota(this.deps, named.map((s) => ({ data: s.jpeg, filename: s.filename })), { contentType: 'image/jpeg', userId: owner.userId, perFile: MAX_PICTURE_BYTES, kind: 'picture' });
-    const kept = named.flatMap((s, i) => (blobs[i] ? [{ seq: s.seq, filename: s.filename, blob: blobs[i] }] : []));
-    if (kept.length < named.length) this.deps.logger.info({ sessionId: owner.sessionId, taskId: owner.taskId, left: named.length - kept.length }, 'step pictures past the storage quota are not kept');
+  /**
+   * Stores a task's pictures. Pictures of one user that come while a write of theirs is under
+   * way wait for it and are then written together, whatever task they belong to (a group
+   * commit): with many sessions stepping at once, one round of the quota lock, the count and
+   * the inserts serves many tasks instead of each task taking its own.
+   */
+  store(owner: StepOwner, shots: { seq: number; jpeg: Buffer }[]): Promise<Map<number, string>> {
+    if (!shots.length) return Promise.resolve(new Map());
+    const { userId } = owner;
+    return new Promise((resolve, reject) => {
+      const entry = { owner, shots, resolve, reject };
+      const round = this.waiting.get(userId);
+      if (round) return void round.push(entry);
+      const entries = [entry];
+      this.waiting.set(userId, entries);
+      // Written after the user's write under way (if any); pictures that come until then join it.
+      const done = (this.writing.get(userId) ?? Promise.resolve()).then(() => {
+        if (this.waiting.get(userId) === entries) this.waiting.delete(userId);
+        return this.writeRound(userId, entries);
+      });
+      this.writing.set(userId, done);
+      void done.finally(() => {
+        if (this.writing.get(userId) === done) this.writing.delete(userId);
+      });
+    });
+  }
+
+  /** Writes the pictures of one round (one user, any tasks): one lock and count, one insert of their records. */
+  private async writeRound(userId: string, entries: RoundEntry[]): Promise<void> {
+    const named = entries.flatMap((e, entry) => e.shots.map((s) => ({ entry, seq: s.seq, jpeg: s.jpeg, filename: `step-${String(s.seq + 1).padStart(3, '0')}.jpg` })));
     try {
-      const records = await this.deps.files.createManyFromBlobs(
-        kept.map((k) => ({ userId: owner.userId, blob: { ...k.blob, contentType: 'image/jpeg' }, originalName: k.filename, kind: 'picture', sessionId: owner.sessionId, taskId: owner.taskId })),
-      );
-      return new Map(records.map((r, i) => [kept[i].seq, r._id]));
+      const blobs = await putWholeManyWithinQuota(this.deps, named.map((s) => ({ data: s.jpeg, filename: s.filename })), { contentType: 'image/jpeg', userId, perFile: MAX_PICTURE_BYTES, kind: 'picture' });
+      const kept = named.flatMap((s, i) => (blobs[i] ? [{ ...s, blob: blobs[i] }] : []));
+      entries.forEach((e, entry) => {
+        const left = e.shots.length - kept.filter((k) => k.entry === entry).length;
+        if (left) this.deps.logger.info({ sessionId: e.owner.sessionId, taskId: e.owner.taskId, left }, 'step pictures past the storage quota are not kept');
+      });
+      let records;
+      try {
+        records = await this.deps.files.createManyFromBlobs(
+          kept.map((k) => ({ userId, blob: { ...k.blob, contentType: 'image/jpeg' }, originalName: k.filename, kind: 'picture', sessionId: entries[k.entry].owner.sessionId, taskId: entries[k.entry].owner.taskId })),
+        );
+      } catch (err) {
+        await Promise.all(kept.map((k) => this.deps.blobs.delete(k.blob.blobId).catch(() => undefined)));
+        throw err;
+      }
+      const files = entries.map(() => new Map<number, string>());
+      records.forEach((r, i) => files[kept[i].entry].set(kept[i].seq, r._id));
+      entries.forEach((e, entry) => e.resolve(files[entry]));
     } catch (err) {
-      await Promise.all(kept.map((k) => this.deps.blobs.delete(k.blob.blobId).catch(() => undefined)));
-      throw err;
+      entries.forEach((e) => e.reject(err));
     }
   }
 }

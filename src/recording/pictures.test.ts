@@ -1,0 +1,103 @@
+import { Readable } from 'node:stream';
+import { createLogger } from '../logger';
+import type { BlobInfo, BlobStore } from '../profiles/contracts';
+import type { FilesRepository, NewFileRecord } from '../store/files.repository';
+import { MemoryReservationLedger, StorageQuota } from '../store/storage-quota';
+import { StepPictures } from './pictures';
+
+/** Blobs in memory; each put is one write, each file-record insert one call. */
+function fakeStorage(opts: { limitBytes?: number; failInsertOnCall?: number } = {}) {
+  const blobs = new Map<string, { userId: string; size: number }>();
+  let n = 0;
+  const store: BlobStore = {
+    async put(input: Readable, meta): Promise<BlobInfo> {
+      let size = 0;
+      for await (const chunk of input) size += (chunk as Buffer).length;
+      const blobId = `blob_${++n}`;
+      blobs.set(blobId, { userId: meta.userId, size });
+      return { blobId, size, filename: meta.filename, contentType: meta.contentType, userId: meta.userId, createdAt: new Date() };
+    },
+    async get() {
+      throw new Error('not used');
+    },
+    async stat() {
+      return null;
+    },
+    async delete(blobId: string) {
+      blobs.delete(blobId);
+    },
+    async usage(userId: string) {
+      return [...blobs.values()].filter((b) => b.userId === userId).reduce((sum, b) => sum + b.size, 0);
+    },
+  };
+  const inserts: NewFileRecord[][] = [];
+  let f = 0;
+  const files = {
+    async createManyFromBlobs(inputs: NewFileRecord[]) {
+      inserts.push(inputs);
+      // Let other callers come in while this insert is under way.
+      await new Promise((r) => setTimeout(r, 20));
+      if (opts.failInsertOnCall === inserts.length) throw new Error('database down');
+      return inputs.map((i) => ({ _id: `file_${++f}`, blobId: i.blob.blobId, taskId: i.taskId, sessionId: i.sessionId, userId: i.userId, originalName: i.originalName }));
+    },
+  } as unknown as FilesRepository;
+  const quota = new StorageQuota({ usage: store, ledger: new MemoryReservationLedger(), limitBytes: opts.limitBytes ?? 1024 * 1024 });
+  return { blobs, inserts, pictures: new StepPictures({ files, blobs: store, quota, logger: createLogger('silent'), pageOf: () => undefined }) };
+}
+
+const owner = (user: string, task: number) => ({ userId: user, sessionId: `ses_${user}_${task}`, taskId: `tsk_${user}_${task}` });
+const shots = (...seqs: number[]) => seqs.map((seq) => ({ seq, jpeg: Buffer.alloc(100, seq) }));
+
+describe('StepPictures.store', () => {
+  it('writes the pictures of one user that meet in one round, each task getting its own files', async () => {
+    const { pictures, inserts } = fakeStorage();
+    const first = pictures.store(owner('usr_a', 1), shots(0, 1));
+    // These come while the first write is under way: they wait and go together.
+    await new Promise((r) => setTimeout(r, 5));
+    const later = [2, 3, 4].map((t) => pictures.store(owner('usr_a', t), shots(0)));
+    const answers = await Promise.all([first, ...later]);
+
+    expect(inserts.map((i) => i.length)).toEqual([2, 3]);
+    expect(inserts[1].map((r) => r.taskId)).toEqual(['tsk_usr_a_2', 'tsk_usr_a_3', 'tsk_usr_a_4']);
+    expect([...answers[0].keys()]).toEqual([0, 1]);
+    // Every task's picture is its own file, recorded for its own task and session.
+    const ids = answers.flatMap((a) => [...a.values()]);
+    expect(new Set(ids).size).toBe(5);
+    for (const [t, a] of answers.slice(1).entries()) {
+      expect([...a.keys()]).toEqual([0]);
+      const record = inserts[1][t];
+      expect(record).toMatchObject({ userId: 'usr_a', sessionId: `ses_usr_a_${t + 2}`, taskId: `tsk_usr_a_${t + 2}`, kind: 'picture', originalName: 'step-001.jpg' });
+    }
+  });
+
+  it('keeps users apart: another user never waits for or joins a round', async () => {
+    const { pictures, inserts } = fakeStorage();
+    const a = pictures.store(owner('usr_a', 1), shots(0));
+    const b = pictures.store(owner('usr_b', 1), shots(0));
+    await Promise.all([a, b]);
+    expect(inserts.map((i) => i.map((r) => r.userId))).toEqual([['usr_a'], ['usr_b']]);
+  });
+
+  it('a failed round fails only its own tasks, deletes its blobs, and the next round is written', async () => {
+    const { pictures, inserts, blobs } = fakeStorage({ failInsertOnCall: 2 });
+    const first = pictures.store(owner('usr_a', 1), shots(0));
+    await new Promise((r) => setTimeout(r, 5));
+    const failed = [pictures.store(owner('usr_a', 2), shots(0)), pictures.store(owner('usr_a', 3), shots(0))];
+    await expect(first).resolves.toBeInstanceOf(Map);
+    for (const f of failed) await expect(f).rejects.toThrow('database down');
+    // Only the first round's blob stays.
+    expect(blobs.size).toBe(1);
+    await expect(pictures.store(owner('usr_a', 4), shots(0))).resolves.toEqual(new Map([[0, expect.stringMatching(/^file_/)]]));
+    expect(inserts.length).toBe(3);
+  });
+
+  it('pictures past the quota are not kept, in the order they came', async () => {
+    const { pictures } = fakeStorage({ limitBytes: 250 });
+    const first = pictures.store(owner('usr_a', 1), shots(0));
+    await new Promise((r) => setTimeout(r, 5));
+    const [a, b] = await Promise.all([pictures.store(owner('usr_a', 2), shots(0)), pictures.store(owner('usr_a', 3), shots(0))]);
+    expect((await first).size).toBe(1);
+    expect(a.size).toBe(1);
+    expect(b.size).toBe(0);
+  });
+});
