@@ -18,7 +18,7 @@ function registryOf(entries: WorkerEntry[]): WorkerRegistry {
   } as unknown as WorkerRegistry;
 }
 
-function setup(entries: WorkerEntry[], here: { sessions: number; capacity?: number; fails?: boolean; noneReady?: boolean } | null) {
+function setup(entries: WorkerEntry[], here: { sessions: number; capacity?: number; fails?: boolean; noneReady?: boolean; held?: Set<string> } | null) {
   const opened: string[] = [];
   const local: LocalBrowserWorker | undefined = here
     ? {
@@ -31,6 +31,7 @@ function setup(entries: WorkerEntry[], here: { sessions: number; capacity?: numb
           opened.push(sessionId);
           return true;
         },
+        holds: (sessionId) => here.held?.has(sessionId) ?? false,
       }
     : undefined;
   const store = { db: { collection: () => ({}) } } as unknown as Store;
@@ -62,6 +63,28 @@ describe('placing a session on a browser worker', () => {
     const { place, opened } = setup([entry('here', 0), entry('other', 0)], { sessions: 3 });
     await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'other', taskQueue: 'browser-other' });
     expect(opened).toEqual([]);
+  });
+
+  it('counts sessions placed here whose browser is not open yet, so a burst with no ready context spreads', async () => {
+    const held = new Set<string>();
+    const here = { sessions: 0, noneReady: true, held };
+    const { place, opened } = setup([entry('here', 0), entry('other', 0)], here);
+    const chosen: string[] = [];
+    for (const id of ['s1', 's2', 's3', 's4']) chosen.push((await place({ sessionId: id, exclude: [], open: { userId: 'u' } }))!.workerId);
+    expect(chosen).toEqual(['here', 'other', 'here', 'other']);
+    expect(opened).toEqual([]);
+    // Once open here, they count in the live load only, not twice: 2 here against 2 there, a tie this worker takes.
+    held.add('s1');
+    held.add('s3');
+    here.sessions = 2;
+    await expect(place({ sessionId: 's5', exclude: [], open: { userId: 'u' } })).resolves.toMatchObject({ workerId: 'here' });
+  });
+
+  it('places a burst started at once one after another, so it spreads', async () => {
+    const { place } = setup([entry('here', 0), entry('other', 0), entry('third', 0)], { sessions: 0, noneReady: true });
+    const placed = await Promise.all(['s1', 's2', 's3', 's4', 's5', 's6'].map((id) => place({ sessionId: id, exclude: [], open: { userId: 'u' } })));
+    const counts = placed.reduce<Record<string, number>>((acc, p) => ({ ...acc, [p!.workerId]: (acc[p!.workerId] ?? 0) + 1 }), {});
+    expect(counts).toEqual({ here: 2, other: 2, third: 2 });
   });
 
   it('sends the session to a worker with more room, which opens the browser itself', async () => {

@@ -25,7 +25,12 @@ export interface LocalBrowserWorker {
    * contexts; false when none is ready. Never waits for Chromium: it runs inside a workflow task.
    */
   openReady(sessionId: string, userId: string): boolean;
+  /** Whether the session's browser is open here. */
+  holds(sessionId: string): boolean;
 }
+
+/** How long a session placed on this process counts in its load while its browser is not open yet (its activity's schedule-to-start). */
+const PLACED_COUNTS_MS = 15_000;
 
 export interface Placement {
   workerId: string;
@@ -39,6 +44,24 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
   const { config, store, registry, events, local } = deps;
   const locks = new ProfileLocks(store.db);
   const logger = deps.logger.child({ component: 'session-activities' });
+  /**
+   * Sessions placed on this process whose browser is not open yet (no ready context: the
+   * browser activity opens it moments later). Counted in its live load until then, so a
+   * burst of starts through this process spreads to the other workers.
+   */
+  const placedHere = new Map<string, number>();
+  let placing: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = placing.then(fn, fn);
+    placing = run.catch(() => undefined);
+    return run;
+  };
+  const hereLoad = (self: LocalBrowserWorker) => {
+    const now = Date.now();
+    for (const [id, at] of placedHere) if (self.holds(id) || now - at > PLACED_COUNTS_MS) placedHere.delete(id);
+    const live = self.load();
+    return { sessions: live.sessions + placedHere.size, capacity: live.capacity };
+  };
 
   return {
     async assignWorker({ sessionId, exclude }: { sessionId: string; exclude: string[] }): Promise<{ workerId: string; taskQueue: string } | null> {
@@ -57,16 +80,22 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
      */
     async placeSession({ sessionId, exclude, open }: { sessionId: string; exclude: string[]; open?: { userId: string } }): Promise<Placement | null> {
       const self = local && !exclude.includes(local.workerId) ? local : undefined;
-      const here = self?.load();
-      // This process's own entry in the registry may be a heartbeat old: it is compared by its live load.
-      const best = await registry.pick(self ? [...exclude, self.workerId] : exclude);
-      const hereFits = !!self && !!here && here.sessions < here.capacity && (!best || here.sessions / here.capacity <= best.sessions / best.capacity);
-      const chosen = hereFits ? { workerId: self!.workerId, taskQueue: self!.taskQueue } : best && { workerId: best.workerId, taskQueue: best.taskQueue };
+      // One placement at a time in this process: each sees the ones before it (a burst of starts spreads).
+      const { chosen, hereFits } = await inTurn(async () => {
+        const here = self && hereLoad(self);
+        // This process's own entry in the registry may be a heartbeat old: it is compared by its live load.
+        const best = await registry.pick(self ? [...exclude, self.workerId] : exclude);
+        const fits = !!self && !!here && here.sessions < here.capacity && (!best || here.sessions / here.capacity <= best.sessions / best.capacity);
+        const pick = fits ? { workerId: self!.workerId, taskQueue: self!.taskQueue } : best && { workerId: best.workerId, taskQueue: best.taskQueue };
+        if (fits) placedHere.set(sessionId, Date.now());
+        // Noted in the registry for other processes' picks (this one counts its own live).
+        if (pick) await registry.notePlaced(pick.workerId).catch((err: unknown) => logger.warn({ sessionId, err: String(err) }, 'placement not noted'));
+        return { chosen: pick, hereFits: fits };
+      });
       if (!chosen) {
         logger.info({ sessionId }, 'no browser worker available');
         return null;
       }
-      await registry.notePlaced(chosen.workerId).catch((err: unknown) => logger.warn({ sessionId, err: String(err) }, 'placement not noted'));
       if (hereFits && open) {
         const t0 = performance.now();
         try {

@@ -66,6 +66,8 @@ export class BrowserPool {
   private readonly sessions = new Map<string, BrowserSession>();
   private readonly ready: ReadyContext[] = [];
   private making = 0;
+  /** Sessions whose context is being made (counted in the load before they are held). */
+  private readonly opening = new Set<string>();
   private closed = false;
   /** How many sessions got a ready context, and how many waited for a new one (for the benches and logs). */
   readonly stats = { warm: 0, cold: 0 };
@@ -88,6 +90,11 @@ export class BrowserPool {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  /** Sessions held and those whose browser is being opened: what placement counts. */
+  get load(): number {
+    return this.sessions.size + this.opening.size;
   }
 
   get capacity(): number {
@@ -193,12 +200,22 @@ export class BrowserPool {
   async open(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string; userId?: string; proxy?: SessionProxy } = {}): Promise<BrowserSession> {
     const existing = this.sessions.get(sessionId);
     if (existing) return existing;
-    const { restore, userDataDir } = opts;
-    const storageState = restore ? JSON.parse(restore.storageState) : undefined;
-    const plain = !restore && !userDataDir && !opts.proxy;
+    const plain = !opts.restore && !opts.userDataDir && !opts.proxy;
     const warm = plain ? this.openReady(sessionId, opts) : undefined;
     if (warm) return warm;
     if (plain) this.stats.cold += 1;
+    this.opening.add(sessionId);
+    try {
+      return await this.openCold(sessionId, opts);
+    } finally {
+      this.opening.delete(sessionId);
+    }
+  }
+
+  /** A session's context made now (no ready one, or not a plain session). */
+  private async openCold(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string; userId?: string; proxy?: SessionProxy }): Promise<BrowserSession> {
+    const { restore, userDataDir } = opts;
+    const storageState = restore ? JSON.parse(restore.storageState) : undefined;
     // With a proxy, the relay chains to it: Chromium never sees its address or credentials.
     const upstream = opts.proxy ? await this.upstreamOf(sessionId, opts.proxy) : undefined;
     const egress = await EgressRelay.start({ guard: this.opts.guard, logger: this.logger, sessionId, upstream });

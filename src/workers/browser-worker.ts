@@ -149,8 +149,9 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
         local: {
           workerId,
           taskQueue,
-          load: () => ({ sessions: pool.size, capacity: pool.capacity }),
+          load: () => ({ sessions: pool.load, capacity: pool.capacity }),
           openReady: (sessionId, userId) => pool.openReady(sessionId, { userId }) !== undefined,
+          holds: (sessionId) => pool.get(sessionId) !== undefined,
         },
       }),
       ...createTriggerActivities({ config, store, logger }),
@@ -171,7 +172,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   await pool.warm();
   const screencaster = startScreencaster({ pool, redis, logger });
   const beat = () =>
-    registry.heartbeat({ workerId, taskQueue, sessions: pool.size, capacity: pool.capacity }).catch((err) => logger.warn({ err }, 'worker heartbeat failed'));
+    registry.heartbeat({ workerId, taskQueue, sessions: pool.load, capacity: pool.capacity }).catch((err) => logger.warn({ err }, 'worker heartbeat failed'));
   await beat();
   const heartbeat = setInterval(beat, config.WORKER_HEARTBEAT_MS);
   const running = Promise.all([sessionWorker.run(), browserWorker.run()]);
