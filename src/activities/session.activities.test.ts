@@ -87,6 +87,19 @@ describe('placing a session on a browser worker', () => {
     expect(counts).toEqual({ here: 2, other: 2, third: 2 });
   });
 
+  it('a placement whose registry read hangs holds the next one for at most 2 s', async () => {
+    const registry = registryOf([entry('other', 0)]);
+    const pick = registry.pick.bind(registry);
+    let calls = 0;
+    registry.pick = (exclude?: string[]) => (++calls === 1 ? new Promise<never>(() => undefined) : pick(exclude));
+    const activities = createSessionActivities({ config: {} as Config, store: { db: { collection: () => ({}) } } as unknown as Store, registry, events: {} as EventPublisher, logger: createLogger('silent') });
+    void activities.placeSession({ sessionId: 'stuck', exclude: [] });
+    const t0 = Date.now();
+    await expect(activities.placeSession({ sessionId: 's2', exclude: [] })).resolves.toMatchObject({ workerId: 'other' });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_900);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
   it('sends the session to a worker with more room, which opens the browser itself', async () => {
     const { place, opened } = setup([entry('here', 4), entry('other', 1)], { sessions: 4 });
     await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'other', taskQueue: 'browser-other' });

@@ -31,6 +31,8 @@ export interface LocalBrowserWorker {
 
 /** How long a session placed on this process counts in its load while its browser is not open yet (its activity's schedule-to-start). */
 const PLACED_COUNTS_MS = 15_000;
+/** How long a placement waits for the one before it in this process. */
+const PLACING_WAIT_MS = 2_000;
 
 export interface Placement {
   workerId: string;
@@ -51,8 +53,14 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
    */
   const placedHere = new Map<string, number>();
   let placing: Promise<unknown> = Promise.resolve();
+  /** Runs after the placement before it, waited for at most PLACING_WAIT_MS (a registry that hangs holds no one for long). */
   const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = placing.then(fn, fn);
+    let timer: NodeJS.Timeout | undefined;
+    const before = Promise.race([placing.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, PLACING_WAIT_MS)))]);
+    const run = before.then(() => {
+      clearTimeout(timer);
+      return fn();
+    });
     placing = run.catch(() => undefined);
     return run;
   };
