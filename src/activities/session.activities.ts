@@ -25,7 +25,7 @@ export interface LocalBrowserWorker {
    * contexts; false when none is ready. Never waits for Chromium: it runs inside a workflow task.
    */
   openReady(sessionId: string, userId: string): boolean;
-  /** Whether the session's browser is open here. */
+  /** Whether the session counts in `load()` already (its browser is open here or being opened). */
   holds(sessionId: string): boolean;
 }
 

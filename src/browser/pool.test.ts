@@ -50,7 +50,12 @@ describe('ready browser contexts', () => {
     await pool.warm();
     await until(() => pool.readyCount === 2);
     // a burst larger than what is ready: the first two are ready ones, the rest are made on demand
-    const sessions = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => pool.open(id)));
+    const opening = ['a', 'b', 'c', 'd', 'e'].map((id) => pool.open(id));
+    // Placement counts the ones still being made: 2 held at once, 3 opening, 5 in the load.
+    expect([pool.size, pool.load]).toEqual([2, 5]);
+    expect(['a', 'e', 'z'].map((id) => pool.counts(id))).toEqual([true, true, false]);
+    const sessions = await Promise.all(opening);
+    expect([pool.size, pool.load]).toEqual([5, 5]);
     expect(pool.stats).toEqual({ warm: 2, cold: 3 });
     expect(new Set(sessions.map((s) => s.context)).size).toBe(5);
     expect(new Set(sessions.map((s) => s.egress.url)).size).toBe(5);

@@ -97,6 +97,11 @@ export class BrowserPool {
     return this.sessions.size + this.opening.size;
   }
 
+  /** Whether the session counts in the load: its browser is open here or being opened. */
+  counts(sessionId: string): boolean {
+    return this.sessions.has(sessionId) || this.opening.has(sessionId);
+  }
+
   get capacity(): number {
     return this.opts.capacity;
   }

@@ -151,7 +151,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
           taskQueue,
           load: () => ({ sessions: pool.load, capacity: pool.capacity }),
           openReady: (sessionId, userId) => pool.openReady(sessionId, { userId }) !== undefined,
-          holds: (sessionId) => pool.get(sessionId) !== undefined,
+          holds: (sessionId) => pool.counts(sessionId),
         },
       }),
       ...createTriggerActivities({ config, store, logger }),
