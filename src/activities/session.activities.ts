@@ -1,5 +1,6 @@
 import type { Config } from '../config';
 import type { EventPublisher } from '../events/publisher';
+import { atMost } from '../at-most';
 import { ProfileLocks } from '../store/profile-locks';
 import { wireFiles } from '../files/links';
 import type { ProfileSource } from '../profiles/contracts';
@@ -55,13 +56,8 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
   let placing: Promise<unknown> = Promise.resolve();
   /** Runs after the placement before it, waited for at most PLACING_WAIT_MS (a registry that hangs holds no one for long). */
   const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
-    let timer: NodeJS.Timeout | undefined;
-    const before = Promise.race([placing.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, PLACING_WAIT_MS)))]);
-    const run = before.then(() => {
-      clearTimeout(timer);
-      return fn();
-    });
-    placing = run.catch(() => undefined);
+    const run = atMost(placing, PLACING_WAIT_MS).then(fn);
+    placing = run;
     return run;
   };
   const hereLoad = (self: LocalBrowserWorker) => {

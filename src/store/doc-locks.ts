@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
+import { atMost } from '../at-most';
 
 interface LockDoc {
   _id: string;
@@ -24,13 +25,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * insert each, instead of all polling the database until it is free.
  */
 const localTails = new Map<string, Promise<void>>();
-
-/** Resolves when `p` does or after `ms`, whichever comes first. */
-async function atMost(p: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
-  clearTimeout(timer);
-}
 
 /**
  * Short mutual exclusion across processes, for read-change-write of one document.
