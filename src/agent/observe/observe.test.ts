@@ -146,6 +146,43 @@ describe('observePage', () => {
     expect(elementLines((await observe()).text)[0].index).toBe(1);
   });
 
+  it('reads each new document, also when the one it read before was replaced: a navigation, a reload, an iframe that navigated, a document that replaced itself', async () => {
+    await open('index.html');
+    expect((await observe()).text).toMatch(/^\[1\] link "Contact form"$/m);
+    await open('about.html');
+    const about = await observe();
+    expect(about.title).toBe('About');
+    expect(about.text).toMatch(/\] link "Back home"$/m);
+    expect(about.text).not.toContain('Contact form');
+
+    await page.evaluate(() => {
+      document.body.insertAdjacentHTML('beforeend', '<button>Before reload</button>');
+    });
+    expect((await observe()).text).toContain('"Before reload"');
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    expect((await observe()).text).not.toContain('Before reload');
+
+    await open('hard.html');
+    await page.click('#confirm');
+    const frame = page.frames().find((f) => f !== page.mainFrame())!;
+    await frame.locator('#frame-button').waitFor();
+    expect((await observe()).text).toMatch(/\] button "Frame button"$/m);
+    await frame.goto(`${server.url}/about.html`);
+    const inFrame = await observe();
+    expect(inFrame.text).toMatch(/\] link "Back home"$/m);
+    expect(inFrame.text).not.toContain('"Frame button"');
+
+    // A document written over by its own script is a new document too.
+    await page.evaluate(() => {
+      document.open();
+      document.write('<title>Written</title><button>Written button</button>');
+      document.close();
+    });
+    const written = await observe();
+    expect(written.title).toBe('Written');
+    expect(written.text).toMatch(/\] button "Written button"$/m);
+  });
+
   it('fits a page with 1,600 controls into the budget, listing what is in view and summarising the rest', async () => {
     await open('big.html');
     await observe(); // warm-up: first numbering of the page

@@ -1,4 +1,4 @@
-import type { Frame, Page } from 'playwright-core';
+import type { Frame, JSHandle, Page } from 'playwright-core';
 import type { Observation, ObserveOptions } from '../types';
 import { composeObservation, estimateTokens, NEARBY_VIEWPORTS, type ComposeInput } from './compose';
 import { INDEX_ATTRIBUTE, STATE_KEY } from './marker';
@@ -82,12 +82,37 @@ function snapshotArgs(page: Page, next: number, region: Region | null, restartOn
   return { stateKey: STATE_KEY, indexAttribute: INDEX_ATTRIBUTE, nextIndex: next, restartOnNewDocument, region, describeWithin: NEARBY_VIEWPORTS * height };
 }
 
+type Snapshotter = (args: SnapshotArgs) => string;
+/** The page script, made a function in a frame's document once instead of being sent (23 KB) and compiled with every observation. */
+const SNAPSHOT_SOURCE = `(${snapshotFrame.toString()})`;
+const snapshotters = new WeakMap<Frame, Promise<JSHandle<Snapshotter>>>();
+
+/** Reads a frame's document with the page script, made in that document on first use and again after it was replaced. */
+async function snapshotIn(frame: Frame, args: SnapshotArgs): Promise<string> {
+  const made = snapshotters.get(frame);
+  if (made) {
+    try {
+      return await (await made).evaluate((snapshot, a) => snapshot(a), args);
+    } catch (err) {
+      // The document it was made in is gone (a navigation): make it in the new one.
+      if (!isContextLost(err)) throw err;
+      if (snapshotters.get(frame) === made) snapshotters.delete(frame);
+    }
+  }
+  const making = frame.evaluateHandle<Snapshotter>(SNAPSHOT_SOURCE);
+  snapshotters.set(frame, making);
+  making.catch(() => {
+    if (snapshotters.get(frame) === making) snapshotters.delete(frame);
+  });
+  return (await making).evaluate((snapshot, a) => snapshot(a), args);
+}
+
 /** The main document may be replaced while it is read (a navigation just started): read the new one. */
 async function snapshotMainFrame(page: Page): Promise<FrameSnapshot> {
   for (let attempt = 1; ; attempt++) {
     try {
       const args = snapshotArgs(page, nextIndex.get(page) ?? 1, null, true);
-      const json = await withTimeout(page.mainFrame().evaluate(snapshotFrame, args), MAIN_FRAME_TIMEOUT_MS, 'The page did not answer while being observed');
+      const json = await withTimeout(snapshotIn(page.mainFrame(), args), MAIN_FRAME_TIMEOUT_MS, 'The page did not answer while being observed');
       return JSON.parse(json) as FrameSnapshot;
     } catch (err) {
       if (attempt >= ATTEMPTS || !isContextLost(err)) throw err;
@@ -129,7 +154,7 @@ async function snapshotChildFrame(frame: Frame, parentHasModal: boolean, viewpor
     // An iframe out of view still places its elements above or below the viewport.
     const visible = shown.bottom > shown.top && shown.right > shown.left ? shown : viewport;
     const region: Region = { top: visible.top - top, bottom: visible.bottom - top, left: visible.left - left, right: visible.right - left };
-    const json = await withTimeout(frame.evaluate(snapshotFrame, snapshotArgs(frame.page(), next, region, false)), CHILD_FRAME_TIMEOUT_MS, 'frame did not answer');
+    const json = await withTimeout(snapshotIn(frame, snapshotArgs(frame.page(), next, region, false)), CHILD_FRAME_TIMEOUT_MS, 'frame did not answer');
     return JSON.parse(json) as FrameSnapshot;
   } catch (err) {
     if (isPageCrash(err)) throw err;
