@@ -163,6 +163,21 @@ it('many sessions at once', async () => {
       : undefined;
     const cpu0 = cpuSnapshot(base.child.pid!);
     const t0 = performance.now();
+    // The steady window: from the moment every task has made its first model call until the
+    // first task makes its last one. Only stepping happens in it (no task starts or ends), so
+    // its CPU per step is the cost of a step alone.
+    const mine = new Set(tokens);
+    const counts = new Map<string, number>();
+    let seen = 0;
+    const steady: { from?: { at: number; cpu: ReturnType<typeof cpuSnapshot> }; to?: { at: number; cpu: ReturnType<typeof cpuSnapshot> } } = {};
+    const watcher = setInterval(() => {
+      for (; seen < model.requests.length; seen++) {
+        const m = model.requests[seen].match;
+        if (m && mine.has(m)) counts.set(m, (counts.get(m) ?? 0) + 1);
+      }
+      if (!steady.from && counts.size === tokens.length) steady.from = { at: Date.now(), cpu: cpuSnapshot(base.child.pid!) };
+      if (steady.from && !steady.to && [...counts.values()].some((c) => c >= STEPS + 1)) steady.to = { at: Date.now(), cpu: cpuSnapshot(base.child.pid!) };
+    }, 20);
     // Each client waits for its task's answer inline, as a user of send-message does (no polling load beside the steps).
     const started = await Promise.all(
       sessions.map((s, i) => api(base.baseUrl, 'POST', '/start/send-message', { key: s.key, body: { sessionId: s.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${tokens[i]} scroll`, startingUrl: `${fixtures.url}/${PAGE}` } } })),
@@ -183,6 +198,7 @@ it('many sessions at once', async () => {
       ),
     );
     clearInterval(sampler);
+    clearInterval(watcher);
     const cpu = cpuBetween(cpu0, cpuSnapshot(base.child.pid!));
     const wall = performance.now() - t0;
     const steps: number[] = [];
@@ -197,7 +213,14 @@ it('many sessions at once', async () => {
         (byIndex[k - 1] ??= []).push(at[k] - at[k - 1]);
       }
     }
-    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, byIndex: byIndex.map(summary), firstCall: summary(firstCall), peakPss: peak, wallMs: Math.round(wall), cpu, memorySamplingMs: Math.round(sampling) };
+    let steadyState: { ms: number; steps: number; cpuMsPerStep: Record<string, number>; cpuMsPerStepTotal: number } | undefined;
+    if (steady.from && steady.to) {
+      const { from, to } = steady;
+      const n = model.requests.filter((r) => r.match && mine.has(r.match) && r.at > from.at && r.at <= to.at).length;
+      const c = cpuBetween(from.cpu, to.cpu);
+      if (n > 0) steadyState = { ms: to.at - from.at, steps: n, cpuMsPerStep: Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Math.round(v / n)])), cpuMsPerStepTotal: Math.round(Object.values(c).reduce((x, y) => x + y, 0) / n) };
+    }
+    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, byIndex: byIndex.map(summary), firstCall: summary(firstCall), peakPss: peak, wallMs: Math.round(wall), cpu, steadyState, memorySamplingMs: Math.round(sampling) };
   };
 
   try {
@@ -275,6 +298,8 @@ it('many sessions at once', async () => {
       // Where the two cores went while the tasks ran: CPU ms per part of the stack, and per model call (step).
       cpuMs: run.cpu,
       cpuMsPerStep: Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round(v / (run.steps.length + sessions.length))])),
+      // The same while every task is stepping and none starts or ends (see runTasks).
+      steadyState: run.steadyState,
       memorySamplingMs: measured.memorySamplingMs,
       // Opening the sessions, until the stack was quiet: wall time and CPU ms per session.
       sessionsWarmUp: { quiet: warmUp, ms: warmUpMs, cpuMsPerSession: Object.fromEntries(Object.entries(warmCpu).map(([k, v]) => [k, Math.round(v / CONCURRENT)])) },
