@@ -7,13 +7,22 @@ import { createSessionActivities, type LocalBrowserWorker } from './session.acti
 
 const entry = (workerId: string, sessions: number, capacity = 10): WorkerEntry => ({ workerId, taskQueue: `browser-${workerId}`, sessions, capacity, heartbeatAt: Date.now() });
 
-/** The registry's pick as the real one makes it: most free room first, excluded ones left out. */
+/**
+ * The registry's placement as the real one makes it (its script is tested against Redis in
+ * test/e2e/worker-registry.test.ts): most free room first, excluded ones left out, the
+ * caller's own worker by the live load it passes and on a tie; the placement is counted.
+ */
 function registryOf(entries: WorkerEntry[]): WorkerRegistry {
   return {
-    pick: async (exclude: string[] = []) => entries.filter((w) => !exclude.includes(w.workerId) && w.sessions < w.capacity).sort((a, b) => a.sessions / a.capacity - b.sessions / b.capacity)[0] ?? null,
-    notePlaced: async (workerId: string) => {
-      const w = entries.find((e) => e.workerId === workerId);
+    place: async (exclude: string[] = [], self?: Omit<WorkerEntry, 'heartbeatAt'>) => {
+      const best = entries
+        .filter((w) => w.workerId !== self?.workerId && !exclude.includes(w.workerId) && w.sessions < w.capacity)
+        .sort((a, b) => a.sessions / a.capacity - b.sessions / b.capacity)[0];
+      const chosen = self && !exclude.includes(self.workerId) && self.sessions < self.capacity && (!best || self.sessions / self.capacity <= best.sessions / best.capacity) ? self : best;
+      if (!chosen) return null;
+      const w = entries.find((e) => e.workerId === chosen.workerId);
       if (w) w.sessions += 1;
+      return { workerId: chosen.workerId, taskQueue: chosen.taskQueue };
     },
   } as unknown as WorkerRegistry;
 }
@@ -89,9 +98,9 @@ describe('placing a session on a browser worker', () => {
 
   it('a placement whose registry read hangs holds the next one for at most 2 s', async () => {
     const registry = registryOf([entry('other', 0)]);
-    const pick = registry.pick.bind(registry);
+    const place = registry.place.bind(registry);
     let calls = 0;
-    registry.pick = (exclude?: string[]) => (++calls === 1 ? new Promise<never>(() => undefined) : pick(exclude));
+    registry.place = (exclude?: string[]) => (++calls === 1 ? new Promise<never>(() => undefined) : place(exclude));
     const activities = createSessionActivities({ config: {} as Config, store: { db: { collection: () => ({}) } } as unknown as Store, registry, events: {} as EventPublisher, logger: createLogger('silent') });
     void activities.placeSession({ sessionId: 'stuck', exclude: [] });
     const t0 = Date.now();

@@ -69,7 +69,7 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
 
   return {
     async assignWorker({ sessionId, exclude }: { sessionId: string; exclude: string[] }): Promise<{ workerId: string; taskQueue: string } | null> {
-      const worker = await registry.pick(exclude);
+      const worker = await registry.place(exclude);
       logger.info({ sessionId, workerId: worker?.workerId }, worker ? 'browser worker assigned' : 'no browser worker available');
       return worker ? { workerId: worker.workerId, taskQueue: worker.taskQueue } : null;
     },
@@ -86,14 +86,12 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       const self = local && !exclude.includes(local.workerId) ? local : undefined;
       // One placement at a time in this process: each sees the ones before it (a burst of starts spreads).
       const { chosen, hereFits } = await inTurn(async () => {
-        const here = self && hereLoad(self);
         // This process's own entry in the registry may be a heartbeat old: it is compared by its live load.
-        const best = await registry.pick(self ? [...exclude, self.workerId] : exclude);
-        const fits = !!self && !!here && here.sessions < here.capacity && (!best || here.sessions / here.capacity <= best.sessions / best.capacity);
-        const pick = fits ? { workerId: self!.workerId, taskQueue: self!.taskQueue } : best && { workerId: best.workerId, taskQueue: best.taskQueue };
+        const here = self && { workerId: self.workerId, taskQueue: self.taskQueue, ...hereLoad(self) };
+        // Picked and noted in one step, so other processes placing at the same moment see it.
+        const pick = await registry.place(exclude, here);
+        const fits = !!self && pick?.workerId === self.workerId;
         if (fits) placedHere.set(sessionId, Date.now());
-        // Noted in the registry for other processes' picks (this one counts its own live).
-        if (pick) await registry.notePlaced(pick.workerId).catch((err: unknown) => logger.warn({ sessionId, err: String(err) }, 'placement not noted'));
         return { chosen: pick, hereFits: fits };
       });
       if (!chosen) {

@@ -26,11 +26,6 @@ export class WorkerRegistry {
     await this.redis.multi().hset(KEY, entry.workerId, JSON.stringify({ ...entry, heartbeatAt: Date.now() })).hdel(PLACED, entry.workerId).exec();
   }
 
-  /** A session was just placed on the worker: picks count it until the worker's next heartbeat does. */
-  async notePlaced(workerId: string): Promise<void> {
-    await this.redis.hincrby(PLACED, workerId, 1);
-  }
-
   async remove(workerId: string): Promise<void> {
     await this.redis.multi().hdel(KEY, workerId).hdel(PLACED, workerId).exec();
   }
@@ -50,13 +45,47 @@ export class WorkerRegistry {
   }
 
   /**
-   * The alive worker with the most free room, or null when none has any. Sessions placed
-   * since a worker's last heartbeat count too, so a burst of starts spreads at once.
+   * Places a session: picks the alive worker with the most free room, counting the sessions
+   * placed on each since its last heartbeat, and notes the placement, in one step on the Redis
+   * server, so placements made at the same moment by other processes each see the ones before
+   * them. `self` is the calling process's own worker, compared by the live load it passes
+   * (its registry entry may be a heartbeat old) and chosen on a tie. Null when none has room.
    */
-  async pick(exclude: string[] = []): Promise<WorkerEntry | null> {
-    const [workers, placed] = await Promise.all([this.alive(), this.redis.hgetall(PLACED)]);
-    const candidates = workers.map((w) => ({ ...w, sessions: w.sessions + (Number(placed[w.workerId]) || 0) })).filter((w) => !exclude.includes(w.workerId) && w.sessions < w.capacity);
-    candidates.sort((a, b) => a.sessions / a.capacity - b.sessions / b.capacity);
-    return candidates[0] ?? null;
+  async place(exclude: string[] = [], self?: Omit<WorkerEntry, 'heartbeatAt'>): Promise<{ workerId: string; taskQueue: string } | null> {
+    const args = [String(Date.now()), String(this.ttlMs), JSON.stringify(exclude), self?.workerId ?? '', String(self?.sessions ?? 0), String(self?.capacity ?? 0), self?.taskQueue ?? ''];
+    const chosen = (await this.redis.eval(PLACE_SCRIPT, 2, KEY, PLACED, ...args)) as [string, string] | null;
+    return chosen ? { workerId: chosen[0], taskQueue: chosen[1] } : null;
   }
 }
+
+/**
+ * KEYS: the workers, the placements since each one's heartbeat. ARGV: now, the TTL, the
+ * excluded worker ids (JSON), then the caller's own worker (id, live sessions, capacity, task
+ * queue; an empty id when it has none). Returns {workerId, taskQueue} or nil.
+ */
+const PLACE_SCRIPT = `
+local now, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local excluded = {}
+for _, id in ipairs(cjson.decode(ARGV[3])) do excluded[id] = true end
+local selfId, selfSessions, selfCapacity, selfQueue = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local workers = redis.call('HGETALL', KEYS[1])
+local bestId, bestQueue, bestRatio
+for i = 1, #workers, 2 do
+  local id = workers[i]
+  if id ~= selfId and not excluded[id] then
+    local w = cjson.decode(workers[i + 1])
+    if now - w.heartbeatAt <= ttl then
+      local sessions = w.sessions + (tonumber(redis.call('HGET', KEYS[2], id)) or 0)
+      if sessions < w.capacity and (bestRatio == nil or sessions / w.capacity < bestRatio) then
+        bestId, bestQueue, bestRatio = id, w.taskQueue, sessions / w.capacity
+      end
+    end
+  end
+end
+if selfId ~= '' and not excluded[selfId] and selfSessions < selfCapacity and (bestRatio == nil or selfSessions / selfCapacity <= bestRatio) then
+  bestId, bestQueue = selfId, selfQueue
+end
+if bestId == nil then return nil end
+redis.call('HINCRBY', KEYS[2], bestId, 1)
+return {bestId, bestQueue}
+`;

@@ -1,44 +1,80 @@
 /**
  * Placement across browser workers against the test Redis (a database of its own): a burst
- * of starts spreads at once, before the workers' next heartbeats report their sessions.
+ * of starts spreads at once, before the workers' next heartbeats report their sessions, also
+ * when several processes place at the same moment.
  */
 import Redis from 'ioredis';
 import { WorkerRegistry } from '../../src/workers/worker-registry';
 
+const url = `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/12`;
 let redis: Redis;
 beforeAll(() => {
-  redis = new Redis(`${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/12`);
+  redis = new Redis(url);
 });
+beforeEach(() => redis.flushdb());
 afterAll(async () => {
   await redis.flushdb();
   redis.disconnect();
 });
 
+const beat = (registry: WorkerRegistry, workerId: string, sessions: number, capacity = 10) => registry.heartbeat({ workerId, taskQueue: `browser-${workerId}`, sessions, capacity });
+const tally = (ids: (string | undefined)[]) => ids.reduce<Record<string, number>>((acc, id) => ({ ...acc, [id ?? 'none']: (acc[id ?? 'none'] ?? 0) + 1 }), {});
+
 describe('worker registry', () => {
   it('counts sessions placed since the last heartbeat, so a burst spreads over the workers, until the heartbeat reports them', async () => {
-    await redis.flushdb();
     const registry = new WorkerRegistry(redis, 5_000);
-    await registry.heartbeat({ workerId: 'a', taskQueue: 'browser-a', sessions: 0, capacity: 10 });
-    await registry.heartbeat({ workerId: 'b', taskQueue: 'browser-b', sessions: 0, capacity: 10 });
-    const placed: Record<string, number> = {};
-    for (let i = 0; i < 10; i++) {
-      const w = await registry.pick();
-      placed[w!.workerId] = (placed[w!.workerId] ?? 0) + 1;
-      await registry.notePlaced(w!.workerId);
-    }
-    expect(placed).toEqual({ a: 5, b: 5 });
+    await beat(registry, 'a', 0);
+    await beat(registry, 'b', 0);
+    const placed: (string | undefined)[] = [];
+    for (let i = 0; i < 10; i++) placed.push((await registry.place())?.workerId);
+    expect(tally(placed)).toEqual({ a: 5, b: 5 });
     // a's heartbeat reports its 5 sessions: what was placed there is no longer counted twice
-    await registry.heartbeat({ workerId: 'a', taskQueue: 'browser-a', sessions: 5, capacity: 10 });
-    await registry.heartbeat({ workerId: 'b', taskQueue: 'browser-b', sessions: 2, capacity: 10 });
-    expect((await registry.pick())!.workerId).toBe('b');
-    // a full worker is never picked, placed sessions included
-    for (let i = 0; i < 8; i++) await registry.notePlaced('b');
-    expect((await registry.pick())!.workerId).toBe('a');
-    for (let i = 0; i < 5; i++) await registry.notePlaced('a');
-    expect(await registry.pick()).toBeNull();
+    await beat(registry, 'a', 5);
+    await beat(registry, 'b', 2);
+    expect(await registry.place()).toEqual({ workerId: 'b', taskQueue: 'browser-b' });
+    // a full worker is never picked, placed sessions included (b: 2 reported + 1 placed + 7 more)
+    for (let i = 0; i < 7; i++) expect((await registry.place(['a']))?.workerId).toBe('b');
+    expect(await registry.place(['a'])).toBeNull();
+    for (let i = 0; i < 5; i++) expect((await registry.place())?.workerId).toBe('a');
+    expect(await registry.place()).toBeNull();
     // health counts what the workers report, not placements
     expect((await registry.alive()).map((w) => w.sessions).sort()).toEqual([2, 5]);
     await registry.remove('a');
     expect(await redis.hget('bas:workers:placed', 'a')).toBeNull();
+  });
+
+  it('compares room as a share of capacity, leaves out excluded and silent workers, and takes the caller by the live load it passes (on a tie too)', async () => {
+    const registry = new WorkerRegistry(redis, 5_000);
+    await beat(registry, 'small', 1, 2);
+    await beat(registry, 'large', 4, 20);
+    expect((await registry.place())?.workerId).toBe('large');
+    expect((await registry.place(['large']))?.workerId).toBe('small');
+    // a worker whose last heartbeat is older than the TTL is gone
+    await redis.hset('bas:workers', 'silent', JSON.stringify({ workerId: 'silent', taskQueue: 'browser-silent', sessions: 0, capacity: 10, heartbeatAt: Date.now() - 6_000 }));
+    expect((await registry.place())?.workerId).toBe('large');
+    // The caller's own entry says 0 sessions, but it holds 19 of 20 now: it goes elsewhere.
+    await beat(registry, 'self', 0, 20);
+    expect((await registry.place([], { workerId: 'self', taskQueue: 'browser-self', sessions: 19, capacity: 20 }))?.workerId).toBe('large');
+    // large holds 7 of 20 (4 reported, 3 placed): the caller at 7 of 20 takes it on the tie, and it is counted for others
+    expect(await registry.place([], { workerId: 'self', taskQueue: 'browser-self', sessions: 7, capacity: 20 })).toEqual({ workerId: 'self', taskQueue: 'browser-self' });
+    expect(await redis.hget('bas:workers:placed', 'self')).toBe('1');
+    // excluded (a retry away from it) or full, the caller is not taken
+    expect((await registry.place(['self'], { workerId: 'self', taskQueue: 'browser-self', sessions: 0, capacity: 20 }))?.workerId).toBe('large');
+    expect((await registry.place([], { workerId: 'self', taskQueue: 'browser-self', sessions: 20, capacity: 20 }))?.workerId).toBe('large');
+  });
+
+  it('places a burst made by several processes at the same moment evenly: each placement sees the ones before it', async () => {
+    const processes = [new Redis(url), new Redis(url), new Redis(url)];
+    try {
+      const registries = processes.map((r) => new WorkerRegistry(r, 5_000));
+      await beat(registries[0], 'a', 0, 20);
+      await beat(registries[0], 'b', 0, 20);
+      await Promise.all(processes.map((r) => r.ping()));
+      // 30 placements at once, 10 through each process: without one step for pick and note, they read the same counts and pile up
+      const placed = await Promise.all(Array.from({ length: 30 }, (_, i) => registries[i % 3].place()));
+      expect(tally(placed.map((p) => p?.workerId))).toEqual({ a: 15, b: 15 });
+    } finally {
+      for (const r of processes) r.disconnect();
+    }
   });
 });
