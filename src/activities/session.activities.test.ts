@@ -27,20 +27,30 @@ function registryOf(entries: WorkerEntry[]): WorkerRegistry {
   } as unknown as WorkerRegistry;
 }
 
+/**
+ * The process's own browser worker as the pool makes it: `sessions` held, plus the sessions
+ * placed here until they are held (`held`, as the pool's open does) or handed a ready context.
+ */
 function setup(entries: WorkerEntry[], here: { sessions: number; capacity?: number; fails?: boolean; noneReady?: boolean; held?: Set<string> } | null) {
   const opened: string[] = [];
+  const reserved = new Set<string>();
   const local: LocalBrowserWorker | undefined = here
     ? {
         workerId: 'here',
         taskQueue: 'browser-here',
-        load: () => ({ sessions: here.sessions, capacity: here.capacity ?? 10 }),
+        load: () => {
+          for (const id of reserved) if (here.held?.has(id)) reserved.delete(id);
+          return { sessions: here.sessions + reserved.size, capacity: here.capacity ?? 10 };
+        },
         openReady: (sessionId) => {
           if (here.fails) throw new Error('Chromium is gone');
           if (here.noneReady) return false;
           opened.push(sessionId);
+          reserved.delete(sessionId);
+          here.sessions += 1;
           return true;
         },
-        holds: (sessionId) => here.held?.has(sessionId) ?? false,
+        reserve: (sessionId) => void reserved.add(sessionId),
       }
     : undefined;
   const store = { db: { collection: () => ({}) } } as unknown as Store;

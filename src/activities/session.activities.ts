@@ -26,11 +26,14 @@ export interface LocalBrowserWorker {
    * contexts; false when none is ready. Never waits for Chromium: it runs inside a workflow task.
    */
   openReady(sessionId: string, userId: string): boolean;
-  /** Whether the session counts in `load()` already (its browser is open here or being opened). */
-  holds(sessionId: string): boolean;
+  /**
+   * Counts a session placed here in `load()` until its browser is being opened here, it is
+   * closed, or `ms` passed (the open never came).
+   */
+  reserve(sessionId: string, ms: number): void;
 }
 
-/** How long a session placed on this process counts in its load while its browser is not open yet (its activity's schedule-to-start). */
+/** How long a session placed on this process counts in its load while its browser is not being opened yet (its activity's schedule-to-start). */
 const PLACED_COUNTS_MS = 15_000;
 /** How long a placement waits for the one before it in this process. */
 const PLACING_WAIT_MS = 2_000;
@@ -47,24 +50,12 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
   const { config, store, registry, events, local } = deps;
   const locks = new ProfileLocks(store.db);
   const logger = deps.logger.child({ component: 'session-activities' });
-  /**
-   * Sessions placed on this process whose browser is not open yet (no ready context: the
-   * browser activity opens it moments later). Counted in its live load until then, so a
-   * burst of starts through this process spreads to the other workers.
-   */
-  const placedHere = new Map<string, number>();
   let placing: Promise<unknown> = Promise.resolve();
   /** Runs after the placement before it, waited for at most PLACING_WAIT_MS (a registry that hangs holds no one for long). */
   const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
     const run = atMost(placing, PLACING_WAIT_MS).then(fn);
     placing = run;
     return run;
-  };
-  const hereLoad = (self: LocalBrowserWorker) => {
-    const now = Date.now();
-    for (const [id, at] of placedHere) if (self.holds(id) || now - at > PLACED_COUNTS_MS) placedHere.delete(id);
-    const live = self.load();
-    return { sessions: live.sessions + placedHere.size, capacity: live.capacity };
   };
 
   return {
@@ -86,12 +77,14 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       const self = local && !exclude.includes(local.workerId) ? local : undefined;
       // One placement at a time in this process: each sees the ones before it (a burst of starts spreads).
       const { chosen, hereFits } = await inTurn(async () => {
-        // This process's own entry in the registry may be a heartbeat old: it is compared by its live load.
-        const here = self && { workerId: self.workerId, taskQueue: self.taskQueue, ...hereLoad(self) };
+        // This process's own entry in the registry may be a heartbeat old: it is compared by its
+        // live load (sessions placed here whose browser is not open yet included).
+        const here = self && { workerId: self.workerId, taskQueue: self.taskQueue, ...self.load() };
         // Picked and noted in one step, so other processes placing at the same moment see it.
         const pick = await registry.place(exclude, here);
         const fits = !!self && pick?.workerId === self.workerId;
-        if (fits) placedHere.set(sessionId, Date.now());
+        // Counted here until its browser is being opened (at once when a ready context is handed over below).
+        if (fits) self!.reserve(sessionId, PLACED_COUNTS_MS);
         return { chosen: pick, hereFits: fits };
       });
       if (!chosen) {

@@ -53,8 +53,13 @@ describe('ready browser contexts', () => {
     const opening = ['a', 'b', 'c', 'd', 'e'].map((id) => pool.open(id));
     // Placement counts the ones still being made: 2 held at once, 3 opening, 5 in the load.
     expect([pool.size, pool.load]).toEqual([2, 5]);
-    expect(['a', 'e', 'z'].map((id) => pool.counts(id))).toEqual([true, true, false]);
+    // A reservation of one being opened adds nothing; one placed here and not opened yet counts.
+    pool.reserve('e', 15_000);
+    pool.reserve('z', 15_000);
+    expect(pool.load).toBe(6);
     const sessions = await Promise.all(opening);
+    expect([pool.size, pool.load]).toEqual([5, 6]);
+    await pool.close('z'); // ended before its browser was opened
     expect([pool.size, pool.load]).toEqual([5, 5]);
     expect(pool.stats).toEqual({ warm: 2, cold: 3 });
     expect(new Set(sessions.map((s) => s.context)).size).toBe(5);
@@ -68,6 +73,27 @@ describe('ready browser contexts', () => {
     await Promise.all(['f', 'g'].map((id) => pool.open(id)));
     await sleep(500);
     expect(pool.size + pool.readyCount).toBeLessThanOrEqual(8);
+  });
+
+  it('counts a session placed here until its browser is opened, closed, or its reservation ran out, never twice', async () => {
+    pool.reserve('r1', 15_000);
+    pool.reserve('r2', 15_000);
+    expect(pool.load).toBe(2);
+    // opened: counted once, as held
+    await pool.open('r1');
+    expect([pool.size, pool.load]).toEqual([1, 2]);
+    // opened and closed again before anything else was placed: counts no more
+    await pool.open('r2');
+    await pool.close('r2');
+    expect([pool.size, pool.load]).toEqual([1, 1]);
+    // its open never came
+    pool.reserve('r3', 200);
+    expect(pool.load).toBe(2);
+    await sleep(250);
+    expect(pool.load).toBe(1);
+    // a session already held is not reserved again
+    pool.reserve('r1', 15_000);
+    expect(pool.load).toBe(1);
   });
 
   it("never lets a session's cookies or storage reach the next session", async () => {

@@ -68,6 +68,8 @@ export class BrowserPool {
   private making = 0;
   /** Sessions whose context is being made (counted in the load before they are held). */
   private readonly opening = new Set<string>();
+  /** Sessions placed here whose browser is not being opened yet, and until when they count. */
+  private readonly reserved = new Map<string, number>();
   private closed = false;
   /** How many sessions got a ready context, and how many waited for a new one (for the benches and logs). */
   readonly stats = { warm: 0, cold: 0 };
@@ -92,14 +94,22 @@ export class BrowserPool {
     return this.sessions.size;
   }
 
-  /** Sessions held and those whose browser is being opened: what placement counts. */
+  /** Sessions held, those whose browser is being opened and those placed here to be opened: what placement counts. */
   get load(): number {
-    return this.sessions.size + this.opening.size;
+    const now = Date.now();
+    for (const [id, until] of this.reserved) if (until <= now || this.sessions.has(id) || this.opening.has(id)) this.reserved.delete(id);
+    return this.sessions.size + this.opening.size + this.reserved.size;
   }
 
-  /** Whether the session counts in the load: its browser is open here or being opened. */
-  counts(sessionId: string): boolean {
-    return this.sessions.has(sessionId) || this.opening.has(sessionId);
+  /**
+   * A session was placed here: it counts in the load from now on, before its browser is
+   * opened (moments later, by an activity on this worker's queue), so a burst of starts
+   * spreads. The reservation ends once its browser is being opened, when it is closed, or
+   * after `ms` (its open never came).
+   */
+  reserve(sessionId: string, ms: number): void {
+    if (this.sessions.has(sessionId) || this.opening.has(sessionId)) return;
+    this.reserved.set(sessionId, Date.now() + ms);
   }
 
   get capacity(): number {
@@ -210,6 +220,7 @@ export class BrowserPool {
     if (warm) return warm;
     if (plain) this.stats.cold += 1;
     this.opening.add(sessionId);
+    this.reserved.delete(sessionId);
     try {
       return await this.openCold(sessionId, opts);
     } finally {
@@ -261,6 +272,7 @@ export class BrowserPool {
   /** Makes a context the session's: its downloads, requests, crashes and new tabs are watched from here on. */
   private adopt(sessionId: string, context: BrowserContext, page: Page, egress: EgressRelay, opts: { userId?: string; proxy?: SessionProxy }): BrowserSession {
     const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger });
+    this.reserved.delete(sessionId);
     const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress, proxyPricePerByte: opts.proxy?.pricePerByte, changedAt: Date.now() };
     context.on('request', (r) => {
       session.changedAt = Date.now();
@@ -339,6 +351,7 @@ export class BrowserPool {
   }
 
   async close(sessionId: string): Promise<boolean> {
+    this.reserved.delete(sessionId);
     const s = this.sessions.get(sessionId);
     if (!s) return false;
     this.sessions.delete(sessionId);

@@ -151,7 +151,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
           taskQueue,
           load: () => ({ sessions: pool.load, capacity: pool.capacity }),
           openReady: (sessionId, userId) => pool.openReady(sessionId, { userId }) !== undefined,
-          holds: (sessionId) => pool.counts(sessionId),
+          reserve: (sessionId, ms) => pool.reserve(sessionId, ms),
         },
       }),
       ...createTriggerActivities({ config, store, logger }),

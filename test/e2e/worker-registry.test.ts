@@ -5,6 +5,8 @@
  */
 import Redis from 'ioredis';
 import { WorkerRegistry } from '../../src/workers/worker-registry';
+import { api, waitFor } from '../support/http';
+import { createUser, startService } from '../support/service';
 
 const url = `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/12`;
 let redis: Redis;
@@ -75,6 +77,25 @@ describe('worker registry', () => {
       expect(tally(placed.map((p) => p?.workerId))).toEqual({ a: 15, b: 15 });
     } finally {
       for (const r of processes) r.disconnect();
+    }
+  });
+});
+
+describe('a worker at its capacity', () => {
+  it('takes sessions again as soon as the ones placed on it have ended, however many came before', async () => {
+    // A worker of its own (Redis database, task queue) with room for 2 sessions.
+    const service = await startService({ REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/13`, TEMPORAL_TASK_QUEUE: `capacity-${Date.now()}`, BROWSER_MAX_SESSIONS: '2' });
+    try {
+      const { apiKey: key } = await createUser({ sessionLimit: 10 });
+      for (let i = 0; i < 5; i++) {
+        const started = await api(service.baseUrl, 'POST', '/start/start-session', { key, body: {} });
+        expect({ session: i, status: started.status, body: started.body }).toMatchObject({ session: i, status: 200 });
+        await api(service.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId: started.body.sessionId, message: { actionType: 'state', newState: 'terminate' } } });
+        // its browser closed: the worker reports nothing open (and nothing placed on it) again
+        await waitFor(async () => ((await api(service.baseUrl, 'GET', '/start/health')).body.sessionsOpen === 0 ? true : null), 15_000);
+      }
+    } finally {
+      await service.stop();
     }
   });
 });
