@@ -73,11 +73,13 @@ local bestId, bestQueue, bestRatio
 for i = 1, #workers, 2 do
   local id = workers[i]
   if id ~= selfId and not excluded[id] then
-    local w = cjson.decode(workers[i + 1])
-    if now - w.heartbeatAt <= ttl then
-      local sessions = w.sessions + (tonumber(redis.call('HGET', KEYS[2], id)) or 0)
-      if sessions < w.capacity and (bestRatio == nil or sessions / w.capacity < bestRatio) then
-        bestId, bestQueue, bestRatio = id, w.taskQueue, sessions / w.capacity
+    -- An entry that is not what a heartbeat writes is passed over, never a failed placement.
+    local ok, w = pcall(cjson.decode, workers[i + 1])
+    local beat, held, capacity = ok and type(w) == 'table' and tonumber(w.heartbeatAt), ok and type(w) == 'table' and tonumber(w.sessions), ok and type(w) == 'table' and tonumber(w.capacity)
+    if beat and held and capacity and capacity > 0 and type(w.taskQueue) == 'string' and now - beat <= ttl then
+      local sessions = held + (tonumber(redis.call('HGET', KEYS[2], id)) or 0)
+      if sessions < capacity and (bestRatio == nil or sessions / capacity < bestRatio) then
+        bestId, bestQueue, bestRatio = id, w.taskQueue, sessions / capacity
       end
     end
   end

@@ -4,9 +4,10 @@
  * when several processes place at the same moment.
  */
 import Redis from 'ioredis';
+import { MongoClient } from 'mongodb';
 import { WorkerRegistry } from '../../src/workers/worker-registry';
 import { api, waitFor } from '../support/http';
-import { createUser, startService } from '../support/service';
+import { createUser, serviceEnv, startService } from '../support/service';
 
 const url = `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/12`;
 let redis: Redis;
@@ -54,11 +55,14 @@ describe('worker registry', () => {
     // a worker whose last heartbeat is older than the TTL is gone
     await redis.hset('bas:workers', 'silent', JSON.stringify({ workerId: 'silent', taskQueue: 'browser-silent', sessions: 0, capacity: 10, heartbeatAt: Date.now() - 6_000 }));
     expect((await registry.place())?.workerId).toBe('large');
+    // an entry that is not what a heartbeat writes is passed over, never a failed placement
+    await redis.hset('bas:workers', 'garbled', 'not json', 'empty', JSON.stringify({ workerId: 'empty', sessions: null, heartbeatAt: Date.now() }));
+    expect((await registry.place())?.workerId).toBe('large');
     // The caller's own entry says 0 sessions, but it holds 19 of 20 now: it goes elsewhere.
     await beat(registry, 'self', 0, 20);
     expect((await registry.place([], { workerId: 'self', taskQueue: 'browser-self', sessions: 19, capacity: 20 }))?.workerId).toBe('large');
-    // large holds 7 of 20 (4 reported, 3 placed): the caller at 7 of 20 takes it on the tie, and it is counted for others
-    expect(await registry.place([], { workerId: 'self', taskQueue: 'browser-self', sessions: 7, capacity: 20 })).toEqual({ workerId: 'self', taskQueue: 'browser-self' });
+    // large holds 8 of 20 (4 reported, 4 placed): the caller at 8 of 20 takes it on the tie, and it is counted for others
+    expect(await registry.place([], { workerId: 'self', taskQueue: 'browser-self', sessions: 8, capacity: 20 })).toEqual({ workerId: 'self', taskQueue: 'browser-self' });
     expect(await redis.hget('bas:workers:placed', 'self')).toBe('1');
     // excluded (a retry away from it) or full, the caller is not taken
     expect((await registry.place(['self'], { workerId: 'self', taskQueue: 'browser-self', sessions: 0, capacity: 20 }))?.workerId).toBe('large');
@@ -85,16 +89,20 @@ describe('a worker at its capacity', () => {
   it('takes sessions again as soon as the ones placed on it have ended, however many came before', async () => {
     // A worker of its own (Redis database, task queue) with room for 2 sessions.
     const service = await startService({ REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/13`, TEMPORAL_TASK_QUEUE: `capacity-${Date.now()}`, BROWSER_MAX_SESSIONS: '2' });
+    const mongo = await MongoClient.connect(serviceEnv().MONGODB_URL);
     try {
       const { apiKey: key } = await createUser({ sessionLimit: 10 });
       for (let i = 0; i < 5; i++) {
         const started = await api(service.baseUrl, 'POST', '/start/start-session', { key, body: {} });
         expect({ session: i, status: started.status, body: started.body }).toMatchObject({ session: i, status: 200 });
         await api(service.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId: started.body.sessionId, message: { actionType: 'state', newState: 'terminate' } } });
-        // its browser closed: the worker reports nothing open (and nothing placed on it) again
-        await waitFor(async () => ((await api(service.baseUrl, 'GET', '/start/health')).body.sessionsOpen === 0 ? true : null), 15_000);
+        // Ended: its workflow closed its browser before it recorded the end. (Even with the
+        // one before still closing, a worker of 2 has room: only sessions still counted after
+        // they ended would fill it.)
+        await waitFor(async () => ((await mongo.db().collection<{ _id: string; status: string }>('sessions').findOne({ _id: started.body.sessionId }))?.status === 'terminated' ? true : null), 15_000);
       }
     } finally {
+      await mongo.close();
       await service.stop();
     }
   });

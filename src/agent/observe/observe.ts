@@ -94,16 +94,26 @@ async function snapshotIn(frame: Frame, args: SnapshotArgs): Promise<string> {
     try {
       return await (await made).evaluate((snapshot, a) => snapshot(a), args);
     } catch (err) {
-      // The document it was made in is gone (a navigation): make it in the new one.
+      // The document it was made in is gone (a navigation, perhaps during this read): the
+      // handle is let go, and the new document is read once it is parsed.
       if (!isContextLost(err)) throw err;
-      if (snapshotters.get(frame) === made) snapshotters.delete(frame);
+      if (snapshotters.get(frame) === made) {
+        snapshotters.delete(frame);
+        made.then((h) => h.dispose()).catch(() => undefined);
+      }
+      await frame.waitForLoadState('domcontentloaded', { timeout: 5_000 }).catch(() => undefined);
     }
   }
-  const making = frame.evaluateHandle<Snapshotter>(SNAPSHOT_SOURCE);
-  snapshotters.set(frame, making);
-  making.catch(() => {
-    if (snapshotters.get(frame) === making) snapshotters.delete(frame);
-  });
+  // Made once per document, also when two reads of the frame meet here.
+  let making = snapshotters.get(frame);
+  if (!making) {
+    const created = frame.evaluateHandle<Snapshotter>(SNAPSHOT_SOURCE);
+    snapshotters.set(frame, created);
+    created.catch(() => {
+      if (snapshotters.get(frame) === created) snapshotters.delete(frame);
+    });
+    making = created;
+  }
   return (await making).evaluate((snapshot, a) => snapshot(a), args);
 }
 
