@@ -97,7 +97,8 @@ export class BrowserPool {
   /** Sessions held, those whose browser is being opened and those placed here to be opened: what placement counts. */
   get load(): number {
     const now = Date.now();
-    for (const [id, until] of this.reserved) if (until <= now || this.sessions.has(id) || this.opening.has(id)) this.reserved.delete(id);
+    // (opening, adopting and closing a session end its reservation; here only the expired ones go)
+    for (const [id, until] of this.reserved) if (until <= now) this.reserved.delete(id);
     return this.sessions.size + this.opening.size + this.reserved.size;
   }
 

@@ -75,7 +75,8 @@ for i = 1, #workers, 2 do
   if id ~= selfId and not excluded[id] then
     -- An entry that is not what a heartbeat writes is passed over, never a failed placement.
     local ok, w = pcall(cjson.decode, workers[i + 1])
-    local beat, held, capacity = ok and type(w) == 'table' and tonumber(w.heartbeatAt), ok and type(w) == 'table' and tonumber(w.sessions), ok and type(w) == 'table' and tonumber(w.capacity)
+    if not ok or type(w) ~= 'table' then w = {} end
+    local beat, held, capacity = tonumber(w.heartbeatAt), tonumber(w.sessions), tonumber(w.capacity)
     if beat and held and capacity and capacity > 0 and type(w.taskQueue) == 'string' and now - beat <= ttl then
       local sessions = held + (tonumber(redis.call('HGET', KEYS[2], id)) or 0)
       if sessions < capacity and (bestRatio == nil or sessions / capacity < bestRatio) then
