@@ -36,6 +36,21 @@ export interface RunningBrowserWorker {
 }
 
 /**
+ * How long one workflow activation may run before the SDK takes it for a deadlock. At the
+ * SDK's 5 s, an activation that a paused or CPU-starved process resumes late trips the check
+ * while the workflow's promises run, and Node then aborts the whole process ("async hook
+ * stack has become corrupted", nodejs/node#38503): every session on the worker was lost to a
+ * 20 s stall. Session workflows never compute for long without yielding, so the check is
+ * kept only for a real endless loop.
+ */
+export const WORKFLOW_ACTIVATION_LIMIT = '10m' as const;
+
+/** What every worker that runs session workflows polls, and how it runs them. */
+export function sessionWorkflowOptions(config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>) {
+  return { taskQueue: config.TEMPORAL_TASK_QUEUE, workflowsPath: require.resolve('../workflows'), isolateExecutionTimeout: WORKFLOW_ACTIVATION_LIMIT };
+}
+
+/**
  * Session workflows and shared activities only, without a browser: for running workflow
  * workers apart from browser workers (ROLE=workflows).
  */
@@ -53,8 +68,7 @@ export async function startWorkflowWorker(deps: { config: Config; logger: Logger
     dataConverter: dataConverter(config),
     identity,
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    workflowsPath: require.resolve('../workflows'),
+    ...sessionWorkflowOptions(config),
     activities: {
       ...createSessionActivities({ config, store, registry, events, logger }),
       ...createTriggerActivities({ config, store, logger }),
@@ -137,8 +151,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(config), identity: workerId, shutdownGraceTime: config.SHUTDOWN_GRACE_MS };
   const sessionWorker = await Worker.create({
     ...common,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    workflowsPath: require.resolve('../workflows'),
+    ...sessionWorkflowOptions(config),
     activities: {
       ...createSessionActivities({
         config,

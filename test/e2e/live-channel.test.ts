@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { api, waitFor } from '../support/http';
 import { startHttpProxy } from '../support/test-proxies';
 import { registerScript } from '../support/scripted-model';
@@ -253,16 +254,32 @@ describe('a worker that stalled past its lease', () => {
       const live = await connectSession(apiProc.baseUrl, { sessionId: s.sessionId });
       const first = await send(apiProc.baseUrl, key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} read state`, startingUrl: `${fixtures()}/state.html` });
       expect(first.body.data.message).toBe('visits=1 member=ada');
-      const view = await temporal.workflow.getHandle(`session-${s.sessionId}`).query<{ workerId: string }>('session');
+      const handle = temporal.workflow.getHandle(`session-${s.sessionId}`);
+      const view = await handle.query<{ workerId: string }>('session');
 
-      // Frozen well past the lease's heartbeat timeout (12 s after the last beat, every 3 s;
-      // the server's timer may fire late on a busy machine): the session is taken for orphaned.
+      // Frozen until the server takes the lease for lost (12 s after its last beat, or later:
+      // its timer fires late on a busy machine, so no fixed pause is long enough for sure).
+      const leaseLost = async () => {
+        const { events } = await handle.fetchHistory();
+        const leases = new Set(events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'holdBrowser').map((e) => String(e.eventId)));
+        return events!.some((e) => e.activityTaskTimedOutEventAttributes && leases.has(String(e.activityTaskTimedOutEventAttributes.scheduledEventId)));
+      };
       worker.child.kill('SIGSTOP');
-      await new Promise((r) => setTimeout(r, 20_000));
-      worker.child.kill('SIGCONT');
-      await live.waitFor((r) => r.event === 'instance:disconnected', 30_000);
-      const back = await live.waitFor((r) => r.event === 'instance:reconnected', 30_000);
-      expect(back.payload.workerId).toBe(view.workerId);
+      try {
+        await waitFor(leaseLost, 90_000, 500);
+      } finally {
+        worker.child.kill('SIGCONT');
+      }
+      try {
+        await live.waitFor((r) => r.event === 'instance:disconnected', 30_000);
+        const back = await live.waitFor((r) => r.event === 'instance:reconnected', 30_000);
+        expect(back.payload.workerId).toBe(view.workerId);
+      } catch (err) {
+        // What the workflow did since, and what the worker said: the failure explains itself.
+        const { events } = await handle.fetchHistory();
+        const trail = events!.slice(-30).map((e) => `${e.eventId} ${proto.api.enums.v1.EventType[e.eventType!]} ${e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''}`);
+        throw new Error(`${String(err)}\nhistory (last 30 events):\n${trail.join('\n')}\nworker output (tail):\n${worker.output().slice(-3000)}`);
+      }
 
       // The same page in the same browser: not loaded again (a restore would count a second visit).
       const t2 = token('stall-after');
@@ -275,5 +292,5 @@ describe('a worker that stalled past its lease', () => {
       await closeTemporal();
       await Promise.all([apiProc.stop(), worker.stop('SIGKILL')]);
     }
-  }, 120_000);
+  }, 180_000);
 });
