@@ -1,7 +1,7 @@
 import { ibanValid, luhnValid, compileDetector, customPatternProblem } from './detectors';
 import { hostMatches, parseHostPattern, urlHost } from './hosts';
 import { CompiledPolicy, type ActionFacts, type PolicyDocument } from './policy';
-import { urlPatternMatches } from './url-patterns';
+import { MAX_MATCHED_URL, urlPatternMatches } from './url-patterns';
 
 const policy = (over: Partial<PolicyDocument> = {}) =>
   new CompiledPolicy({ _id: 'pol_1', name: 'Careful', domainRules: { mode: 'allow_all', domains: [] }, rules: [], ...over });
@@ -44,10 +44,50 @@ describe('url patterns', () => {
     expect(urlPatternMatches('*a*b*c', 'xxaxxcxxb')).toBe(false);
   });
 
+  it('agrees with a whole-URL glob on every small case', () => {
+    // Reference: the pattern as an anchored regular expression (fine for these tiny inputs).
+    const reference = (p: string, u: string) =>
+      p.includes('*') ? new RegExp(`^${p.split('*').map((x) => x.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('.*')}$`, 's').test(u) : u.includes(p);
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+    const word = (max: number, alphabet: string) => Array.from({ length: next(max + 1) }, () => alphabet[next(alphabet.length)]).join('');
+    for (let i = 0; i < 5000; i++) {
+      const pattern = word(7, 'ab*/');
+      const url = word(10, 'ab/');
+      expect([pattern, url, urlPatternMatches(pattern, url)]).toEqual([pattern, url, reference(pattern, url)]);
+    }
+    expect(urlPatternMatches('a*a', 'a')).toBe(false);
+    expect(urlPatternMatches('ab*bc', 'abc')).toBe(false);
+    expect(urlPatternMatches('ab*bc', 'abbc')).toBe(true);
+    expect(urlPatternMatches('*', '')).toBe(true);
+  });
+
   it('stays fast on patterns that make backtracking engines explode', () => {
     const t0 = performance.now();
     expect(urlPatternMatches(`${'*a'.repeat(200)}b`, 'a'.repeat(2000))).toBe(false);
     expect(performance.now() - t0).toBeLessThan(2000);
+  });
+});
+
+describe('url patterns on an address a page made huge', () => {
+  const rules = (effect: 'block' | 'approve' | 'allow') => [{ effect, urlPatterns: [`*${'a'.repeat(498)}b`, '*/never-here*'] }];
+  const facts = (pageUrl: string): ActionFacts => ({ action: 'click_element', pageUrl, texts: [], data: [] });
+  const huge = `https://site.example/${'#'}${'a'.repeat(2_000_000)}`;
+
+  it('are not read past their limit: a rule that restricts takes such a URL as matching, and says why', () => {
+    for (const effect of ['block', 'approve'] as const) {
+      const decision = policy({ rules: rules(effect) }).evaluate(facts(huge));
+      expect(decision.effect).toBe(effect);
+      expect(decision.reason).toContain(`too long to check against its patterns (${huge.length} characters, at most ${MAX_MATCHED_URL})`);
+    }
+    expect(policy({ rules: rules('allow') }).evaluate(facts(huge))).toEqual({ effect: 'allow', reason: '' });
+  });
+
+  it('are read whole up to the limit', () => {
+    const long = `https://site.example/${'a'.repeat(MAX_MATCHED_URL - 40)}b`;
+    expect(long.length).toBeLessThanOrEqual(MAX_MATCHED_URL);
+    expect(policy({ rules: rules('block') }).evaluate(facts(long)).effect).toBe('block');
+    expect(policy({ rules: rules('block') }).evaluate(facts(`${long}c`)).effect).toBe('allow');
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { compileDetector, type Detector, type SensitiveDataSpec } from './detectors';
 import { formatHostPattern, hostMatches, parseHostPattern, urlHost, type HostPattern } from './hosts';
-import { urlPatternMatches } from './url-patterns';
+import { compileUrlPattern, matchesLowercased, MAX_MATCHED_URL, type UrlPattern } from './url-patterns';
 
 /** The agent's actions a rule may name (`done` always ends the task and is never policed). */
 export const POLICY_ACTION_TYPES = [
@@ -71,7 +71,7 @@ interface CompiledRule {
   effect: RuleEffect;
   actionTypes: Set<string>;
   keywords: string[];
-  urlPatterns: string[];
+  urlPatterns: UrlPattern[];
   detectors: Detector[];
 }
 
@@ -97,7 +97,7 @@ export class CompiledPolicy {
       effect: r.effect,
       actionTypes: new Set(r.actionTypes ?? []),
       keywords: (r.keywords ?? []).map((k) => k.toLowerCase()).filter(Boolean),
-      urlPatterns: r.urlPatterns ?? [],
+      urlPatterns: (r.urlPatterns ?? []).map(compileUrlPattern),
       detectors: (r.sensitiveData ?? []).map(compileDetector),
     }));
   }
@@ -139,9 +139,10 @@ export class CompiledPolicy {
     }
     let best: PolicyDecision = ALLOWED;
     let bestRank = 0;
+    const urls = [facts.pageUrl, facts.targetUrl].filter((u): u is string => !!u).map((u) => u.toLowerCase());
     for (const rule of this.rules) {
       if (RANK[rule.effect] <= bestRank) continue;
-      const matched = matchRule(rule, facts);
+      const matched = matchRule(rule, facts, urls);
       if (!matched) continue;
       best = { effect: rule.effect, rule: rule.number, reason: `rule ${rule.number} of the policy "${this.name}" (${rule.effect}) applies: ${matched.join(', ')}` };
       bestRank = RANK[rule.effect];
@@ -151,8 +152,11 @@ export class CompiledPolicy {
   }
 }
 
-/** What made the rule match (for the reason), or null when it does not. Every condition given must hold. */
-function matchRule(rule: CompiledRule, facts: ActionFacts): string[] | null {
+/**
+ * What made the rule match (for the reason), or null when it does not. Every condition given
+ * must hold. `urls`: the action's page and target URLs, lowercased.
+ */
+function matchRule(rule: CompiledRule, facts: ActionFacts, urls: string[]): string[] | null {
   const why: string[] = [];
   if (rule.actionTypes.size) {
     if (!rule.actionTypes.has(facts.action)) return null;
@@ -165,10 +169,16 @@ function matchRule(rule: CompiledRule, facts: ActionFacts): string[] | null {
     why.push(`it mentions "${keyword}"`);
   }
   if (rule.urlPatterns.length) {
-    const urls = [facts.pageUrl, facts.targetUrl].filter((u): u is string => !!u);
-    const pattern = rule.urlPatterns.find((p) => urls.some((u) => urlPatternMatches(p, u)));
-    if (pattern === undefined) return null;
-    why.push(`the URL matches "${pattern}"`);
+    // A URL too long to read is taken as matching a rule that restricts, never one that allows.
+    const unread = urls.find((u) => u.length > MAX_MATCHED_URL);
+    if (unread !== undefined) {
+      if (rule.effect === 'allow') return null;
+      why.push(`the URL is too long to check against its patterns (${unread.length} characters, at most ${MAX_MATCHED_URL})`);
+    } else {
+      const pattern = rule.urlPatterns.find((p) => urls.some((u) => matchesLowercased(p, u)));
+      if (pattern === undefined) return null;
+      why.push(`the URL matches "${pattern.source}"`);
+    }
   }
   if (rule.detectors.length) {
     const found = rule.detectors.find((d) => facts.data.some((t) => d.find(t)));
