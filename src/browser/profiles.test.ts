@@ -93,4 +93,12 @@ describe('ProfileDirectories.materialize', () => {
     await expect(dirs().materialize(source, 'ses_3')).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
     expect(await fsp.readdir(path.join(dataDir, 'profiles'))).toEqual([]);
   });
+
+  it('stops a decompression bomb hidden outside the entries (zeros after the tar), and leaves nothing on disk', async () => {
+    const tarOnly = zlib.gunzipSync(await tarGz([{ name: 'Default/Cookies', content: 'c' }]));
+    archives.set('bomb', zlib.gzipSync(Buffer.concat([tarOnly, Buffer.alloc(16 * 1024 * 1024)])));
+    current = 'bomb';
+    await expect(dirs().materialize(source, 'ses_4')).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect(await fsp.readdir(path.join(dataDir, 'profiles'))).toEqual([]);
+  });
 });

@@ -98,7 +98,13 @@ export class ProfileDirectories implements ProfileMaterializer {
     try {
       const rec = await this.record(source);
       if (rec?.blobId) {
-        await validateAndExtract(await this.deps.blobs.get(rec.blobId), dir, { maxBytes: this.deps.maxExpandedBytes });
+        const archive = await this.deps.blobs.get(rec.blobId);
+        try {
+          await validateAndExtract(archive, dir, { maxBytes: this.deps.maxExpandedBytes });
+        } finally {
+          // A refused archive is left half read: its file or cursor is closed now, not when collected.
+          archive.destroy();
+        }
         // A profile taken from a running Chromium still carries its lock files.
         await Promise.all(['SingletonLock', 'SingletonSocket', 'SingletonCookie'].map((f) => fs.rm(path.join(dir, f), { force: true })));
       }

@@ -174,6 +174,85 @@ describe('validateAndExtract', () => {
     await expect(check(bomb, null, 1 * MB)).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
   });
 
+  describe('bounds what gunzip inflates, not only the sizes the entries declare', () => {
+    const tiny: Entry[] = [{ name: 'Default/Preferences', content: '{}' }];
+    /** A tar (not gzip'd yet) of `entries`. */
+    const rawTar = (entries: Entry[]) => tarball(entries, false);
+    /** The tar's end-of-archive marker (two zero blocks) and its size without them. */
+    const withoutEnd = (raw: Buffer) => raw.subarray(0, raw.length - 1024);
+    /** A file entry turned into a symbolic link that keeps the file's body (tar-stream drains it). */
+    const asSymlinkWithBody = (raw: Buffer) => {
+      const h = Buffer.from(raw);
+      h[156] = '2'.charCodeAt(0);
+      h.write('target\0', 157, 'latin1');
+      h.fill(' ', 148, 156);
+      let sum = 0;
+      for (let i = 0; i < 512; i++) sum += h[i]!;
+      h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+      return h;
+    };
+    const ZEROS = 32 * MB;
+    /** The fixed allowance in archive.ts: a legitimate archive may inflate past it on its headers alone. */
+    const INFLATE_SLACK_FOR_TEST = MB;
+
+    const bombs: [string, () => Promise<Buffer>][] = [
+      ['zeros after the end of the tar', async () => zlib.gzipSync(Buffer.concat([await rawTar(tiny), Buffer.alloc(ZEROS)]))],
+      [
+        'zero blocks between two entries (tar-stream skips them)',
+        async () => zlib.gzipSync(Buffer.concat([withoutEnd(await rawTar(tiny)), Buffer.alloc(ZEROS), await rawTar([{ name: 'Local State', content: '{}' }])])),
+      ],
+      ['the body of a symbolic link entry', async () => zlib.gzipSync(asSymlinkWithBody(await rawTar([{ name: 'Default/link', content: Buffer.alloc(ZEROS) }, ...tiny])))],
+      ['the body of a Chromium lock file, which is skipped', async () => tarball([...tiny, { name: 'SingletonLock', content: Buffer.alloc(ZEROS) }])],
+    ];
+
+    it.each(bombs)('refuses a tiny file plus 32 MB of %s with 413 when validating', async (_what, make) => {
+      const bomb = await make();
+      expect(bomb.length).toBeLessThan(100_000);
+      // What gunzip hands on, counted from outside.
+      const spy = jest.spyOn(zlib.Gunzip.prototype, 'push');
+      let inflated = 0;
+      try {
+        const err = await check(bomb, null, MB).catch((e) => e);
+        expect(err).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE', details: { maxBytes: MB } });
+        expect(err.message).toMatch(/^The archive expands to more than/);
+        for (const [chunk] of spy.mock.calls) inflated += (chunk as Buffer | null)?.length ?? 0;
+      } finally {
+        spy.mockRestore();
+      }
+      // Stopped at the bound (the file's 2 bytes, one entry's allowance, 1 MB of slack), not after 32 MB.
+      expect(inflated).toBeGreaterThan(MB);
+      expect(inflated).toBeLessThan(2 * MB);
+    });
+
+    it.each(bombs)('refuses a tiny file plus 32 MB of %s with 413 when extracting', async (_what, make) => {
+      const dest = path.join(tmp, 'out');
+      await expect(check(await make(), dest, MB)).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+      // Nothing of the bomb's body reached the disk (the caller removes what was laid out before).
+      for (const p of ['Default/link', 'SingletonLock']) await expect(fsp.lstat(path.join(dest, p))).rejects.toThrow();
+    });
+
+    it('still accepts archives whose headers, padding and end records outweigh their files', async () => {
+      // 300 one-byte and 300 empty files with 300-byte names (pax headers), a symbolic link and a
+      // hard link each, and a 10 KB end record as GNU tar writes it: over 1 MB of tar for 300 bytes.
+      const entries: Entry[] = [];
+      for (let i = 0; i < 300; i++) {
+        const dir = `${'d'.repeat(150)}/${'e'.repeat(140)}${i}`;
+        entries.push({ name: `${dir}/f`, content: 'x' }, { name: `${dir}/empty`, content: '' }, { name: `${dir}/l`, type: 'symlink', linkname: 'f' }, { name: `${dir}/h`, type: 'link', linkname: `${dir}/f` });
+      }
+      const raw = Buffer.concat([await rawTar(entries), Buffer.alloc(9 * 1024)]);
+      expect(raw.length).toBeGreaterThan(INFLATE_SLACK_FOR_TEST + 300);
+      const gz = zlib.gzipSync(raw);
+      await expect(check(gz, null, 300)).resolves.toEqual({ entries: 1200, bytes: 300 });
+      await expect(check(gz, path.join(tmp, 'out'), 300)).resolves.toEqual({ entries: 1200, bytes: 300 });
+    });
+
+    it('accepts an archive of exactly maxBytes of files', async () => {
+      const files = Array.from({ length: 5 }, (_, i) => ({ name: `Default/f${i}`, content: randomBytes(200_001 + i) }));
+      const total = files.reduce((n, f) => n + f.content.length, 0);
+      await expect(check(await tarball(files), path.join(tmp, 'out'), total)).resolves.toEqual({ entries: 5, bytes: total });
+    });
+  });
+
   it('bounds the number of entries and the length of names', async () => {
     const many = await tarball(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}`, content: '' })));
     await expect(validateAndExtract(Readable.from([many]), null, { maxBytes: MB, maxEntries: 10 })).rejects.toMatchObject({ code: 'INVALID_ARCHIVE', message: 'The archive has more than 10 entries' });

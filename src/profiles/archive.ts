@@ -29,10 +29,28 @@ const MAX_NAME_CHARS_TOTAL = 32 * 1024 * 1024;
 type EntryHeader = Partial<tar.Header> & { name: string };
 
 /**
+ * What gunzip may inflate is bounded, not only the sizes the entries declare: zero blocks
+ * (tar-stream skips them), data after the end of the tar and the bodies of entries that are
+ * drained (links, lock files) are inflated too. Each entry counted against the limits may
+ * bring its file's bytes plus ENTRY_OVERHEAD and its name and link target: its 512-byte
+ * header, the padding of its data to 512 bytes, and pax or GNU long-name headers (a header
+ * block, the names and attributes, padding) before it.
+ */
+const ENTRY_OVERHEAD = 4096;
+/**
+ * Inflated bytes that no counted entry accounts for: the end-of-archive blocks and the padding
+ * of the last record (10 KB with GNU tar), the few entries skipped (the root, Chromium lock
+ * files), and what the streams have buffered ahead of the entry being read (well under this).
+ */
+const INFLATE_SLACK = 1024 * 1024;
+
+/**
  * Reads a .tar.gz stream and checks every entry; with `destDir` it also lays the files out
  * there (the directory should be new or empty; on a rejection the caller removes it).
  * Rejects with 400 INVALID_ARCHIVE for anything that is not a safe gzip'd tar, and with 413
- * when the entries add up to more than `maxBytes` (a decompression bomb).
+ * when the entries add up to more than `maxBytes`, or the gzip data inflates to more than
+ * the entries read so far account for (a decompression bomb): reading stops there, so at
+ * most about `maxBytes` plus the entries' headers is ever inflated.
  */
 export async function validateAndExtract(input: Readable, destDir: string | null, opts: { maxBytes: number; maxEntries?: number }): Promise<{ entries: number; bytes: number }> {
   const maxEntries = opts.maxEntries ?? MAX_ENTRIES;
@@ -57,6 +75,23 @@ export async function validateAndExtract(input: Readable, destDir: string | null
   };
   input.on('error', (err) => stop(err instanceof ServiceError ? err : Object.assign(err, { fromInput: true })));
   gunzip.on('error', (err) => stop(gzipError(err, inputBytes, head[0] === 0x1f && head[1] === 0x8b)));
+
+  // Every inflated byte counts, whatever the tar parser does with it. The budget grows as
+  // entries are read (see ENTRY_OVERHEAD); registered before the pipe, so the chunk that
+  // passes it never reaches the parser.
+  let bytes = 0;
+  let inflated = 0;
+  let budget = INFLATE_SLACK;
+  const onInflated = (c: Buffer) => {
+    inflated += c.length;
+    if (inflated <= budget) return;
+    gunzip.off('data', onInflated);
+    stop(new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than its entries hold (over ${budget} bytes of tar for ${bytes} bytes of files)`, 413, { maxBytes: opts.maxBytes }));
+    input.unpipe(counter);
+    counter.unpipe(gunzip);
+    gunzip.destroy();
+  };
+  gunzip.on('data', onInflated);
   input.pipe(counter).pipe(gunzip).pipe(extract as unknown as NodeJS.WritableStream);
 
   // Implicit directories (paths only crossed by deeper entries) count too, hence twice the entries.
@@ -64,7 +99,6 @@ export async function validateAndExtract(input: Readable, destDir: string | null
   // Parent directories made and checked once, not once per file under them.
   const checkedDirs = new Set<string>();
   let entries = 0;
-  let bytes = 0;
   try {
     for await (const entry of extract) {
       const header = entry.header;
@@ -76,6 +110,8 @@ export async function validateAndExtract(input: Readable, destDir: string | null
         continue;
       }
       if (++entries > maxEntries) throw new InvalidArchiveError(`The archive has more than ${maxEntries} entries`, { maxEntries });
+      // The name is at most MAX_NAME_BYTES (entryPath), the link target is counted up to that: at most 12 KB an entry.
+      budget += ENTRY_OVERHEAD + Buffer.byteLength(header.name) + Math.min(Buffer.byteLength(header.linkname ?? ''), MAX_NAME_BYTES);
       const kind: EntryKind | undefined = type === 'file' || type === 'contiguous-file' ? 'file' : type === 'directory' || type === 'symlink' || type === 'link' ? type : undefined;
       if (!kind) throw new InvalidArchiveError(`Entry "${name}" has an unsupported type (${type}); only files, directories and links are allowed`, { entry: name });
       if (kind === 'symlink') symlinkTarget(name, header.linkname ?? '');
@@ -91,6 +127,7 @@ export async function validateAndExtract(input: Readable, destDir: string | null
         const size = header.size ?? 0;
         bytes += size;
         if (bytes > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than ${opts.maxBytes} bytes`, 413, { maxBytes: opts.maxBytes });
+        budget += size;
         if (realRoot) await writeFile(realRoot, name, entry as AsyncIterable<Uint8Array>, header.mode, header.mtime, checkedDirs);
         else await drain(entry);
         continue;
