@@ -129,6 +129,9 @@ export const configSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional().describe("Port of a worker process's own GET /metrics (Prometheus); off when unset. The API serves /metrics on PORT"),
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional().describe("Loopback port where the Temporal SDK exports its metrics, included in the worker's /metrics (METRICS_PORT + 1 by default)"),
   METRICS_TOKEN: z.string().min(16).optional().describe('Bearer token /metrics asks for (API and workers); open to anyone who reaches it when unset'),
+  // Bounds of the MCP sessions (/mcp, /mcp/sse) each API process keeps in memory.
+  MCP_MAX_SESSIONS_PER_USER: int(10, 1).describe('MCP sessions (streamable HTTP or SSE) one user may have open at once on one API process; the next initialize is refused with 429 and JSON-RPC error -32600'),
+  MCP_SESSION_IDLE_MS: int(30 * 60 * 1000, 1000).describe('An MCP session with no request for this long (and no tool call still running) is closed and its slot freed'),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };

@@ -30,7 +30,7 @@ import type { Server as SocketServer } from 'socket.io';
 import { useSubmissionAllowlist } from '../net/submitted-urls';
 import { openAiErrorHandler, openAiRoutes } from './routes/openai.routes';
 import { docsRoutes } from './routes/docs.routes';
-import { mcpRoutes } from './routes/mcp.routes';
+import { mcpRoutes, type McpRouter } from './routes/mcp.routes';
 import { apiMetrics } from '../metrics/api-metrics';
 import { metricsRoute } from '../metrics/http';
 
@@ -48,7 +48,7 @@ export interface LiveChannel {
   io?: SocketServer;
 }
 
-export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express; sessions: SessionsService; messages: MessageHandler; liveRoutes: LiveRoutes } {
+export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express; sessions: SessionsService; messages: MessageHandler; liveRoutes: LiveRoutes; mcp: McpRouter } {
   const { config, store, redis } = deps;
   const logger = deps.logger.child({ component: 'api' });
   // A startingUrl or webhook url naming a private address the operator did not open is a 400.
@@ -87,7 +87,8 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.use(policiesRoutes({ config, store, redis, auth, logger }));
   app.use(openAiRoutes({ config, store, redis, sessions, auth, logger }));
   app.use(docsRoutes({ config }));
-  app.use(mcpRoutes({ config, store, sessions, logger, auth, limit: { redis, limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 } }));
+  const mcp = mcpRoutes({ config, store, sessions, logger, auth, limit: { redis, limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 } });
+  app.use(mcp);
   // No rate limit: clients poll it to see who watches.
   app.get('/start/active-sockets', auth, async (req, res) => {
     const ids = await store.sessions.liveIds(currentUser(req)._id);
@@ -96,7 +97,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
 
   app.use(notFoundHandler(routeTable(app)));
   app.use(errorHandler(logger));
-  return { app, sessions, messages, liveRoutes };
+  return { app, sessions, messages, liveRoutes, mcp };
 }
 
 /** Paths and methods the app serves, read from Express's router, to tell 405 from 404. */

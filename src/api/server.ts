@@ -13,7 +13,7 @@ export interface RunningApi {
 
 export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
   const live: LiveChannel = {};
-  const { app, messages, liveRoutes } = createApp(deps, live);
+  const { app, messages, liveRoutes, mcp } = createApp(deps, live);
   const server = http.createServer(app);
   live.io = attachSocketServer({ server, redis: deps.redis, store: deps.store, messages, logger: deps.logger, limits: deps.config, trustProxy: app.get('trust proxy fn') });
   apiMetrics.watch({ liveSessions: () => deps.store.sessions.countAllLive(), sockets: () => live.io?.engine.clientsCount ?? 0 });
@@ -29,6 +29,8 @@ export async function startApiServer(deps: AppDeps): Promise<RunningApi> {
     shutdown: () =>
       new Promise<void>((resolve) => {
         void liveRoutes.close();
+        // Open MCP sessions end their streams (and idle timers) instead of holding the server open.
+        void mcp.close();
         void live.io?.close();
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -48,6 +48,60 @@ describe('MCP server', () => {
     expect((await api(base(), 'POST', '/mcp/messages?sessionId=x', { body: init })).status).toBe(401);
   });
 
+  // JSON-RPC error bodies are read with plain fetch: the api() helper checks error bodies
+  // against the REST error envelope of the OpenAPI document, which they are not.
+  const rpc = async (method: string, path: string, apiKey: string, opts: { body?: unknown; session?: string } = {}) => {
+    const res = await fetch(`${base()}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        accept: 'application/json, text/event-stream',
+        ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(opts.session ? { 'mcp-session-id': opts.session } : {}),
+      },
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (res.headers.get('content-type') ?? '').includes('application/json') ? JSON.parse(text) : text };
+  };
+  const sessionIdOf = (client: Client) => (client as unknown as { transport: StreamableHTTPClientTransport }).transport.sessionId!;
+
+  it("answers an unknown, missing or another user's MCP session id with the contract's JSON-RPC codes", async () => {
+    const owner = await createUser({ balance: 10 });
+    const other = await createUser({ balance: 10 });
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+    const unknown = await rpc('POST', '/mcp', owner.apiKey, { body: list, session: 'no-such-session' });
+    expect(unknown).toEqual({ status: 404, body: { jsonrpc: '2.0', id: 2, error: { code: -32603, message: 'MCP session not found' } } });
+    for (const method of ['GET', 'DELETE']) {
+      expect(await rpc(method, '/mcp', owner.apiKey)).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600 } } });
+      expect(await rpc(method, '/mcp', owner.apiKey, { session: 'no-such-session' })).toMatchObject({ status: 404, body: { error: { code: -32603 } } });
+    }
+    expect(await rpc('POST', '/mcp/messages?sessionId=no-such-session', owner.apiKey, { body: list })).toMatchObject({ status: 404, body: { error: { code: -32603 } } });
+
+    const mine = await connect(owner.apiKey, 'streamable');
+    clients.push(mine);
+    const sid = sessionIdOf(mine);
+    expect(await rpc('POST', '/mcp', other.apiKey, { body: list, session: sid })).toEqual(unknown);
+    expect((await rpc('DELETE', '/mcp', other.apiKey, { session: sid })).status).toBe(404);
+    expect((await mine.listTools()).tools).toHaveLength(6);
+  });
+
+  it('refuses an MCP session beyond the per-user cap (MCP_MAX_SESSIONS_PER_USER) with 429 and -32600; closing one frees its slot', async () => {
+    const { apiKey } = await createUser({ balance: 10 });
+    const cap = 10; // the default: the test service does not set MCP_MAX_SESSIONS_PER_USER
+    const open: Client[] = [];
+    for (let i = 0; i < cap; i += 1) open.push(await connect(apiKey, 'streamable'));
+    clients.push(...open);
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const refused = await rpc('POST', '/mcp', apiKey, { body: init });
+    expect(refused).toMatchObject({ status: 429, body: { jsonrpc: '2.0', id: 1, error: { code: -32600, message: expect.stringContaining(`at most ${cap} per user`) } } });
+    // DELETE /mcp (the SDK's terminateSession) frees the slot.
+    await (open[0] as unknown as { transport: StreamableHTTPClientTransport }).transport.terminateSession();
+    const again = await connect(apiKey, 'streamable');
+    clients.push(again);
+    expect((await again.listTools()).tools).toHaveLength(6);
+  });
+
   it('over streamable HTTP: lists the tools with their schemas, runs browser_task on a local page with progress, reads its status and resources', async () => {
     const { apiKey } = await createUser({ balance: 10 });
     const client = await connect(apiKey, 'streamable');
@@ -123,18 +177,17 @@ describe('MCP server', () => {
     expect(created.isError).toBeFalsy();
     const sessionId = created.structuredContent.sessionId as string;
 
+    // Another user's (or an unknown) browser session is the JSON-RPC error -32603 of the contract, not a tool result.
     for (const [name, args] of [
       ['get_task_status', { sessionId, taskId: 'task_x' }],
       ['control_session', { sessionId, action: 'terminate' }],
       ['take_over_control', { sessionId, action: 'take_over' }],
       ['send_task_to_session', { sessionId, prompt: 'do something' }],
+      ['get_task_status', { sessionId: 'ses_unknown', taskId: 'task_x' }],
     ] as const) {
-      const r = (await theirs.callTool({ name, arguments: args })) as ToolResult;
-      expect(r.isError).toBe(true);
-      expect(r.structuredContent).toMatchObject({ success: false, code: 'SESSION_NOT_FOUND' });
-      expect(r.content[0].text).toMatch(/^SESSION_NOT_FOUND: /);
+      await expect(theirs.callTool({ name, arguments: args })).rejects.toMatchObject({ code: -32603, message: 'MCP error -32603: Session not found' });
     }
-    await expect(theirs.readResource({ uri: `session://${sessionId}` })).rejects.toThrow(/not found/i);
+    await expect(theirs.readResource({ uri: `session://${sessionId}` })).rejects.toMatchObject({ code: -32603, message: expect.stringMatching(/not found/i) });
     expect((await theirs.listResources()).resources).toEqual([]);
 
     const taken = (await mine.callTool({ name: 'take_over_control', arguments: { sessionId, action: 'take_over' } })) as ToolResult;

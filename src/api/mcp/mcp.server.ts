@@ -40,6 +40,43 @@ function toolError(err: unknown): CallToolResult {
 }
 
 const INVALID = Symbol('invalid arguments');
+const ESCALATE = Symbol('JSON-RPC error of the call');
+
+/** The contract's MCP code for "session not found" (Errors, Formats). */
+const MCP_SESSION_NOT_FOUND_CODE = ErrorCode.InternalError; // -32603
+
+/** A JSON-RPC error whose message is the text itself (McpError prefixes "MCP error <code>: "). */
+class JsonRpcError extends McpError {
+  constructor(code: number, message: string) {
+    super(code, message);
+    this.message = message;
+  }
+}
+
+/** A browser session the caller does not have (unknown, ended or another user's): JSON-RPC -32603. */
+const sessionNotFound = (message = 'Session not found') => new JsonRpcError(MCP_SESSION_NOT_FOUND_CODE, message);
+const isSessionNotFound = (err: unknown): err is ServiceError => isServiceError(err) && err.code === 'SESSION_NOT_FOUND';
+
+type CallExtra = Record<PropertyKey, unknown> & { [ESCALATE]?: { error?: McpError } };
+
+/**
+ * The SDK turns anything a tool throws into a tool result with `isError`. A session that is
+ * not found is a JSON-RPC error of the call instead (-32603, as the contract says): the
+ * tool leaves it in the call's holder and this wrapper of tools/call throws it, and the
+ * SDK answers the request with `{jsonrpc, id, error: {code, message}}`.
+ */
+function answerSessionNotFoundAsJsonRpcError(server: McpServer): void {
+  type Handler = (request: unknown, extra: CallExtra) => Promise<unknown>;
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, Handler> })._requestHandlers;
+  const original = handlers.get('tools/call');
+  if (!original) throw new Error('tools/call is not handled: register the tools first');
+  handlers.set('tools/call', async (request, extra) => {
+    const holder: { error?: McpError } = {};
+    const answer = await original(request, { ...extra, [ESCALATE]: holder });
+    if (holder.error) throw holder.error;
+    return answer;
+  });
+}
 
 /**
  * The SDK answers arguments its schema refuses with a bare text error. Here they get the
@@ -81,6 +118,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
   };
   const owned = async (sessionId: string) => {
     const rec = await store.sessions.get(sessionId);
+    // Another user's session looks exactly like an unknown one.
     if (!rec || rec.userId !== user._id) throw new ServiceError('SESSION_NOT_FOUND', 'Session not found', 404);
     return rec;
   };
@@ -129,11 +167,16 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
     }
   };
 
-  const run = (fn: (extra: ToolExtra) => Promise<CallToolResult>) => async (extra: ToolExtra & { [INVALID]?: ServiceError }) => {
+  const run = (fn: (extra: ToolExtra) => Promise<CallToolResult>) => async (extra: ToolExtra & { [INVALID]?: ServiceError; [ESCALATE]?: { error?: McpError } }) => {
     if (extra[INVALID]) return toolError(extra[INVALID]);
     try {
       return await fn(extra);
     } catch (err) {
+      if (isSessionNotFound(err) && extra[ESCALATE]) {
+        // Answered as the JSON-RPC error -32603 (see answerSessionNotFoundAsJsonRpcError).
+        extra[ESCALATE].error = sessionNotFound(err.message);
+        return toolError(err);
+      }
       if (!isServiceError(err)) logger.error({ err }, 'MCP tool failed');
       return toolError(err);
     }
@@ -227,8 +270,10 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
       })(extra),
   );
 
+  answerSessionNotFoundAsJsonRpcError(server);
+
   // ---- resources: the caller's live sessions and their tasks -------------------------------
-  const notFound = (what: string) => new McpError(ErrorCode.InternalError, `${what} not found`);
+  const notFound = (what: string) => new JsonRpcError(ErrorCode.InternalError, `${what} not found`);
   const sessionJson = async (sessionId: string) => {
     const rec = await store.sessions.get(sessionId);
     if (!rec || rec.userId !== user._id) throw notFound('Session');

@@ -3,62 +3,103 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { currentUser } from '../middleware/auth';
 import { createMcpServer, type McpDeps } from '../mcp/mcp.server';
+import { McpConnections, type McpConnection } from '../mcp/mcp.connections';
 
-interface Connection {
-  userId: string;
-  server: McpServer;
-  transport: StreamableHTTPServerTransport | SSEServerTransport;
-}
+/** JSON-RPC codes of the contract (Errors, Formats): session not found, invalid request. */
+export const MCP_SESSION_NOT_FOUND = -32603;
+export const MCP_INVALID_REQUEST = -32600;
 
-const jsonRpcError = (res: Response, status: number, code: number, message: string) => {
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+/** The request's own id when it is one JSON-RPC request, null otherwise (JSON-RPC 2.0, section 5). */
+const requestId = (req: Request): string | number | null => {
+  const id = (req.body as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
+const jsonRpcError = (req: Request, res: Response, status: number, code: number, message: string) => {
+  res.status(status).json({ jsonrpc: '2.0', id: requestId(req), error: { code, message } });
+};
+
+/** An unknown MCP session, another user's included (they look the same). */
+const sessionNotFound = (req: Request, res: Response) => jsonRpcError(req, res, 404, MCP_SESSION_NOT_FOUND, 'MCP session not found');
+
+export type McpRouter = Router & {
+  /** Closes every open MCP session (API shutdown); their idle timers go with them. */
+  close(): Promise<void>;
 };
 
 /**
  * The MCP server: streamable HTTP at /mcp and the older SSE transport (GET /mcp/sse +
  * POST /mcp/messages). Every request carries the bearer API key; an MCP session belongs
- * to the user who opened it, and another user's MCP session id is unknown (404).
+ * to the user who opened it, and another user's MCP session id is unknown (404, -32603).
+ *
+ * Sessions live in this process's memory, so they are bounded: at most
+ * MCP_MAX_SESSIONS_PER_USER open per user (the next initialize, or SSE stream, is refused
+ * with 429 and -32600), and one without a request for MCP_SESSION_IDLE_MS (and no call of
+ * its still running) is closed, which frees its slot. DELETE /mcp closes one at once.
  */
-export function mcpRoutes(deps: McpDeps & { auth: RequestHandler }): Router {
-  const router = Router();
-  const connections = new Map<string, Connection>();
+export function mcpRoutes(deps: McpDeps & { auth: RequestHandler }): McpRouter {
+  const router = Router() as McpRouter;
   const logger = deps.logger.child({ component: 'mcp' });
+  const connections = new McpConnections({ maxPerUser: deps.config.MCP_MAX_SESSIONS_PER_USER, idleMs: deps.config.MCP_SESSION_IDLE_MS, logger });
+  router.close = () => connections.closeAll();
 
-  const ownConnection = (req: Request, id: string | undefined): Connection | undefined => {
-    const c = id ? connections.get(id) : undefined;
-    return c && c.userId === currentUser(req)._id ? c : undefined;
+  const ownConnection = (req: Request, id: string | undefined): McpConnection | undefined => {
+    const c = connections.get(id);
+    if (!c || c.userId !== currentUser(req)._id) return undefined;
+    connections.touch(id!);
+    return c;
   };
+
+  const atCap = (req: Request, res: Response) =>
+    jsonRpcError(
+      req,
+      res,
+      429,
+      MCP_INVALID_REQUEST,
+      `Too many open MCP sessions: at most ${connections.maxPerUser} per user. Close one (DELETE /mcp with its Mcp-Session-Id) or let an idle one expire (${Math.round(deps.config.MCP_SESSION_IDLE_MS / 1000)} s without a request)`,
+    );
 
   router.post('/mcp', deps.auth, async (req, res) => {
     const id = req.get('mcp-session-id');
-    const existing = ownConnection(req, id);
-    if (existing && existing.transport instanceof StreamableHTTPServerTransport) {
+    if (id) {
+      const existing = ownConnection(req, id);
+      if (!existing || !(existing.transport instanceof StreamableHTTPServerTransport)) return sessionNotFound(req, res);
       await existing.transport.handleRequest(req, res, req.body);
       return;
     }
-    if (id) return jsonRpcError(res, 404, -32001, 'MCP session not found');
-    if (!isInitializeRequest(req.body)) return jsonRpcError(res, 400, -32600, 'Invalid request: start with initialize (no Mcp-Session-Id yet)');
+    if (!isInitializeRequest(req.body)) return jsonRpcError(req, res, 400, MCP_INVALID_REQUEST, 'Invalid request: start with initialize (no Mcp-Session-Id yet)');
     const user = currentUser(req);
+    const slot = connections.reserve(user._id);
+    if (!slot) return atCap(req, res);
     const server = createMcpServer(deps, user);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sid) => {
-        connections.set(sid, { userId: user._id, server, transport });
-      },
+      onsessioninitialized: (sid) => connections.add(sid, slot, { userId: user._id, server, transport }),
     });
     transport.onclose = () => {
-      if (transport.sessionId) connections.delete(transport.sessionId);
+      if (transport.sessionId) connections.remove(transport.sessionId);
+      slot.release();
     };
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } finally {
+      // An initialize that did not open a session gives its slot back.
+      if (!transport.sessionId || connections.get(transport.sessionId)?.server !== server) {
+        slot.release();
+        void server.close().catch((err: unknown) => logger.debug({ err }, 'closing an MCP connection failed'));
+      }
+    }
   });
 
   const streamable: RequestHandler = async (req, res) => {
-    const c = ownConnection(req, req.get('mcp-session-id'));
-    if (!c || !(c.transport instanceof StreamableHTTPServerTransport)) return jsonRpcError(res, req.get('mcp-session-id') ? 404 : 400, -32001, 'MCP session not found');
+    const id = req.get('mcp-session-id');
+    if (!id) return jsonRpcError(req, res, 400, MCP_INVALID_REQUEST, 'Invalid request: Mcp-Session-Id header is required');
+    const c = ownConnection(req, id);
+    if (!c || !(c.transport instanceof StreamableHTTPServerTransport)) return sessionNotFound(req, res);
+    // DELETE closes the transport, whose onclose frees the slot.
     await c.transport.handleRequest(req, res);
   };
   router.get('/mcp', deps.auth, streamable);
@@ -66,19 +107,31 @@ export function mcpRoutes(deps: McpDeps & { auth: RequestHandler }): Router {
 
   router.get('/mcp/sse', deps.auth, async (req, res) => {
     const user = currentUser(req);
+    const slot = connections.reserve(user._id);
+    if (!slot) return atCap(req, res);
     const transport = new SSEServerTransport('/mcp/messages', res);
     const server = createMcpServer(deps, user);
-    connections.set(transport.sessionId, { userId: user._id, server, transport });
+    const closeServer = () => void server.close().catch((err: unknown) => logger.debug({ err }, 'closing an MCP connection failed'));
+    // Registered before the stream opens: the client may post as soon as it reads the endpoint.
+    connections.add(transport.sessionId, slot, { userId: user._id, server, transport });
     res.on('close', () => {
-      connections.delete(transport.sessionId);
-      void server.close().catch((err: unknown) => logger.debug({ err }, 'closing an MCP connection failed'));
+      // The client left, or the session was closed (idle, shutdown): the stream ended.
+      if (connections.remove(transport.sessionId)) closeServer();
+      slot.release();
     });
-    await server.connect(transport);
+    try {
+      await server.connect(transport);
+    } catch (err) {
+      if (connections.remove(transport.sessionId)) closeServer();
+      throw err;
+    }
   });
 
   router.post('/mcp/messages', deps.auth, async (req, res) => {
-    const c = ownConnection(req, typeof req.query.sessionId === 'string' ? req.query.sessionId : undefined);
-    if (!c || !(c.transport instanceof SSEServerTransport)) return jsonRpcError(res, 404, -32001, 'MCP session not found');
+    const id = typeof req.query.sessionId === 'string' && req.query.sessionId ? req.query.sessionId : undefined;
+    if (!id) return jsonRpcError(req, res, 400, MCP_INVALID_REQUEST, 'Invalid request: the sessionId query parameter is required');
+    const c = ownConnection(req, id);
+    if (!c || !(c.transport instanceof SSEServerTransport)) return sessionNotFound(req, res);
     await c.transport.handlePostMessage(req, res, req.body);
   });
 
