@@ -900,11 +900,8 @@ export interface components {
                 source: "Service";
                 /** @description ISO 3166-1 alpha-2 country code, or "random" */
                 country: string;
-                /**
-                 * @description system (through the service's relay) or chrome
-                 * @enum {string}
-                 */
-                level?: "system" | "chrome";
+                /** @description system (through the service's relay) or chrome */
+                level?: ("system" | "chrome") | null;
             } | {
                 /** @constant */
                 source: "custom";
@@ -912,13 +909,10 @@ export interface components {
                 type: "http" | "socks";
                 host: string;
                 port: string;
-                username?: string;
-                password?: string;
-                /**
-                 * @description system (through the service's relay) or chrome
-                 * @enum {string}
-                 */
-                level?: "system" | "chrome";
+                username?: string | null;
+                password?: string | null;
+                /** @description system (through the service's relay) or chrome */
+                level?: ("system" | "chrome") | null;
             }) | null;
             /**
              * @default default
@@ -1029,11 +1023,8 @@ export interface components {
                 source: "Service";
                 /** @description ISO 3166-1 alpha-2 country code, or "random" */
                 country: string;
-                /**
-                 * @description system (through the service's relay) or chrome
-                 * @enum {string}
-                 */
-                level?: "system" | "chrome";
+                /** @description system (through the service's relay) or chrome */
+                level?: ("system" | "chrome") | null;
             } | {
                 /** @constant */
                 source: "custom";
@@ -1041,13 +1032,10 @@ export interface components {
                 type: "http" | "socks";
                 host: string;
                 port: string;
-                username?: string;
-                password?: string;
-                /**
-                 * @description system (through the service's relay) or chrome
-                 * @enum {string}
-                 */
-                level?: "system" | "chrome";
+                username?: string | null;
+                password?: string | null;
+                /** @description system (through the service's relay) or chrome */
+                level?: ("system" | "chrome") | null;
             }) | null;
             /**
              * @default default
@@ -1132,6 +1120,8 @@ export interface components {
                 /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
                 replayOf?: string;
             };
+            /** @description fileIds from POST /files/upload, as the contract's upload section places them for run-task: added to task.files (without duplicates; at most 20 in all) */
+            files?: string[] | null;
         };
         SendMessageRequest: {
             /** @description The session */

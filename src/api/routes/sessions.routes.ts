@@ -1,10 +1,9 @@
 import { Router, type RequestHandler } from 'express';
 import type { Config } from '../../config';
-import { ServiceError } from '../../errors';
 import type { MessageHandler } from '../messages.handler';
 import { currentUser } from '../middleware/auth';
 import { sendMessageSchema } from '../schemas/message.schema';
-import { runTaskSchema, sessionEventsQuerySchema, startSessionSchema } from '../schemas/session.schema';
+import { parseRunTask, sessionEventsQuerySchema, startSessionSchema } from '../schemas/session.schema';
 import { wireEvent } from '../../events/publisher';
 import { assertOutputSchemaUsable, assertPromptGiven } from '../schemas/task.schema';
 import { parseRequest } from '../schemas/validation';
@@ -49,9 +48,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
   });
 
   router.post('/start/run-task', deps.auth, deps.limit, async (req, res) => {
-    const raw = (req.body ?? {}) as Record<string, unknown>;
-    if (!raw.task || typeof raw.task !== 'object') throw new ServiceError('MISSING_REQUIRED_FIELD', 'task.prompt is required', 400, { field: 'task.prompt' });
-    const body = parseRequest(runTaskSchema, raw);
+    const body = parseRunTask((req.body ?? {}) as Record<string, unknown>);
     assertPromptGiven(body.task, 'task.prompt');
     await assertOutputSchemaUsable(body.task, 'task.');
     const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true }, { ...body, singleTask: true });

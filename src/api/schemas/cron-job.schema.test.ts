@@ -61,6 +61,10 @@ describe('POST /cron-jobs body', () => {
     expect({ status: e.status, code: e.code, message: e.message }).toEqual({ status, code, message });
   });
 
+  it('takes a webhook auth of null as no auth', () => {
+    expect(parseCreateCronJob({ ...valid, webhook: { ...webhook, auth: null } }, NOW).fields.webhook).toEqual(webhook);
+  });
+
   it('gives both bounds of numeric fields', () => {
     expect(errorOf(() => parseCreateCronJob({ ...valid, maxConsecutiveFailures: 101 }, NOW)).details).toEqual({ parameter: 'maxConsecutiveFailures', value: 101, min: 1, max: 100 });
   });

@@ -10,6 +10,10 @@ describe('TYPE interactions', () => {
     expect(type('x'.repeat(10_000), false).action).toMatchObject({ type: 'TYPE', humanLike: false });
   });
 
+  it('take humanLike null as its default (false)', () => {
+    expect(parseRequest(interactionMessageSchema, { actionType: 'interaction', action: { type: 'TYPE', text: 'hi', humanLike: null } }, 'message.').action).toEqual({ type: 'TYPE', text: 'hi', humanLike: false });
+  });
+
   it('refuse longer human-like text with 400 INVALID_PARAMETER, without echoing it', () => {
     const e = errorOf(() => type('secret-'.repeat(300), true));
     expect({ status: e.status, code: e.code, message: e.message, details: e.details }).toEqual({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { taskParamsSchema } from './task.schema';
+import { orDefault, taskParamsSchema } from './task.schema';
 
 export const newTaskMessageSchema = z
   .object({ actionType: z.literal('newTask'), newState: z.literal('start') })
@@ -47,7 +47,7 @@ export const interactionActionSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('CLICK'), x, y }),
   z.object({ type: z.literal('DOUBLE_CLICK'), x, y }),
   z
-    .object({ type: z.literal('TYPE'), text: z.string().min(1).max(TYPE_MAX_CHARS), humanLike: z.boolean().default(false) })
+    .object({ type: z.literal('TYPE'), text: z.string().min(1).max(TYPE_MAX_CHARS), humanLike: orDefault(z.boolean().default(false)) })
     .superRefine((a, ctx) => {
       const length = [...a.text].length;
       // The typed text is not echoed back (it may be a password).

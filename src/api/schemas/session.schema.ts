@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { taskParamsSchema } from './task.schema';
+import { fileIdsSchema, orDefault, taskParamsSchema, TASK_FILES_MAX, type TaskParamsInput } from './task.schema';
+import { parseRequest } from './validation';
 import { privateAddressProblem } from '../../net/submitted-urls';
+import { InvalidParameterError, MissingFieldError } from '../../errors';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 /** An ISO 3166-1 alpha-2 code the platform knows (a name other than the code itself), or `random`. */
@@ -8,7 +10,9 @@ const country = z
   .string()
   .refine((v) => v === 'random' || (/^[A-Za-z]{2}$/.test(v) && regionNames.of(v.toUpperCase()) !== v.toUpperCase()), 'must be an ISO 3166-1 alpha-2 country code or "random"')
   .describe('ISO 3166-1 alpha-2 country code, or "random"');
-const level = z.enum(['system', 'chrome']).optional().describe('system (through the service\'s relay) or chrome');
+// null on an optional field of the proxy is the field left out (nullish: a pipe here would
+// hide the proxy's default from the OpenAPI document).
+const level = z.enum(['system', 'chrome']).nullish().describe('system (through the service\'s relay) or chrome');
 
 const managedProxy = z
   .object({ source: z.literal('Service'), country, level })
@@ -24,8 +28,8 @@ const customProxy = z
       .max(253)
       .regex(/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]*:[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)$/, 'must be a host name or an IP address'),
     port: z.string().regex(/^\d{1,5}$/, 'must be a port number given as a string').refine((v) => Number(v) >= 1 && Number(v) <= 65535, 'must be between 1 and 65535'),
-    username: z.string().max(256).optional(),
-    password: z.string().max(256).optional(),
+    username: z.string().max(256).nullish(),
+    password: z.string().max(256).nullish(),
     level,
   })
   .strict()
@@ -39,19 +43,46 @@ const customProxy = z
 export const proxySchema = z.discriminatedUnion('source', [managedProxy, customProxy]);
 export type ProxyInput = z.infer<typeof proxySchema>;
 
+/**
+ * The session's fields (start-session and run-task). Null on any of them is its default;
+ * an empty id is refused (400 MISSING_REQUIRED_FIELD `<field> must not be empty`), never
+ * taken for "none".
+ */
 const sessionFields = {
-  environmentId: z.string().nullable().default(null).describe('Environment to attach (its browser profile and files)'),
-  profileId: z.string().nullable().default(null).describe('Browser profile to run on (instead of an environment)'),
+  environmentId: z.string().min(1).max(128).nullable().default(null).describe('Environment to attach (its browser profile and files)'),
+  profileId: z.string().min(1).max(128).nullable().default(null).describe('Browser profile to run on (instead of an environment)'),
   policyId: z.string().min(1).max(128).nullable().default(null).describe('Automation policy (one of the caller\'s policies); every agent action is checked against it'),
   proxy: proxySchema.nullable().default(null).describe('Proxy object: every task of the session browses through it'),
-  mode: z.enum(['default']).default('default'),
-  reachOutMode: z.enum(['off', 'guardrail_only', 'full']).default('guardrail_only'),
+  mode: orDefault(z.enum(['default']).default('default')),
+  reachOutMode: orDefault(z.enum(['off', 'guardrail_only', 'full']).default('guardrail_only')),
 };
 
-export const startSessionSchema = z.object({ ...sessionFields, task: taskParamsSchema.optional() });
-export const runTaskSchema = z.object({ ...sessionFields, task: taskParamsSchema });
+export const startSessionSchema = z.object({ ...sessionFields, task: orDefault(taskParamsSchema.optional()) });
+export const runTaskSchema = z.object({
+  ...sessionFields,
+  task: taskParamsSchema,
+  files: fileIdsSchema.nullish().describe('fileIds from POST /files/upload, as the contract\'s upload section places them for run-task: added to task.files (without duplicates; at most 20 in all)'),
+});
 
 export type StartSessionBody = z.infer<typeof startSessionSchema>;
+export type RunTaskBody = Omit<z.infer<typeof runTaskSchema>, 'files'>;
+
+/**
+ * POST /start/run-task. `task` is required (its `prompt`: 400 MISSING_REQUIRED_FIELD
+ * `task.prompt` when there is no task at all). The contract gives run-task's fileIds both
+ * inside `task` and at the top level (`files` "in the body for run-task"): both are taken,
+ * merged without duplicates (task.files first), with the limit of task.files on the result.
+ */
+export function parseRunTask(raw: Record<string, unknown>): RunTaskBody {
+  if (!raw.task || typeof raw.task !== 'object') throw new MissingFieldError('task.prompt');
+  const { files, ...body } = parseRequest(runTaskSchema, raw);
+  if (!files?.length) return body;
+  const merged: TaskParamsInput['files'] = [...new Set([...body.task.files, ...files])];
+  if (merged.length > TASK_FILES_MAX) {
+    throw new InvalidParameterError('files', merged.length, `files and task.files together may hold at most ${TASK_FILES_MAX} fileIds (got ${merged.length} different ones)`, { max: TASK_FILES_MAX });
+  }
+  return { ...body, task: { ...body.task, files: merged } };
+}
 
 /** GET /start/sessions/:sessionId/events: the events after `after` (a seq), at most `limit`. */
 export const sessionEventsQuerySchema = z.object({

@@ -11,6 +11,33 @@ export const TASK_LIMITS = {
   maxOutputTokens: { min: 100, max: 100_000, default: 100_000 },
 } as const;
 
+/** Most fileIds one task may take (`files` from POST /files/upload). */
+export const TASK_FILES_MAX = 20;
+
+/**
+ * Null on an optional field is the field left out: its default applies. Generated clients
+ * send null for the fields they leave out. A required field given null stays missing
+ * (400 MISSING_REQUIRED_FIELD); an array item given null is 400 INVALID_PARAMETER.
+ *
+ * `orDefault` does it for one field (for objects other code picks fields from, and the
+ * options of a discriminated union); `nullIsAbsent` for every optional field of an object,
+ * dropping their null keys before the object is parsed.
+ */
+export const orDefault = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema);
+
+export function nullIsAbsent<T extends z.ZodObject>(schema: T, check?: (input: Record<string, unknown>, ctx: z.RefinementCtx) => void) {
+  const optional = Object.keys(schema.shape).filter((k) => (schema.shape[k] as z.ZodType).safeParse(undefined).success);
+  return z.preprocess((v, ctx) => {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+    const input = v as Record<string, unknown>;
+    check?.(input, ctx);
+    if (!optional.some((k) => input[k] === null)) return v;
+    const out = { ...input };
+    for (const k of optional) if (out[k] === null) delete out[k];
+    return out;
+  }, schema);
+}
+
 /** An absolute http or https URL whose host is not a private address literal. */
 export const httpUrl = z.string().superRefine((v, ctx) => {
   let protocol = '';
@@ -63,12 +90,17 @@ export const secretEntrySchema = z
   })
   .strict();
 
-export const webhookSchema = z.object({
-  name: z.string().min(1).describe('Identifier of the webhook'),
-  url: httpUrl.describe('Receiving address (http or https)'),
-  auth: z.string().optional().describe('Value of the Authorization header of the delivery'),
-  submittedData: z.enum(['ai_response', 'full_response', 'just_ping']).describe('What the delivery carries'),
-});
+export const webhookSchema = nullIsAbsent(
+  z.object({
+    name: z.string().min(1).describe('Identifier of the webhook'),
+    url: httpUrl.describe('Receiving address (http or https)'),
+    auth: z.string().optional().describe('Value of the Authorization header of the delivery'),
+    submittedData: z.enum(['ai_response', 'full_response', 'just_ping']).describe('What the delivery carries'),
+  }),
+);
+
+/** fileIds from POST /files/upload: `files` of a task (and the top-level `files` of run-task). */
+export const fileIdsSchema = z.array(z.string().min(1)).max(TASK_FILES_MAX);
 
 /** The task's fields without the cross-field checks (zod cannot pick from a refined object). */
 export const taskParamsFields = z.object({
@@ -81,7 +113,7 @@ export const taskParamsFields = z.object({
   outputType: z.enum(['text', 'structured_json', 'structured_csv']).default('text'),
   outputSchema: z.union([z.record(z.string(), z.unknown()), z.array(z.string())]).optional().describe('JSON Schema (structured_json) or column names (structured_csv)'),
   secrets: z.array(secretEntrySchema).max(SECRET_LIMITS.entries).default([]).describe('Values the agent may type but never sees'),
-  files: z.array(z.string().min(1)).max(20).default([]).describe('fileIds from POST /files/upload'),
+  files: fileIdsSchema.default([]).describe('fileIds from POST /files/upload'),
   webhook: webhookSchema.optional(),
   replayOf: z
     .string()
@@ -91,8 +123,8 @@ export const taskParamsFields = z.object({
     .describe("One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page"),
 });
 
-/** Task parameters: inside `task` of start-session and run-task, or inside a newTask message. */
-export const taskParamsSchema = taskParamsFields.superRefine((t, ctx) => {
+/** The task's fields with their cross-field checks (`outputSchema` against `outputType`). */
+const checkedTaskParams = taskParamsFields.superRefine((t, ctx) => {
   if (t.outputType === 'structured_json' && (!t.outputSchema || Array.isArray(t.outputSchema))) {
     ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: 'outputSchema must be a JSON Schema object when outputType is structured_json' });
   }
@@ -107,6 +139,19 @@ export const taskParamsSchema = taskParamsFields.superRefine((t, ctx) => {
         : null;
   // The schema itself is not echoed back in the error (it may be 64 KB).
   if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem, params: { value: null } });
+});
+
+/** Why a task's `proxy` is refused: the contract makes it a session field, not a task parameter. */
+export const TASK_PROXY_REFUSAL = 'not a task parameter: proxy is a session-level field; give it at the top level of start-session or run-task, next to task (it applies to every task of the session)';
+
+/**
+ * Task parameters: inside `task` of start-session and run-task, or inside a newTask message.
+ * Null on any of them is its default. A `proxy` among them is 400 INVALID_PARAMETER
+ * (`task.proxy`, `message.proxy`) rather than dropped in silence; its value is not echoed
+ * (it may carry a password).
+ */
+export const taskParamsSchema = nullIsAbsent(checkedTaskParams, (input, ctx) => {
+  if (input.proxy !== undefined) ctx.addIssue({ code: 'custom', path: ['proxy'], message: TASK_PROXY_REFUSAL, params: { value: null }, input: input.proxy });
 });
 
 /**

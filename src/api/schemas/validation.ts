@@ -21,7 +21,10 @@ export function toServiceError(error: z.ZodError, input: unknown, prefix = ''): 
   if (value === undefined && issue.code !== 'custom') return new MissingFieldError(field);
   switch (issue.code) {
     case 'invalid_type':
-      if (value === null) return new MissingFieldError(field);
+      // null is a field left out: the task and session schemas take it as the default of an
+      // optional field, so one refused here is required. An array item cannot be left out:
+      // null there is a wrong value.
+      if (value === null && typeof issue.path[issue.path.length - 1] !== 'number') return new MissingFieldError(field);
       return new InvalidParameterError(field, value, `${field} must be ${issue.expected === 'int' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`}`);
     case 'too_small':
     case 'too_big': {
