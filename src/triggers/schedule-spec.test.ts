@@ -67,6 +67,23 @@ describe('at', () => {
     expect(parseAt('2026-11-24', NOW).toISOString()).toBe('2026-11-24T00:00:00.000Z');
   });
 
+  it('reads one without an offset as the wall-clock time of the trigger’s time zone', () => {
+    const at = (text: string, zone: string) => parseAt(text, NOW, zone).toISOString();
+    expect(at('2027-01-31T09:00:00', 'Europe/Paris')).toBe('2027-01-31T08:00:00.000Z'); // winter, +01:00
+    expect(at('2027-07-01T09:00', 'Europe/Paris')).toBe('2027-07-01T07:00:00.000Z'); // summer, +02:00
+    expect(at('2027-07-01T09:00:00', 'America/New_York')).toBe('2027-07-01T13:00:00.000Z');
+    expect(at('2027-01-05', 'Asia/Tokyo')).toBe('2027-01-04T15:00:00.000Z'); // a date alone: its midnight there
+    expect(at('2027-03-01T10:15:30.250', 'Asia/Kolkata')).toBe('2027-03-01T04:45:30.250Z');
+    // An offset given wins over the time zone.
+    expect(at('2027-01-31T09:00:00Z', 'Europe/Paris')).toBe('2027-01-31T09:00:00.000Z');
+    // Daylight-saving changes in Paris: 02:30 does not exist on 2027-03-28 (read as 03:30 summer
+    // time), and exists twice on 2027-10-31 (the first, still summer time).
+    expect(at('2027-03-28T02:30:00', 'Europe/Paris')).toBe('2027-03-28T01:30:00.000Z');
+    expect(at('2027-10-31T02:30:00', 'Europe/Paris')).toBe('2027-10-31T00:30:00.000Z');
+    expect(at('2027-10-31T03:30:00', 'Europe/Paris')).toBe('2027-10-31T02:30:00.000Z');
+    expect(errorOf(() => parseAt('2027-02-30T09:00:00', NOW, 'Europe/Paris')).message).toBe('scheduleAt must be an ISO 8601 date-time, e.g. 2030-01-31T09:00:00Z');
+  });
+
   it('refuses the past and the malformed', () => {
     const past = errorOf(() => parseAt('2026-11-23T09:59:59Z', NOW));
     expect(past).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'scheduleAt', value: '2026-11-23T09:59:59Z' } });

@@ -133,19 +133,49 @@ function cronValue(text: string, field: CronField): number | null {
 
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
-/** An ISO 8601 date-time in the future; one without an offset is read as UTC (the instant must not depend on the server). */
-export function parseAt(value: unknown, now = Date.now()): Date {
-  if (typeof value !== 'string' || !ISO_DATETIME.test(value.trim())) {
-    throw new InvalidParameterError('scheduleAt', value, 'scheduleAt must be an ISO 8601 date-time, e.g. 2030-01-31T09:00:00Z');
+/**
+ * An ISO 8601 date-time in the future. One without an offset (or a date alone, meaning its
+ * midnight) is the wall-clock time in `timezone` (the trigger's, UTC by default): the same
+ * instant on every server. A time that a daylight-saving change skips is read with the
+ * offset before the change (02:30 on a spring-forward night is 03:30); one it repeats is the
+ * first of the two.
+ */
+export function parseAt(value: unknown, now = Date.now(), timezone = 'UTC'): Date {
+  const invalid = () => new InvalidParameterError('scheduleAt', value, 'scheduleAt must be an ISO 8601 date-time, e.g. 2030-01-31T09:00:00Z');
+  if (typeof value !== 'string' || !ISO_DATETIME.test(value.trim())) throw invalid();
+  const text = value.trim().replace(' ', 'T');
+  const hasOffset = /[T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(text);
+  let at: Date;
+  if (hasOffset) {
+    at = new Date(text);
+  } else {
+    // The wall-clock fields, validated by a round trip through UTC (no 2026-02-30).
+    const wall = new Date(`${text.includes('T') ? text : `${text}T00:00`}Z`);
+    if (Number.isNaN(wall.getTime()) || wall.toISOString().slice(0, 10) !== text.slice(0, 10)) throw invalid();
+    at = new Date(wallClockInstant(wall.getTime(), timezone));
   }
-  const text = value.trim();
-  // A date-time without an offset is taken as UTC, so it means the same on every server.
-  const hasTime = /[T ]\d{2}:\d{2}/i.test(text);
-  const hasOffset = /(Z|[+-]\d{2}:?\d{2})$/i.test(text);
-  const at = new Date(hasTime && !hasOffset ? `${text.replace(' ', 'T')}Z` : text);
-  if (Number.isNaN(at.getTime())) throw new InvalidParameterError('scheduleAt', value, 'scheduleAt must be an ISO 8601 date-time, e.g. 2030-01-31T09:00:00Z');
+  if (Number.isNaN(at.getTime())) throw invalid();
   if (at.getTime() <= now) throw new InvalidParameterError('scheduleAt', value, `scheduleAt must be in the future (it is ${at.toISOString()}, now is ${new Date(now).toISOString()})`);
   return at;
+}
+
+/** How far `zone`'s clocks are ahead of UTC at `instant` (ms). */
+function zoneOffset(instant: number, zone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(new Date(instant));
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  const shown = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return shown - (instant - (((instant % 1000) + 1000) % 1000));
+}
+
+/** The instant at which `zone`'s clocks show `wall` (its fields given as if in UTC). */
+export function wallClockInstant(wall: number, zone: string): number {
+  // The offsets a day before and a day after: equal, unless a change falls near this time.
+  const before = wall - zoneOffset(wall - 86_400_000, zone);
+  const after = wall - zoneOffset(wall + 86_400_000, zone);
+  const shows = (t: number) => t + zoneOffset(t, zone) === wall;
+  if (shows(before)) return before; // also the first of a repeated hour
+  if (shows(after)) return after;
+  return before; // a skipped time: the offset before the change
 }
 
 // ---- the whole schedule --------------------------------------------------------------

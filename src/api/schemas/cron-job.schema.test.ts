@@ -61,6 +61,12 @@ describe('POST /cron-jobs body', () => {
     expect({ status: e.status, code: e.code, message: e.message }).toEqual({ status, code, message });
   });
 
+  it('reads an offset-less scheduleAt in the trigger’s time zone, and checks the zone first', () => {
+    const { fields } = parseCreateCronJob({ ...valid, scheduleType: 'at', scheduleAt: '2027-01-31T09:00:00', timezone: 'Europe/Paris' }, NOW);
+    expect(fields.scheduleAt?.toISOString()).toBe('2027-01-31T08:00:00.000Z');
+    expect(errorOf(() => parseCreateCronJob({ ...valid, scheduleType: 'at', scheduleAt: '2027-01-31T09:00:00', timezone: 'Moon/Base' }, NOW)).details).toMatchObject({ parameter: 'timezone' });
+  });
+
   it('takes a webhook auth of null as no auth', () => {
     expect(parseCreateCronJob({ ...valid, webhook: { ...webhook, auth: null } }, NOW).fields.webhook).toEqual(webhook);
   });

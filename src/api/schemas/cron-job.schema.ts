@@ -10,7 +10,7 @@ import { outputSchemaLimitProblem, outputSchemaProblem } from '../../agent/struc
 import { InvalidParameterError, MissingFieldError, ServiceError } from '../../errors';
 import type { CronJobFields, CronJobRecord, CronJobStatus } from '../../store/cron-jobs.repository';
 import { RETRY_LIMITS, type RetryPolicyInput } from '../../triggers/retry-policy';
-import { parseAt, SCHEDULE_FIELD_NAMES, SCHEDULE_TYPES, validateSchedule, type ScheduleFields } from '../../triggers/schedule-spec';
+import { assertTimezone, parseAt, SCHEDULE_FIELD_NAMES, SCHEDULE_TYPES, validateSchedule, type ScheduleFields } from '../../triggers/schedule-spec';
 import { httpUrl, webhookSchema } from './task.schema';
 import { parseRequest } from './validation';
 
@@ -119,15 +119,22 @@ function checkWebhook(deliveryMode: string, webhook: unknown): void {
   if ((deliveryMode === 'webhook' || deliveryMode === 'both') && !webhook) throw new MissingFieldError('webhook', 'webhook config is required when deliveryMode includes webhook');
 }
 
+/** The trigger's time zone after this request (checked: an offset-less scheduleAt is read in it). */
+function timezoneOf(body: UpdateBody, base: ScheduleFields): string {
+  const zone = body.timezone === undefined ? base.timezone : body.timezone?.trim() || 'UTC';
+  assertTimezone(zone);
+  return zone;
+}
+
 /** The stored schedule fields of a request: `at` parsed (and in the future), the others as given. */
 function scheduleOf(body: UpdateBody, base: ScheduleFields, now: number): ScheduleFields {
   const type = body.scheduleType ?? base.scheduleType;
   const fields: ScheduleFields = {
     scheduleType: type,
-    scheduleAt: body.scheduleAt === undefined ? base.scheduleAt : body.scheduleAt === null ? null : parseAt(body.scheduleAt, now),
+    scheduleAt: body.scheduleAt === undefined ? base.scheduleAt : body.scheduleAt === null ? null : parseAt(body.scheduleAt, now, timezoneOf(body, base)),
     scheduleInterval: body.scheduleInterval === undefined ? base.scheduleInterval : (body.scheduleInterval?.trim() ?? null),
     scheduleCron: body.scheduleCron === undefined ? base.scheduleCron : (body.scheduleCron?.trim() ?? null),
-    timezone: body.timezone === undefined ? base.timezone : (body.timezone?.trim() || 'UTC'),
+    timezone: timezoneOf(body, base),
   };
   validateSchedule(fields, { now });
   // Only the fields of the type are kept, so the record says plainly when it runs.
