@@ -48,6 +48,9 @@ export interface LiveChannel {
   io?: SocketServer;
 }
 
+/** POST paths whose JSON body is read in their route, after the API key and the rate limit. */
+const LIMITED_BODIES = new Set(['/start/start-session', '/start/run-task', '/start/send-message', '/v1/chat/completions']);
+
 export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express; sessions: SessionsService; messages: MessageHandler; liveRoutes: LiveRoutes; mcp: McpRouter } {
   const { config, store, redis } = deps;
   const logger = deps.logger.child({ component: 'api' });
@@ -60,7 +63,11 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   const sessions = new SessionsService({ ...deps, logger });
   // Chat replies (reach-out) are verified over the raw body: before the JSON parser.
   app.use(chatRoutes({ store, sessions, secretKey: payloadKey(config), logger: deps.logger }));
-  app.use(express.json({ limit: config.BODY_LIMIT }));
+  // The rate-limited calls read their body after the API key and the limit (every request
+  // counts, a malformed or oversized one too, and one without a key is a 401 whatever it
+  // sends); every other route has it read here.
+  const json = express.json({ limit: config.BODY_LIMIT });
+  app.use((req, res, next) => (req.method === 'POST' && LIMITED_BODIES.has(req.path.toLowerCase().replace(/\/+$/, '')) ? next() : json(req, res, next)));
   // Malformed JSON sent to /v1 is answered in the OpenAI error shape (see openai.routes.ts).
   app.use('/v1', openAiErrorHandler(logger));
 
@@ -73,7 +80,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.get('/metrics', metricsRoute(apiMetrics.registry, config.METRICS_TOKEN));
   app.use(tasksRoutes({ config, sessions, watchers: new Watchers(redis) }));
   app.use(recordingsRoutes({ config, store, auth, redis }));
-  app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser }));
+  app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser, body: json }));
   // The live view and WHEP open with the session's view token, not an API key.
   const liveRoutes = createLiveRoutes({ config, store, redis, sessions, logger: deps.logger });
   app.use(liveRoutes.router);
@@ -85,7 +92,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.use(cronJobsRoutes({ config, store, temporal: deps.temporal, redis, auth, logger }));
   app.use(webhooksRoutes({ store, redis, auth, logger }));
   app.use(policiesRoutes({ config, store, redis, auth, logger }));
-  app.use(openAiRoutes({ config, store, redis, sessions, auth, logger }));
+  app.use(openAiRoutes({ config, store, redis, sessions, auth, logger, body: json }));
   app.use(docsRoutes({ config }));
   const mcp = mcpRoutes({ config, store, sessions, logger, auth, limit: { redis, limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 } });
   app.use(mcp);

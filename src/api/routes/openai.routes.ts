@@ -21,7 +21,7 @@ const MODEL: z.infer<typeof modelSchema> = { id: CHAT_MODEL_ID, object: 'model',
  * The OpenAI-compatible endpoints, usable unchanged by the official SDKs with
  * `baseURL = {base_url}/v1`. Every error is `{error:{message,type,code}}`.
  */
-export function openAiRoutes(deps: { config: Config; store: Store; redis: Redis; sessions: SessionsService; auth: RequestHandler; logger: Logger }): Router {
+export function openAiRoutes(deps: { config: Config; store: Store; redis: Redis; sessions: SessionsService; auth: RequestHandler; logger: Logger; body: RequestHandler }): Router {
   const router = Router();
   const chat = createChatCompletions(deps);
   // The same counter as the other task-starting calls ("start"), answered in the OpenAI shape.
@@ -44,7 +44,7 @@ export function openAiRoutes(deps: { config: Config; store: Store; redis: Redis;
     send(res, modelSchema, 200, MODEL);
   });
 
-  router.post('/v1/chat/completions', deps.auth, limit, async (req, res) => {
+  router.post('/v1/chat/completions', deps.auth, limit, deps.body, async (req, res) => {
     const parsed = chatCompletionRequestSchema.safeParse(req.body ?? {});
     if (!parsed.success) {
       const e = toServiceError(parsed.error, req.body ?? {});

@@ -13,7 +13,7 @@ import * as R from '../schemas/responses.schema';
 import type { z } from 'zod';
 
 /** POST /start/start-session, /start/run-task, /start/send-message. */
-export function sessionsRoutes(deps: { config: Config; sessions: SessionsService; messages: MessageHandler; auth: RequestHandler; limit: RequestHandler }): Router {
+export function sessionsRoutes(deps: { config: Config; sessions: SessionsService; messages: MessageHandler; auth: RequestHandler; limit: RequestHandler; body: RequestHandler }): Router {
   const { config, sessions } = deps;
   const router = Router();
   const base = config.PUBLIC_BASE_URL;
@@ -36,7 +36,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     };
   };
 
-  router.post('/start/start-session', deps.auth, deps.limit, async (req, res) => {
+  router.post('/start/start-session', deps.auth, deps.limit, deps.body, async (req, res) => {
     const body = parseRequest(startSessionSchema, req.body ?? {});
     assertPromptGiven(body.task, 'task.prompt');
     await assertOutputSchemaUsable(body.task, 'task.');
@@ -47,7 +47,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     });
   });
 
-  router.post('/start/run-task', deps.auth, deps.limit, async (req, res) => {
+  router.post('/start/run-task', deps.auth, deps.limit, deps.body, async (req, res) => {
     const body = parseRunTask((req.body ?? {}) as Record<string, unknown>);
     assertPromptGiven(body.task, 'task.prompt');
     await assertOutputSchemaUsable(body.task, 'task.');
@@ -56,7 +56,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     res.status(answer.status).json(answer.body);
   });
 
-  router.post('/start/send-message', deps.auth, deps.limit, async (req, res) => {
+  router.post('/start/send-message', deps.auth, deps.limit, deps.body, async (req, res) => {
     const { sessionId, message } = parseRequest(sendMessageSchema, req.body ?? {});
     const answer = await deps.messages.handle(currentUser(req), sessionId, message);
     res.status(answer.status).json(answer.body);
