@@ -1,5 +1,6 @@
 import type { Download, Request } from 'playwright-core';
 import type { Logger } from '../logger';
+import type { DownloadGuard } from './download-guard';
 
 /** A file the page downloaded during a task (data.files of the result). */
 export interface CapturedFile {
@@ -63,7 +64,7 @@ export class SessionArtifacts {
 
   constructor(
     private readonly sessionId: string,
-    private readonly opts: { maxRequests: number; persist?: PersistDownload; logger: Logger },
+    private readonly opts: { maxRequests: number; persist?: PersistDownload; logger: Logger; downloads?: DownloadGuard },
   ) {}
 
   onRequest(req: Request): void {
@@ -83,15 +84,41 @@ export class SessionArtifacts {
       void download.cancel().catch(() => undefined);
       return;
     }
+    // The guard stops it while in progress once it passes the size cap; then it is not stored.
+    const watch = this.opts.downloads?.track(download, { sessionId: this.sessionId, taskId });
+    const filename = download.suggestedFilename();
+    const source = captureUrl(download.url());
+    const refuse = (bytes: number) =>
+      this.opts.logger.warn(
+        { sessionId: this.sessionId, taskId, filename, source, bytes, maxBytes: this.opts.downloads?.maxBytes },
+        'download not stored: it passed the size cap for downloads (FILE_MAX_BYTES) and was stopped',
+      );
     const job = (async () => {
-      const stream = await download.createReadStream();
-      const filename = download.suggestedFilename();
-      const source = captureUrl(download.url());
+      let stream: NodeJS.ReadableStream;
+      try {
+        // (resolves once the download has finished; rejects when it was cancelled)
+        stream = await download.createReadStream();
+      } catch (err) {
+        if (watch?.oversize !== undefined) return refuse(watch.oversize);
+        throw err;
+      }
+      // It may have finished past the cap between two checks.
+      const oversize = watch?.checkFinished();
+      if (oversize !== undefined) {
+        (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+        return refuse(oversize);
+      }
       const { fileId } = await persist({ sessionId: this.sessionId, taskId, sourceUrl: source, filename, stream });
       const list = this.files.get(taskId) ?? [];
       list.push({ fileId, source, filename, timestamp: Date.now() });
       this.files.set(taskId, list);
-    })().catch((err) => this.opts.logger.warn({ sessionId: this.sessionId, taskId, err: String(err) }, 'download not stored'));
+    })()
+      .catch((err) => this.opts.logger.warn({ sessionId: this.sessionId, taskId, err: String(err) }, 'download not stored'))
+      .finally(() => {
+        watch?.release();
+        // Stored or not, the worker's copy goes at once (not when the context closes).
+        void download.delete().catch(() => undefined);
+      });
     this.pending.add(job);
     void job.finally(() => this.pending.delete(job));
   }

@@ -1,6 +1,7 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import { SessionArtifacts, type PersistDownload } from './artifacts';
+import { DownloadGuard, configuredDownloadCap } from './download-guard';
 import { EgressRelay } from '../net/egress-relay';
 import { isGuardRefusal, type NetworkGuard } from '../net/network-guard';
 import { probeProxy } from '../net/proxy-probe';
@@ -63,6 +64,10 @@ interface ReadyContext {
  */
 export class BrowserPool {
   private browser?: Promise<Browser>;
+  /** Every Chromium of the pool: the shared one and those of profile sessions (their downloads land in one directory). */
+  private readonly chromiums = new Set<Browser>();
+  /** Keeps downloads under the size cap while in progress (made with the first Chromium). */
+  private guard?: DownloadGuard;
   private readonly sessions = new Map<string, BrowserSession>();
   private readonly ready: ReadyContext[] = [];
   private making = 0;
@@ -86,6 +91,10 @@ export class BrowserPool {
       ready?: number;
       maxNetworkEntries?: number;
       persistDownload?: PersistDownload;
+      /** Largest download (FILE_MAX_BYTES): one passing it is stopped while in progress. Default: FILE_MAX_BYTES of the environment. */
+      maxDownloadBytes?: number;
+      /** Where the directory Chromium downloads into is made (one per pool, removed on closeAll); default: the system's temporary directory. */
+      downloadsParentDir?: string;
     },
     private readonly logger: Logger,
   ) {}
@@ -117,9 +126,35 @@ export class BrowserPool {
     return this.opts.capacity;
   }
 
+  /** The directory Chromium downloads into, watched by the guard (made on first use). */
+  private downloads(): DownloadGuard {
+    this.guard ??= DownloadGuard.create({
+      maxBytes: this.opts.maxDownloadBytes ?? configuredDownloadCap(),
+      logger: this.logger,
+      browsers: () => this.chromiums,
+      parentDir: this.opts.downloadsParentDir,
+    });
+    return this.guard;
+  }
+
+  /** Where this pool's Chromium downloads to (undefined before the first launch and after closeAll). */
+  get downloadsDir(): string | undefined {
+    return this.guard?.dir;
+  }
+
+  /** A Chromium of the pool, counted for the download guard until it disconnects. */
+  private own(b: Browser): Browser {
+    this.chromiums.add(b);
+    this.guard?.attach(b);
+    b.on('disconnected', () => this.chromiums.delete(b));
+    return b;
+  }
+
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      this.browser = chromium.launch({ executablePath: this.opts.executablePath, headless: this.opts.headless, chromiumSandbox: this.sandbox, args: CHROMIUM_ARGS }).then((b) => {
+      const downloadsPath = this.downloads().dir;
+      this.browser = chromium.launch({ executablePath: this.opts.executablePath, headless: this.opts.headless, chromiumSandbox: this.sandbox, args: CHROMIUM_ARGS, downloadsPath }).then((b) => {
+        this.own(b);
         b.on('disconnected', () => {
           this.logger.warn('chromium disconnected');
           this.browser = undefined;
@@ -248,8 +283,12 @@ export class BrowserPool {
           args: CHROMIUM_ARGS,
           viewport: VIEWPORT,
           acceptDownloads: true,
+          downloadsPath: this.downloads().dir,
           proxy,
         });
+        // (null only where Playwright has no browser object for a persistent context; tracked downloads are still cancelled)
+        const own = context.browser();
+        if (own) this.own(own);
         if (storageState?.cookies?.length) await context.addCookies(storageState.cookies);
       } else {
         const browser = await this.launch();
@@ -272,7 +311,7 @@ export class BrowserPool {
 
   /** Makes a context the session's: its downloads, requests, crashes and new tabs are watched from here on. */
   private adopt(sessionId: string, context: BrowserContext, page: Page, egress: EgressRelay, opts: { userId?: string; proxy?: SessionProxy }): BrowserSession {
-    const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger });
+    const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger, downloads: this.guard });
     this.reserved.delete(sessionId);
     const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress, proxyPricePerByte: opts.proxy?.pricePerByte, changedAt: Date.now() };
     context.on('request', (r) => {
@@ -369,6 +408,10 @@ export class BrowserPool {
     await Promise.all(this.ready.splice(0).map((r) => this.discard(r)));
     const b = this.browser;
     this.browser = undefined;
-    if (b) await (await b).close().catch(() => undefined);
+    if (b) await (await b.catch(() => undefined))?.close().catch(() => undefined);
+    // every Chromium is closed: nothing writes into the downloads directory any more
+    this.chromiums.clear();
+    this.guard?.close();
+    this.guard = undefined;
   }
 }

@@ -125,6 +125,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
       guard,
       sandbox: config.CHROMIUM_SANDBOX,
       maxNetworkEntries: config.NETWORK_CAPTURE_MAX,
+      maxDownloadBytes: config.FILE_MAX_BYTES,
       persistDownload: (d) => persistDownload({ ...d, sourceUrl: vault.mask(d.sessionId, d.sourceUrl) }),
     },
     logger,

@@ -1,0 +1,221 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { chromium, type Page } from 'playwright-core';
+import { BrowserPool } from './pool';
+import { DownloadGuard, configuredDownloadCap } from './download-guard';
+import type { PersistDownload } from './artifacts';
+import { NetworkGuard } from '../net/network-guard';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The cap of these tests, and how far past it a file may get: 250 ms (the backstop interval) of the endless download's ~8 MB/s. */
+const CAP = 1024 * 1024;
+const OVERSHOOT = 2 * 1024 * 1024;
+const CHUNK = Buffer.alloc(64 * 1024, 'x');
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const until = async (cond: () => boolean, ms = 10_000) => {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met');
+    await sleep(20);
+  }
+};
+
+/** A site with an endless download (64 KB every 8 ms, ~8 MB/s, until the client goes) and a small one. */
+let server: http.Server;
+let origin = '';
+/** Endless downloads the server is still sending. */
+let endlessOpen = 0;
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    if (req.url === '/endless') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="endless.bin"' });
+      endlessOpen += 1;
+      const timer = setInterval(() => res.write(CHUNK), 8);
+      res.on('close', () => {
+        clearInterval(timer);
+        endlessOpen -= 1;
+      });
+      return;
+    }
+    if (req.url === '/small') {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="small.txt"' });
+      res.end('hello');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<p>downloads</p>');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+/** The largest size each file of `dir` reached, sampled every 5 ms until stopped. */
+function sampleSizes(dir: () => string | undefined) {
+  const largest = new Map<string, number>();
+  const timer = setInterval(() => {
+    const d = dir();
+    if (!d) return;
+    let names: string[] = [];
+    try {
+      names = readdirSync(d);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      try {
+        largest.set(name, Math.max(largest.get(name) ?? 0, statSync(path.join(d, name)).size));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }, 5);
+  return {
+    max: () => Math.max(0, ...largest.values()),
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** The endless download is over: Chromium dropped the request, and deleted the partial file. */
+const stopped = (dir: string) => endlessOpen === 0 && readdirSync(dir).length === 0;
+
+/** Starts a download in the page (a navigation to it ends with "Download is starting"). */
+const startDownload = async (page: Page, url: string) => {
+  await Promise.all([page.waitForEvent('download'), page.goto(url).catch(() => undefined)]);
+};
+
+describe('download size cap', () => {
+  let pool: BrowserPool;
+  let lines: string[];
+  let stored: { filename: string; body: string }[];
+  beforeEach(() => {
+    lines = [];
+    stored = [];
+    const persistDownload: PersistDownload = async ({ filename, stream }) => {
+      const chunks: Buffer[] = [];
+      for await (const c of stream as AsyncIterable<Buffer>) chunks.push(c);
+      stored.push({ filename, body: Buffer.concat(chunks).toString() });
+      return { fileId: `f${stored.length}` };
+    };
+    pool = new BrowserPool(
+      {
+        executablePath: CHROMIUM,
+        headless: true,
+        capacity: 2,
+        guard: new NetworkGuard({ allowlist: `127.0.0.1:${new URL(origin).port}` }),
+        persistDownload,
+        maxDownloadBytes: CAP,
+      },
+      pino({ level: 'info' }, { write: (l: string) => lines.push(l) }),
+    );
+  });
+  afterEach(() => pool.closeAll());
+
+  const logged = (msg: string) => lines.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith(msg));
+
+  it('stops an endless download once it passes the cap, stores nothing of it, and still stores a small download', async () => {
+    const session = await pool.open('s1');
+    session.artifacts.taskId = 't1';
+    const dir = pool.downloadsDir!;
+    expect(path.dirname(dir)).toBe(os.tmpdir());
+    const sizes = sampleSizes(() => pool.downloadsDir);
+    try {
+      await startDownload(session.page, `${origin}/endless`);
+      // cancelled: Chromium drops the request, and the partial file
+      await until(() => stopped(dir) || sizes.max() > CAP + OVERSHOOT);
+    } finally {
+      sizes.stop();
+    }
+    expect(sizes.max()).toBeLessThanOrEqual(CAP + OVERSHOOT);
+    expect(sizes.max()).toBeGreaterThan(CAP);
+    expect(stopped(dir)).toBe(true);
+
+    expect((await session.artifacts.collect('t1')).files).toEqual([]);
+    expect(stored).toEqual([]);
+    const [stop] = logged('download stopped: it passed the size cap');
+    expect(stop).toMatchObject({ level: 40, maxBytes: CAP });
+    const [refused] = logged('download not stored: it passed the size cap');
+    expect(refused).toMatchObject({ level: 40, sessionId: 's1', taskId: 't1', filename: 'endless.bin', source: `${origin}/endless`, maxBytes: CAP });
+    expect(refused.bytes).toBeGreaterThan(CAP);
+
+    // a download within the cap is stored as before, and its copy on the worker's disk goes at once
+    await startDownload(session.page, `${origin}/small`);
+    const { files } = await session.artifacts.collect('t1');
+    expect(files).toEqual([expect.objectContaining({ fileId: 'f1', filename: 'small.txt', source: `${origin}/small` })]);
+    expect(stored).toEqual([{ filename: 'small.txt', body: 'hello' }]);
+    await until(() => readdirSync(dir).length === 0);
+
+    // the directory is the pool's: gone with it
+    await pool.closeAll();
+    expect(existsSync(dir)).toBe(false);
+  }, 30_000);
+
+  it('stops downloads of a session on its own profile (a persistent context) too', async () => {
+    const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'download-guard-profile-'));
+    try {
+      const session = await pool.open('p1', { userDataDir });
+      session.artifacts.taskId = 't2';
+      const dir = pool.downloadsDir!;
+      const sizes = sampleSizes(() => dir);
+      try {
+        await startDownload(session.page, `${origin}/endless`);
+        await until(() => stopped(dir) || sizes.max() > CAP + OVERSHOOT);
+      } finally {
+        sizes.stop();
+      }
+      expect(sizes.max()).toBeLessThanOrEqual(CAP + OVERSHOOT);
+      expect(stopped(dir)).toBe(true);
+      expect((await session.artifacts.collect('t2')).files).toEqual([]);
+      expect(stored).toEqual([]);
+      expect(logged('download not stored: it passed the size cap')).toEqual([expect.objectContaining({ sessionId: 'p1', taskId: 't2' })]);
+    } finally {
+      await pool.closeAll();
+      rmSync(userDataDir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
+describe('DownloadGuard', () => {
+  it('stops a download nobody reported to it (Playwright had not, or never does)', async () => {
+    const lines: string[] = [];
+    const browsers: import('playwright-core').Browser[] = [];
+    const guard = DownloadGuard.create({ maxBytes: CAP, logger: pino({ level: 'info' }, { write: (l: string) => lines.push(l) }), browsers: () => browsers });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, downloadsPath: guard.dir, chromiumSandbox: process.getuid?.() !== 0 });
+    browsers.push(browser);
+    const sizes = sampleSizes(() => guard.dir);
+    try {
+      const context = await browser.newContext({ acceptDownloads: true });
+      const page = await context.newPage();
+      await startDownload(page, `${origin}/endless`);
+      await until(() => stopped(guard.dir) || sizes.max() > CAP + OVERSHOOT);
+      expect(sizes.max()).toBeLessThanOrEqual(CAP + OVERSHOOT);
+      expect(sizes.max()).toBeGreaterThan(CAP);
+      expect(stopped(guard.dir)).toBe(true);
+      const stops = lines.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('download stopped'));
+      expect(stops).toEqual([expect.objectContaining({ level: 40, maxBytes: CAP })]);
+      expect(stops[0].sessionId).toBeUndefined();
+    } finally {
+      sizes.stop();
+      await browser.close();
+      guard.close();
+    }
+    expect(existsSync(guard.dir)).toBe(false);
+  }, 30_000);
+});
+
+describe('configuredDownloadCap', () => {
+  it('reads FILE_MAX_BYTES as the configuration does, its default when unset or invalid', () => {
+    expect(configuredDownloadCap({})).toBe(50 * 1024 * 1024);
+    expect(configuredDownloadCap({ FILE_MAX_BYTES: '' })).toBe(50 * 1024 * 1024);
+    expect(configuredDownloadCap({ FILE_MAX_BYTES: '1234' })).toBe(1234);
+    expect(configuredDownloadCap({ FILE_MAX_BYTES: 'lots' })).toBe(50 * 1024 * 1024);
+  });
+});
