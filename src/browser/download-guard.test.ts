@@ -6,7 +6,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { chromium, type Page } from 'playwright-core';
 import { BrowserPool } from './pool';
-import { DownloadGuard, configuredDownloadCap } from './download-guard';
+import { DownloadGuard, configuredDownloadCap, sweepStaleDirs } from './download-guard';
 import type { PersistDownload } from './artifacts';
 import { NetworkGuard } from '../net/network-guard';
 
@@ -209,6 +209,26 @@ describe('DownloadGuard', () => {
     }
     expect(existsSync(guard.dir)).toBe(false);
   }, 30_000);
+});
+
+describe('downloads directories left behind', () => {
+  it('are removed when their worker process is gone, and another live worker’s are kept', async () => {
+    const parent = mkdtempSync(path.join(os.tmpdir(), 'guard-sweep-'));
+    try {
+      // A pid that surely ended: a child that exited.
+      const { spawnSync } = await import('node:child_process');
+      const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+      const gone = mkdtempSync(path.join(parent, `browser-downloads-${dead}-`));
+      const live = mkdtempSync(path.join(parent, `browser-downloads-${process.ppid}-`));
+      const reused = mkdtempSync(path.join(parent, `browser-downloads-${process.pid}-`));
+      const other = mkdtempSync(path.join(parent, 'unrelated-'));
+      const own = mkdtempSync(path.join(parent, `browser-downloads-${process.pid}-`));
+      sweepStaleDirs(parent, own, pino({ level: 'silent' }));
+      expect([gone, live, reused, other, own].map((d) => existsSync(d))).toEqual([false, true, false, true, true]);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('configuredDownloadCap', () => {

@@ -105,7 +105,10 @@ export class DownloadGuard {
    * temporary directory). `browsers` are the Chromium processes downloading into it.
    */
   static create(opts: { maxBytes: number; logger: Logger; browsers: () => Iterable<Browser>; parentDir?: string; intervalMs?: number }): DownloadGuard {
-    const dir = mkdtempSync(path.join(opts.parentDir ?? os.tmpdir(), 'browser-downloads-'));
+    const parent = opts.parentDir ?? os.tmpdir();
+    const dir = mkdtempSync(path.join(parent, `browser-downloads-${process.pid}-`));
+    liveDirs.add(dir);
+    sweepStaleDirs(parent, dir, opts.logger);
     return new DownloadGuard(dir, { maxBytes: opts.maxBytes, logger: opts.logger, browsers: opts.browsers, intervalMs: opts.intervalMs ?? 250 });
   }
 
@@ -146,6 +149,7 @@ export class DownloadGuard {
     this.tracked.clear();
     this.stops.clear();
     rmSync(this.dir, { recursive: true, force: true });
+    liveDirs.delete(this.dir);
   }
 
   /** A change of a file: checked at once, a burst of changes once. */
@@ -277,6 +281,46 @@ export class DownloadGuard {
     const known = [undefined, ...c.contexts];
     const since = this.refresh(c).then((ids) => Promise.any(ids.filter((id) => !known.includes(id)).map(ask)));
     await Promise.any([...known.map(ask), since]);
+  }
+}
+
+/** The directories of the guards open in this process (a pool each). */
+const liveDirs = new Set<string>();
+
+/**
+ * Removes the downloads directories that worker processes killed before closing their guard
+ * left behind: those whose process is gone (or is this one, when no guard of this process
+ * holds it: a pid reused after a restart, in a container). Another live worker's directory on the same machine is left alone.
+ */
+export function sweepStaleDirs(parent: string, own: string, logger: Logger): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^browser-downloads-(\d+)-/.exec(name);
+    const dir = path.join(parent, name);
+    if (!m || dir === own || liveDirs.has(dir)) continue;
+    const pid = Number(m[1]);
+    if (pid !== process.pid && processAlive(pid)) continue;
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      logger.info({ dir }, 'downloads directory of a stopped worker removed');
+    } catch (err) {
+      logger.warn({ dir, err: String(err) }, 'downloads directory of a stopped worker not removed');
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, as another user's process.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
