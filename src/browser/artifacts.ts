@@ -90,7 +90,8 @@ export class SessionArtifacts {
     const source = captureUrl(download.url());
     const refuse = (bytes: number) =>
       this.opts.logger.warn(
-        { sessionId: this.sessionId, taskId, filename, source, bytes, maxBytes: this.opts.downloads?.maxBytes },
+        // (not its address or name: a page may put a typed secret in either, and logs never hold one)
+        { sessionId: this.sessionId, taskId, bytes, maxBytes: this.opts.downloads?.maxBytes },
         'download not stored: it passed the size cap for downloads (FILE_MAX_BYTES) and was stopped',
       );
     const job = (async () => {
