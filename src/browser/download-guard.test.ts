@@ -59,11 +59,9 @@ afterAll(async () => {
 });
 
 /** The largest size each file of `dir` reached, sampled every 5 ms until stopped. */
-function sampleSizes(dir: () => string | undefined) {
+function sampleSizes(d: string) {
   const largest = new Map<string, number>();
   const timer = setInterval(() => {
-    const d = dir();
-    if (!d) return;
     let names: string[] = [];
     try {
       names = readdirSync(d);
@@ -90,6 +88,21 @@ const stopped = (dir: string) => endlessOpen === 0 && readdirSync(dir).length ==
 /** Starts a download in the page (a navigation to it ends with "Download is starting"). */
 const startDownload = async (page: Page, url: string) => {
   await Promise.all([page.waitForEvent('download'), page.goto(url).catch(() => undefined)]);
+};
+
+/**
+ * Starts the endless download in the page and waits until it is over or has clearly run past
+ * the cap; answers the largest size its file reached on disk.
+ */
+const downloadEndless = async (page: Page, dir: string): Promise<number> => {
+  const sizes = sampleSizes(dir);
+  try {
+    await startDownload(page, `${origin}/endless`);
+    await until(() => stopped(dir) || sizes.max() > CAP + OVERSHOOT);
+  } finally {
+    sizes.stop();
+  }
+  return sizes.max();
 };
 
 describe('download size cap', () => {
@@ -126,16 +139,10 @@ describe('download size cap', () => {
     session.artifacts.taskId = 't1';
     const dir = pool.downloadsDir!;
     expect(path.dirname(dir)).toBe(os.tmpdir());
-    const sizes = sampleSizes(() => pool.downloadsDir);
-    try {
-      await startDownload(session.page, `${origin}/endless`);
-      // cancelled: Chromium drops the request, and the partial file
-      await until(() => stopped(dir) || sizes.max() > CAP + OVERSHOOT);
-    } finally {
-      sizes.stop();
-    }
-    expect(sizes.max()).toBeLessThanOrEqual(CAP + OVERSHOOT);
-    expect(sizes.max()).toBeGreaterThan(CAP);
+    // cancelled: Chromium drops the request, and the partial file
+    const largest = await downloadEndless(session.page, dir);
+    expect(largest).toBeLessThanOrEqual(CAP + OVERSHOOT);
+    expect(largest).toBeGreaterThan(CAP);
     expect(stopped(dir)).toBe(true);
 
     expect((await session.artifacts.collect('t1')).files).toEqual([]);
@@ -166,14 +173,7 @@ describe('download size cap', () => {
       const session = await pool.open('p1', { userDataDir });
       session.artifacts.taskId = 't2';
       const dir = pool.downloadsDir!;
-      const sizes = sampleSizes(() => dir);
-      try {
-        await startDownload(session.page, `${origin}/endless`);
-        await until(() => stopped(dir) || sizes.max() > CAP + OVERSHOOT);
-      } finally {
-        sizes.stop();
-      }
-      expect(sizes.max()).toBeLessThanOrEqual(CAP + OVERSHOOT);
+      expect(await downloadEndless(session.page, dir)).toBeLessThanOrEqual(CAP + OVERSHOOT);
       expect(stopped(dir)).toBe(true);
       expect((await session.artifacts.collect('t2')).files).toEqual([]);
       expect(stored).toEqual([]);
@@ -192,20 +192,17 @@ describe('DownloadGuard', () => {
     const guard = DownloadGuard.create({ maxBytes: CAP, logger: pino({ level: 'info' }, { write: (l: string) => lines.push(l) }), browsers: () => browsers });
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, downloadsPath: guard.dir, chromiumSandbox: process.getuid?.() !== 0 });
     browsers.push(browser);
-    const sizes = sampleSizes(() => guard.dir);
     try {
       const context = await browser.newContext({ acceptDownloads: true });
       const page = await context.newPage();
-      await startDownload(page, `${origin}/endless`);
-      await until(() => stopped(guard.dir) || sizes.max() > CAP + OVERSHOOT);
-      expect(sizes.max()).toBeLessThanOrEqual(CAP + OVERSHOOT);
-      expect(sizes.max()).toBeGreaterThan(CAP);
+      const largest = await downloadEndless(page, guard.dir);
+      expect(largest).toBeLessThanOrEqual(CAP + OVERSHOOT);
+      expect(largest).toBeGreaterThan(CAP);
       expect(stopped(guard.dir)).toBe(true);
       const stops = lines.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('download stopped'));
       expect(stops).toEqual([expect.objectContaining({ level: 40, maxBytes: CAP })]);
       expect(stops[0].sessionId).toBeUndefined();
     } finally {
-      sizes.stop();
       await browser.close();
       guard.close();
     }

@@ -42,8 +42,9 @@ function toolError(err: unknown): CallToolResult {
 const INVALID = Symbol('invalid arguments');
 const ESCALATE = Symbol('JSON-RPC error of the call');
 
-/** The contract's MCP code for "session not found" (Errors, Formats). */
-const MCP_SESSION_NOT_FOUND_CODE = ErrorCode.InternalError; // -32603
+/** The contract's MCP codes (Errors, Formats): -32603 session not found, -32600 invalid request. */
+export const MCP_SESSION_NOT_FOUND = ErrorCode.InternalError;
+export const MCP_INVALID_REQUEST = ErrorCode.InvalidRequest;
 
 /** A JSON-RPC error whose message is the text itself (McpError prefixes "MCP error <code>: "). */
 class JsonRpcError extends McpError {
@@ -54,7 +55,7 @@ class JsonRpcError extends McpError {
 }
 
 /** A browser session the caller does not have (unknown, ended or another user's): JSON-RPC -32603. */
-const sessionNotFound = (message = 'Session not found') => new JsonRpcError(MCP_SESSION_NOT_FOUND_CODE, message);
+const sessionNotFound = (message = 'Session not found') => new JsonRpcError(MCP_SESSION_NOT_FOUND, message);
 const isSessionNotFound = (err: unknown): err is ServiceError => isServiceError(err) && err.code === 'SESSION_NOT_FOUND';
 
 type CallExtra = Record<PropertyKey, unknown> & { [ESCALATE]?: { error?: McpError } };

@@ -4,12 +4,8 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { currentUser } from '../middleware/auth';
-import { createMcpServer, type McpDeps } from '../mcp/mcp.server';
+import { createMcpServer, MCP_INVALID_REQUEST, MCP_SESSION_NOT_FOUND, type McpDeps } from '../mcp/mcp.server';
 import { McpConnections, type McpConnection } from '../mcp/mcp.connections';
-
-/** JSON-RPC codes of the contract (Errors, Formats): session not found, invalid request. */
-export const MCP_SESSION_NOT_FOUND = -32603;
-export const MCP_INVALID_REQUEST = -32600;
 
 /** The request's own id when it is one JSON-RPC request, null otherwise (JSON-RPC 2.0, section 5). */
 const requestId = (req: Request): string | number | null => {
