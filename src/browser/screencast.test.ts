@@ -115,7 +115,11 @@ describe('the screencaster', () => {
     await s.page.setContent(page('rgb(200, 0, 0)'));
     await demand('s1', true);
     await until(() => frames.length > 0);
-    await sleep(300);
+    // Settled: no frame for 500 ms (a loaded machine still paints the new content a while).
+    for (let count = -1; count !== frames.length; ) {
+      count = frames.length;
+      await sleep(500);
+    }
     const seen = frames.length;
     await demand('s1');
     await sleep(300);
