@@ -12,6 +12,7 @@ module.exports = {
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
     { displayName: 'bench', testEnvironment: 'node', transform, testMatch: ['<rootDir>/bench/**/*.bench.ts'] },
+    { displayName: 'eval', testEnvironment: 'node', transform, testMatch: ['<rootDir>/eval/**/*.eval.ts'] },
   ],
   testTimeout: 120000,
 };

@@ -1,0 +1,101 @@
+/**
+ * Every evaluation task's verdict (eval/tasks.ts), through the real stack with the scripted
+ * model: an agent doing the task right passes it, and a plausible wrong run fails it (other
+ * actions run in the browser; a wrong final answer is judged on the right run's site records).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { runEvalTask, type RunContext, type TaskRun } from '../../eval/run-task';
+import { SITES_DIR, startSiteServer, type SiteServer } from '../../eval/site-server';
+import { selectTasks, TASKS, TIERS } from '../../eval/tasks';
+import { allowedPort } from '../support/ports';
+import { createUser } from '../support/service';
+
+/** Rate-limited calls (run-task, send-message, upload) a user makes here: under the 10 per minute limit. */
+const CALLS_PER_USER = 8;
+const CONCURRENCY = 3;
+
+let sites: SiteServer | undefined;
+let ready: Promise<RunContext> | undefined;
+
+/** One site server and a pool of users, made once by whichever test comes first. */
+function setup(): Promise<RunContext> {
+  ready ??= (async () => {
+    sites = await startSiteServer({ port: allowedPort() });
+    let current: Promise<string> | undefined;
+    let used = CALLS_PER_USER;
+    return {
+      baseUrl: process.env.TEST_API_URL!,
+      scriptedModelUrl: process.env.TEST_LLM_BASE_URL!,
+      sites,
+      timeoutMs: 60_000,
+      apiKey: (calls: number) => {
+        if (used + calls > CALLS_PER_USER || !current) {
+          current = createUser({ balance: 100 }).then((u) => u.apiKey);
+          used = 0;
+        }
+        used += calls;
+        return current;
+      },
+    };
+  })();
+  return ready;
+}
+
+let running = 0;
+const waiting: (() => void)[] = [];
+async function limited<T>(fn: () => Promise<T>): Promise<T> {
+  if (running >= CONCURRENCY) await new Promise<void>((r) => waiting.push(r));
+  running += 1;
+  try {
+    return await fn();
+  } finally {
+    running -= 1;
+    waiting.shift()?.();
+  }
+}
+
+const summary = (run: TaskRun) => ({ error: run.error, status: run.outcome.status, code: run.outcome.code, verdict: run.verdict });
+
+afterAll(async () => {
+  await sites?.close();
+});
+
+describe('eval task set', () => {
+  it('has at least 8 tasks per tier, unique ids, a site folder for each, and EVAL_TASKS selects by id and tier', () => {
+    for (const tier of TIERS) expect({ tier, n: TASKS.filter((t) => t.tier === tier).length >= 8 }).toEqual({ tier, n: true });
+    expect(new Set(TASKS.map((t) => t.id)).size).toBe(TASKS.length);
+    for (const t of TASKS) expect({ id: t.id, start: fs.existsSync(path.join(SITES_DIR, t.site, t.start ?? 'index.html')) }).toEqual({ id: t.id, start: true });
+    expect(selectTasks('').length).toBe(TASKS.length);
+    expect(selectTasks('hard, easy-radio').map((t) => t.id)).toEqual(['easy-radio', ...TASKS.filter((t) => t.tier === 'hard').map((t) => t.id)]);
+    expect(() => selectTasks('easy,nonsense')).toThrow('EVAL_TASKS names no task or tier: nonsense');
+  });
+});
+
+describe('eval verdicts', () => {
+  for (const task of TASKS) {
+    it.concurrent(
+      `${task.id} (${task.tier}): the right actions pass, a wrong run fails`,
+      async () => {
+        const ctx = await setup();
+        // nothing done, no answer: never a pass
+        expect(task.verdict({ status: 'failed', answer: null, records: [], guardrails: 0 }).pass).toBe(false);
+
+        const right = await limited(() => runEvalTask(ctx, task, { steps: task.scripted.right }));
+        expect(summary(right)).toMatchObject({ error: undefined, status: 'task_completed', verdict: { pass: true } });
+        if (task.guardrailAnswer) expect(right.outcome.guardrails).toBe(1);
+
+        const { wrong } = task.scripted;
+        if (Array.isArray(wrong)) {
+          const run = await limited(() => runEvalTask(ctx, task, { steps: wrong }));
+          // the run went through; only what the site received tells it failed
+          expect(summary(run)).toMatchObject({ error: undefined, status: 'task_completed', verdict: { pass: false } });
+        } else {
+          const verdict = task.verdict({ ...right.outcome, answer: wrong.answer });
+          expect({ answer: wrong.answer, verdict }).toMatchObject({ verdict: { pass: false } });
+        }
+      },
+      240_000,
+    );
+  }
+});
