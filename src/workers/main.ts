@@ -1,7 +1,8 @@
 /**
  * The service's entry point. ROLE=api runs the HTTP API, ROLE=worker a browser worker
  * (which also runs session workflows), ROLE=workflows session workflows without a
- * browser, ROLE=all (the embedded default) API and browser worker in one process.
+ * browser, ROLE=all (the embedded default) API and browser worker in one process,
+ * ROLE=model the local model server (LLM_PROVIDER=local).
  * SIGTERM/SIGINT drain and exit.
  */
 import path from 'node:path';
@@ -20,11 +21,13 @@ import { WorkerRegistry } from './worker-registry';
 import { startMetricsServer } from '../metrics/http';
 import { temporalMetricsAddress } from '../metrics/temporal';
 import { workerMetrics } from '../metrics/worker-metrics';
+import { runModelRole } from '../model/model-role';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL);
   logger.info({ role: config.ROLE }, 'starting');
+  if (config.ROLE === 'model') return runModelRole(config, logger);
 
   const { client: mongo, db } = await connectMongo(config.MONGODB_URL).catch((err) => {
     throw new Error(`MongoDB is not reachable at MONGODB_URL: ${(err as Error).message}`);

@@ -3,16 +3,32 @@ import { createOpenAiClient } from './openai.client';
 import type { LlmClient } from './types';
 
 export interface LlmConfig {
-  LLM_PROVIDER: 'openai' | 'anthropic';
+  LLM_PROVIDER: 'openai' | 'anthropic' | 'local';
   LLM_BASE_URL?: string;
   /** May be empty: local servers (Ollama, vLLM) need none. */
   LLM_API_KEY: string;
   LLM_MODEL: string;
   LLM_MAX_RETRIES: number;
   LLM_TIMEOUT_MS: number;
+  /** LLM_PROVIDER=local: where the model role serves its OpenAI-compatible endpoint. */
+  LOCAL_MODEL_URL?: string;
+  MODEL_PORT?: number;
 }
 
+/** The model name the agent sends to (and prices for) the local model server. */
+export const LOCAL_MODEL_NAME = 'local';
+
 export function createLlmClient(config: LlmConfig): LlmClient {
+  if (config.LLM_PROVIDER === 'local') {
+    // The model role speaks the OpenAI wire format: the agent reaches it like any hosted provider.
+    return createOpenAiClient({
+      baseURL: config.LOCAL_MODEL_URL ?? `http://127.0.0.1:${config.MODEL_PORT ?? 3090}/v1`,
+      apiKey: LOCAL_MODEL_NAME,
+      model: LOCAL_MODEL_NAME,
+      maxRetries: config.LLM_MAX_RETRIES,
+      timeoutMs: config.LLM_TIMEOUT_MS,
+    });
+  }
   const opts = {
     baseURL: config.LLM_BASE_URL,
     apiKey: config.LLM_API_KEY,

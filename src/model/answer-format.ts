@@ -1,0 +1,234 @@
+/**
+ * What the local model may answer, and how a chat-completions request becomes its prompt.
+ * Pure: no model, no I/O. The answer is one JSON object
+ * `{"thought": "...", "action": {"name": "<tool>", "arguments": {...}}}` whose `arguments`
+ * follow the named tool's parameter schema: every answer is one well-formed call of an
+ * offered tool.
+ */
+
+/** A JSON Schema as the tools carry it (zod's output, a caller's outputSchema). */
+export type JsonSchema = Record<string, unknown>;
+
+/** The subset of JSON Schema the grammar builder understands (node-llama-cpp's GbnfJsonSchema). */
+export type GrammarSchema =
+  | { type: Primitive | Primitive[] }
+  | { type: 'string'; minLength?: number; maxLength?: number }
+  | { type: 'string'; format: 'date-time' | 'time' | 'date' }
+  | { const: string | number | boolean | null }
+  | { enum: (string | number | boolean | null)[] }
+  | { oneOf: GrammarSchema[] }
+  | { type: 'object'; properties: Record<string, GrammarSchema>; additionalProperties?: boolean | GrammarSchema }
+  | { type: 'array'; items?: GrammarSchema; minItems?: number; maxItems?: number };
+type Primitive = 'string' | 'number' | 'integer' | 'boolean' | 'null';
+
+export interface OfferedTool {
+  name: string;
+  description?: string;
+  parameters?: JsonSchema;
+}
+
+/** The thought is one or two sentences; bounded so a model cannot ramble through its budget. */
+export const THOUGHT_MAX_CHARS = 240;
+/** The grammar's longest length bound (llama.cpp refuses grammars with larger repetitions); longer bounds are left to max_tokens. */
+const LENGTH_BOUND_MAX = 500;
+const MAX_DEPTH = 8;
+/** How deep a value of any shape may nest (each level doubles the grammar's rules). */
+const ANY_DEPTH = 3;
+
+const PRIMITIVES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
+const FORMATS = new Set(['date-time', 'time', 'date']);
+
+/** Any JSON value, to a bounded depth (what `{}` or an unsupported keyword allows). */
+function anyValue(depth: number): GrammarSchema {
+  const scalars: GrammarSchema = { type: ['string', 'number', 'boolean', 'null'] };
+  if (depth >= ANY_DEPTH) return scalars;
+  return { oneOf: [scalars, { type: 'array', items: anyValue(depth + 1) }, { type: 'object', properties: {}, additionalProperties: anyValue(depth + 1) }] };
+}
+
+/**
+ * A tool's parameter schema as the grammar can enforce it. The grammar writes every property
+ * of an object, so an optional one may be `null` (taken as left out by `argumentsOf`).
+ */
+export function toGrammarSchema(schema: unknown, depth = 0): GrammarSchema {
+  if (!schema || typeof schema !== 'object' || depth > MAX_DEPTH) return anyValue(depth);
+  const s = schema as JsonSchema;
+  if ('const' in s && isScalar(s.const)) return { const: s.const };
+  if (Array.isArray(s.enum) && s.enum.length && s.enum.every(isScalar)) return { enum: s.enum as (string | number | boolean | null)[] };
+  const alternatives = (Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined) as unknown[] | undefined;
+  if (alternatives?.length) return alternatives.length === 1 ? toGrammarSchema(alternatives[0], depth) : { oneOf: alternatives.map((a) => toGrammarSchema(a, depth + 1)) };
+  const type = s.type;
+  if (Array.isArray(type)) {
+    if (type.every((t) => PRIMITIVES.has(String(t)))) return { type: type as Primitive[] };
+    return { oneOf: type.map((t) => toGrammarSchema({ ...s, type: t }, depth + 1)) };
+  }
+  switch (type) {
+    case 'string': {
+      if (typeof s.format === 'string' && FORMATS.has(s.format)) return { type: 'string', format: s.format as 'date-time' };
+      const maxLength = typeof s.maxLength === 'number' && s.maxLength <= LENGTH_BOUND_MAX ? s.maxLength : undefined;
+      const minLength = typeof s.minLength === 'number' ? Math.min(s.minLength, maxLength ?? LENGTH_BOUND_MAX) : undefined;
+      return { type: 'string', ...(minLength ? { minLength } : {}), ...(maxLength !== undefined ? { maxLength } : {}) };
+    }
+    case 'number':
+    case 'integer':
+    case 'boolean':
+    case 'null':
+      return { type };
+    case 'array': {
+      const items = s.items && typeof s.items === 'object' && !Array.isArray(s.items) ? toGrammarSchema(s.items, depth + 1) : anyValue(depth + 1);
+      return {
+        type: 'array',
+        items,
+        ...(typeof s.minItems === 'number' ? { minItems: s.minItems } : {}),
+        ...(typeof s.maxItems === 'number' ? { maxItems: s.maxItems } : {}),
+      };
+    }
+    case 'object':
+      return objectSchema(s, depth);
+    default:
+      if (s.properties && typeof s.properties === 'object') return objectSchema(s, depth);
+      return anyValue(depth);
+  }
+}
+
+function objectSchema(s: JsonSchema, depth: number): GrammarSchema {
+  const props = (s.properties && typeof s.properties === 'object' ? s.properties : {}) as Record<string, unknown>;
+  const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
+  const properties: Record<string, GrammarSchema> = {};
+  for (const [key, value] of Object.entries(props)) {
+    const inner = toGrammarSchema(value, depth + 1);
+    properties[key] = required.has(key) ? inner : { oneOf: [inner, { type: 'null' }] };
+  }
+  const extra = s.additionalProperties;
+  if (Object.keys(properties).length === 0 && extra !== false) {
+    return { type: 'object', properties: {}, additionalProperties: extra && typeof extra === 'object' ? toGrammarSchema(extra, depth + 1) : anyValue(depth + 1) };
+  }
+  return { type: 'object', properties };
+}
+
+const isScalar = (v: unknown): v is string | number | boolean | null => v === null || ['string', 'number', 'boolean'].includes(typeof v);
+
+/**
+ * The whole answer: a thought, then one offered tool and its arguments. The thought comes
+ * first and outside the tools' alternatives, so while it is written the grammar follows one
+ * path instead of one per tool (with 13 tools side by side every token cost 13 times the
+ * grammar's work); the alternatives part at the tool's name.
+ */
+export function answerSchema(tools: OfferedTool[]): GrammarSchema {
+  const calls = tools.map(
+    (t): GrammarSchema => ({
+      type: 'object',
+      properties: { name: { const: t.name }, arguments: toGrammarSchema(t.parameters ?? { type: 'object', properties: {} }) },
+    }),
+  );
+  return { type: 'object', properties: { thought: { type: 'string', maxLength: THOUGHT_MAX_CHARS }, action: calls.length === 1 ? calls[0] : { oneOf: calls } } };
+}
+
+export interface ParsedAnswer {
+  thought: string;
+  name: string;
+  /** The arguments as JSON text, the `null`s the grammar wrote for left-out properties removed. */
+  arguments: string;
+}
+
+/** Reads the model's answer (already constrained by the grammar, checked again here). */
+export function parseAnswer(text: string, tools: OfferedTool[]): ParsedAnswer {
+  const value = JSON.parse(text) as { thought?: unknown; action?: { name?: unknown; arguments?: unknown } };
+  if (typeof value !== 'object' || value === null) throw new Error('the answer is not a JSON object');
+  const action = value.action && typeof value.action === 'object' ? value.action : {};
+  const name = typeof action.name === 'string' ? action.name : '';
+  if (!tools.some((t) => t.name === name)) throw new Error(`the answer names no offered tool (${JSON.stringify(action.name)})`);
+  const args = action.arguments && typeof action.arguments === 'object' && !Array.isArray(action.arguments) ? withoutNulls(action.arguments as Record<string, unknown>) : {};
+  return { thought: typeof value.thought === 'string' ? value.thought.trim() : '', name, arguments: JSON.stringify(args) };
+}
+
+/** Top-level `null` arguments are properties left out (the grammar writes every property). */
+function withoutNulls(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
+}
+
+/** The offered tools as the model reads them: one compact line each, its arguments with types. */
+export function describeTools(tools: OfferedTool[]): string {
+  const lines = tools.map((t) => {
+    const params = (t.parameters?.properties ?? {}) as Record<string, JsonSchema>;
+    const required = new Set(Array.isArray(t.parameters?.required) ? (t.parameters!.required as string[]) : []);
+    const args = Object.entries(params).map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${typeLabel(v)}${typeof v.description === 'string' ? ` (${v.description})` : ''}`);
+    return `- ${t.name}(${args.join('; ')}): ${t.description ?? ''}`.trim();
+  });
+  return [
+    'Tools:',
+    ...lines,
+    '',
+    'Answer with one JSON object: {"thought": "<one short sentence: what you see and what you do next>", "action": {"name": "<tool>", "arguments": {...}}}. Arguments marked ? may be null.',
+  ].join('\n');
+}
+
+function typeLabel(s: JsonSchema): string {
+  if (Array.isArray(s.enum)) return s.enum.map((e) => JSON.stringify(e)).join('|');
+  if (Array.isArray(s.anyOf)) return (s.anyOf as JsonSchema[]).map(typeLabel).join('|');
+  if (Array.isArray(s.type)) return s.type.join('|');
+  if (s.type === 'array') return `${s.items && typeof s.items === 'object' ? typeLabel(s.items as JsonSchema) : 'any'}[]`;
+  if (s.type === 'object' && s.properties) return `{${Object.keys(s.properties as object).join(', ')}}`;
+  return typeof s.type === 'string' ? s.type : 'any';
+}
+
+/** A chat-completions message as the server receives it. */
+export interface WireMessage {
+  role: string;
+  content?: string | { type: string; text?: string }[] | null;
+  tool_calls?: { id?: string; function?: { name?: string; arguments?: string } }[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+/** The prompt as node-llama-cpp's chat history: a system text, then user and model turns alternating. */
+export type PromptItem = { type: 'system'; text: string } | { type: 'user'; text: string } | { type: 'model'; response: string[] };
+
+function textOf(content: WireMessage['content']): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (p.type === 'text' && typeof p.text === 'string' ? p.text : p.type === 'image_url' ? '[image]' : '')).join('\n');
+  return '';
+}
+
+/**
+ * The request as the model's prompt. Tool results become user turns ("Result of <tool>: ..."),
+ * and a model turn that called a tool is written back in the answer format it was given in,
+ * so a task's turns read the same way at every step and the evaluated prefix is reused.
+ */
+export function toPrompt(messages: WireMessage[], tools: OfferedTool[]): PromptItem[] {
+  const system: string[] = [];
+  const items: PromptItem[] = [];
+  const names = new Map<string, string>();
+  const pushUser = (text: string) => {
+    const last = items[items.length - 1];
+    if (last?.type === 'user') last.text += `\n\n${text}`;
+    else items.push({ type: 'user', text });
+  };
+  for (const m of messages) {
+    if (m.role === 'system' || m.role === 'developer') {
+      system.push(textOf(m.content));
+    } else if (m.role === 'user') {
+      pushUser(textOf(m.content));
+    } else if (m.role === 'assistant') {
+      const call = m.tool_calls?.[0];
+      let text = textOf(m.content).trim();
+      if (call?.function?.name) {
+        if (call.id) names.set(call.id, call.function.name);
+        let args: unknown = {};
+        try {
+          args = JSON.parse(call.function.arguments || '{}');
+        } catch {
+          args = {};
+        }
+        text = JSON.stringify({ thought: text, action: { name: call.function.name, arguments: args } });
+      }
+      const last = items[items.length - 1];
+      if (last?.type === 'model') last.response.push(`\n${text}`);
+      else items.push({ type: 'model', response: [text] });
+    } else if (m.role === 'tool') {
+      const tool = (m.tool_call_id && names.get(m.tool_call_id)) || m.name || 'the action';
+      pushUser(`Result of ${tool}: ${textOf(m.content)}`);
+    }
+  }
+  const toolText = tools.length ? `\n\n${describeTools(tools)}` : '';
+  return [{ type: 'system', text: `${system.join('\n\n')}${toolText}`.trim() }, ...items];
+}
