@@ -88,3 +88,67 @@ describe('SecretVault.maskAlso', () => {
     expect(vault.mask('s3', 'only-by-hand-3')).toBe('only-by-hand-3');
   });
 });
+
+describe('masking parts of long values', () => {
+  const KEY = 'sk-live-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-end';
+  const SPACED = 'correct  horse   battery staple';
+  const s = new TaskSecrets([{ match: 'all', fields: { apiKey: KEY, phrase: SPACED, pin: '42' } }]);
+  const none = (text: string, ...parts: string[]) => parts.every((p) => !text.toLowerCase().includes(p.toLowerCase()));
+
+  it('masks every part of 8 or more characters, wherever it is cut', () => {
+    for (const [from, to] of [[0, 59], [0, 8], [10, 18], [KEY.length - 8, KEY.length], [5, 40], [20, KEY.length]]) {
+      const part = KEY.slice(from, to);
+      const out = s.mask(`value="${part}…" here`);
+      expect({ part, out }).toEqual({ part, out: 'value="<secret>apiKey</secret>…" here' });
+    }
+    // shorter than 8: not a part of the value any more
+    expect(s.mask('sk-live and 0123456')).toBe('sk-live and 0123456');
+  });
+
+  it('masks the value with its whitespace removed, collapsed, doubled or split over lines', () => {
+    expect(s.mask('typed: correct horse battery staple.')).toBe('typed: <secret>phrase</secret>.');
+    expect(s.mask('typed: correcthorsebatterystaple.')).toBe('typed: <secret>phrase</secret>.');
+    expect(s.mask(`typed: ${SPACED}.`)).toBe('typed: <secret>phrase</secret>.');
+    expect(s.mask('typed: correct\n horse\tbattery  staple.')).toBe('typed: <secret>phrase</secret>.');
+    expect(s.mask('value="correct horse batt…"')).toBe('value="<secret>phrase</secret>…"');
+    const k = `${KEY.slice(0, 30)}  \n  ${KEY.slice(30)}`;
+    expect(s.mask(k)).toBe('<secret>apiKey</secret>');
+  });
+
+  it('masks parts in URL, form, JSON and HTML encodings and in any letter case', () => {
+    for (const form of [encodeURIComponent(SPACED), new URLSearchParams({ v: SPACED }).toString().slice(2), JSON.stringify(SPACED), SPACED.toUpperCase(), encodeURIComponent(SPACED).toLowerCase()]) {
+      const out = s.mask(`https://x.test/?q=${form.slice(0, 20)}&z=1`);
+      expect({ form, out }).toEqual({ form, out: expect.stringMatching(/^https:\/\/x\.test\/\?q="?<secret>phrase<\/secret>/) });
+      expect(none(out, 'correct', 'horse%20')).toBe(true);
+    }
+    const url = `https://x.test/?c=${encodeURIComponent(KEY.slice(3, 50))}`;
+    expect(s.mask(url)).toBe('https://x.test/?c=<secret>apiKey</secret>');
+  });
+
+  it('masks parts in base64 and base64url, at any alignment', () => {
+    for (let cut = 0; cut < 6; cut++) {
+      for (const prefix of ['', 'a', 'ab']) {
+        const b64 = Buffer.from(`${prefix}${KEY.slice(cut, cut + 40)}`).toString('base64');
+        const b64url = Buffer.from(`${prefix}${KEY.slice(cut, cut + 40)}`).toString('base64url');
+        for (const enc of [b64, b64url]) {
+          const out = s.mask(`Authorization: Basic ${enc}`);
+          // at most a few characters at each end (that also carry the neighbouring bytes) are left
+          expect({ enc, out }).toEqual({ enc, out: expect.stringMatching(/^Authorization: Basic .{0,4}<secret>apiKey<\/secret>.{0,4}$/) });
+        }
+      }
+    }
+  });
+
+  it('leaves text without parts of a value, and placeholders, alone; short values stay whole-word', () => {
+    expect(s.mask('nothing of the key here: sk-live')).toBe('nothing of the key here: sk-live');
+    expect(s.mask('<secret>apiKey</secret> and <secret>phrase</secret>')).toBe('<secret>apiKey</secret> and <secret>phrase</secret>');
+    expect(s.mask(s.mask(`a ${KEY} b`))).toBe('a <secret>apiKey</secret> b');
+    expect(s.mask('PIN 42, order 4242')).toBe('PIN <secret>pin</secret>, order 4242');
+  });
+
+  it('masks parts through the vault and in deep values', () => {
+    const vault = new SecretVault();
+    vault.hold('s', 't', [{ match: 'all', fields: { apiKey: KEY } }]);
+    expect(vault.maskDeep('s', { message: `the key starts ${KEY.slice(0, 59)}`, n: [KEY.slice(30, 45)] })).toEqual({ message: 'the key starts <secret>apiKey</secret>', n: ['<secret>apiKey</secret>'] });
+  });
+});
