@@ -88,7 +88,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
   const POINTER_TAGS = new Set(['DIV', 'SPAN', 'LI', 'IMG', 'TD', 'TH', 'TR', 'P', 'I', 'svg', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
   const VALUE_TYPES = new Set(['text', 'email', 'password', 'search', 'tel', 'url', 'number', 'date', 'time', 'datetime-local', 'month', 'week', 'range', 'color']);
   const QUIET_TYPES = new Set(['text', 'button', 'submit', 'reset', 'checkbox', 'radio', 'image']);
-  const SECRET_WORDS = /pass(word|code|phrase)?\b|passwd|\bpin\b|secret|\botp\b|one[- ]?time|2fa|mfa|verification code|security code|auth(entication)? code|\bcvc\b|\bcvv\b|card number/i;
+  const SECRET_WORDS =
+    /pass(word|code|phrase)?\b|passwd|\bpin\b|secret|\botp\b|one[- ]?time|2fa|mfa|verification code|security code|auth(entication)? code|\bcvc\b|\bcvv\b|card number|api[-_ ]?key|token|access[-_ ]?key|private[-_ ]?key|signing[-_ ]?key|client[-_ ]?secret|bearer|credential|session[-_ ]?key|license[-_ ]?key|recovery[-_ ]?(key|code)|seed phrase/i;
   const SECRET_AUTOCOMPLETE = /password|one-time-code|cc-number|cc-csc/;
   const MAX_LABEL = 80;
   const MAX_VALUE = 60;
@@ -270,7 +271,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
     const hints: string[] = [];
     const type = inputType(el);
     const value = (v: string, secret: boolean): void => {
-      if (v) hints.push(`value=${secret ? '"••••"' : quote(truncate(collapse(v), MAX_VALUE))}`);
+      // A field a secret was typed into shows its placeholder; any other secret field only that it holds something.
+      if (v) hints.push(`value=${secret ? quote(state.placeholders?.get(el) ?? '••••') : quote(truncate(collapse(v), MAX_VALUE))}`);
     };
     if (tag === 'INPUT') {
       if (!QUIET_TYPES.has(type)) hints.push(`type=${type}`);
