@@ -68,6 +68,18 @@ function focusedFormValues(limits: { values: number; value: number }): string[] 
   return out;
 }
 
+/** An address as it would be sent, and decoded (so 4111%201111... reads as the digits it carries). */
+function sentIn(url: string): string[] {
+  const out = [url];
+  try {
+    const decoded = decodeURIComponent(url.replace(/\+/g, ' '));
+    if (decoded !== url) out.push(decoded);
+  } catch {
+    /* a malformed escape: the address as it is */
+  }
+  return out;
+}
+
 const http = (url: string | null | undefined): string | undefined => (url && /^https?:/i.test(url) ? url : undefined);
 
 /**
@@ -87,10 +99,13 @@ export async function actionFacts(ctx: ToolContext, action: string, args: Record
       }
       facts.targetUrl = http(url);
       facts.texts.push(url);
+      // What the address would send (its query, its path): read by the sensitive-data detectors too.
+      facts.data.push(...sentIn(url));
       return facts;
     }
     case 'send_keys':
       facts.texts.push(String(args.keys ?? ''));
+      facts.data.push(String(args.keys ?? ''));
       if (fromPage && /\bEnter\b/.test(String(args.keys ?? ''))) {
         facts.data.push(...(await abortable(ctx.page.evaluate(focusedFormValues, { values: MAX_VALUES, value: MAX_VALUE }), ctx.signal).catch(() => [] as string[])));
       }
@@ -114,6 +129,7 @@ export async function actionFacts(ctx: ToolContext, action: string, args: Record
     if (el.text) facts.texts.push(el.text);
     if (action === 'click_element') {
       facts.targetUrl = http(el.href);
+      if (el.href) facts.data.push(...sentIn(el.href));
       facts.data.push(...el.submits);
     }
   }

@@ -1,15 +1,16 @@
 /**
- * Domain rules at the network: while the agent acts, a main-frame navigation to a domain
- * the session's policy does not allow (a redirect, a form posting elsewhere, a script) is
- * aborted before its request leaves. A human in manual control is not policed: the agent
- * is not acting then. Other requests fall through to any other route of the context.
+ * Domain rules at the network: any navigation of any frame (the tab, an iframe, a popup) to
+ * a domain the session's policy does not allow (a link, a redirect, a form posting
+ * elsewhere, a script, a timer) is aborted before its request leaves, at all times: while
+ * the agent acts, between its steps, during waits and between tasks. Other requests fall
+ * through to any other route of the context.
  */
 import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import type { CompiledPolicy } from './policy';
 
 export interface NavigationGuardState {
   policy: CompiledPolicy | null;
-  /** The agent is in a step (observing, deciding or acting). */
+  /** The agent is in a step (observing, deciding or acting); navigations are refused whether it is or not. */
   acting: boolean;
   /** Navigations refused since the last look, with why. */
   refused: { url: string; reason: string }[];
@@ -17,9 +18,9 @@ export interface NavigationGuardState {
 
 const guarded = new WeakMap<BrowserContext, NavigationGuardState>();
 
-function isMainFrameNavigation(req: Request): boolean {
+function isNavigation(req: Request): boolean {
   try {
-    return req.isNavigationRequest() && req.frame().parentFrame() === null;
+    return req.isNavigationRequest();
   } catch {
     return false; // service worker requests have no frame
   }
@@ -34,13 +35,29 @@ export async function guardNavigations(context: BrowserContext): Promise<Navigat
   await context.route('**/*', async (route: Route) => {
     const req = route.request();
     const policy = state.policy;
-    if (!state.acting || !policy?.restrictsDomains || !isMainFrameNavigation(req)) return route.fallback();
+    if (!policy?.restrictsDomains || !isNavigation(req)) return route.fallback();
     const decision = policy.checkUrl(req.url());
     if (decision.effect !== 'block') return route.fallback();
     state.refused.push({ url: req.url(), reason: decision.reason });
-    return route.abort('blockedbyclient');
+    await route.abort('blockedbyclient');
+    // Refused between steps (a timer, a redirect while nobody acts): the tab is taken back off Chromium's error page.
+    if (!state.acting) recoverLater(req);
   });
   return state;
+}
+
+function recoverLater(req: Request): void {
+  let page: Page;
+  try {
+    if (req.frame().parentFrame() !== null) return;
+    page = req.frame().page();
+  } catch {
+    return;
+  }
+  setTimeout(() => {
+    if (page.isClosed() || !page.url().startsWith('chrome-error:')) return;
+    page.goBack({ waitUntil: 'domcontentloaded', timeout: 5_000 }).catch(() => null);
+  }, 300).unref();
 }
 
 /**
