@@ -11,7 +11,7 @@
  */
 import { Server, RequestError } from 'proxy-chain';
 import type { Logger } from '../logger';
-import { fixedLookup, isGuardRefusal, type NetworkGuard } from './network-guard';
+import { fixedLookup, isGuardRefusal, REFUSAL_MESSAGE, type NetworkGuard } from './network-guard';
 
 export interface Refusal {
   host: string;
@@ -65,10 +65,12 @@ export class EgressRelay {
         } catch (err) {
           if (isGuardRefusal(err)) {
             self.relay?.refused({ host: err.host, port: err.port, reason: err.reason, at: Date.now() });
+            // The page (and so the model) reads the same words for every refusal; the reason is in the operator's log.
             throw new RequestError(err.message, 403, { 'x-network-guard': 'blocked', 'content-type': 'text/plain; charset=utf-8' });
           }
-          // Unresolvable names and the like: the page sees a failed request, as without a proxy.
-          throw new RequestError(`Cannot reach ${hostname}: ${(err as NodeJS.ErrnoException).code ?? 'lookup failed'}`, 502);
+          // Other lookup failures (a resolver that does not answer): said and recorded as a refusal too (the guard logged why).
+          self.relay?.refused({ host: hostname.replace(/^\[|\]$/g, '').toLowerCase(), port, reason: 'lookup failed', at: Date.now() });
+          throw new RequestError(REFUSAL_MESSAGE, 403, { 'x-network-guard': 'blocked', 'content-type': 'text/plain; charset=utf-8' });
         }
       },
     });
@@ -105,13 +107,13 @@ export class EgressRelay {
     return delta;
   }
 
-  /** The refusal of `host` recorded at or after `since`, if any. */
-  refusalOf(host: string, since: number): Refusal | undefined {
+  /** The refusal of `host` (on `port`, when given) recorded at or after `since`, if any. */
+  refusalOf(host: string, since: number, port?: number): Refusal | undefined {
     const h = host.replace(/^\[|\]$/g, '').toLowerCase();
     for (let i = this.refusals.length - 1; i >= 0; i--) {
       const r = this.refusals[i];
       if (r.at < since) break;
-      if (r.host === h) return r;
+      if (r.host === h && (port === undefined || r.port === port)) return r;
     }
     return undefined;
   }

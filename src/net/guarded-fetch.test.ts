@@ -33,9 +33,26 @@ describe('deliveries through the network guard', () => {
 
   it.each(['127.0.0.1', '[::ffff:127.0.0.1]', '2130706433', '127.1', 'localhost'])('makes no connection to %s and records why, as final', async (host) => {
     const res = await hook(`http://${host}:${port}/hook`, guardedFetch(new NetworkGuard()));
-    expect(res).toMatchObject({ outcome: 'final', statusCode: null, error: expect.stringContaining('blocked by the network guard') });
-    expect(res.error).toMatch(/is a private address \(loopback\)/);
+    // the same words for every refusal: the reason is the operator's (logged), never the user's
+    expect(res).toMatchObject({ outcome: 'final', statusCode: null, error: 'Not sent: blocked by the network guard: the address is not allowed' });
     expect(connections).toBe(0);
+  });
+
+  it('says the same of a name that does not resolve as of a private one, and logs the difference', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    const nowhere = Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    const guard = new NetworkGuard({ logger, resolver: async (h) => (h === 'redis' ? [{ address: '10.0.0.7', family: 4 }] : Promise.reject(nowhere)) });
+    const [internal, unknown] = [await hook('http://redis/hook', guardedFetch(guard)), await hook('http://no-such-name/hook', guardedFetch(guard))];
+    expect(internal).toEqual({ ...unknown, durationMs: internal.durationMs });
+    expect(unknown).toMatchObject({ outcome: 'final', error: 'Not sent: blocked by the network guard: the address is not allowed' });
+    expect(lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'network guard refused a destination')).toEqual([
+      expect.objectContaining({ host: 'redis', reason: 'a private address' }),
+      expect.objectContaining({ host: 'no-such-name', reason: 'not resolved (ENOTFOUND)' }),
+    ]);
+    // behind an upstream proxy, a name this machine cannot resolve is the proxy's to resolve
+    await expect(guard.checkThroughProxy('no-such-name', 80)).resolves.toBeUndefined();
+    await expect(guard.checkThroughProxy('redis', 80)).rejects.toMatchObject({ message: 'blocked by the network guard: the address is not allowed' });
   });
 
   it('reaches an allowlisted port, and never echoes what the receiver answered', async () => {
@@ -60,7 +77,7 @@ describe('deliveries through the network guard', () => {
     expect(paths).toEqual(['/hook']);
     // the next resolution says 10.0.0.1: refused, nothing connects
     const again = await hook(`http://rebind.test:${port}/hook`, guardedFetch(guard));
-    expect(again.error).toContain('rebind.test is a private address');
+    expect(again.error).toBe('Not sent: blocked by the network guard: the address is not allowed');
     expect(paths).toEqual(['/hook']);
   });
 

@@ -11,14 +11,26 @@ import type { LookupFunction } from 'node:net';
 import type { Logger } from '../logger';
 import { AddressPolicy, bareHost, ownAddressSet, parseAllowlist } from './address-policy';
 
+/**
+ * What users (the model, the page, task results, delivery records) are told of any refused
+ * destination, whatever the reason: a private address, an address of the service, a name that
+ * does not resolve. The same words for all, so the refusals cannot map the deployment's
+ * internal names; the reason goes to the operator's log only.
+ */
+export const REFUSED_ADDRESS = 'the address is not allowed';
+export const REFUSAL_MESSAGE = `blocked by the network guard: ${REFUSED_ADDRESS}`;
+
 export class GuardRefusal extends Error {
   readonly guard = true;
   constructor(
     readonly host: string,
     readonly port: number,
+    /** Why, for the operator's log only (never shown to users). */
     readonly reason: string,
+    /** The name did not resolve here (an upstream proxy may still resolve it). */
+    readonly unresolved = false,
   ) {
-    super(`blocked by the network guard: ${host} is ${reason}`);
+    super(REFUSAL_MESSAGE);
     this.name = 'GuardRefusal';
   }
 }
@@ -68,8 +80,18 @@ export class NetworkGuard {
       if (reason) throw this.refuse(bare, port, reason, context);
       return { address: bare, family: literal as 4 | 6 };
     }
-    const addresses = await this.resolver(bare);
-    if (!addresses.length) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${bare}`), { code: 'ENOTFOUND' });
+    let addresses: { address: string; family: number }[];
+    try {
+      addresses = await this.resolver(bare);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // A name that does not exist is refused like a private one: which names exist is the deployment's to know.
+      if (code === 'ENOTFOUND' || code === 'ENODATA' || code === 'EAI_NONAME') throw this.refuse(bare, port, `not resolved (${code})`, context, true);
+      // A resolver that failed for now (EAI_AGAIN): the same words, but not a refusal (a delivery is tried again later).
+      this.logger?.info({ ...context, host: bare, port, reason: `lookup failed (${code ?? 'unknown'})` }, 'network guard could not resolve a destination');
+      throw Object.assign(new Error(REFUSAL_MESSAGE), { code });
+    }
+    if (!addresses.length) throw this.refuse(bare, port, 'not resolved (no address)', context, true);
     if (this.policy.allowsName(bare, port)) return asResolved(addresses[0]);
     let firstReason: string | null = null;
     for (const a of addresses) {
@@ -89,14 +111,14 @@ export class NetworkGuard {
     try {
       await this.resolve(host, port, context);
     } catch (err) {
-      if (isGuardRefusal(err)) throw err;
+      if (isGuardRefusal(err) && !err.unresolved) throw err;
     }
   }
 
-  private refuse(host: string, port: number, reason: string, context: Record<string, unknown>): GuardRefusal {
+  private refuse(host: string, port: number, reason: string, context: Record<string, unknown>, unresolved = false): GuardRefusal {
     // Host, port and reason only: never a path or a query string.
     this.logger?.info({ ...context, host, port, reason }, 'network guard refused a destination');
-    return new GuardRefusal(host, port, reason);
+    return new GuardRefusal(host, port, reason, unresolved);
   }
 }
 

@@ -42,6 +42,12 @@ afterAll(async () => {
 
 const runTask = (key: string, task: Record<string, unknown>) => api(base(), 'POST', '/start/run-task', { key, body: { task } });
 const toolMessages = (requests: RecordedRequest[]): string[] => [...new Set(requests.flatMap((r) => (r.body.messages ?? []).filter((m: any) => m.role === 'tool').map((m: any) => String(m.content))))];
+/** The tool results, one per call (across all requests: older turns are trimmed from later ones). */
+const toolResults = (requests: RecordedRequest[]): string[] => {
+  const byCall = new Map<string, string>();
+  for (const r of requests) for (const m of r.body.messages ?? []) if (m.role === 'tool') byCall.set(m.tool_call_id, String(m.content));
+  return [...byCall.values()];
+};
 const everything = (requests: RecordedRequest[]) => requests.map((r) => JSON.stringify(r.body.messages)).join('\n');
 
 describe("the agent's browser", () => {
@@ -89,12 +95,10 @@ describe("the agent's browser", () => {
     expect(body).toMatchObject({ type: 'task_completed', data: { message: 'looked around' } });
 
     const requests = await recordedRequests(model(), t);
-    const tools = toolMessages(requests);
-    for (const [url, reason] of blocked) {
-      const failure = tools.find((m) => m.startsWith('Action failed: blocked by the network guard:') && m.includes(reason));
-      expect({ url, failure }).toEqual({ url, failure: expect.any(String) });
-    }
-    expect(tools.filter((m) => m.startsWith('Action failed: blocked by the network guard')).length).toBeGreaterThanOrEqual(new Set(blocked.map(([, r]) => r)).size);
+    // Every refusal says the same (the reason, kept in the operator's log, would map the deployment).
+    const results = toolResults(requests);
+    expect(results.filter((m) => m === 'Action failed: blocked by the network guard: the address is not allowed')).toHaveLength(blocked.length);
+    expect(toolMessages(requests).filter((m) => m.includes('network guard'))).toEqual(['Action failed: blocked by the network guard: the address is not allowed']);
     const seen = everything(requests);
     expect(seen).not.toContain(victimSession.body.sessionId);
     expect(seen).not.toContain('internal admin page');
@@ -133,8 +137,8 @@ describe("the agent's browser", () => {
       success: false,
       status: 'failed',
       code: 'NAVIGATION_BLOCKED',
-      error: 'blocked by the network guard: localhost is a private address (loopback)',
-      details: { url: `http://localhost:${lp}/internal`, reason: 'localhost is a private address (loopback)' },
+      error: 'blocked by the network guard: the address is not allowed',
+      details: { url: `http://localhost:${lp}/internal`, reason: 'the address is not allowed' },
     });
     expect(await recordedRequests(model(), t)).toHaveLength(0);
     expect(connections).toBe(0);
@@ -168,7 +172,7 @@ describe('deliveries', () => {
         const list = await deliveriesOf(refused.body.taskId);
         return list.length && list[0].status === 'failed' ? list : null;
       }, 30_000);
-      expect(record).toMatchObject({ status: 'failed', attempts: 1, lastStatusCode: null, lastError: 'Not sent: blocked by the network guard: localhost is a private address (loopback)' });
+      expect(record).toMatchObject({ status: 'failed', attempts: 1, lastStatusCode: null, lastError: 'Not sent: blocked by the network guard: the address is not allowed' });
       expect(connections).toBe(0);
 
       // The same name on a port the operator allowlisted is reached.

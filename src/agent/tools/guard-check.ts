@@ -1,21 +1,27 @@
 import type { Page, Request } from 'playwright-core';
 import { TaskFailure } from '../../errors';
+import { REFUSAL_MESSAGE, REFUSED_ADDRESS } from '../../net/network-guard';
 import type { ToolContext } from '../types';
+
+/** The session's refusals, looked up by host and port (a refused image on another port of the same host is not the page's). */
+type Refusals = { refusalOf(host: string, since: number, port?: number): { host: string; reason: string } | undefined };
 
 /**
  * Watches the main-frame navigations of `page` during an action, and answers whether one of
  * them (the first request or any redirect hop) was refused by the network guard. A refused
  * navigation is an action failure the model sees (code NAVIGATION_BLOCKED, so a starting URL
- * that is refused fails the task with it); a refused sub-resource simply fails to load.
+ * that is refused fails the task with it, `details.url` naming the refused hop); a refused
+ * sub-resource (image, script, fetch, frame, WebSocket) simply fails to load, and the page
+ * and the task go on: a refusal counts only for the host and port of a navigation.
  */
 export function watchBlockedNavigation(ctx: ToolContext, page: Page): { stop(): void; check(): void } {
   const since = Date.now();
-  const hosts: { url: string; host: string }[] = [];
+  const hosts: { url: string; host: string; port: number; request: Request }[] = [];
   const onRequest = (r: Request) => {
     if (!r.isNavigationRequest() || r.frame() !== page.mainFrame()) return;
     try {
       const u = new URL(r.url());
-      if (u.protocol === 'http:' || u.protocol === 'https:') hosts.push({ url: `${u.origin}${u.pathname}`, host: u.hostname });
+      if (u.protocol === 'http:' || u.protocol === 'https:') hosts.push({ url: `${u.origin}${u.pathname}`, host: u.hostname, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)), request: r });
     } catch {
       /* not a URL the guard sees */
     }
@@ -24,15 +30,20 @@ export function watchBlockedNavigation(ctx: ToolContext, page: Page): { stop(): 
   return {
     stop: () => page.off('request', onRequest),
     check: () => {
-      if (!ctx.egress) return;
+      const egress = ctx.egress as Refusals | undefined;
+      if (!egress) return;
       for (const h of hosts) {
-        const refusal = ctx.egress.refusalOf(h.host, since);
-        if (refusal) throw blockedNavigation(h.url, refusal.host, refusal.reason);
+        // Stopped in the browser by the policy's domain rules (which say so themselves): whatever Chromium
+        // sent ahead to that host (a preconnect the guard refused) is not this navigation's refusal.
+        if (h.request.failure()?.errorText === 'net::ERR_BLOCKED_BY_CLIENT') continue;
+        const refusal = egress.refusalOf(h.host, since, h.port);
+        if (refusal) throw blockedNavigation(h.url);
       }
     },
   };
 }
 
-export function blockedNavigation(url: string, host: string, reason: string): TaskFailure {
-  return new TaskFailure('NAVIGATION_BLOCKED', `blocked by the network guard: ${host} is ${reason}`, { url, reason: `${host} is ${reason}` });
+/** The same words for every refused address (why is in the operator's log): the refused address itself in `details.url`. */
+export function blockedNavigation(url: string): TaskFailure {
+  return new TaskFailure('NAVIGATION_BLOCKED', REFUSAL_MESSAGE, { url, reason: REFUSED_ADDRESS });
 }
