@@ -1,3 +1,4 @@
+import { STATE_KEY } from '../agent/observe/marker';
 import type { CDPSession, Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import type { BlobStore } from '../profiles/contracts';
@@ -21,11 +22,83 @@ interface RoundEntry {
 /** One DevTools session per page for its pictures, opened on first use. */
 const sessions = new WeakMap<Page, Promise<CDPSession>>();
 
+const COVER_ATTRIBUTE = 'data-agent-cover';
+
+/**
+ * Runs in each frame: puts a black box over every field that holds or held a secret (password
+ * fields, fields the observation took for secret, fields a secret was typed into) and answers
+ * how many; `remove` takes the boxes away again.
+ */
+function coverSecretFields(a: { key: string; attr: string; remove: boolean }): number {
+  for (const old of Array.from(document.querySelectorAll(`[${a.attr}]`))) old.remove();
+  if (a.remove) return 0;
+  const state = (window as unknown as Record<string, { secrets?: WeakSet<Element>; describe?: (el: Element) => { secret: boolean } } | undefined>)[a.key];
+  const fields: Element[] = [];
+  const collect = (root: Document | ShadowRoot): void => {
+    for (const el of Array.from(root.querySelectorAll('input, textarea, [contenteditable]:not([contenteditable="false"]), *'))) {
+      if (el.shadowRoot) collect(el.shadowRoot);
+      if (!el.matches('input, textarea, [contenteditable]:not([contenteditable="false"])')) continue;
+      let secret = (el as HTMLInputElement).type === 'password' || !!state?.secrets?.has(el);
+      if (!secret && state?.describe) {
+        try {
+          secret = state.describe(el).secret;
+        } catch {
+          secret = false;
+        }
+      }
+      if (secret) fields.push(el);
+    }
+  };
+  collect(document);
+  let n = 0;
+  for (const el of fields) {
+    const r = el.getBoundingClientRect();
+    if (r.width <= 0 || r.height <= 0) continue;
+    const box = document.createElement('div');
+    box.setAttribute(a.attr, '');
+    box.style.cssText = `position:fixed;left:${r.left - 2}px;top:${r.top - 2}px;width:${r.width + 4}px;height:${r.height + 4}px;background:#000;z-index:2147483647;pointer-events:none;`;
+    document.documentElement.appendChild(box);
+    n++;
+  }
+  return n;
+}
+
+/** Covers the secret fields of every frame; false when a frame could not be covered (then no picture is taken). */
+async function cover(page: Page, remove: boolean): Promise<boolean> {
+  const results = await Promise.all(
+    page.frames().map(async (f) => {
+      if (f.isDetached()) return true;
+      try {
+        await Promise.race([f.evaluate(coverSecretFields, { key: STATE_KEY, attr: COVER_ATTRIBUTE, remove }), new Promise((_, reject) => setTimeout(() => reject(new Error('frame did not answer')), 1_000).unref())]);
+        return true;
+      } catch {
+        // A frame that went away holds nothing to show; one that does not answer may.
+        return f.isDetached();
+      }
+    }),
+  );
+  return results.every(Boolean);
+}
+
 /**
  * The viewport as JPEG, straight from DevTools with speed before size (about half the time of
- * Playwright's screenshot, which waits for fonts and settles animations first).
+ * Playwright's screenshot, which waits for fonts and settles animations first). Fields that
+ * hold a secret are covered with black boxes first (and uncovered after): a picture never
+ * shows a typed secret; a page whose fields could not be covered has no picture.
  */
 async function shoot(page: Page): Promise<Buffer> {
+  if (!(await cover(page, false))) {
+    await cover(page, true);
+    throw new Error('secret fields could not be covered');
+  }
+  try {
+    return await capture(page);
+  } finally {
+    await cover(page, true);
+  }
+}
+
+async function capture(page: Page): Promise<Buffer> {
   let session = sessions.get(page);
   if (!session) {
     session = page.context().newCDPSession(page);

@@ -4,14 +4,21 @@ import type { RecordedStep } from './types';
 const step = (over: Partial<RecordedStep>): RecordedStep => ({ seq: 0, by: 'agent', action: 'click_element', args: {}, urlBefore: 'https://a.test/', urlAfter: 'https://a.test/', outcome: 'ok', at: '', ...over });
 
 describe('record page', () => {
-  it('signs a page for one session and one task', () => {
-    const token = recordPageToken('secret', 's1', 't1');
+  it('signs a page for one session and one task, until it expires', () => {
+    const until = Date.now() + 60_000;
+    const token = recordPageToken('secret', 's1', 't1', until);
     expect(checkRecordPageToken('secret', 's1', 't1', token)).toBe(true);
     expect(checkRecordPageToken('secret', 's1', 't2', token)).toBe(false);
     expect(checkRecordPageToken('secret', 's2', 't1', token)).toBe(false);
     expect(checkRecordPageToken('other', 's1', 't1', token)).toBe(false);
     expect(checkRecordPageToken('secret', 's1', 't1', undefined)).toBe(false);
     expect(checkRecordPageToken('secret', 's1', 't1', [token])).toBe(false);
+    // expired, or its expiry changed: refused
+    expect(checkRecordPageToken('secret', 's1', 't1', token, until + 1_000)).toBe(false);
+    const [exp, sig] = token.split('.');
+    expect(checkRecordPageToken('secret', 's1', 't1', `${Number(exp) + 3600}.${sig}`)).toBe(false);
+    // a token of the old form (no expiry) is refused
+    expect(checkRecordPageToken('secret', 's1', 't1', sig)).toBe(false);
   });
 
   it('escapes everything that came from pages and models', () => {

@@ -1,15 +1,26 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { RecordedStep } from './types';
 
-/** The signed token of a task's record page: bound to the session and the task. */
-export function recordPageToken(secret: string, sessionId: string, taskId: string): string {
-  return createHmac('sha256', secret).update(`recording:${sessionId}:${taskId}`).digest('base64url');
+const sign = (secret: string, sessionId: string, taskId: string, expires: number): string => createHmac('sha256', secret).update(`recording:${sessionId}:${taskId}:${expires}`).digest('base64url');
+
+/**
+ * The signed token of a task's record page: bound to the session and the task, and valid until
+ * `expiresAt` (ms; written in seconds): `<expiry>.<signature>`.
+ */
+export function recordPageToken(secret: string, sessionId: string, taskId: string, expiresAt: number): string {
+  const expires = Math.ceil(expiresAt / 1000);
+  return `${expires}.${sign(secret, sessionId, taskId, expires)}`;
 }
 
-export function checkRecordPageToken(secret: string, sessionId: string, taskId: string, token: unknown): boolean {
+/** Whether `token` opens the record page of this task now: signed for it, and not expired. */
+export function checkRecordPageToken(secret: string, sessionId: string, taskId: string, token: unknown, now = Date.now()): boolean {
   if (typeof token !== 'string') return false;
-  const want = Buffer.from(recordPageToken(secret, sessionId, taskId));
-  const got = Buffer.from(token);
+  const m = /^(\d{1,12})\.([\w-]{1,100})$/.exec(token);
+  if (!m) return false;
+  const expires = Number(m[1]);
+  if (expires * 1000 <= now) return false;
+  const want = Buffer.from(sign(secret, sessionId, taskId, expires));
+  const got = Buffer.from(m[2]);
   return want.length === got.length && timingSafeEqual(want, got);
 }
 

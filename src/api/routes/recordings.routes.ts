@@ -25,7 +25,9 @@ const recordingQuery = z.object({ format: z.enum(['json', 'playwright']).default
 export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tasks' | 'recordings' | 'files' | 'blobs'>; auth: RequestHandler; redis: Redis }): Router {
   const { store, config } = deps;
   const secret = () => linkSecret(config);
-  const pageUrl = (sessionId: string, taskId: string) => `${config.PUBLIC_BASE_URL}/recordings/${sessionId}/${taskId}?token=${recordPageToken(secret(), sessionId, taskId)}`;
+  // A page's address works as long as its pictures are kept (DOWNLOAD_TTL_MS; kept until deleted: a week at a time).
+  const validFor = () => (config.DOWNLOAD_TTL_MS > 0 ? config.DOWNLOAD_TTL_MS : 7 * 24 * 60 * 60 * 1000);
+  const pageUrl = (sessionId: string, taskId: string) => `${config.PUBLIC_BASE_URL}/recordings/${sessionId}/${taskId}?token=${recordPageToken(secret(), sessionId, taskId, Date.now() + validFor())}`;
   /** The task a signed page is for, and its owner; a wrong token is a 404 (nothing to tell apart). */
   const signedTask = async (req: Request) => {
     const sessionId = String(req.params.sessionId);
