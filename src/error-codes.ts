@@ -88,6 +88,8 @@ export const ERROR_CATALOGUE = {
   TASK_TIMEOUT: spec(500, 'later'),
   TASK_STOPPED: spec(500, 'later'),
   MAX_STEPS_REACHED: spec(500, 'later'),
+  /** The agent kept repeating one action on a page it did not change, after being told. */
+  TASK_LOOP_DETECTED: spec(500, 'later'),
   TOKEN_BUDGET_EXCEEDED: spec(500, 'later'),
   INVALID_STRUCTURED_OUTPUT: spec(500, 'later'),
   ACTION_FAILED: spec(500, 'later'),

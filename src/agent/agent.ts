@@ -22,6 +22,8 @@ import type { Recorder } from '../recording/recorder';
 import { findAgain, replayPlan, samePage, stepLine, type FoundElement, type ReplayPlan } from '../recording/replay';
 import type { RecordedStep } from '../recording/types';
 import { doneSpec } from './tools/done';
+import { fitHistory, observationBudget, tokensOf } from './context-budget';
+import { RepetitionGuard, repetitionNote } from './repetition';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
 const FATAL_CODES = new Set(['NAVIGATION_TIMEOUT', 'PAGE_CRASH', 'INVALID_STRUCTURED_OUTPUT']);
@@ -52,6 +54,10 @@ interface Memory {
   replay?: { plan: ReplayPlan; cursor: number; off: boolean; done: string[] };
   /** The next model call may only finish the task (the answer of a replayed task). */
   answerOnly?: boolean;
+  /** The same action chosen again on an unchanged page, counted. */
+  repetition: RepetitionGuard;
+  /** The latest observation's text (what an index refers to). */
+  lastObservation?: string;
 }
 
 /** A recorded step that cannot be performed again as recorded: the agent takes over. */
@@ -80,6 +86,8 @@ export interface AgentRunnerOptions {
   llm: LlmClient;
   prices: Record<string, { input: number; output: number }>;
   observationTokenBudget: number;
+  /** The prompt's budget in tokens: system, tools, history and observation (see context-budget.ts). */
+  contextTokens: number;
   navigationTimeoutMs: number;
   vision: boolean;
   /** Task files for upload_file; without it the agent has none. */
@@ -166,6 +174,7 @@ export class AgentRunner {
       mem.taskId = input.taskId;
       mem.failedActions = 0;
       mem.outputCorrections = 0;
+      mem.repetition.reset();
       mem.specs = toolSpecs(input.params);
       mem.policy = await this.policyOf(input);
       if (mem.policy?.restrictsDomains && !mem.guard) mem.guard = await guardNavigations(session.context);
@@ -212,9 +221,15 @@ export class AgentRunner {
     }
 
     const t0 = performance.now();
-    const observation = await observePage(session.page, { tokenBudget: this.opts.observationTokenBudget, screenshot: this.opts.vision });
+    const system = systemPrompt(mem.policy ? mem.policy.llmRole : undefined);
+    const fixedTokens = () => tokensOf(system) + tokensOf(JSON.stringify(mem.answerOnly ? [doneSpec(input.params)] : (mem.specs ??= toolSpecs(input.params))));
+    const prompt = [...mem.messages].reverse().find((m) => m.role === 'user' && m.content.includes('New task:'));
+    const tokenBudget = observationBudget(this.opts.contextTokens, fixedTokens() + (prompt ? tokensOf(prompt.content) : 0), this.opts.observationTokenBudget);
+    const observation = await observePage(session.page, { tokenBudget, screenshot: this.opts.vision });
     compactObservations(mem.messages);
+    mem.lastObservation = observation.text;
     mem.messages.push({ role: 'user', content: mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}`), image: observation.screenshot });
+    fitHistory(mem.messages, this.opts.contextTokens, fixedTokens());
 
     const t1 = performance.now();
     let modelMs = 0;
@@ -227,7 +242,7 @@ export class AgentRunner {
       if (attempt >= MAX_BAD_REPLIES) {
         throw new TaskFailure('LLM_INVALID_RESPONSE', `The model did not produce a valid action after ${MAX_BAD_REPLIES} attempts`);
       }
-      const estimate = estimateTokens(mem.messages) + 1500; // tool schemas and system prompt
+      const estimate = estimateTokens(mem.messages) + fixedTokens();
       if (estimate > input.remaining.inputTokens - usage.inputTokens) {
         throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'The next model call would exceed maxInputTokens', {
           remainingInputTokens: input.remaining.inputTokens - usage.inputTokens,
@@ -238,7 +253,6 @@ export class AgentRunner {
       if (maxTokens < 16) throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'maxOutputTokens is used up', { remainingOutputTokens: maxTokens });
 
       const callStart = performance.now();
-      const system = systemPrompt(mem.policy ? mem.policy.llmRole : undefined);
       let reply: Awaited<ReturnType<LlmClient['complete']>>;
       try {
         const tools = mem.answerOnly ? [doneSpec(input.params)] : (mem.specs ??= toolSpecs(input.params));
@@ -276,7 +290,16 @@ export class AgentRunner {
     mem.answerOnly = false;
 
     const cost = computeCost(usage, this.opts.llm.model, this.opts.prices);
-    return this.act(c, { tool, args, callId: call!.id, usage, cost, observeMs: t1 - t0, modelMs, reasoning });
+    const repeated = mem.repetition.note(tool.name, args, observation.text);
+    if (repeated.kind === 'stop') {
+      throw new TaskFailure('TASK_LOOP_DETECTED', `The agent chose ${tool.name} with the same arguments ${repeated.count} times in a row on a page that did not change`, { action: tool.name, repeats: repeated.count });
+    }
+    const result = await this.act(c, { tool, args, callId: call!.id, usage, cost, observeMs: t1 - t0, modelMs, reasoning });
+    if (repeated.kind === 'warn') {
+      mem.messages.push({ role: 'user', content: repetitionNote(tool.name, repeated.count) });
+      log.info({ action: tool.name, repeats: repeated.count }, 'agent repeats an action on an unchanged page');
+    }
+    return result;
   }
 
   /**
@@ -422,7 +445,7 @@ export class AgentRunner {
       if (signal.aborted) throw err;
       if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
       if (isServiceError(err) && FATAL_CODES.has(err.code)) throw err;
-      const reason = mask(err instanceof Error ? err.message.split('\n')[0] : String(err));
+      const reason = mask(`${err instanceof Error ? err.message.split('\n')[0] : String(err)}${isServiceError(err) && err.code === 'ELEMENT_NOT_FOUND' ? indexesHint(mem.lastObservation) : ''}`);
       if (err instanceof ReplayMismatch) throw err;
       await record('failed', { error: reason });
       if (a.replay) throw new ReplayMismatch(`it failed: ${reason}`);
@@ -486,7 +509,7 @@ export class AgentRunner {
   private memoryOf(sessionId: string): Memory {
     let mem = this.memory.get(sessionId);
     if (!mem) {
-      mem = { messages: [], failedActions: 0 };
+      mem = { messages: [], failedActions: 0, repetition: new RepetitionGuard() };
       this.memory.set(sessionId, mem);
     }
     if (mem.messages.length > KEEP_MESSAGES) trimHistory(mem.messages);
@@ -550,6 +573,14 @@ function trimHistory(messages: LlmMessage[]): void {
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
+
+/** For an index that is not on the page: which ones the latest observation offers. */
+export function indexesHint(observation: string | undefined): string {
+  const indexes = [...(observation ?? '').matchAll(/^\s*\[(\d+)\]/gm)].map((m) => Number(m[1]));
+  if (!indexes.length) return '. The latest observation lists no elements: scroll, wait or navigate first.';
+  const shown = indexes.length <= 12 ? indexes.map((i) => `[${i}]`).join(', ') : `[${Math.min(...indexes)}] to [${Math.max(...indexes)}] (${indexes.length} elements)`;
+  return `. Use an index of the latest observation: ${shown}.`;
+}
 
 /** The arguments as recorded: an element's index of the moment means nothing later (the element description replaces it). */
 function recordedArgs(tool: string, args: unknown, described: boolean): Record<string, unknown> {

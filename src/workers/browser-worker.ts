@@ -139,6 +139,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     llm: createLlmClient(config),
     prices: config.LLM_PRICES,
     observationTokenBudget: config.OBSERVATION_TOKEN_BUDGET,
+    contextTokens: config.LLM_CONTEXT_TOKENS,
     navigationTimeoutMs: config.NAVIGATION_TIMEOUT_MS,
     vision: config.LLM_VISION,
     policies: store.policies,

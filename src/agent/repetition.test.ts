@@ -1,0 +1,38 @@
+import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote } from './repetition';
+
+describe('RepetitionGuard', () => {
+  it('warns at the third identical action on an unchanged page and stops at the fifth', () => {
+    const guard = new RepetitionGuard();
+    const verdicts = Array.from({ length: REPEAT_STOP_AT }, () => guard.note('click_element', { index: 4 }, 'page A').kind);
+    expect(REPEAT_WARN_AT).toBe(3);
+    expect(verdicts).toEqual(['ok', 'ok', 'warn', 'warn', 'stop']);
+  });
+
+  it('starts again when the page changes, the element differs or another action comes between', () => {
+    const guard = new RepetitionGuard();
+    guard.note('click_element', { index: 4 }, 'page A');
+    guard.note('click_element', { index: 4 }, 'page A');
+    expect(guard.note('click_element', { index: 4 }, 'page B').kind).toBe('ok');
+    expect(guard.note('click_element', { index: 4 }, 'page B').kind).toBe('ok');
+    expect(guard.note('click_element', { index: 5 }, 'page B').kind).toBe('ok');
+    expect(guard.note('scroll', { direction: 'down' }, 'page B').kind).toBe('ok');
+    expect(guard.note('click_element', { index: 5 }, 'page B').kind).toBe('ok');
+  });
+
+  it('takes arguments in any key order as the same action', () => {
+    const guard = new RepetitionGuard();
+    guard.note('input_text', { index: 1, text: 'a' }, 'p');
+    guard.note('input_text', { text: 'a', index: 1 }, 'p');
+    expect(guard.note('input_text', { index: 1, text: 'a' }, 'p')).toEqual({ kind: 'warn', count: 3 });
+  });
+
+  it('lets the agent wait on a page that does not change', () => {
+    const guard = new RepetitionGuard();
+    for (let i = 0; i < 8; i++) expect(guard.note('wait', { seconds: 2 }, 'p').kind).toBe('ok');
+  });
+
+  it('tells the model how many repeats remain', () => {
+    expect(repetitionNote('click_element', 3)).toMatch(/3 times in a row.*2 more times/);
+    expect(repetitionNote('click_element', 4)).toMatch(/1 more time\./);
+  });
+});

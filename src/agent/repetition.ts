@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+
+/** After this many identical actions on an unchanged page the model is told. */
+export const REPEAT_WARN_AT = 3;
+/** The task ends when the model chooses the same action this many times on an unchanged page. */
+export const REPEAT_STOP_AT = 5;
+
+/** Actions that may rightly be repeated on a page that does not change (waiting for it to). */
+const EXEMPT = new Set(['wait', 'done', 'request_human_input']);
+
+export type RepetitionVerdict = { kind: 'ok' } | { kind: 'warn'; count: number } | { kind: 'stop'; count: number };
+
+/**
+ * Counts the same action on the same element (same tool, same arguments) chosen again while
+ * the page looks as it did (the same observation): a model that clicks a dead button forever
+ * is told after REPEAT_WARN_AT and stopped at REPEAT_STOP_AT.
+ */
+export class RepetitionGuard {
+  private last?: { action: string; page: string };
+  private count = 0;
+
+  /** The verdict on the action the model just chose, with `pageText` the observation it chose it from. */
+  note(tool: string, args: unknown, pageText: string): RepetitionVerdict {
+    if (EXEMPT.has(tool)) {
+      this.reset();
+      return { kind: 'ok' };
+    }
+    const action = `${tool} ${canonical(args)}`;
+    const page = createHash('sha256').update(pageText).digest('hex');
+    if (this.last && this.last.action === action && this.last.page === page) this.count += 1;
+    else {
+      this.last = { action, page };
+      this.count = 1;
+    }
+    if (this.count >= REPEAT_STOP_AT) return { kind: 'stop', count: this.count };
+    if (this.count >= REPEAT_WARN_AT) return { kind: 'warn', count: this.count };
+    return { kind: 'ok' };
+  }
+
+  reset(): void {
+    this.last = undefined;
+    this.count = 0;
+  }
+}
+
+/** Arguments with their keys sorted, so {a, b} and {b, a} are the same action. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'undefined';
+}
+
+/** What the model is told when it repeats itself. */
+export function repetitionNote(tool: string, count: number): string {
+  return `Note: you have now chosen ${tool} with the same arguments ${count} times in a row and the page did not change. It has no effect: do something different (another element, another way, or done with success=false if the task cannot be completed). The task ends if you repeat it ${REPEAT_STOP_AT - count} more time${REPEAT_STOP_AT - count === 1 ? '' : 's'}.`;
+}

@@ -1,0 +1,110 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { toolSpecs } from '../agent/tools';
+import { answerSchema, describeTools, parseAnswer, toGrammarSchema, toPrompt, type OfferedTool } from './answer-format';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Compiles the grammar with node-llama-cpp (in a plain Node process) and checks answers against it. */
+function check(tools: OfferedTool[], answers: unknown[]): { compiled: boolean; error?: string; results: { ok: boolean; error?: string }[] } {
+  const input = JSON.stringify({ schema: answerSchema(tools), answers: answers.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))) });
+  return JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'test/support/grammar-check.mjs')], { input, encoding: 'utf8', timeout: 60_000 }));
+}
+
+const call = (name: string, args: Record<string, unknown>, thought = 'I see the form and type the name.') => ({ thought, action: { name, arguments: args } });
+
+describe('the answer grammar', () => {
+  const tools = toolSpecs();
+  const structured = toolSpecs({ outputType: 'structured_json', outputSchema: { type: 'object', properties: { price: { type: 'number' }, items: { type: 'array', items: { type: 'string' } } }, required: ['price'] } });
+
+  it("turns every tool's schema into a grammar that accepts its valid calls and refuses invalid ones", () => {
+    const valid = [
+      call('navigate', { url: 'https://example.com/a' }),
+      call('click_element', { index: 3 }),
+      call('input_text', { index: 2, text: 'Ada Lovelace', clear: null }),
+      call('input_text', { index: 2, text: 'x', clear: false }),
+      call('select_option', { index: 4, value: 'Blue', label: null }),
+      call('scroll', { direction: 'down', amount: null, index: null }),
+      call('send_keys', { keys: 'Enter' }),
+      call('switch_tab', { index: 0 }),
+      call('go_back', {}),
+      call('wait', { seconds: 1.5 }),
+      call('extract', { query: 'the price' }),
+      call('upload_file', { index: 5, fileIds: ['file_1'] }),
+      call('request_human_input', { type: null, value: 'What is the code?' }),
+      call('done', { message: 'The title is **Home**', success: true }),
+    ];
+    const invalid = [
+      call('click_element', { index: 'three' }), // wrong type
+      call('click_element', {}), // a required argument left out
+      call('click', { index: 3 }), // no such tool
+      call('scroll', { direction: 'sideways', amount: null, index: null }), // not in the enum
+      call('navigate', { url: 'https://x', extra: 1 }), // an argument the tool does not have
+      { action: { name: 'go_back', arguments: {} } }, // no thought
+      call('upload_file', { index: 5, fileIds: [] }), // fewer items than the schema's minimum
+      { thought: 'x'.repeat(241), action: { name: 'go_back', arguments: {} } }, // a thought past its bound
+      'I will click the button', // prose
+    ];
+    const res = check(tools, [...valid, ...invalid]);
+    expect(res.compiled).toBe(true);
+    res.results.slice(0, valid.length).forEach((r, i) => expect({ i, ...r }).toEqual({ i, ok: true }));
+    res.results.slice(valid.length).forEach((r, i) => expect({ i, ok: r.ok }).toEqual({ i, ok: false }));
+  });
+
+  it("follows a caller's output schema in done's result", () => {
+    const res = check(structured, [
+      call('done', { result: { price: 4.5, items: ['a', 'b'] }, success: true, message: null }),
+      call('done', { result: { price: 'cheap', items: null }, success: true, message: null }),
+      call('done', { result: { items: ['a'] }, success: true, message: null }),
+    ]);
+    expect(res.compiled).toBe(true);
+    expect(res.results.map((r) => r.ok)).toEqual([true, false, false]);
+  });
+
+  it('keeps bounds llama.cpp can compile and leaves longer ones to max_tokens', () => {
+    expect(toGrammarSchema({ type: 'string', maxLength: 100 })).toEqual({ type: 'string', maxLength: 100 });
+    expect(toGrammarSchema({ type: 'string', minLength: 1, maxLength: 5000 })).toEqual({ type: 'string', minLength: 1 });
+    expect(toGrammarSchema({ type: 'object', properties: { a: { type: 'integer' } } })).toEqual({ type: 'object', properties: { a: { oneOf: [{ type: 'integer' }, { type: 'null' }] } } });
+    expect(toGrammarSchema({ anyOf: [{ type: 'string' }, { type: 'number' }] })).toEqual({ oneOf: [{ type: 'string' }, { type: 'number' }] });
+    // Any value (z.unknown(), {}): nested to a bounded depth.
+    expect(JSON.stringify(toGrammarSchema({})).length).toBeLessThan(2000);
+  });
+});
+
+describe('parseAnswer', () => {
+  const tools: OfferedTool[] = [{ name: 'input_text' }, { name: 'done' }];
+
+  it('gives the call with the nulls of left-out arguments removed, and the thought apart', () => {
+    expect(parseAnswer(JSON.stringify(call('input_text', { index: 2, text: 'a', clear: null }, ' I type. ')), tools)).toEqual({ thought: 'I type.', name: 'input_text', arguments: '{"index":2,"text":"a"}' });
+  });
+
+  it('refuses an answer naming a tool that was not offered, and text that is not JSON', () => {
+    expect(() => parseAnswer(JSON.stringify(call('navigate', { url: 'x' })), tools)).toThrow(/no offered tool/);
+    expect(() => parseAnswer('{"thought": "cut off', tools)).toThrow();
+  });
+});
+
+describe('toPrompt', () => {
+  it('writes tool results as user turns naming the tool and earlier calls in the answer format', () => {
+    const prompt = toPrompt(
+      [
+        { role: 'system', content: 'You drive a browser.' },
+        { role: 'user', content: 'New task: subscribe' },
+        { role: 'user', content: 'Observation (step 1): ...' },
+        { role: 'assistant', content: 'I type the name.', tool_calls: [{ id: 'c1', function: { name: 'input_text', arguments: '{"index":1,"text":"Ada"}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'Typed "Ada"' },
+        { role: 'user', content: 'Observation (step 2): ...' },
+      ],
+      [{ name: 'input_text', description: 'Type into a field', parameters: { type: 'object', properties: { index: { type: 'integer' }, text: { type: 'string' } }, required: ['index', 'text'] } }],
+    );
+    expect(prompt.map((p) => p.type)).toEqual(['system', 'user', 'model', 'user']);
+    expect(prompt[0]).toMatchObject({ text: expect.stringContaining('- input_text(index: integer; text: string): Type into a field') });
+    expect(prompt[1]).toEqual({ type: 'user', text: 'New task: subscribe\n\nObservation (step 1): ...' });
+    expect(prompt[2]).toEqual({ type: 'model', response: ['{"thought":"I type the name.","action":{"name":"input_text","arguments":{"index":1,"text":"Ada"}}}'] });
+    expect(prompt[3]).toEqual({ type: 'user', text: 'Result of input_text: Typed "Ada"\n\nObservation (step 2): ...' });
+  });
+
+  it('marks optional arguments in the tool list', () => {
+    expect(describeTools([{ name: 'scroll', parameters: { type: 'object', properties: { direction: { enum: ['up', 'down'] }, amount: { type: 'number' } }, required: ['direction'] } }])).toContain('- scroll(direction: "up"|"down"; amount?: number)');
+  });
+});
