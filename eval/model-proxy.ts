@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -27,6 +28,17 @@ export interface ModelProxy {
   close(): Promise<void>;
 }
 
+/** What the model was last told and what it answered, one JSON line per call (for reading what went wrong). */
+function traceCall(file: string, requestBody: Buffer, answer: any, ms: number): void {
+  try {
+    const req = JSON.parse(requestBody.toString('utf8')) as { messages?: { role: string; content?: unknown }[] };
+    const last = (req.messages ?? []).slice(-3).map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content.slice(0, 4000) : m.content }));
+    fs.appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), ms: Math.round(ms), last, answer: answer?.choices?.[0]?.message ?? answer?.content ?? answer })}\n`);
+  } catch {
+    /* a trace is best effort */
+  }
+}
+
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'proxy-connection', 'upgrade']);
 
 function usageOf(body: any, provider: string): Pick<ModelCall, 'promptTokens' | 'completionTokens' | 'cachedPromptTokens'> {
@@ -43,7 +55,7 @@ function usageOf(body: any, provider: string): Pick<ModelCall, 'promptTokens' | 
  * `upstream` is the model's base URL as a client would be configured with it (OpenAI: ending
  * in /v1; Anthropic: the API root). The proxy's own base URL mirrors it.
  */
-export async function startModelProxy(opts: { upstream: string; provider: 'openai' | 'anthropic' }): Promise<ModelProxy> {
+export async function startModelProxy(opts: { upstream: string; provider: 'openai' | 'anthropic'; trace?: string }): Promise<ModelProxy> {
   const upstream = opts.upstream.replace(/\/+$/, '');
   const prefix = opts.provider === 'anthropic' ? '' : '/v1';
   const calls: ModelCall[] = [];
@@ -73,6 +85,7 @@ export async function startModelProxy(opts: { upstream: string; provider: 'opena
             /* not JSON: no usage */
           }
           if (req.method === 'POST') calls.push({ path, startedAt, endedAt: Date.now(), ms, status: up.status, ...usageOf(parsed, opts.provider) });
+          if (opts.trace && req.method === 'POST') traceCall(opts.trace, Buffer.concat(chunks), parsed, ms);
           const out: Record<string, string> = {};
           up.headers.forEach((v, k) => {
             if (!HOP_HEADERS.has(k) && k !== 'content-encoding') out[k] = v;

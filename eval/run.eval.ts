@@ -52,17 +52,21 @@ it(
       if (SCRIPTED) {
         scripted = await startScriptedModel();
         [provider, upstream, model, apiKey] = ['openai', scripted.url, 'scripted-model', 'test-key'];
+      } else if (process.env.LLM_PROVIDER === 'local') {
+        // The local model role: the service runs it as LLM_PROVIDER=local (its tools bound to the page), through the proxy.
+        [provider, upstream, model, apiKey] = ['openai', process.env.LOCAL_MODEL_URL ?? 'http://127.0.0.1:3090/v1', 'local', 'local'];
       } else {
         provider = process.env.LLM_PROVIDER === 'anthropic' ? 'anthropic' : 'openai';
         upstream = process.env.LLM_BASE_URL || (provider === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1');
         model = process.env.LLM_MODEL || (provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini');
         apiKey = process.env.LLM_API_KEY ?? '';
       }
-      proxy = await startModelProxy({ upstream, provider });
+      proxy = await startModelProxy({ upstream, provider, trace: process.env.EVAL_TRACE ?? path.join(path.dirname(OUT), 'calls.jsonl') });
       log(`model ${model} (${provider}) at ${upstream}; ${tasks.length} task(s) × ${REPEAT}; sites on ${sites.url}`);
+      const local = !SCRIPTED && process.env.LLM_PROVIDER === 'local';
       service = await startService({
         ...passedOnLlmSettings(),
-        LLM_PROVIDER: provider,
+        ...(local ? { LLM_PROVIDER: 'local', LOCAL_MODEL_URL: proxy.baseUrl } : { LLM_PROVIDER: provider }),
         LLM_BASE_URL: proxy.baseUrl,
         LLM_MODEL: model,
         LLM_API_KEY: apiKey,

@@ -29,11 +29,11 @@ trap cleanup EXIT
 bash "$ROOT/scripts/infra.sh" down >&2
 rm -rf "$DATA_DIR" "$OUT_DIR" && mkdir -p "$DATA_DIR/run" "$DATA_DIR/logs" "$OUT_DIR"
 
-if [ "${EVAL_SCRIPTED:-}" != "1" ] && [ -z "${LLM_BASE_URL:-}" ] && [ "${LLM_PROVIDER:-}" != "anthropic" ]; then
+if [ "${EVAL_SCRIPTED:-}" != "1" ] && uses_local_model; then
   declare -F start_local_model >/dev/null || die "no model configured (set LLM_BASE_URL, or LLM_PROVIDER=anthropic with LLM_API_KEY) and this checkout cannot start the local one"
   log "no model configured: starting the local default model on 127.0.0.1:$MODEL_PORT"
   start_local_model "$MODEL_PORT" "$DATA_DIR/logs/model.log" "$MODEL_PIDFILE" >&2
-  export LLM_PROVIDER=openai LLM_BASE_URL="http://127.0.0.1:$MODEL_PORT/v1" LLM_MODEL=local LLM_API_KEY=local
+  export LLM_PROVIDER=local LOCAL_MODEL_URL="http://127.0.0.1:$MODEL_PORT/v1"
 fi
 
 bash "$ROOT/scripts/infra.sh" up >&2

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { toolSpecs } from '../agent/tools';
+import { boundToPage } from '../agent/page-bound-tools';
 import { answerSchema, describeTools, parseAnswer, toGrammarSchema, toPrompt, type OfferedTool } from './answer-format';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -49,6 +50,13 @@ describe('the answer grammar', () => {
     expect(res.compiled).toBe(true);
     res.results.slice(0, valid.length).forEach((r, i) => expect({ i, ...r }).toEqual({ i, ok: true }));
     res.results.slice(valid.length).forEach((r, i) => expect({ i, ok: r.ok }).toEqual({ i, ok: false }));
+  });
+
+  it('takes only the indexes the page lists when the tools are bound to it', () => {
+    const bound = boundToPage(tools, 'Tabs: [0] Shop (active)\n[3] link "Home"\n[7] button "Buy"');
+    const res = check(bound, [call('click_element', { index: 7 }), call('click_element', { index: 5 }), call('switch_tab', { index: 0 }), call('switch_tab', { index: 2 })]);
+    expect(res.compiled).toBe(true);
+    expect(res.results.map((r) => r.ok)).toEqual([true, false, true, false]);
   });
 
   it("follows a caller's output schema in done's result", () => {

@@ -9,6 +9,9 @@
 /** A JSON Schema as the tools carry it (zod's output, a caller's outputSchema). */
 export type JsonSchema = Record<string, unknown>;
 
+/** A schema no value satisfies (an empty enum): a tool that needs one cannot be chosen. */
+export const IMPOSSIBLE = { impossible: true } as const;
+
 /** The subset of JSON Schema the grammar builder understands (node-llama-cpp's GbnfJsonSchema). */
 export type GrammarSchema =
   | { type: Primitive | Primitive[] }
@@ -18,7 +21,8 @@ export type GrammarSchema =
   | { enum: (string | number | boolean | null)[] }
   | { oneOf: GrammarSchema[] }
   | { type: 'object'; properties: Record<string, GrammarSchema>; additionalProperties?: boolean | GrammarSchema }
-  | { type: 'array'; items?: GrammarSchema; minItems?: number; maxItems?: number };
+  | { type: 'array'; items?: GrammarSchema; minItems?: number; maxItems?: number }
+  | typeof IMPOSSIBLE;
 type Primitive = 'string' | 'number' | 'integer' | 'boolean' | 'null';
 
 export interface OfferedTool {
@@ -53,7 +57,8 @@ export function toGrammarSchema(schema: unknown, depth = 0): GrammarSchema {
   if (!schema || typeof schema !== 'object' || depth > MAX_DEPTH) return anyValue(depth);
   const s = schema as JsonSchema;
   if ('const' in s && isScalar(s.const)) return { const: s.const };
-  if (Array.isArray(s.enum) && s.enum.length && s.enum.every(isScalar)) return { enum: s.enum as (string | number | boolean | null)[] };
+  if (Array.isArray(s.enum) && s.enum.length === 0) return IMPOSSIBLE;
+  if (Array.isArray(s.enum) && s.enum.every(isScalar)) return { enum: s.enum as (string | number | boolean | null)[] };
   const alternatives = (Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined) as unknown[] | undefined;
   if (alternatives?.length) return alternatives.length === 1 ? toGrammarSchema(alternatives[0], depth) : { oneOf: alternatives.map((a) => toGrammarSchema(a, depth + 1)) };
   const type = s.type;
@@ -96,7 +101,8 @@ function objectSchema(s: JsonSchema, depth: number): GrammarSchema {
   const properties: Record<string, GrammarSchema> = {};
   for (const [key, value] of Object.entries(props)) {
     const inner = toGrammarSchema(value, depth + 1);
-    properties[key] = required.has(key) ? inner : { oneOf: [inner, { type: 'null' }] };
+    if (inner === IMPOSSIBLE && required.has(key)) return IMPOSSIBLE;
+    properties[key] = inner === IMPOSSIBLE ? { type: 'null' } : required.has(key) ? inner : { oneOf: [inner, { type: 'null' }] };
   }
   const extra = s.additionalProperties;
   if (Object.keys(properties).length === 0 && extra !== false) {
@@ -114,12 +120,11 @@ const isScalar = (v: unknown): v is string | number | boolean | null => v === nu
  * grammar's work); the alternatives part at the tool's name.
  */
 export function answerSchema(tools: OfferedTool[]): GrammarSchema {
-  const calls = tools.map(
-    (t): GrammarSchema => ({
-      type: 'object',
-      properties: { name: { const: t.name }, arguments: toGrammarSchema(t.parameters ?? { type: 'object', properties: {} }) },
-    }),
-  );
+  const calls = tools.flatMap((t): GrammarSchema[] => {
+    const args = toGrammarSchema(t.parameters ?? { type: 'object', properties: {} });
+    // A tool whose required argument no value satisfies (no element on the page to name) is left out.
+    return args === IMPOSSIBLE ? [] : [{ type: 'object', properties: { name: { const: t.name }, arguments: args } }];
+  });
   return { type: 'object', properties: { thought: { type: 'string', maxLength: THOUGHT_MAX_CHARS }, action: calls.length === 1 ? calls[0] : { oneOf: calls } } };
 }
 
@@ -163,6 +168,9 @@ export function describeTools(tools: OfferedTool[]): string {
 }
 
 function typeLabel(s: JsonSchema): string {
+  // An integer enum is a list of element indexes bound to the page: described as the integer it
+  // is, so the tools' text (the start of the prompt) stays the same from step to step.
+  if (Array.isArray(s.enum) && s.type === 'integer') return 'integer';
   if (Array.isArray(s.enum)) return s.enum.map((e) => JSON.stringify(e)).join('|');
   if (Array.isArray(s.anyOf)) return (s.anyOf as JsonSchema[]).map(typeLabel).join('|');
   if (Array.isArray(s.type)) return s.type.join('|');

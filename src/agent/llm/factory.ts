@@ -21,13 +21,15 @@ export const LOCAL_MODEL_NAME = 'local';
 export function createLlmClient(config: LlmConfig): LlmClient {
   if (config.LLM_PROVIDER === 'local') {
     // The model role speaks the OpenAI wire format: the agent reaches it like any hosted provider.
-    return createOpenAiClient({
+    const client = createOpenAiClient({
       baseURL: config.LOCAL_MODEL_URL ?? `http://127.0.0.1:${config.MODEL_PORT ?? 3090}/v1`,
       apiKey: LOCAL_MODEL_NAME,
       model: LOCAL_MODEL_NAME,
       maxRetries: config.LLM_MAX_RETRIES,
       timeoutMs: config.LLM_TIMEOUT_MS,
     });
+    // Its answers are generated under a grammar made of the tools' schemas.
+    return Object.assign(client, { followsSchemas: true });
   }
   const opts = {
     baseURL: config.LLM_BASE_URL,

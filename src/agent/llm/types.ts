@@ -35,5 +35,10 @@ export interface LlmResponse {
 
 export interface LlmClient {
   readonly model: string;
+  /**
+   * Whether the model's answers follow the tools' schemas exactly (the local model's grammar):
+   * then element indexes are offered as the observation's list (page-bound-tools.ts).
+   */
+  readonly followsSchemas?: boolean;
   complete(req: LlmRequest): Promise<LlmResponse>;
 }

@@ -67,7 +67,7 @@ describe('observePage', () => {
     const lines = elementLines(obs.text);
     expect(lines.map((l) => `${l.role} "${l.label}"`)).toEqual(['textbox "Name"', 'textbox "Email"', 'select "Topic"', 'textbox "Message"', 'button "Send"']);
     expect(obs.text).toMatch(/\] textbox "Name" value="Ada"$/m);
-    expect(obs.text).toMatch(/\] textbox "Email" type=email$/m);
+    expect(obs.text).toMatch(/\] textbox "Email" type=email empty$/m);
     expect(obs.text).toMatch(/\] select "Topic" value="Sales" options="Sales \| Support"$/m);
 
     await open('login.html');
@@ -235,7 +235,7 @@ describe('observePage', () => {
       'button "Disabled button" disabled',
       'link "Logo image"',
       'button "Say \\"hi\\" \\\\ bye"',
-      'textbox "Search the site"',
+      'textbox "Search the site" empty',
       'button "Go"',
     ]);
     await (await resolveElement(page, indexOf(text, 'I agree'))).click();

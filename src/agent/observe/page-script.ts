@@ -273,6 +273,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
     const value = (v: string, secret: boolean): void => {
       // A field a secret was typed into shows its placeholder; any other secret field only that it holds something.
       if (v) hints.push(`value=${secret ? quote(state.placeholders?.get(el) ?? '••••') : quote(truncate(collapse(v), MAX_VALUE))}`);
+      // Said outright, so a model filling a form sees which fields are still to do.
+      else hints.push('empty');
     };
     if (tag === 'INPUT') {
       if (!QUIET_TYPES.has(type)) hints.push(`type=${type}`);
