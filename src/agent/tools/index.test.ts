@@ -15,6 +15,7 @@ describe('toolSpecs', () => {
 
   it('offers every action once, each argument described', () => {
     expect(specs.map((s) => s.name)).toEqual([
+      'done',
       'navigate',
       'click_element',
       'input_text',
@@ -27,7 +28,6 @@ describe('toolSpecs', () => {
       'extract',
       'upload_file',
       'request_human_input',
-      'done',
     ]);
     expect(agentTools.map((t) => t.name)).toEqual(specs.map((s) => s.name));
     for (const s of specs) {

@@ -16,8 +16,13 @@ import { switchTabTool } from './switch-tab';
 import { uploadFileTool } from './upload-file';
 import { waitTool } from './wait';
 
-/** Everything the agent can do, one action per step. */
+/**
+ * Everything the agent can do, one action per step. done comes first: a small model reads the
+ * list from the top, and one that saw done last kept acting on a page that already answered
+ * the task (scrolling, clicking the answer).
+ */
 export const agentTools: AgentTool[] = [
+  doneTool,
   navigateTool,
   clickElementTool,
   inputTextTool,
@@ -30,7 +35,6 @@ export const agentTools: AgentTool[] = [
   extractTool,
   uploadFileTool,
   requestHumanInputTool,
-  doneTool,
 ] as AgentTool[];
 
 /**

@@ -1,3 +1,4 @@
+import type { ElementHandle, Locator } from 'playwright-core';
 import { z } from 'zod';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';
@@ -19,13 +20,29 @@ interface OptionMatch {
   index: number;
   label: string;
   options: string[];
+  /** A radio group: the position among the group's radios of the one to click. */
+  radio?: number;
 }
 
 /** Finds the option in the page: exact value, exact text, then the same ignoring case and spaces, then a part of the text. */
 function findOption(el: Element, wanted: string): OptionMatch {
+  const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+  // A radio button stands for its group: the option is the radio whose label or value is the one wanted.
+  if (el instanceof HTMLInputElement && el.type === 'radio') {
+    const scope = el.form ?? el.ownerDocument;
+    const group = Array.from(scope.querySelectorAll<HTMLInputElement>('input[type=radio]')).filter((r) => r.name === el.name && (el.name !== '' || r === el));
+    const labelOf = (r: HTMLInputElement) => Array.from(r.labels ?? []).map((l) => l.textContent ?? '').join(' ').trim() || r.value;
+    const w = norm(wanted);
+    const tests = [(r: HTMLInputElement) => r.value === wanted, (r: HTMLInputElement) => norm(labelOf(r)) === w || norm(r.value) === w, (r: HTMLInputElement) => w.length > 0 && norm(labelOf(r)).includes(w)];
+    let found = -1;
+    for (const test of tests) {
+      found = group.findIndex(test);
+      if (found >= 0) break;
+    }
+    return { isSelect: true, index: found, label: found >= 0 ? labelOf(group[found]) : '', options: group.slice(0, 30).map(labelOf), radio: found };
+  }
   if (el.tagName !== 'SELECT') return { isSelect: false, index: -1, label: '', options: [] };
   const options = Array.from((el as HTMLSelectElement).options);
-  const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
   const w = norm(wanted);
   const tests = [
     (o: HTMLOptionElement) => o.value === wanted,
@@ -41,9 +58,22 @@ function findOption(el: Element, wanted: string): OptionMatch {
   return { isSelect: true, index, label: index >= 0 ? options[index].label : '', options: options.slice(0, 30).map((o) => o.label) };
 }
 
+/** The radio at `position` in the group of the radio `locator` points at (the same grouping as findOption). */
+async function radioOf(locator: Locator, position: number): Promise<ElementHandle<HTMLInputElement>> {
+  const handle = await locator.evaluateHandle((el, n) => {
+    const input = el as HTMLInputElement;
+    const scope = input.form ?? input.ownerDocument;
+    const group = Array.from(scope.querySelectorAll<HTMLInputElement>('input[type=radio]')).filter((r) => r.name === input.name && (input.name !== '' || r === input));
+    return group[n];
+  }, position);
+  const element = handle.asElement();
+  if (!element) throw new Error('the radio button is gone');
+  return element as ElementHandle<HTMLInputElement>;
+}
+
 export const selectOptionTool: AgentTool<typeof schema> = {
   name: 'select_option',
-  description: 'Choose an option of a <select> element (role "select" in the observation) by its [index] and the option\'s text or value.',
+  description: 'Choose an option of a <select> element (role "select" in the observation), or the radio button of a group, by its [index] and the option\'s text or value.',
   schema,
   async execute(ctx, args) {
     const wanted = (args.value ?? args.label)!;
@@ -53,6 +83,12 @@ export const selectOptionTool: AgentTool<typeof schema> = {
     if (!match.isSelect) throw new Error(`${name} is not a <select>: click it to open its list, then click the option`);
     if (match.index < 0) throw new Error(`${name} has no option "${wanted}"; its options are: ${match.options.map((o) => `"${o}"`).join(', ')}`);
     const urlBefore = ctx.page.url();
+    if (match.radio !== undefined) {
+      // The group's radio with that label, checked as a person would click it.
+      const chosen = await attempt(ctx.signal, action, () => abortable(radioOf(locator, match.radio!), ctx.signal));
+      const outcome = await attempt(ctx.signal, action, () => actAndSettle(ctx, () => abortable(chosen.check({ timeout: ACTION_TIMEOUT_MS }), ctx.signal)));
+      return { summary: `Chose the radio button "${match.label}" of the group of ${name}${outcomeNote(ctx, urlBefore, outcome)}`, target };
+    }
     // Choosing may submit a form (onchange): settle like a click.
     const outcome = await attempt(ctx.signal, action, () =>
       actAndSettle(ctx, () => abortable(locator.selectOption({ index: match.index }, { timeout: ACTION_TIMEOUT_MS, noWaitAfter: true }), ctx.signal)),

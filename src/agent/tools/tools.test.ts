@@ -188,6 +188,18 @@ describe('failures', () => {
     expect(intoSelect!.message).toContain('use select_option');
   });
 
+  it('select_option on a radio button chooses the radio of its group with that label', async () => {
+    await ctx.page.setContent(
+      '<form><p><input type="radio" id="b" name="plan" value="basic" checked><label for="b">Basic</label></p><p><input type="radio" id="s" name="plan" value="standard"><label for="s">Standard</label></p><p><input type="radio" id="o" name="other" value="x"><label for="o">Standard too</label></p></form>',
+    );
+    const obs = await observe();
+    const chose = await selectOptionTool.execute(ctx, { index: indexOf(obs, 'Basic'), value: 'Standard' });
+    expect(chose.summary).toContain('Chose the radio button "Standard"');
+    expect(await ctx.page.evaluate(() => [...document.querySelectorAll('input')].map((i) => `${i.id}:${i.checked}`).join(' '))).toBe('b:false s:true o:false');
+    const missing = await failureOf(selectOptionTool.execute(ctx, { index: indexOf(obs, 'Basic'), value: 'Premium' }));
+    expect(missing!.message).toContain('has no option "Premium"; its options are: "Basic", "Standard"');
+  });
+
   it('turns a crashed page into PAGE_CRASH', async () => {
     await navigateTool.execute(ctx, { url: url('index.html') });
     const obs = await observe();
