@@ -93,23 +93,48 @@ describe('parseAnswer', () => {
 });
 
 describe('toPrompt', () => {
-  it('writes tool results as user turns naming the tool and earlier calls in the answer format', () => {
+  it('writes the task, the steps so far with their results and the latest observation last, in one user turn', () => {
     const prompt = toPrompt(
       [
         { role: 'system', content: 'You drive a browser.' },
         { role: 'user', content: 'New task: subscribe' },
-        { role: 'user', content: 'Observation (step 1): ...' },
+        { role: 'user', content: 'Observation (step 1) [omitted]' },
         { role: 'assistant', content: 'I type the name.', tool_calls: [{ id: 'c1', function: { name: 'input_text', arguments: '{"index":1,"text":"Ada"}' } }] },
         { role: 'tool', tool_call_id: 'c1', content: 'Typed "Ada"' },
-        { role: 'user', content: 'Observation (step 2): ...' },
+        { role: 'user', content: 'Note: you repeat yourself.' },
+        { role: 'user', content: 'Observation (step 2):\n[1] textbox "Name" value="Ada"' },
+        { role: 'assistant', content: '', tool_calls: [{ id: 'c2', function: { name: 'click', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c2', content: 'Invalid call: Unknown tool "click".' },
       ],
       [{ name: 'input_text', description: 'Type into a field', parameters: { type: 'object', properties: { index: { type: 'integer' }, text: { type: 'string' } }, required: ['index', 'text'] } }],
     );
-    expect(prompt.map((p) => p.type)).toEqual(['system', 'user', 'model', 'user']);
+    expect(prompt.map((p) => p.type)).toEqual(['system', 'user']);
     expect(prompt[0]).toMatchObject({ text: expect.stringContaining('- input_text(index: integer; text: string): Type into a field') });
-    expect(prompt[1]).toEqual({ type: 'user', text: 'New task: subscribe\n\nObservation (step 1): ...' });
-    expect(prompt[2]).toEqual({ type: 'model', response: ['{"thought":"I type the name.","action":{"name":"input_text","arguments":{"index":1,"text":"Ada"}}}'] });
-    expect(prompt[3]).toEqual({ type: 'user', text: 'Result of input_text: Typed "Ada"\n\nObservation (step 2): ...' });
+    expect((prompt[1] as { text: string }).text).toBe(
+      [
+        'New task: subscribe',
+        'Steps so far:',
+        '1. input_text {"index":1,"text":"Ada"} → Typed "Ada"',
+        'Note: you repeat yourself.',
+        '2. click {} → Invalid call: Unknown tool "click".',
+        'Observation (step 2):\n[1] textbox "Name" value="Ada"',
+      ].join('\n'),
+    );
+  });
+
+  it('keeps what it has already written as the start of the next prompt (the evaluated prefix is reused)', () => {
+    const base = [
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'New task: t' },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', function: { name: 'input_text', arguments: '{"index":1}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+    ];
+    const one = toPrompt([...base, { role: 'user', content: 'Observation (step 2):\nA' }], []);
+    const two = toPrompt([...base, { role: 'user', content: 'Observation (step 2) [omitted]' }, { role: 'assistant', content: '', tool_calls: [{ id: 'c2', function: { name: 'go_back', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c2', content: 'back' }, { role: 'user', content: 'Observation (step 3):\nB' }], []);
+    const before = (one[1] as { text: string }).text;
+    const after = (two[1] as { text: string }).text;
+    const stable = before.slice(0, before.indexOf('Observation'));
+    expect(after.startsWith(stable)).toBe(true);
   });
 
   it('marks optional arguments in the tool list', () => {

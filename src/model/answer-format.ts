@@ -197,46 +197,63 @@ function textOf(content: WireMessage['content']): string {
   return '';
 }
 
+/** A user turn that shows the page (the agent's observations start so). */
+const OBSERVATION = /^Observation \(/;
+const STEP_RESULT_MAX_CHARS = 300;
+
 /**
- * The request as the model's prompt. Tool results become user turns ("Result of <tool>: ..."),
- * and a model turn that called a tool is written back in the answer format it was given in,
- * so a task's turns read the same way at every step and the evaluated prefix is reused.
+ * The request as the model's prompt: the system text with the tools, then ONE user turn that
+ * holds the task, the steps so far as a numbered list (each call with its result) and the
+ * latest observation last. A small model shown its own earlier answers as model turns copies
+ * them: with the conversation as turns, the default model answered the same call again at
+ * every step of 5 of 8 easy tasks. The list only grows at its end, so the evaluated prefix
+ * (system, tools, task, earlier steps) is reused from step to step.
  */
 export function toPrompt(messages: WireMessage[], tools: OfferedTool[]): PromptItem[] {
   const system: string[] = [];
-  const items: PromptItem[] = [];
-  const names = new Map<string, string>();
-  const pushUser = (text: string) => {
-    const last = items[items.length - 1];
-    if (last?.type === 'user') last.text += `\n\n${text}`;
-    else items.push({ type: 'user', text });
-  };
+  const body: string[] = [];
+  const steps = new Map<string, number>();
+  let stepCount = 0;
+  let latest = '';
   for (const m of messages) {
     if (m.role === 'system' || m.role === 'developer') {
       system.push(textOf(m.content));
     } else if (m.role === 'user') {
-      pushUser(textOf(m.content));
+      const text = textOf(m.content);
+      if (OBSERVATION.test(text)) latest = text;
+      else body.push(text);
     } else if (m.role === 'assistant') {
       const call = m.tool_calls?.[0];
-      let text = textOf(m.content).trim();
-      if (call?.function?.name) {
-        if (call.id) names.set(call.id, call.function.name);
-        let args: unknown = {};
-        try {
-          args = JSON.parse(call.function.arguments || '{}');
-        } catch {
-          args = {};
-        }
-        text = JSON.stringify({ thought: text, action: { name: call.function.name, arguments: args } });
+      if (!call?.function?.name) {
+        const said = textOf(m.content).trim();
+        if (said) body.push(`(You answered without an action: ${clipLine(said)})`);
+        continue;
       }
-      const last = items[items.length - 1];
-      if (last?.type === 'model') last.response.push(`\n${text}`);
-      else items.push({ type: 'model', response: [text] });
+      if (!stepCount) body.push('Steps so far:');
+      stepCount += 1;
+      body.push(`${stepCount}. ${call.function.name} ${compactArgs(call.function.arguments)} →`);
+      if (call.id) steps.set(call.id, body.length - 1);
     } else if (m.role === 'tool') {
-      const tool = (m.tool_call_id && names.get(m.tool_call_id)) || m.name || 'the action';
-      pushUser(`Result of ${tool}: ${textOf(m.content)}`);
+      const at = m.tool_call_id !== undefined ? steps.get(m.tool_call_id) : undefined;
+      if (at !== undefined) body[at] += ` ${clipLine(textOf(m.content))}`;
+      else body.push(clipLine(textOf(m.content)));
     }
   }
+  if (latest) body.push(latest);
+  const items: PromptItem[] = body.length ? [{ type: 'user', text: body.join('\n') }] : [];
   const toolText = tools.length ? `\n\n${describeTools(tools)}` : '';
   return [{ type: 'system', text: `${system.join('\n\n')}${toolText}`.trim() }, ...items];
+}
+
+function clipLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > STEP_RESULT_MAX_CHARS ? `${flat.slice(0, STEP_RESULT_MAX_CHARS - 1)}…` : flat;
+}
+
+function compactArgs(raw: string | undefined): string {
+  try {
+    return JSON.stringify(JSON.parse(raw || '{}'));
+  } catch {
+    return raw ?? '{}';
+  }
 }
