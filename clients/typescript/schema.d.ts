@@ -134,7 +134,8 @@ export interface paths {
         get: operations["getTaskBySessionIdByTaskIdRecording"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete the task's recording: its steps and pictures; its record page and pictures answer 404 from then on (owner only; a running task's is 409) */
+        delete: operations["deleteTaskBySessionIdByTaskIdRecording"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2162,6 +2163,16 @@ export interface components {
                 at: string;
             }[];
         };
+        RecordingDeleted: {
+            /** @constant */
+            success: true;
+            sessionId: string;
+            taskId: string;
+            /** @description Recorded steps removed */
+            deletedSteps: number;
+            /** @description Step pictures removed (their record page answers 404 from now on) */
+            deletedPictures: number;
+        };
         Health: {
             /** @constant */
             success: true;
@@ -3251,6 +3262,65 @@ export interface operations {
             };
             /** @description Not found (also another user's resource) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate or session limit reached */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteTaskBySessionIdByTaskIdRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordingDeleted"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (also another user's resource) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (task already running, profile in use) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -56,6 +56,8 @@ interface Slot {
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_TOKENS = 512;
 const GRAMMAR_CACHE = 16;
+/** How much of the user turn names the conversation (its task prompt). */
+const CONVERSATION_KEY_CHARS = 400;
 
 export async function startModelServer(opts: ModelServerOptions): Promise<RunningModelServer> {
   const log = opts.logger;
@@ -88,7 +90,9 @@ export async function startModelServer(opts: ModelServerOptions): Promise<Runnin
 
   /** The slot already holding this conversation, or the one unused longest. */
   const slotFor = (prompt: PromptItem[]): Slot => {
-    const key = createHash('sha256').update(JSON.stringify(prompt.slice(0, 2))).digest('hex');
+    // The system text and the start of the user turn (the task): the same at every step of a task.
+    const first = prompt[1] && prompt[1].type === 'user' ? prompt[1].text.slice(0, CONVERSATION_KEY_CHARS) : '';
+    const key = createHash('sha256').update(JSON.stringify([prompt[0], first])).digest('hex');
     const slot = slots.find((s) => s.key === key) ?? slots.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
     slot.key = key;
     slot.lastUsed = Date.now();

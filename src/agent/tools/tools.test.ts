@@ -195,7 +195,7 @@ describe('failures', () => {
     const obs = await observe();
     const chose = await selectOptionTool.execute(ctx, { index: indexOf(obs, 'Basic'), value: 'Standard' });
     expect(chose.summary).toContain('Chose the radio button "Standard"');
-    expect(await ctx.page.evaluate(() => [...document.querySelectorAll('input')].map((i) => `${i.id}:${i.checked}`).join(' '))).toBe('b:false s:true o:false');
+    expect(await ctx.page.evaluate(() => Array.from(document.querySelectorAll('input')).map((i) => `${i.id}:${i.checked}`).join(' '))).toBe('b:false s:true o:false');
     const missing = await failureOf(selectOptionTool.execute(ctx, { index: indexOf(obs, 'Basic'), value: 'Premium' }));
     expect(missing!.message).toContain('has no option "Premium"; its options are: "Basic", "Standard"');
   });
