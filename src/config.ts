@@ -135,6 +135,11 @@ export const configSchema = z.object({
   SOCKET_REPLAY_MAX_EVENTS: int(1000, 0).describe('Events a connection asking with auth.lastSeq is replayed at most (the newest ones)'),
   SOCKET_REPLAYS_PER_MINUTE: int(20, 1).describe('Connections with auth.lastSeq (replays) per session and client address per minute'),
   WHEP_MAX_PEERS_PER_SESSION: int(10, 1).describe('WebRTC (WHEP) viewers one session may have at once'),
+  MJPEG_MAX_VIEWERS_PER_SESSION: int(10, 1).describe('MJPEG viewers (GET /view/:sessionId/stream) one session may have at once, across API instances; 429 past it'),
+  WHEP_ICE_SERVERS: jsonSetting(z.array(z.object({ urls: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), username: z.string().optional(), credential: z.string().optional() }).strict()))
+    .default([] as never)
+    .describe('STUN/TURN servers of the WHEP peer connections (JSON list of {urls, username?, credential?}): their public candidates are what viewers outside the network connect to'),
+  WHEP_PRIVATE_CANDIDATES: bool.default(false).describe("WHEP answers list the API host's candidates on private addresses (viewers on the same network); off by default, so an answer does not describe the inside"),
   // The browser's own sandbox: on unless the process runs as root, where Chromium cannot start with it.
   CHROMIUM_SANDBOX: bool.default(() => process.getuid?.() !== 0).describe("Chromium's sandbox (on by default unless running as root; the Docker image runs as a non-root user)"),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional().describe("Port of a worker process's own GET /metrics (Prometheus); off when unset. The API serves /metrics on PORT"),

@@ -164,6 +164,33 @@ describe('the live view', () => {
     await waitFor(async () => (await reloaded.next(8000)) === null, 15_000, 0);
   });
 
+  it('caps MJPEG viewers per session (429 past MJPEG_MAX_VIEWERS_PER_SESSION) and frees a slot when a viewer leaves', async () => {
+    const { apiKey: key } = await createUser();
+    const s = await sessionOnManualPage(key);
+    const url = s.streaming.webViewURL.replace('?', '/stream?');
+    const viewers: AbortController[] = [];
+    try {
+      for (let i = 0; i < 10; i++) {
+        const ac = new AbortController();
+        viewers.push(ac);
+        expect((await fetch(url, { signal: ac.signal })).status).toBe(200);
+      }
+      const refused = await fetch(url);
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toMatchObject({ success: false, code: 'TOO_MANY_VIEWERS', details: { limit: 10 } });
+      viewers.pop()!.abort();
+      await waitFor(async () => {
+        const again = await fetch(url);
+        if (again.status !== 200) return null;
+        await again.body?.cancel();
+        return true;
+      }, 10_000);
+    } finally {
+      viewers.forEach((v) => v.abort());
+      await send(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+    }
+  });
+
   it('lets a viewer watch, take over, click, double click and type on the page, and release', async () => {
     const { apiKey: key } = await createUser();
     const s = await sessionOnManualPage(key);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
@@ -41,7 +42,10 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
   };
   const hub = new FrameHub({ redis: deps.redis, logger, isLive });
   const slots = new RedisSlots(deps.redis);
-  const whep = new WhepEndpoint({ hub, logger, slots }, { maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION });
+  const whep = new WhepEndpoint(
+    { hub, logger, slots },
+    { maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION, iceServers: deps.config.WHEP_ICE_SERVERS, privateCandidates: deps.config.WHEP_PRIVATE_CANDIDATES },
+  );
   const router = Router();
 
   /** The session the request's view token opens; one 404 for every reason, so nothing is revealed. */
@@ -69,6 +73,14 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
 
   router.get('/view/:sessionId/stream', async (req, res) => {
     const { sessionId } = await authorize(req);
+    // Viewers per session are bounded across API instances, as WHEP peers are.
+    const max = deps.config.MJPEG_MAX_VIEWERS_PER_SESSION;
+    const viewer = randomBytes(12).toString('hex');
+    const key = `bas:mjpeg:${sessionId}`;
+    if (!(await slots.acquire(key, viewer, max)).ok) {
+      throw new ServiceError('TOO_MANY_VIEWERS', `At most ${max} MJPEG viewers per session; close one first`, 429, { limit: max });
+    }
+    res.on('close', () => void slots.release(key, viewer).catch((err) => logger.warn({ sessionId, err }, 'MJPEG slot not released')));
     streamMjpeg(hub, sessionId, res);
   });
 

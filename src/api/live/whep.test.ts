@@ -4,7 +4,7 @@ import jpeg from 'jpeg-js';
 import pino from 'pino';
 import { ServiceError } from '../../errors';
 import type { FrameConsumer, FrameHub } from './frame-hub';
-import { WhepEndpoint } from './whep';
+import { WhepEndpoint, withoutPrivateCandidates } from './whep';
 
 /** The hub's surface the WHEP endpoint uses, driven by hand. */
 class StubHub {
@@ -90,6 +90,35 @@ afterAll(() => {
   realProcess.once('beforeExit', () => realProcess.exit());
 });
 
+describe('WHEP answers', () => {
+  const sdp = [
+    'v=0',
+    'a=candidate:1 1 udp 2122260223 10.0.3.7 50000 typ host generation 0',
+    'a=candidate:2 1 udp 2122194687 127.0.0.1 50001 typ host generation 0',
+    'a=candidate:3 1 udp 2122129151 fd00::5 50002 typ host generation 0',
+    'a=candidate:4 1 udp 1686052607 93.184.216.34 50003 typ srflx raddr 10.0.3.7 rport 50000 generation 0',
+    'a=candidate:5 1 udp 2122063615 4d0c2f5a-1f3b-4c1e-9e0a-2d5c7b1a9f00.local 50004 typ host generation 0',
+    'a=sendonly',
+  ].join('\r\n');
+
+  it('drop candidates on private, loopback and unique-local addresses, and keep public and mDNS ones', () => {
+    const out = withoutPrivateCandidates(sdp).split('\r\n');
+    expect(out).toEqual(['v=0', sdp.split('\r\n')[4], sdp.split('\r\n')[5], 'a=sendonly']);
+  });
+
+  it('list them when the operator allows it (WHEP_PRIVATE_CANDIDATES)', async () => {
+    const hub = new StubHub();
+    const open = new WhepEndpoint({ hub: hub as unknown as FrameHub, logger: pino({ level: 'silent' }) }, { privateCandidates: true });
+    try {
+      const p = await player(open, 's9');
+      expect(p.answer.answerSdp).toMatch(/a=candidate:\S+ \d+ \S+ \d+ (10|127|172|192)\./);
+      p.close();
+    } finally {
+      await open.closeAll();
+    }
+  });
+});
+
 describe('WHEP egress', () => {
   let hub: StubHub;
   let whep: WhepEndpoint;
@@ -110,7 +139,8 @@ describe('WHEP egress', () => {
     expect(p.answer.resourceId).toMatch(/^[0-9a-f]{24}$/);
     expect(p.answer.answerSdp).toMatch(/a=sendonly/);
     expect(p.answer.answerSdp).toMatch(/VP8\/90000/);
-    expect(p.answer.answerSdp).toMatch(/a=candidate:/);
+    // The API host's private addresses are not in the answer; the viewer still connects (below).
+    expect(p.answer.answerSdp).not.toMatch(/a=candidate:\S+ \d+ \S+ \d+ (10|127|172|192)\./);
     expect(whep.peers('s1')).toBe(1);
     expect(hub.consumers.get('s1')?.size).toBe(1);
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 import type { MediaStreamTrack, nonstandard, RTCPeerConnection } from '@roamhq/wrtc';
 import { InvalidParamsError, ServiceError } from '../../errors';
 import type { Logger } from '../../logger';
@@ -22,9 +23,45 @@ export interface WhepOptions {
   /** A disconnected peer that does not come back within this time is dropped. */
   disconnectGraceMs: number;
   maxPeersPerSession: number;
+  /** STUN/TURN servers (WHEP_ICE_SERVERS). */
+  iceServers: { urls: string | string[]; username?: string; credential?: string }[];
+  /** Whether answers may list host candidates on private addresses (WHEP_PRIVATE_CANDIDATES). */
+  privateCandidates: boolean;
 }
 
-const DEFAULTS: WhepOptions = { iceGatheringTimeoutMs: 2000, repeatMs: 100, minDecodeIntervalMs: 50, connectTimeoutMs: 30_000, disconnectGraceMs: 5000, maxPeersPerSession: 10 };
+const DEFAULTS: WhepOptions = {
+  iceGatheringTimeoutMs: 2000,
+  repeatMs: 100,
+  minDecodeIntervalMs: 50,
+  connectTimeoutMs: 30_000,
+  disconnectGraceMs: 5000,
+  maxPeersPerSession: 10,
+  iceServers: [],
+  privateCandidates: false,
+};
+
+/**
+ * The answer without candidates on private, loopback or link-local addresses: the API host's
+ * inside addresses are not told to whoever holds a view token. The viewer's own candidates
+ * (in its offer) still let the connection form: the service's checks reach them and show
+ * its address as a peer-reflexive one.
+ */
+export function withoutPrivateCandidates(sdp: string): string {
+  return sdp
+    .split(/\r\n/)
+    .filter((line) => {
+      const m = /^a=candidate:\S+ \d+ \S+ \d+ (\S+) \d+ typ (\S+)/.exec(line);
+      return !m || !isInsideAddress(m[1]);
+    })
+    .join('\r\n');
+}
+
+function isInsideAddress(address: string): boolean {
+  if (address.endsWith('.local')) return false; // an mDNS name already hides the address
+  if (!ipaddr.isValid(address)) return true; // anything unreadable is not sent
+  const parsed = ipaddr.process(address);
+  return parsed.range() !== 'unicast';
+}
 
 interface Peer {
   id: string;
@@ -82,7 +119,7 @@ export class WhepEndpoint {
     if (this.deps.slots && !(await this.deps.slots.acquire(slotKey(sessionId), id, max)).ok) throw tooMany();
     let pc: RTCPeerConnection;
     try {
-      pc = new wrtc.RTCPeerConnection({ iceServers: [] });
+      pc = new wrtc.RTCPeerConnection({ iceServers: this.opts.iceServers });
     } catch (err) {
       this.releaseSlot(sessionId, id);
       throw err;
@@ -110,7 +147,8 @@ export class WhepEndpoint {
       video.direction = 'sendonly';
       await pc.setLocalDescription(await pc.createAnswer());
       await this.gathered(pc);
-      const answerSdp = pc.localDescription?.sdp;
+      const gatheredSdp = pc.localDescription?.sdp;
+      const answerSdp = gatheredSdp && !this.opts.privateCandidates ? withoutPrivateCandidates(gatheredSdp) : gatheredSdp;
       if (!answerSdp) throw new ServiceError('WEBRTC_ERROR', 'No SDP answer was produced', 500);
       this.watch(peer);
       return { resourceId: peer.id, answerSdp };
