@@ -24,6 +24,8 @@ import type { RecordedStep } from '../recording/types';
 import { doneSpec } from './tools/done';
 import { fitHistory, observationBudget, tokensOf } from './context-budget';
 import { RepetitionGuard, repetitionNote } from './repetition';
+import { boundToPage } from './page-bound-tools';
+import { approvalMoved, elementUnderIndex, type ApprovedElement } from './approval-binding';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
 const FATAL_CODES = new Set(['NAVIGATION_TIMEOUT', 'PAGE_CRASH', 'INVALID_STRUCTURED_OUTPUT']);
@@ -47,7 +49,7 @@ interface Memory {
   /** The session's automation policy, read once per task. */
   policy?: CompiledPolicy | null;
   /** An action waiting for the human's approval (its tool call is answered once they do). */
-  pendingApproval?: { callId: string; tool: string; args: unknown };
+  pendingApproval?: { callId: string; tool: string; args: unknown; element?: ApprovedElement };
   /** The domain rules' guard on the session's browser context, when the policy restricts domains. */
   guard?: NavigationGuardState;
   /** A replayed task: its plan, how far it got, and whether the agent has taken over. */
@@ -228,7 +230,8 @@ export class AgentRunner {
     const observation = await observePage(session.page, { tokenBudget, screenshot: this.opts.vision });
     compactObservations(mem.messages);
     mem.lastObservation = observation.text;
-    mem.messages.push({ role: 'user', content: mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}`), image: observation.screenshot });
+    // The task is restated with each observation (older observations shrink to their first line): a small model keeps it in view.
+    mem.messages.push({ role: 'user', content: mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}\n${taskReminder(input.params.prompt)}`), image: observation.screenshot });
     fitHistory(mem.messages, this.opts.contextTokens, fixedTokens());
 
     const t1 = performance.now();
@@ -255,7 +258,8 @@ export class AgentRunner {
       const callStart = performance.now();
       let reply: Awaited<ReturnType<LlmClient['complete']>>;
       try {
-        const tools = mem.answerOnly ? [doneSpec(input.params)] : (mem.specs ??= toolSpecs(input.params));
+        const offered = mem.answerOnly ? [doneSpec(input.params)] : (mem.specs ??= toolSpecs(input.params));
+        const tools = this.opts.llm.followsSchemas ? boundToPage(offered, observation.text) : offered;
         reply = await this.opts.llm.complete({ system, messages: mem.messages, tools, maxTokens, signal });
       } catch (err) {
         // A call cut off by the cancellation was sent all the same: its prompt counts at the estimate.
@@ -406,7 +410,7 @@ export class AgentRunner {
       }
       if (gate.kind === 'approve') {
         base.timings = timings();
-        mem.pendingApproval = { callId, tool: tool.name, args: a.args };
+        mem.pendingApproval = { callId, tool: tool.name, args: a.args, element: await elementUnderIndex(ctx, a.args) };
         base.action.target = 'waiting for approval';
         log.info({ action: tool.name, reason: mask(gate.reason) }, 'agent action waits for approval');
         return { ...base, kind: 'human_input', humanInput: { type: 'approval_needed', value: mask(gate.request) } };
@@ -486,6 +490,13 @@ export class AgentRunner {
     const tool = this.tools.get(pending.tool)!;
     const usage = { inputTokens: 0, outputTokens: 0 };
     if (approves(answer)) {
+      const moved = await approvalMoved(this.toolContext(c.session, c.signal, mem), pending.element, pending.args);
+      if (moved) {
+        mem.messages.push({ role: 'tool', toolCallId: pending.callId, content: c.mask(`Not performed: ${moved}. Look at the page again and ask again if the action is still needed.`) });
+        this.opts.onEvent?.(input.sessionId, { type: 'action', taskId: input.taskId, data: { name: tool.name, refused: true, reason: 'the element changed after the approval was asked' } });
+        log.info({ action: tool.name }, 'approved action not performed: its element changed');
+        return { usage, cost: 0, kind: 'continue', action: { name: tool.name, target: 'element changed' } };
+      }
       log.info({ action: tool.name }, 'approved by the human');
       return this.act(c, { tool, args: pending.args, callId: pending.callId, usage, cost: 0, observeMs: 0, modelMs: 0, approved: true });
     }
@@ -573,6 +584,14 @@ function trimHistory(messages: LlmMessage[]): void {
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
+
+const REMINDER_MAX_CHARS = 400;
+
+/** The task as each observation restates it. */
+export function taskReminder(prompt: string): string {
+  const text = prompt.replace(/\s+/g, ' ').trim();
+  return `Your task: ${text.length > REMINDER_MAX_CHARS ? `${text.slice(0, REMINDER_MAX_CHARS - 1)}…` : text || '(describe the current page)'}`;
+}
 
 /** For an index that is not on the page: which ones the latest observation offers. */
 export function indexesHint(observation: string | undefined): string {

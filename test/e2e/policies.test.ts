@@ -211,6 +211,27 @@ describe('policies on agent actions', () => {
     expect(await sentToModel(t)).toContain('Approved by the human. Clicked');
   });
 
+  it('an approval is bound to the element it was asked about: a page that moves the index meanwhile gets nothing clicked', async () => {
+    const { apiKey: key } = await createUser();
+    const policy = await createPolicy(key, { rules: [{ effect: 'approve', keywords: ['pay'] }] });
+    const t = token('swap');
+    await registerScript(model(), { match: t, steps: [{ tool: 'click_element', args: { index: { ref: 'Pay now' } } }, { tool: 'done', args: { message: 'Result: {{find:(Nothing done yet|Paid|Account deleted)}}' } }] });
+    const res = await runTask(key, { policyId: policy._id, task: { prompt: `${t} pay the order`, startingUrl: `${fixtures()}/approval-swap.html` } });
+    expect(res.body).toMatchObject({ type: 'guardrail_trigger', data: { type: 'approval_needed' } });
+    expect(res.body.data.value).toContain('click "Pay now"');
+    const { sessionId, taskId } = res.body;
+    // The page moved the index to "Delete account" while the human read the question.
+    await new Promise((r) => setTimeout(r, 800));
+    await sendMessage(key, sessionId, { actionType: 'guardrail', prompt: 'approve', newState: 'resume' });
+    const done = await pollUntil(sessionId, taskId, 'task_completed');
+    expect(done.data.message).toBe('Result: Nothing done yet');
+    expect(await sentToModel(t)).toMatch(/Not performed: the element \[\d+\] is no longer the one the human approved \(button "Pay now"\); it is now button "Delete account"/);
+    expect(await actionEvents(sessionId)).toEqual([
+      { name: 'click_element', refused: true, reason: 'the element changed after the approval was asked' },
+      { name: 'done', target: 'success' },
+    ]);
+  });
+
   it('any other answer refuses the action and tells the model, which finds another way', async () => {
     const { apiKey: key } = await createUser();
     const policy = await createPolicy(key, { rules: [{ effect: 'approve', keywords: ['delete'] }] });
