@@ -160,6 +160,13 @@ export class FilesRepository {
     return n;
   }
 
+  /** The step pictures of one of the user's tasks, with their blobs (its recording is deleted). */
+  async deletePicturesOfTask(taskId: string, userId: string): Promise<number> {
+    let n = 0;
+    for (const f of await this.files.find({ taskId, userId, kind: 'picture' }, { projection: { _id: 1 } }).toArray()) n += (await this.deleteOne(f._id)) ? 1 : 0;
+    return n;
+  }
+
   /** Deletes a file and its blob; for records created by a request that then failed. */
   async deleteOne(fileId: string): Promise<boolean> {
     const gone = await this.files.findOneAndDelete({ _id: fileId });

@@ -92,6 +92,13 @@ export class RecordingsRepository {
   }
 
   /** A task's steps in order (the owner's only). */
+  /** Deletes a task's recording (its steps and what it was asked); the number of steps removed. */
+  async delete(taskId: string, userId: string): Promise<number> {
+    const { deletedCount } = await this.steps.deleteMany({ taskId, userId });
+    await this.headers.deleteOne({ _id: taskId, userId });
+    return deletedCount;
+  }
+
   async list(taskId: string, userId: string, limit = 2_000): Promise<RecordedStep[]> {
     const docs = await this.steps.find({ taskId, userId }).sort({ seq: 1 }).limit(limit).toArray();
     return docs.map(({ _id, taskId: _t, sessionId: _s, userId: _u, ...step }) => step);

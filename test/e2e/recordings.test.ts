@@ -469,5 +469,19 @@ describe('recordings and replays', () => {
     expect(picture.status).toBe(200);
     expect(picture.headers.get('content-type')).toBe('image/jpeg');
     expect((await fetch(`${rec.pageUrl.split('?')[0]}/pictures/9?${rec.pageUrl.split('?')[1]}`)).status).toBe(404);
+
+    // Deleting the recording: another user's key finds nothing; the owner's removes the steps
+    // and pictures, and the page and pictures answer 404 to the token signed before.
+    const { apiKey: stranger } = await createUser();
+    const recordingPath = `/task/${done.sessionId}/${done.taskId}/recording`;
+    expect((await api(base(), 'DELETE', recordingPath, { key: stranger })).status).toBe(404);
+    expect((await fetch(picture.url)).status).toBe(200);
+    const deleted = await api(base(), 'DELETE', recordingPath, { key });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ success: true, sessionId: done.sessionId, taskId: done.taskId, deletedSteps: 4, deletedPictures: 4 });
+    expect((await fetch(rec.pageUrl)).status).toBe(404);
+    expect((await fetch(picture.url)).status).toBe(404);
+    expect(await db.collection<any>('files').countDocuments({ userId, kind: 'picture', taskId: done.taskId })).toBe(0);
+    expect((await recording(key, done.sessionId, done.taskId)).body.steps).toEqual([]);
   }, 180_000);
 });

@@ -2,7 +2,7 @@ import { Router, type Request, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Config } from '../../config';
-import { NotFoundError } from '../../errors';
+import { NotFoundError, ServiceError } from '../../errors';
 import { linkSecret } from '../../files/links';
 import { playwrightScript } from '../../recording/playwright-export';
 import { checkRecordPageToken, RECORD_PAGE_CSP, recordPage, recordPageToken } from '../../recording/record-page';
@@ -35,6 +35,8 @@ export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tas
     if (!checkRecordPageToken(secret(), sessionId, taskId, req.query.token)) throw new NotFoundError('TASK_NOT_FOUND', 'Task not found');
     const owner = await store.tasks.ownerOf(sessionId, taskId);
     if (!owner) throw new NotFoundError('TASK_NOT_FOUND', 'Task not found');
+    // A deleted recording's page and pictures are gone for every token ever signed for them.
+    if (!(await store.recordings.header(taskId, owner.userId))) throw new NotFoundError('TASK_NOT_FOUND', 'Task not found');
     return { sessionId, taskId, ...owner };
   };
   const router = Router();
@@ -54,6 +56,20 @@ export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tas
       return;
     }
     send(res, R.recordingSchema, 200, { success: true, sessionId, taskId, status: task.status, ...(view?.replayOf ? { replayOf: view.replayOf } : {}), pageUrl: pageUrl(sessionId, taskId), steps });
+  });
+
+  /** Deletes the task's recording: its steps, pictures and record page (owner only; another user's is a 404). */
+  router.delete('/task/:sessionId/:taskId/recording', deps.auth, limit, async (req, res) => {
+    const user = currentUser(req);
+    const sessionId = String(req.params.sessionId);
+    const taskId = String(req.params.taskId);
+    const task = await store.tasks.owned(user._id, taskId);
+    if (!task || task.sessionId !== sessionId) throw new NotFoundError('TASK_NOT_FOUND', 'Task not found');
+    // A running task would go on writing steps into a recording said to be deleted.
+    if (['running', 'paused', 'guardrail_trigger', 'pending'].includes(task.status)) throw new ServiceError('INVALID_STATE', 'The task is still running: stop it before deleting its recording', undefined, { status: task.status });
+    const steps = await store.recordings.delete(taskId, user._id);
+    const pictures = await store.files.deletePicturesOfTask(taskId, user._id);
+    send(res, R.recordingDeletedSchema, 200, { success: true, sessionId, taskId, deletedSteps: steps, deletedPictures: pictures });
   });
 
   /** The step-by-step record page (signed like the live view page; no key). */

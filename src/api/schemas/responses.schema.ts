@@ -260,6 +260,14 @@ export const recordedStepSchema = z.object({
   at: iso,
 });
 
+export const recordingDeletedSchema = z.object({
+  success: z.literal(true),
+  sessionId: z.string(),
+  taskId: z.string(),
+  deletedSteps: z.number().int().describe('Recorded steps removed'),
+  deletedPictures: z.number().int().describe('Step pictures removed (their record page answers 404 from now on)'),
+});
+
 export const recordingSchema = z.object({
   success: z.literal(true),
   sessionId: z.string(),
