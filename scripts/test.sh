@@ -9,6 +9,8 @@ ensure_system_packages
 ensure_temporal
 ensure_ferretdb
 ensure_python_openai
+# The default local model, for the one end-to-end test with a real model (skipped, saying so, when it cannot be fetched).
+if ensure_model; then export TEST_LOCAL_MODEL="$DEFAULT_MODEL_PATH"; else log "the default model could not be fetched: the real-model test is skipped"; export TEST_LOCAL_MODEL=""; fi
 
 log "typecheck"; npx tsc -p tsconfig.json --noEmit
 log "lint"; npx eslint .

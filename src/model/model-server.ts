@@ -48,7 +48,7 @@ type Grammar = Awaited<ReturnType<Llama['createGrammarForJsonSchema']>>;
 interface Slot {
   sequence: Sequence;
   chat: Chat;
-  /** What identifies the conversation it holds: its system text and first user turn. */
+  /** The prompt it last evaluated (as JSON), to find the conversation it holds. */
   key: string | null;
   lastUsed: number;
 }
@@ -56,8 +56,6 @@ interface Slot {
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_TOKENS = 512;
 const GRAMMAR_CACHE = 16;
-/** How much of the user turn names the conversation (its task prompt). */
-const CONVERSATION_KEY_CHARS = 400;
 
 export async function startModelServer(opts: ModelServerOptions): Promise<RunningModelServer> {
   const log = opts.logger;
@@ -88,13 +86,21 @@ export async function startModelServer(opts: ModelServerOptions): Promise<Runnin
     return grammar;
   };
 
-  /** The slot already holding this conversation, or the one unused longest. */
+  /**
+   * The slot whose last prompt shares the longest start with this one (the same conversation
+   * a step later), or the one unused longest when none shares more than the system text.
+   */
   const slotFor = (prompt: PromptItem[]): Slot => {
-    // The system text and the start of the user turn (the task): the same at every step of a task.
-    const first = prompt[1] && prompt[1].type === 'user' ? prompt[1].text.slice(0, CONVERSATION_KEY_CHARS) : '';
-    const key = createHash('sha256').update(JSON.stringify([prompt[0], first])).digest('hex');
-    const slot = slots.find((s) => s.key === key) ?? slots.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
-    slot.key = key;
+    const text = JSON.stringify(prompt);
+    const system = JSON.stringify(prompt[0] ?? '').length;
+    let best: Slot | undefined;
+    let bestShared = system;
+    for (const slot of slots) {
+      const shared = commonPrefix(slot.key ?? '', text);
+      if (shared > bestShared) [best, bestShared] = [slot, shared];
+    }
+    const slot = best ?? slots.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
+    slot.key = text;
     slot.lastUsed = Date.now();
     return slot;
   };
@@ -201,6 +207,13 @@ interface ChatRequest {
   max_tokens?: number;
   max_completion_tokens?: number;
   stream?: boolean;
+}
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
 }
 
 function readBody(req: http.IncomingMessage): Promise<string> {

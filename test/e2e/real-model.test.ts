@@ -1,0 +1,89 @@
+/**
+ * The real default model, end to end: the model role (node-llama-cpp, the packaged GGUF)
+ * started as `npm start` starts it, a service whose agent reaches it as LLM_PROVIDER=local,
+ * and one short form task of the evaluation suite, judged by what the site received.
+ * Skipped, saying so, only when the model could not be fetched (scripts/test.sh fetches it
+ * once into the cache and passes its path as TEST_LOCAL_MODEL).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { runEvalTask } from '../../eval/run-task';
+import { startSiteServer, type SiteServer } from '../../eval/site-server';
+import { TASKS } from '../../eval/tasks';
+import { allowedPort } from '../support/ports';
+import { createUser, freePort, ROOT, startService, type ServiceProcess } from '../support/service';
+
+const MODEL = process.env.TEST_LOCAL_MODEL ?? '';
+const available = MODEL !== '' && fs.existsSync(MODEL);
+if (!available) {
+  process.stderr.write(`\nSKIPPED real-model.test.ts: the default model could not be fetched (TEST_LOCAL_MODEL=${MODEL || 'unset'}); see scripts/test.sh\n\n`);
+}
+const maybe = available ? it : it.skip;
+/** One short form task: select an option and save (two actions, then done). */
+const TASK = TASKS.find((t) => t.id === 'easy-pick-option')!;
+
+let modelProc: ChildProcess | undefined;
+let modelOut = '';
+let service: ServiceProcess | undefined;
+let sites: SiteServer | undefined;
+
+async function startModel(port: number): Promise<void> {
+  modelProc = spawn(process.execPath, [path.join(ROOT, 'dist/workers/main.js')], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ROLE: 'model', LLM_PROVIDER: 'local', LLM_MODEL: MODEL, MODEL_PORT: String(port), LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  modelProc.stdout!.on('data', (d) => (modelOut += d));
+  modelProc.stderr!.on('data', (d) => (modelOut += d));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the model role did not start:\n${modelOut.slice(-3000)}`)), 120_000);
+    modelProc!.stdout!.on('data', () => {
+      if (modelOut.includes('"msg":"ready"')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    modelProc!.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the model role exited with ${code}:\n${modelOut.slice(-3000)}`));
+    });
+  });
+}
+
+afterAll(async () => {
+  await service?.stop();
+  modelProc?.kill('SIGTERM');
+  await sites?.close();
+});
+
+describe('the agent with the real default model', () => {
+  maybe(
+    'completes a form task on a local page: the site receives the right values',
+    async () => {
+      const modelPort = await freePort();
+      await startModel(modelPort);
+      sites = await startSiteServer({ port: allowedPort() });
+      // A service of its own (own queue and registry), its agent on the local model as npm start configures it.
+      service = await startService({
+        LLM_PROVIDER: 'local',
+        MODEL_PORT: String(modelPort),
+        LLM_MODEL: MODEL,
+        LLM_TIMEOUT_MS: '300000',
+        INLINE_WAIT_MS: '5000',
+        REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/12`,
+        TEMPORAL_TASK_QUEUE: `real-model-${Date.now()}`,
+      });
+      const { apiKey } = await createUser({ balance: 10 });
+      const run = await runEvalTask({ baseUrl: service.baseUrl, apiKey: () => apiKey, sites, timeoutMs: 360_000 }, TASK);
+      const completions = modelOut.split('\n').filter((l) => l.includes('"msg":"completion"'));
+      const context = `status ${run.outcome.status} ${run.outcome.code ?? ''} ${run.error ?? ''}\nverdict: ${run.verdict.reason}\nmodel calls:\n${completions.join('\n')}\nservice:\n${service.output().slice(-3000)}`;
+      expect({ verdict: run.verdict.pass, context }).toEqual({ verdict: true, context });
+      expect(run.outcome.status).toBe('task_completed');
+      // The model's answers were tool calls with reused context (each step re-evaluates only what changed).
+      expect(completions.length).toBeGreaterThanOrEqual(2);
+      const cached = completions.slice(1).map((l) => JSON.parse(l).cachedTokens as number);
+      expect(Math.max(...cached)).toBeGreaterThan(500);
+    },
+    480_000,
+  );
+});
