@@ -230,8 +230,7 @@ export class AgentRunner {
     const observation = await observePage(session.page, { tokenBudget, screenshot: this.opts.vision });
     compactObservations(mem.messages);
     mem.lastObservation = observation.text;
-    // The task is restated with each observation (older observations shrink to their first line): a small model keeps it in view.
-    mem.messages.push({ role: 'user', content: mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}\n${taskReminder(input.params.prompt)}`), image: observation.screenshot });
+    mem.messages.push({ role: 'user', content: mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}`), image: observation.screenshot });
     fitHistory(mem.messages, this.opts.contextTokens, fixedTokens());
 
     const t1 = performance.now();
@@ -259,7 +258,8 @@ export class AgentRunner {
       let reply: Awaited<ReturnType<LlmClient['complete']>>;
       try {
         const offered = mem.answerOnly ? [doneSpec(input.params)] : (mem.specs ??= toolSpecs(input.params));
-        const tools = this.opts.llm.followsSchemas ? boundToPage(offered, observation.text) : offered;
+        // A model whose answers follow the schemas is not offered the tool it keeps repeating on this unchanged page.
+        const tools = this.opts.llm.followsSchemas ? withoutTool(boundToPage(offered, observation.text), mem.repetition.repeating(observation.text)) : offered;
         reply = await this.opts.llm.complete({ system, messages: mem.messages, tools, maxTokens, signal });
       } catch (err) {
         // A call cut off by the cancellation was sent all the same: its prompt counts at the estimate.
@@ -585,12 +585,9 @@ function trimHistory(messages: LlmMessage[]): void {
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
-const REMINDER_MAX_CHARS = 400;
-
-/** The task as each observation restates it. */
-export function taskReminder(prompt: string): string {
-  const text = prompt.replace(/\s+/g, ' ').trim();
-  return `Your task: ${text.length > REMINDER_MAX_CHARS ? `${text.slice(0, REMINDER_MAX_CHARS - 1)}…` : text || '(describe the current page)'}`;
+/** The tools less the one named (never done: the task can always be finished). */
+function withoutTool(tools: LlmToolSpec[], name: string | undefined): LlmToolSpec[] {
+  return name && name !== 'done' ? tools.filter((t) => t.name !== name) : tools;
 }
 
 /** For an index that is not on the page: which ones the latest observation offers. */

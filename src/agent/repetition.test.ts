@@ -26,6 +26,18 @@ describe('RepetitionGuard', () => {
     expect(guard.note('input_text', { index: 1, text: 'a' }, 'p')).toEqual({ kind: 'warn', count: 3 });
   });
 
+  it('names the tool repeated on this page from the third time, for the next answer only while the page is the same', () => {
+    const guard = new RepetitionGuard();
+    guard.note('extract', { query: 'price' }, 'p');
+    guard.note('extract', { query: 'price' }, 'p');
+    expect(guard.repeating('p')).toBeUndefined();
+    guard.note('extract', { query: 'price' }, 'p');
+    expect(guard.repeating('p')).toBe('extract');
+    expect(guard.repeating('another page')).toBeUndefined();
+    guard.note('done', { message: '$34.90' }, 'p');
+    expect(guard.repeating('p')).toBeUndefined();
+  });
+
   it('lets the agent wait on a page that does not change', () => {
     const guard = new RepetitionGuard();
     for (let i = 0; i < 8; i++) expect(guard.note('wait', { seconds: 2 }, 'p').kind).toBe('ok');

@@ -37,6 +37,17 @@ export class RepetitionGuard {
     return { kind: 'ok' };
   }
 
+  /**
+   * The tool the model has repeated REPEAT_WARN_AT times or more while the page looked like
+   * `pageText` (it is still that page): a model that follows the tools' schemas is not offered
+   * it for its next answer.
+   */
+  repeating(pageText: string): string | undefined {
+    if (!this.last || this.count < REPEAT_WARN_AT) return undefined;
+    const page = createHash('sha256').update(pageText).digest('hex');
+    return page === this.last.page ? this.last.action.split(' ')[0] : undefined;
+  }
+
   reset(): void {
     this.last = undefined;
     this.count = 0;
@@ -57,5 +68,5 @@ function canonical(value: unknown): string {
 
 /** What the model is told when it repeats itself. */
 export function repetitionNote(tool: string, count: number): string {
-  return `Note: you have now chosen ${tool} with the same arguments ${count} times in a row and the page did not change. It has no effect: do something different (another element, another way, or done with success=false if the task cannot be completed). The task ends if you repeat it ${REPEAT_STOP_AT - count} more time${REPEAT_STOP_AT - count === 1 ? '' : 's'}.`;
+  return `Note: you have now chosen ${tool} with the same arguments ${count} times in a row and the page did not change. It has no effect: do something different (another element, another way, done with the answer if you have it, or done with success=false if the task cannot be completed). The task ends if you repeat it ${REPEAT_STOP_AT - count} more time${REPEAT_STOP_AT - count === 1 ? '' : 's'}.`;
 }
