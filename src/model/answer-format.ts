@@ -206,8 +206,8 @@ const STEP_RESULT_MAX_CHARS = 300;
  * holds the task, the steps so far as a numbered list (each call with its result) and the
  * latest observation last. A small model shown its own earlier answers as model turns copies
  * them: with the conversation as turns, the default model answered the same call again at
- * every step of 5 of 8 easy tasks. The list only grows at its end, so the evaluated prefix
- * (system, tools, task, earlier steps) is reused from step to step.
+ * every step in each of the 5 easy tasks it ran. The list only grows at its end, so the
+ * evaluated prefix (system, tools, task, earlier steps) is reused from step to step.
  */
 export function toPrompt(messages: WireMessage[], tools: OfferedTool[]): PromptItem[] {
   const system: string[] = [];
