@@ -38,7 +38,9 @@ export function taskPrompt(
     for (const f of files) parts.push(`- ${f.fileId}: ${f.name} (${f.size} bytes)`);
   }
   if (secrets.length) {
-    parts.push('Secrets (you never see their values): write <secret>NAME</secret> in the text of input_text (or the option of select_option) and the real value is typed in, only on the sites listed for it:');
+    // Instructions with a real placeholder: the local model copied a generic one (<secret>NAME</secret>) word for word.
+    const example = `<secret>${secrets[0].name}</secret>`;
+    parts.push(`Secrets (you never see their values): put a placeholder such as ${example} as the text of input_text (or the option of select_option) and the real value is typed in, only on the sites listed for it. The placeholders:`);
     for (const s of secrets) parts.push(`- <secret>${s.name}</secret> on ${s.matches.join(', ')}`);
   }
   parts.push(outputInstructions(params));
