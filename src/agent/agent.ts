@@ -296,6 +296,8 @@ export class AgentRunner {
     const cost = computeCost(usage, this.opts.llm.model, this.opts.prices);
     const repeated = mem.repetition.note(tool.name, args, observation.text);
     if (repeated.kind === 'stop') {
+      // The call is answered, so a later task of the session sends a well-formed conversation.
+      mem.messages.push({ role: 'tool', toolCallId: call!.id, content: 'Not performed: the task ended, as this action was repeated on a page that did not change.' });
       throw new TaskFailure('TASK_LOOP_DETECTED', `The agent chose ${tool.name} with the same arguments ${repeated.count} times in a row on a page that did not change`, { action: tool.name, repeats: repeated.count });
     }
     const result = await this.act(c, { tool, args, callId: call!.id, usage, cost, observeMs: t1 - t0, modelMs, reasoning });

@@ -72,6 +72,29 @@ describe('tasks', () => {
     await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
   });
 
+  it('ends a task that repeats one action on an unchanged page: told at the 3rd, TASK_LOOP_DETECTED at the 5th; the next task of the session runs', async () => {
+    const { apiKey: key } = await createUser({ balance: 10 });
+    const t = token('loop');
+    const t2 = token('after');
+    await registerScript(model(), { match: t, steps: [{ tool: 'click_element', args: { index: { ref: 'Continue' } } }] });
+    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'Still here: {{find:Title: ([^\\n]+)}}' } }] });
+    const s = await startSession(key);
+    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} go on`, startingUrl: `${fixtures()}/dead-button.html` });
+    expect(res.body).toMatchObject({ success: false, status: 'failed', code: 'TASK_LOOP_DETECTED' });
+    const requests = await modelRequests(t);
+    expect(requests).toHaveLength(5);
+    const said = (r: any) => JSON.stringify(r.body.messages);
+    expect(said(requests[2])).not.toContain('Note: you have now chosen click_element');
+    expect(said(requests[3])).toContain('Note: you have now chosen click_element with the same arguments 3 times in a row');
+    // The session goes on: the next task's conversation is well formed (every call answered).
+    const next = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} say where you are` });
+    expect(next.body).toMatchObject({ success: true, type: 'task_completed', data: { message: 'Still here: Dead button' } });
+    const messages = (await modelRequests(t2))[0].body.messages as any[];
+    const calls = messages.flatMap((m) => (m.tool_calls ?? []).map((c: any) => c.id));
+    const answered = new Set(messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id));
+    expect(calls.filter((id) => !answered.has(id))).toEqual([]);
+  });
+
   it('answers pending after the inline wait, then completes by polling; a second task meanwhile is refused', async () => {
     const { apiKey: key } = await createUser();
     const t = token('slow');
