@@ -65,3 +65,21 @@ describe('configuration', () => {
     expect(loadConfig({}).SOCKET_MAX_PER_SESSION).toBe(20);
   });
 });
+
+describe('the model settings', () => {
+  it('use the local model when none is configured, with its own defaults', () => {
+    const cfg = loadConfig({});
+    expect(cfg.LLM_PROVIDER).toBe('local');
+    expect(cfg.LLM_MODEL).toMatch(/browser-agent-service\/models\/qwen2\.5-coder-1\.5b-instruct\.gguf$/);
+    expect(cfg.LLM_PRICES).toEqual({ '*': { input: 0, output: 0 } });
+    expect(cfg.LLM_CONTEXT_TOKENS).toBe(8192 - 768);
+    expect(cfg.LLM_TIMEOUT_MS).toBe(600_000);
+    expect(loadConfig({ LLM_TIMEOUT_MS: '5000' }).LLM_TIMEOUT_MS).toBe(5000);
+  });
+
+  it('use a hosted provider once a base URL or a key is given', () => {
+    expect(loadConfig({ LLM_API_KEY: 'k' })).toMatchObject({ LLM_PROVIDER: 'openai', LLM_MODEL: 'gpt-4o-mini', LLM_CONTEXT_TOKENS: 100_000, LLM_TIMEOUT_MS: 120_000 });
+    expect(loadConfig({ LLM_BASE_URL: 'http://localhost:11434/v1', LLM_MODEL: 'qwen' })).toMatchObject({ LLM_PROVIDER: 'openai', LLM_MODEL: 'qwen' });
+    expect(loadConfig({ LLM_PROVIDER: 'anthropic', LLM_API_KEY: 'k' })).toMatchObject({ LLM_PROVIDER: 'anthropic', LLM_MODEL: 'claude-sonnet-4-5' });
+  });
+});

@@ -167,6 +167,9 @@ export function defaultModelPath(env: NodeJS.ProcessEnv = process.env): string {
 
 export class ConfigError extends Error {}
 
+/** How long a call to the local model may take unless LLM_TIMEOUT_MS says otherwise. */
+export const LOCAL_TIMEOUT_MS = 600_000;
+
 /** Room kept for the local model's answer within its context. */
 export const LOCAL_ANSWER_TOKENS = 768;
 
@@ -192,6 +195,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     LLM_MODEL: cfg.LLM_MODEL ?? (local ? defaultModelPath(env) : provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini'),
     LLM_PRICES: cfg.LLM_PRICES ?? (local ? { '*': { input: 0, output: 0 } } : { '*': { input: 0.15, output: 0.6 } }),
     LLM_CONTEXT_TOKENS: cfg.LLM_CONTEXT_TOKENS || (local ? cfg.LLM_CONTEXT_SIZE - LOCAL_ANSWER_TOKENS : 100_000),
+    // One local model serves every worker's calls one at a time on the CPU: a call may wait behind others.
+    LLM_TIMEOUT_MS: local && present.LLM_TIMEOUT_MS === undefined ? LOCAL_TIMEOUT_MS : cfg.LLM_TIMEOUT_MS,
   };
 }
 
