@@ -142,7 +142,8 @@ describe('download size cap', () => {
     // cancelled: Chromium drops the request, and the partial file
     const largest = await downloadEndless(session.page, dir);
     expect(largest).toBeLessThanOrEqual(CAP + OVERSHOOT);
-    expect(largest).toBeGreaterThan(CAP);
+    // Sizes are sampled: the chunk that passed the cap may land between the last two samples.
+    expect(largest).toBeGreaterThanOrEqual(CAP);
     expect(stopped(dir)).toBe(true);
 
     expect((await session.artifacts.collect('t1')).files).toEqual([]);
@@ -197,7 +198,8 @@ describe('DownloadGuard', () => {
       const page = await context.newPage();
       const largest = await downloadEndless(page, guard.dir);
       expect(largest).toBeLessThanOrEqual(CAP + OVERSHOOT);
-      expect(largest).toBeGreaterThan(CAP);
+      // Sampled, as above: the crossing chunk may fall between two samples.
+      expect(largest).toBeGreaterThanOrEqual(CAP);
       expect(stopped(guard.dir)).toBe(true);
       const stops = lines.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('download stopped'));
       expect(stops).toEqual([expect.objectContaining({ level: 40, maxBytes: CAP })]);
