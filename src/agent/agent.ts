@@ -24,7 +24,7 @@ import type { RecordedStep } from '../recording/types';
 import { doneSpec } from './tools/done';
 import { fitHistory, observationBudget, tokensOf } from './context-budget';
 import { RepetitionGuard, repetitionNote } from './repetition';
-import { boundToPage } from './page-bound-tools';
+import { boundToPage, observedIndexes } from './page-bound-tools';
 import { approvalMoved, elementUnderIndex, type ApprovedElement } from './approval-binding';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
@@ -224,14 +224,15 @@ export class AgentRunner {
 
     const t0 = performance.now();
     const system = systemPrompt(mem.policy ? mem.policy.llmRole : undefined);
-    const fixedTokens = () => tokensOf(system) + tokensOf(JSON.stringify(mem.answerOnly ? [doneSpec(input.params)] : (mem.specs ??= toolSpecs(input.params))));
+    // The system prompt and the tools: the same for every call of this step.
+    const fixedTokens = tokensOf(system) + tokensOf(JSON.stringify(mem.answerOnly ? [doneSpec(input.params)] : (mem.specs ??= toolSpecs(input.params))));
     const prompt = [...mem.messages].reverse().find((m) => m.role === 'user' && m.content.includes('New task:'));
-    const tokenBudget = observationBudget(this.opts.contextTokens, fixedTokens() + (prompt ? tokensOf(prompt.content) : 0), this.opts.observationTokenBudget);
+    const tokenBudget = observationBudget(this.opts.contextTokens, fixedTokens + (prompt ? tokensOf(prompt.content) : 0), this.opts.observationTokenBudget);
     const observation = await observePage(session.page, { tokenBudget, screenshot: this.opts.vision });
     compactObservations(mem.messages);
     mem.lastObservation = observation.text;
     mem.messages.push({ role: 'user', content: mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}`), image: observation.screenshot });
-    fitHistory(mem.messages, this.opts.contextTokens, fixedTokens());
+    fitHistory(mem.messages, this.opts.contextTokens, fixedTokens);
 
     const t1 = performance.now();
     let modelMs = 0;
@@ -244,7 +245,7 @@ export class AgentRunner {
       if (attempt >= MAX_BAD_REPLIES) {
         throw new TaskFailure('LLM_INVALID_RESPONSE', `The model did not produce a valid action after ${MAX_BAD_REPLIES} attempts`);
       }
-      const estimate = estimateTokens(mem.messages) + fixedTokens();
+      const estimate = estimateTokens(mem.messages) + fixedTokens;
       if (estimate > input.remaining.inputTokens - usage.inputTokens) {
         throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'The next model call would exceed maxInputTokens', {
           remainingInputTokens: input.remaining.inputTokens - usage.inputTokens,
@@ -594,7 +595,7 @@ function withoutTool(tools: LlmToolSpec[], name: string | undefined): LlmToolSpe
 
 /** For an index that is not on the page: which ones the latest observation offers. */
 export function indexesHint(observation: string | undefined): string {
-  const indexes = [...(observation ?? '').matchAll(/^\s*\[(\d+)\]/gm)].map((m) => Number(m[1]));
+  const indexes = observedIndexes(observation ?? '');
   if (!indexes.length) return '. The latest observation lists no elements: scroll, wait or navigate first.';
   const shown = indexes.length <= 12 ? indexes.map((i) => `[${i}]`).join(', ') : `[${Math.min(...indexes)}] to [${Math.max(...indexes)}] (${indexes.length} elements)`;
   return `. Use an index of the latest observation: ${shown}.`;
