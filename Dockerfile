@@ -58,4 +58,4 @@ EXPOSE 3000
 # zombie processes. Give workers a long stop timeout (compose stop_grace_period, docker stop -t).
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/workers/main.js"]
+CMD ["node", "dist/main.js"]

@@ -13,7 +13,7 @@ import { buffer } from 'node:stream/consumers';
 import { MongoClient } from 'mongodb';
 import { GridFsBlobStore } from '../src/store/blobs';
 import { FileBlobStore } from '../src/store/file-blobs';
-import type { BlobStore } from '../src/profiles/contracts';
+import type { BlobStore } from '../src/contracts/profiles';
 import { ROOT } from '../test/support/service';
 
 const MB = 1024 * 1024;

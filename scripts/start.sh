@@ -41,7 +41,7 @@ if uses_local_model; then
   log "model:       local ${LLM_MODEL:-Qwen2.5-Coder-1.5B-Instruct ($DEFAULT_MODEL_PATH)} on 127.0.0.1:$MODEL_PORT (LLM_MODEL=<file.gguf> for another local model; LLM_BASE_URL + LLM_API_KEY + LLM_MODEL, or LLM_PROVIDER=anthropic, for a hosted one)"
 fi
 
-node "$ROOT/dist/workers/main.js" &
+node "$ROOT/dist/main.js" &
 app_pid=$!
 port="${PORT:-3000}"
 for _ in $(seq 1 120); do

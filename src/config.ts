@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import os from 'node:os';
 import path from 'node:path';
-import { parseAllowlist } from './net/address-policy';
+import { parseAllowlist } from './contracts/address-policy';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

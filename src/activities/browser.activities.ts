@@ -2,17 +2,17 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { Page } from 'playwright-core';
 import { describeAtPoint } from '../recording/describe';
 import type { Recorder } from '../recording/recorder';
-import type { ElementDescription } from '../recording/types';
+import type { ElementDescription } from '../contracts/recording';
 import type { AgentRunner } from '../agent/agent';
 import type { SecretVault } from '../agent/secrets/vault';
 import type { BrowserPool } from '../browser/pool';
-import type { ProfileMaterializer, ProfileSource } from '../profiles/contracts';
-import { isServiceError } from '../errors';
+import type { ProfileMaterializer, ProfileSource } from '../contracts/profiles';
+import { isServiceError } from '../contracts/errors';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
-import type { CancelledStep, InteractionAction, PreviousTask, SessionProxy, StepInput, StepRequest, StepResult, TaskParams } from '../workflows/types';
-import { HUMAN_TYPE_MAX_MS, humanTypingDelays } from '../api/schemas/message.schema';
+import type { CancelledStep, InteractionAction, PreviousTask, SessionProxy, StepInput, StepRequest, StepResult, TaskParams } from '../contracts/session-types';
+import { HUMAN_TYPE_MAX_MS, humanTypingDelays } from '../contracts/schemas/message.schema';
 import { workerMetrics } from '../metrics/worker-metrics';
 
 /** Heartbeats often enough that a stop reaches the step within a second (a step shorter than this sends none). */

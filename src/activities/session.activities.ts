@@ -3,13 +3,13 @@ import type { EventPublisher } from '../events/publisher';
 import { atMost } from '../at-most';
 import { ProfileLocks } from '../store/profile-locks';
 import { wireFiles } from '../files/links';
-import type { ProfileSource } from '../profiles/contracts';
-import { TIMELINE_KEPT_AFTER_END_MS, type ConnectionEvent, type SessionMessage } from '../events/types';
+import type { ProfileSource } from '../contracts/profiles';
+import { TIMELINE_KEPT_AFTER_END_MS, type ConnectionEvent, type SessionMessage } from '../contracts/events';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { WorkerRegistry } from '../workers/worker-registry';
-import type { EndReason, SessionStatus, TaskView } from '../workflows/types';
-import { TERMINAL_TASK_STATUSES } from '../workflows/types';
+import type { EndReason, SessionStatus, TaskView } from '../contracts/session-types';
+import { TERMINAL_TASK_STATUSES } from '../contracts/session-types';
 import { workerMetrics } from '../metrics/worker-metrics';
 
 /**

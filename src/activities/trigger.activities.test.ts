@@ -1,5 +1,5 @@
 import { runOutcome } from './trigger.activities';
-import type { TaskView } from '../workflows/types';
+import type { TaskView } from '../contracts/session-types';
 
 const usage = { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, completion_time: 1, cost: 0.01 };
 const task = (over: Partial<TaskView>): TaskView => ({ taskId: 'task_1', sessionId: 's1', status: 'task_completed', usage, createdAt: '2026-11-23T10:00:00Z', ...over });

@@ -1,14 +1,15 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
-import { canRetryLater, isServiceError, type ErrorCode } from '../errors';
+import { canRetryLater, isServiceError, type ErrorCode } from '../contracts/errors';
 import type { Logger } from '../logger';
-import type { ProfileSource } from '../profiles/contracts';
-import { CronJobsRepository, type CronJobRecord } from '../store/cron-jobs.repository';
+import type { ProfileSource } from '../contracts/profiles';
+import { CronJobsRepository } from '../store/cron-jobs.repository';
+import { type CronJobRecord } from '../contracts/cron-job-record';
 import { newSessionIds, SessionAdmission } from '../store/session-admission';
 import type { Store } from '../store/store';
 import { TriggerRunsRepository } from '../store/trigger-runs.repository';
-import { runLeaseMs } from '../triggers/retry-policy';
+import { runLeaseMs } from '../contracts/retry-policy';
 import { TriggerSchedules } from '../triggers/schedules';
 import {
   runChatDeliveryId,
@@ -20,8 +21,8 @@ import {
   type RunStatus,
   type SettledRun,
   type SettleRunInput,
-} from '../workflows/trigger.types';
-import type { ReplaySource, TaskParams, TaskView, Usage } from '../workflows/types';
+} from '../contracts/trigger-types';
+import type { ReplaySource, TaskParams, TaskView, Usage } from '../contracts/session-types';
 
 const TASK_DEFAULTS = { maxDuration: 300_000, maxInputTokens: 100_000, maxOutputTokens: 100_000 } as const;
 

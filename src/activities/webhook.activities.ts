@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { taskEnvelope } from '../api/envelopes';
+import { taskEnvelope } from '../contracts/envelopes';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
@@ -12,12 +12,13 @@ import { sendWebhook } from '../webhooks/sender';
 import { openChatConnection } from '../environments/chat-connection';
 import { sendChatMessage } from '../environments/chat-sender';
 import { guardrailText, resultText, type Watchers } from '../environments/reach-out';
-import { sessionViewToken } from '../api/sessions.service';
+import { sessionViewToken } from '../contracts/link-tokens';
+import { fileLinks, linkSecret } from '../files/links';
 import { payloadKey } from '../temporal/connection';
 import { guardedFetch } from '../net/guarded-fetch';
 import type { NetworkGuard } from '../net/network-guard';
-import type { ChatDeliveryInput, DeliveryInput, DeliveryResult, DeliveryTarget } from '../workflows/trigger.types';
-import { TERMINAL_TASK_STATUSES, type TaskView } from '../workflows/types';
+import type { ChatDeliveryInput, DeliveryInput, DeliveryResult, DeliveryTarget } from '../contracts/trigger-types';
+import { TERMINAL_TASK_STATUSES, type TaskView } from '../contracts/session-types';
 
 /** One attempt waits this long for the receiver's answer. */
 export const DELIVERY_ATTEMPT_TIMEOUT_MS = 15_000;
@@ -45,7 +46,7 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
     status: view.status as DeliverySubject['status'],
     message: view.message ?? '',
     completedAt: view.completedAt ? Date.parse(view.completedAt) : Date.now(),
-    envelope: taskEnvelope(config, view, { withCompletedAt: true }).body,
+    envelope: taskEnvelope(fileLinks(config), view, { withCompletedAt: true }).body,
     trigger,
   });
 
@@ -109,7 +110,7 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
     const task = await store.tasks.get(sessionId, taskId);
     if (input.reachOut === 'guardrail') {
       if (task?.status !== 'guardrail_trigger' || !task.guardrail) return null;
-      return guardrailText({ question: task.guardrail.value, webViewURL: `${config.PUBLIC_BASE_URL}/view/${sessionId}?token=${sessionViewToken(config, sessionId)}` });
+      return guardrailText({ question: task.guardrail.value, webViewURL: `${config.PUBLIC_BASE_URL}/view/${sessionId}?token=${sessionViewToken(linkSecret(config), sessionId)}` });
     }
     return task && TERMINAL_TASK_STATUSES.includes(task.status) ? resultText(task) : null;
   }

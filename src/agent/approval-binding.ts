@@ -1,7 +1,7 @@
 import { describeElement, elementName } from './observe/element-info';
 import { resolveElementIn } from './observe/resolve';
 import { describeForRecording } from '../recording/describe';
-import type { ElementDescription } from '../recording/types';
+import type { ElementDescription } from '../contracts/recording';
 import type { ToolContext } from './types';
 import { abortable } from './tools/abort';
 

@@ -1,4 +1,4 @@
-import type { PreviousTask, TaskParams } from '../workflows/types';
+import type { PreviousTask, TaskParams } from '../contracts/session-types';
 
 export function systemPrompt(policyRole?: string | null): string {
   const lines = [

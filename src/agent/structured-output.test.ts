@@ -1,4 +1,5 @@
-import { checkStructuredOutput, closeSchemaWorkers, csvColumnsProblem, MAX_SCHEMA_BYTES, outputSchemaLimitProblem, outputSchemaProblem, parseCsv, validateAgainstSchema, writeCsv } from './structured-output';
+import { checkStructuredOutput, closeSchemaWorkers, outputSchemaProblem, parseCsv, validateAgainstSchema, writeCsv } from './structured-output';
+import { csvColumnsProblem, MAX_SCHEMA_BYTES, outputSchemaLimitProblem } from '../contracts/output-schema';
 
 afterAll(() => closeSchemaWorkers());
 

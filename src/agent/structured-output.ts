@@ -10,18 +10,18 @@
  * work runs on worker threads with RE2 patterns (schema-engine.ts, schema-workers.ts).
  */
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
-import { ServiceError } from '../errors';
-import type { TaskParams } from '../workflows/types';
+import { ServiceError } from '../contracts/errors';
+import type { TaskParams } from '../contracts/session-types';
+import { InvalidParameterError } from '../contracts/errors';
+import { isJsonObject as isObject, outputSchemaLimitProblem } from '../contracts/output-schema';
+import type { CronJobFields } from '../contracts/cron-job-record';
+import type { TaskParamsInput } from '../contracts/schemas/task.schema';
 import type { StructuredCheck } from './schema-engine';
 import { SchemaBusyError, SchemaLimitError, SchemaWorkers } from './schema-workers';
 
 export type { StructuredCheck } from './schema-engine';
 
 const MAX_REPORTED_ERRORS = 10;
-/** Largest `outputSchema`, serialized (UTF-8 bytes of its JSON). */
-export const MAX_SCHEMA_BYTES = 64 * 1024;
-/** Deepest nesting of JSON objects and arrays in an `outputSchema`. */
-export const MAX_SCHEMA_DEPTH = 64;
 
 /**
  * Compiling and applying JSON Schemas happens on worker threads (schema-workers.ts), each
@@ -73,35 +73,6 @@ function formatErrors(errors: string[]): string {
   return errors.length > MAX_REPORTED_ERRORS ? `${shown}; and ${errors.length - MAX_REPORTED_ERRORS} more` : shown;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Nesting depth of a JSON value, without recursion (a hostile document cannot overflow the stack). */
-function depthOf(value: unknown): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (d > max) max = d;
-    if (max > MAX_SCHEMA_DEPTH) return max;
-    for (const child of Object.values(v)) stack.push([child, d + 1]);
-  }
-  return max;
-}
-
-/**
- * The cheap checks of an `outputSchema` for `structured_json`, done before anything else:
- * an object, at most 64 KB serialized, at most 64 levels deep.
- */
-export function outputSchemaLimitProblem(schema: unknown): string | null {
-  if (!isObject(schema)) return 'outputSchema must be a JSON Schema object';
-  // Depth first: serializing a very deep document would itself overflow the stack.
-  if (depthOf(schema) > MAX_SCHEMA_DEPTH) return `outputSchema is nested deeper than ${MAX_SCHEMA_DEPTH} levels`;
-  const bytes = Buffer.byteLength(JSON.stringify(schema));
-  if (bytes > MAX_SCHEMA_BYTES) return `outputSchema is larger than ${MAX_SCHEMA_BYTES / 1024} KB (${bytes} bytes serialized)`;
-  return null;
-}
-
 /**
  * What is wrong with an `outputSchema` for `structured_json`, or null when it is a JSON
  * Schema the service can enforce (the meta-schema, then compiling it on a schema thread).
@@ -120,13 +91,6 @@ export async function outputSchemaProblem(schema: unknown): Promise<string | nul
   }
 }
 
-/** The column list of `structured_csv`, or what is wrong with it. */
-export function csvColumnsProblem(columns: unknown): string | null {
-  if (!Array.isArray(columns) || columns.length === 0) return 'outputSchema must be a non-empty array of column names';
-  if (columns.some((c) => typeof c !== 'string' || !c.trim())) return 'outputSchema column names must be non-empty strings';
-  if (new Set(columns).size !== columns.length) return 'outputSchema column names must be unique';
-  return null;
-}
 
 /** Every mismatch, each with the JSON path where it is ("$" is the document). */
 export async function validateAgainstSchema(schema: unknown, value: unknown): Promise<string[]> {
@@ -237,4 +201,26 @@ export function parseCsv(text: string): { ok: true; rows: string[][] } | { ok: f
   endRow();
   if (!rows.length) return { ok: false, error: 'it is empty' };
   return { ok: true, rows };
+}
+
+/**
+ * The rest of the `outputSchema` check, after the request parsed: the JSON Schema is
+ * compiled on a schema thread (never on the API's event loop), so a schema that cannot be
+ * enforced is a 400 at submission. `prefix` is where the task sits in the request
+ * (`task.` in start-session and run-task, `message.` in a newTask message).
+ */
+export async function assertOutputSchemaUsable(task: Pick<TaskParamsInput, 'outputType' | 'outputSchema'> | undefined, prefix: string): Promise<void> {
+  if (task?.outputType !== 'structured_json' || !task.outputSchema || Array.isArray(task.outputSchema)) return;
+  const problem = await outputSchemaProblem(task.outputSchema);
+  if (problem) throw new InvalidParameterError(`${prefix}outputSchema`, null, problem);
+}
+
+/**
+ * After parseCreateCronJob / parseUpdateCronJob: a structured trigger's outputSchema is
+ * compiled on a schema thread (never on the API's event loop); 400 when it cannot be enforced.
+ */
+export async function assertCronOutputSchemaUsable(fields: Partial<Pick<CronJobFields, 'outputType' | 'outputSchema'>>): Promise<void> {
+  if (fields.outputType !== 'structured' || !fields.outputSchema) return;
+  const problem = await outputSchemaProblem(JSON.parse(fields.outputSchema));
+  if (problem) throw new InvalidParameterError('outputSchema', null, problem);
 }

@@ -1,5 +1,5 @@
 import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
-import type { ElementDescription } from '../recording/types';
+import type { ElementDescription } from '../contracts/recording';
 import type { z } from 'zod';
 
 /** What the agent sees of the browser at one step. */

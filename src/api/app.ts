@@ -27,7 +27,7 @@ import { currentUser } from './middleware/auth';
 import { SessionsService } from './sessions.service';
 import { socketCounts } from './socket/socket.server';
 import type { Server as SocketServer } from 'socket.io';
-import { useSubmissionAllowlist } from '../net/submitted-urls';
+import { useSubmissionAllowlist } from '../contracts/submitted-urls';
 import { openAiErrorHandler, openAiRoutes } from './routes/openai.routes';
 import { docsRoutes } from './routes/docs.routes';
 import { mcpRoutes, type McpRouter } from './routes/mcp.routes';

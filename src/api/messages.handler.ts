@@ -1,9 +1,11 @@
+import { fileLinks } from '../files/links';
 import type { Config } from '../config';
 import type { UserRecord } from '../store/users.repository';
-import { pendingEnvelope, taskEnvelope } from './envelopes';
-import { guardrailMessageSchema, interactionMessageSchema, messageEnvelopeSchema, newTaskMessageSchema, stateMessageSchema } from './schemas/message.schema';
-import { assertOutputSchemaUsable, assertPromptGiven } from './schemas/task.schema';
-import { parseRequest } from './schemas/validation';
+import { pendingEnvelope, taskEnvelope } from '../contracts/envelopes';
+import { guardrailMessageSchema, interactionMessageSchema, messageEnvelopeSchema, newTaskMessageSchema, stateMessageSchema } from '../contracts/schemas/message.schema';
+import { assertPromptGiven } from '../contracts/schemas/task.schema';
+import { assertOutputSchemaUsable } from '../agent/structured-output';
+import { parseRequest } from '../contracts/schemas/validation';
 import type { SessionsService } from './sessions.service';
 
 export interface MessageAnswer {
@@ -21,7 +23,7 @@ export function createMessageHandler(deps: { config: Config; sessions: SessionsS
   /** The inline answer: the outcome if the task settles within the inline wait, else the pending marker. */
   const inlineAnswer = async (sessionId: string, taskId: string): Promise<MessageAnswer> => {
     const outcome = await sessions.awaitTask(sessionId, taskId);
-    if (outcome) return taskEnvelope(config, outcome, { withCompletedAt: false });
+    if (outcome) return taskEnvelope(fileLinks(config), outcome, { withCompletedAt: false });
     return { status: 200, body: pendingEnvelope(config.PUBLIC_BASE_URL, sessionId, taskId) };
   };
 

@@ -6,13 +6,13 @@
  * step is idempotent, so several instances may sweep at once.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { ConnectionEvent } from '../events/types';
+import type { ConnectionEvent } from '../contracts/events';
 import type { Logger } from '../logger';
 import { ProfileLocks } from '../store/profile-locks';
 import { LIVE_SESSION_STATUSES, type SessionRecord } from '../store/sessions.repository';
 import type { Store } from '../store/store';
 import { sessionWorkflowId } from '../workflows/messages';
-import type { EndReason, SessionStatus } from '../workflows/types';
+import type { EndReason, SessionStatus } from '../contracts/session-types';
 
 /** A live record whose workflow does not exist is left alone this long (the API creates the record just before the workflow). */
 const MISSING_WORKFLOW_GRACE_MS = 2 * 60 * 1000;

@@ -3,7 +3,7 @@ import { loadConfig } from '../config';
 import { createLogger } from '../logger';
 import type { Store } from '../store/store';
 import type { WorkerRegistry } from '../workers/worker-registry';
-import type { TaskView } from '../workflows/types';
+import type { TaskView } from '../contracts/session-types';
 import { SessionsService } from './sessions.service';
 
 const base: TaskView = {

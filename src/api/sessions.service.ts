@@ -1,16 +1,17 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import type { Config } from '../config';
-import { InsufficientBalanceError, InvalidParameterError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, isErrorCode } from '../errors';
+import { InsufficientBalanceError, InvalidParameterError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, isErrorCode } from '../contracts/errors';
 import { linkSecret } from '../files/links';
+import { sessionViewToken } from '../contracts/link-tokens';
 import type { Logger } from '../logger';
 import { newTaskId } from '../store/ids';
-import type { ProfileSource } from '../profiles/contracts';
+import type { ProfileSource } from '../contracts/profiles';
 import { SessionAdmission } from '../store/session-admission';
 import type { Store } from '../store/store';
 import { LIVE_SESSION_STATUSES, type SessionRecord } from '../store/sessions.repository';
-import { TIMELINE_KEPT_AFTER_END_MS, type TimelineEntry } from '../events/types';
+import { TIMELINE_KEPT_AFTER_END_MS, type TimelineEntry } from '../contracts/events';
 import type { UserRecord } from '../store/users.repository';
 import type { WorkerRegistry } from '../workers/worker-registry';
 import {
@@ -26,10 +27,10 @@ import {
   taskQuery,
 } from '../workflows/messages';
 import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
-import { TERMINAL_TASK_STATUSES, type InteractionAction, type ReplaySource, type SessionProxy, type SessionView, type TaskParams, type TaskView } from '../workflows/types';
-import { Y_OFFSET, type InteractionAction as ApiInteraction } from './schemas/message.schema';
-import type { TaskParamsInput } from './schemas/task.schema';
-import type { ProxyInput } from './schemas/session.schema';
+import { TERMINAL_TASK_STATUSES, type InteractionAction, type ReplaySource, type SessionProxy, type SessionView, type TaskParams, type TaskView } from '../contracts/session-types';
+import { Y_OFFSET, type InteractionAction as ApiInteraction } from '../contracts/schemas/message.schema';
+import type { TaskParamsInput } from '../contracts/schemas/task.schema';
+import type { ProxyInput } from '../contracts/schemas/session.schema';
 
 export interface StartedSession {
   sessionId: string;
@@ -63,7 +64,7 @@ export class SessionsService {
   }
 
   viewToken(sessionId: string): string {
-    return sessionViewToken(this.deps.config, sessionId);
+    return sessionViewToken(linkSecret(this.deps.config), sessionId);
   }
 
   checkViewToken(sessionId: string, token: string): boolean {
@@ -319,10 +320,6 @@ export function updateRejection(err: unknown): ServiceError | null {
 
 const instanceUnavailable = () => new ServiceError('INSTANCE_UNAVAILABLE', "The session's browser instance is unavailable; it is being restored on another instance, try again shortly");
 
-/** The capability in a session's live view and WHEP links. */
-export function sessionViewToken(config: Parameters<typeof linkSecret>[0], sessionId: string): string {
-  return createHmac('sha256', linkSecret(config)).update(`view:${sessionId}`).digest('base64url');
-}
 
 /** The workflow is closed (or was never there): Temporal answers NOT_FOUND to updates of a closed workflow. */
 function isClosedWorkflow(err: unknown): boolean {

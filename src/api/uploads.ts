@@ -5,9 +5,9 @@
 import busboy from 'busboy';
 import type { Request } from 'express';
 import { PassThrough, type Readable } from 'node:stream';
-import { InvalidParameterError, InvalidParamsError, MissingFieldError, NotFoundError, ServiceError } from '../errors';
+import { InvalidParameterError, InvalidParamsError, MissingFieldError, NotFoundError, ServiceError } from '../contracts/errors';
 import type { Logger } from '../logger';
-import type { BlobInfo, BlobStore } from '../profiles/contracts';
+import type { BlobInfo, BlobStore } from '../contracts/profiles';
 import { validateAndExtract } from '../profiles/archive';
 import type { FileRecord, FilesRepository } from '../store/files.repository';
 import type { ArchiveRecord, ArchiveRecords } from '../store/profiles.repository';

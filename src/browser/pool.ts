@@ -5,8 +5,8 @@ import { DownloadGuard, configuredDownloadCap } from './download-guard';
 import { EgressRelay } from '../net/egress-relay';
 import { isGuardRefusal, type NetworkGuard } from '../net/network-guard';
 import { probeProxy } from '../net/proxy-probe';
-import { TaskFailure } from '../errors';
-import type { SessionProxy } from '../workflows/types';
+import { TaskFailure } from '../contracts/errors';
+import type { SessionProxy } from '../contracts/session-types';
 
 export const VIEWPORT = { width: 1024, height: 600 } as const;
 

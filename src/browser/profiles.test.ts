@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 import type { Db } from 'mongodb';
 import tar from 'tar-stream';
 import { createLogger } from '../logger';
-import type { BlobStore } from '../profiles/contracts';
+import type { BlobStore } from '../contracts/profiles';
 import { MemoryReservationLedger, StorageQuota } from '../store/storage-quota';
 import { isRegenerable, ProfileDirectories } from './profiles';
 

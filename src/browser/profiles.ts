@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from 'mongodb';
-import { isServiceError } from '../errors';
+import { isServiceError } from '../contracts/errors';
 import type { Logger } from '../logger';
 import { createArchive, validateAndExtract } from '../profiles/archive';
-import type { BlobStore, ProfileMaterializer, ProfileSource } from '../profiles/contracts';
+import type { BlobStore, ProfileMaterializer, ProfileSource } from '../contracts/profiles';
 import { ARCHIVE_RENEW_MS, PROFILE_COLLECTION as COLLECTION, ProfileLocks } from '../store/profile-locks';
 import { putWithinQuota, type StorageQuota } from '../store/storage-quota';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { FileProvider, TaskFiles } from '../agent/types';
-import type { BlobStore } from '../profiles/contracts';
+import type { BlobStore } from '../contracts/profiles';
 import type { FilesRepository } from '../store/files.repository';
 import { putWithinQuota, type StorageQuota } from '../store/storage-quota';
 import type { PersistDownload } from './artifacts';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { chatView, openChatConnection, parseChatConnection, sealChatConnection } from './chat-connection';
+import { chatView, openChatConnection, sealChatConnection } from './chat-connection';
+import { parseChatConnection } from '../contracts/schemas/chat-connection.schema';
 
 const key = randomBytes(32);
 const token = `123456789:${'A'.repeat(35)}`;

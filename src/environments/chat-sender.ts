@@ -7,7 +7,7 @@
  */
 import { classifyStatus, retryAfterMs } from '../webhooks/sender';
 import { isGuardRefusal } from '../net/network-guard';
-import type { ChatProvider } from './chat-connection';
+import type { ChatProvider } from '../contracts/schemas/chat-connection.schema';
 
 export interface ChatSendResult {
   outcome: 'delivered' | 'final' | 'retry';

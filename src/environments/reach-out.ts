@@ -6,7 +6,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { ChatProvider } from './chat-connection';
+import type { ChatProvider } from '../contracts/schemas/chat-connection.schema';
 
 export type ReachOutMode = 'off' | 'guardrail_only' | 'full';
 

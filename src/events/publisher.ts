@@ -2,7 +2,7 @@ import { Emitter } from '@socket.io/redis-emitter';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger';
 import type { EventsRepository } from '../store/events.repository';
-import { sessionRoom, type ConnectionEvent, type SessionMessage, type TimelineEntry } from './types';
+import { sessionRoom, type ConnectionEvent, type SessionMessage, type TimelineEntry } from '../contracts/events';
 
 /**
  * Publishes a session's events: stored in the timeline with the next seq, then sent

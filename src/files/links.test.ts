@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LINK_SECRET_FILE, linkSecret, signFileLink, verifyFileLink } from './links';
+import { LINK_SECRET_FILE, linkSecret } from './links';
+import { signFileLink, verifyFileLink } from '../contracts/link-tokens';
 
 describe('signed file links', () => {
   it('accept their own file until they expire, and nothing else', () => {

@@ -1,8 +1,9 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
-import type { TaskFile } from '../workflows/types';
+import type { TaskFile } from '../contracts/session-types';
+import { linkedFiles, type FileLinks } from '../contracts/link-tokens';
 
 /** The file under DATA_DIR holding the generated link secret. */
 export const LINK_SECRET_FILE = 'view-token.secret';
@@ -44,31 +45,12 @@ function readOrCreateSecret(file: string): string {
   return secret;
 }
 
-export const FILE_LINK_TTL_MS = 60 * 60 * 1000;
-
-const mac = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest('base64url');
-
-/** `<expiry ms>.<mac>`: anyone holding it may download that file until it expires. */
-export function signFileLink(secret: string, fileId: string, expiresAt: number): string {
-  return `${expiresAt}.${mac(secret, `file:${fileId}:${expiresAt}`)}`;
-}
-
-export function verifyFileLink(secret: string, fileId: string, token: string, now = Date.now()): boolean {
-  const [exp, sig] = token.split('.');
-  const expiresAt = Number(exp);
-  if (!Number.isFinite(expiresAt) || expiresAt < now || !sig) return false;
-  const want = Buffer.from(mac(secret, `file:${fileId}:${expiresAt}`));
-  const got = Buffer.from(sig);
-  return want.length === got.length && timingSafeEqual(want, got);
+/** Where file links point and the secret that signs them, for the contract's envelopes (contracts/link-tokens.ts). */
+export function fileLinks(config: Pick<Config, 'VIEW_TOKEN_SECRET' | 'DATA_DIR' | 'PUBLIC_BASE_URL'>): FileLinks {
+  return { baseUrl: config.PUBLIC_BASE_URL, secret: linkSecret(config) };
 }
 
 /** data.files[] of the contract, with a download link valid for an hour. */
-export function wireFiles(config: Config, files: TaskFile[] | undefined, now = Date.now()) {
-  const secret = linkSecret(config);
-  return (files ?? []).map((f) => ({
-    source: f.source,
-    downloadUrl: `${config.PUBLIC_BASE_URL}/files/${f.fileId}/download?token=${signFileLink(secret, f.fileId, now + FILE_LINK_TTL_MS)}`,
-    filename: f.filename,
-    timestamp: f.timestamp,
-  }));
+export function wireFiles(config: Pick<Config, 'VIEW_TOKEN_SECRET' | 'DATA_DIR' | 'PUBLIC_BASE_URL'>, files: TaskFile[] | undefined, now = Date.now()) {
+  return linkedFiles(fileLinks(config), files, now);
 }

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { StepResult, TaskView } from '../workflows/types';
+import type { StepResult, TaskView } from '../contracts/session-types';
 import { childProcessesMemory } from './process-memory';
 
 /**

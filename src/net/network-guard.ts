@@ -9,7 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import type { LookupFunction } from 'node:net';
 import type { Logger } from '../logger';
-import { AddressPolicy, bareHost, ownAddressSet, parseAllowlist } from './address-policy';
+import { AddressPolicy, bareHost, ownAddressSet, parseAllowlist } from '../contracts/address-policy';
 
 /**
  * What users (the model, the page, task results, delivery records) are told of any refused

@@ -4,7 +4,7 @@
  * entries and their segments (a flat list of names made the checks of deep paths
  * quadratic), and memory in proportion to the distinct files and directories.
  */
-import { ServiceError } from '../errors';
+import { ServiceError } from '../contracts/errors';
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'link';
 

@@ -9,7 +9,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
-import { ServiceError } from '../errors';
+import { ServiceError } from '../contracts/errors';
 import { ArchivePaths, InvalidArchiveError, type EntryKind } from './archive-paths';
 
 export { InvalidArchiveError };

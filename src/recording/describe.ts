@@ -1,6 +1,6 @@
 import type { Frame, Locator } from 'playwright-core';
 import type { ElementInfo } from '../agent/observe/element-info';
-import type { ElementDescription } from './types';
+import type { ElementDescription } from '../contracts/recording';
 
 type PageSide = Omit<ElementDescription, 'role' | 'name' | 'frame'>;
 

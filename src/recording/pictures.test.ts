@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { createLogger } from '../logger';
-import type { BlobInfo, BlobStore } from '../profiles/contracts';
+import type { BlobInfo, BlobStore } from '../contracts/profiles';
 import type { FilesRepository, NewFileRecord } from '../store/files.repository';
 import { MemoryReservationLedger, StorageQuota } from '../store/storage-quota';
 import { StepPictures } from './pictures';

@@ -1,7 +1,7 @@
 import { STATE_KEY } from '../agent/observe/marker';
 import type { CDPSession, Page } from 'playwright-core';
 import type { Logger } from '../logger';
-import type { BlobStore } from '../profiles/contracts';
+import type { BlobStore } from '../contracts/profiles';
 import type { FilesRepository } from '../store/files.repository';
 import { putWholeManyWithinQuota, type StorageQuota } from '../store/storage-quota';
 import type { StepOwner, StepPictureSource } from './recorder';

@@ -1,6 +1,6 @@
 import ts from 'typescript';
 import { envName, locatorExpr, playwrightScript } from './playwright-export';
-import type { ElementDescription, RecordedStep } from './types';
+import type { ElementDescription, RecordedStep } from '../contracts/recording';
 
 const el = (over: Partial<ElementDescription>): ElementDescription => ({ role: 'textbox', name: '', tag: 'INPUT', css: 'form > input', box: { x: 1, y: 1, width: 10, height: 10 }, ...over });
 const step = (seq: number, action: string, args: Record<string, unknown>, over: Partial<RecordedStep> = {}): RecordedStep => ({

@@ -1,4 +1,4 @@
-import type { ElementDescription, RecordedStep } from './types';
+import type { ElementDescription, RecordedStep } from '../contracts/recording';
 
 /**
  * A recording as a runnable `@playwright/test` file. Every string from the recording comes

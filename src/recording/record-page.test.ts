@@ -1,5 +1,5 @@
 import { checkRecordPageToken, recordPage, recordPageToken, stepTarget } from './record-page';
-import type { RecordedStep } from './types';
+import type { RecordedStep } from '../contracts/recording';
 
 const step = (over: Partial<RecordedStep>): RecordedStep => ({ seq: 0, by: 'agent', action: 'click_element', args: {}, urlBefore: 'https://a.test/', urlAfter: 'https://a.test/', outcome: 'ok', at: '', ...over });
 

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { RecordedStep } from './types';
+import type { RecordedStep } from '../contracts/recording';
 
 const sign = (secret: string, sessionId: string, taskId: string, expires: number): string => createHmac('sha256', secret).update(`recording:${sessionId}:${taskId}:${expires}`).digest('base64url');
 

@@ -1,7 +1,7 @@
 import { createLogger } from '../logger';
 import type { RecordingsRepository } from '../store/recordings.repository';
 import { Recorder, type NewStep, type StepPictureSource } from './recorder';
-import type { RecordedStep } from './types';
+import type { RecordedStep } from '../contracts/recording';
 
 const owner = { userId: 'usr_1', sessionId: 'ses_1', taskId: 'tsk_1' };
 const step = (action: string): NewStep => ({ by: 'agent', action, args: {}, urlBefore: 'about:blank', urlAfter: 'about:blank', outcome: 'ok' });

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger';
 import type { RecordingHeader, RecordingsRepository } from '../store/recordings.repository';
-import type { RecordedStep } from './types';
+import type { RecordedStep } from '../contracts/recording';
 
 export type NewStep = Omit<RecordedStep, 'seq' | 'at'>;
 

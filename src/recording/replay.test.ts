@@ -3,7 +3,7 @@ import { describeElement } from '../agent/observe/element-info';
 import { observePage } from '../agent/observe/observe';
 import { describeForRecording } from './describe';
 import { findAgain, replayPlan, samePage, stepLine } from './replay';
-import type { ElementDescription, RecordedStep } from './types';
+import type { ElementDescription, RecordedStep } from '../contracts/recording';
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'];
 

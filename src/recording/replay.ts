@@ -1,6 +1,6 @@
 import type { Frame, Locator, Page } from 'playwright-core';
-import type { TaskParams } from '../workflows/types';
-import type { ElementDescription, RecordedStep } from './types';
+import type { TaskParams } from '../contracts/session-types';
+import type { ElementDescription, RecordedStep } from '../contracts/recording';
 
 /** How an element was found again, from the most to the least telling. */
 export type MatchStrategy = 'testId' | 'id' | 'role' | 'label' | 'fieldName' | 'placeholder' | 'text' | 'css' | 'position';

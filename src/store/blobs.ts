@@ -1,8 +1,8 @@
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GridFSBucket, type Binary, type Collection, type Db, type FindCursor, type GridFSBucketWriteStream } from 'mongodb';
-import { NotFoundError, ServiceError } from '../errors';
-import type { BlobInfo, BlobStore } from '../profiles/contracts';
+import { NotFoundError, ServiceError } from '../contracts/errors';
+import type { BlobInfo, BlobStore } from '../contracts/profiles';
 import { newId } from './ids';
 
 export interface BlobFileDoc {

@@ -1,78 +1,8 @@
 import type { Collection, Db } from 'mongodb';
-import type { RetryPolicyInput } from '../triggers/retry-policy';
-import type { ScheduleType } from '../triggers/schedule-spec';
-import type { DeliveryMode, RunStatus, TriggerOutputType, WebhookConfig } from '../workflows/trigger.types';
+import type { CronJobFields, CronJobRecord, CronJobStatus } from '../contracts/cron-job-record';
+import type { RunStatus } from '../contracts/trigger-types';
 import { newId } from './ids';
 
-export type CronJobStatus = 'active' | 'paused';
-
-/** A trigger (the wire calls it a cron job). Its schedule lives in Temporal; this is the record the API shows. */
-export interface CronJobRecord {
-  _id: string;
-  userId: string;
-  name: string;
-  description: string;
-  environmentId: string;
-  policyId: string | null;
-  scheduleType: ScheduleType;
-  scheduleAt: Date | null;
-  scheduleInterval: string | null;
-  scheduleCron: string | null;
-  timezone: string;
-  prompt: string;
-  startingUrl: string | null;
-  outputType: TriggerOutputType;
-  /** JSON text: schemas may carry `$`-prefixed keys a document field name cannot. */
-  outputSchema: string | null;
-  deliveryMode: DeliveryMode;
-  webhook: WebhookConfig | null;
-  retryPolicy: RetryPolicyInput | null;
-  maxConsecutiveFailures: number;
-  /** Each run replays the recording of the last successful run (absent on triggers made before: false). */
-  replay?: boolean;
-  status: CronJobStatus;
-  /** Why it is paused: the owner, or the failures (auto-pause). */
-  pausedBy: 'user' | 'failures' | null;
-  nextRunAt: Date | null;
-  consecutiveFailures: number;
-  /** The last run whose failure was counted (a retried activity counts it once). */
-  lastCountedRunId: string | null;
-  lastRunAt: Date | null;
-  lastRunStatus: RunStatus | null;
-  /** The run in progress (overlap lock), and when the lock lapses if that run vanished. */
-  runningRunId: string | null;
-  runningUntil: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** The fields a user sets (create and update). */
-export type CronJobFields = Pick<
-  CronJobRecord,
-  | 'name'
-  | 'description'
-  | 'environmentId'
-  | 'policyId'
-  | 'scheduleType'
-  | 'scheduleAt'
-  | 'scheduleInterval'
-  | 'scheduleCron'
-  | 'timezone'
-  | 'prompt'
-  | 'startingUrl'
-  | 'outputType'
-  | 'outputSchema'
-  | 'deliveryMode'
-  | 'webhook'
-  | 'retryPolicy'
-  | 'maxConsecutiveFailures'
-  | 'replay'
->;
-
-/**
- * Trigger records. FerretDB has no transactions: every state change (status, the
- * overlap lock, the failure counter) is one conditional single-document update.
- */
 export class CronJobsRepository {
   private readonly jobs: Collection<CronJobRecord>;
   constructor(private readonly db: Db) {

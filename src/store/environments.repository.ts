@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { StoredChatConnection } from '../environments/chat-connection';
+import type { StoredChatConnection } from '../contracts/schemas/chat-connection.schema';
 import { ArchiveRecords, type ArchiveRecord } from './profiles.repository';
 
 /** An environment: a browser profile archive, attached files (in `files`) and an optional chat connection. */

@@ -1,5 +1,5 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
-import type { TimelineEntry } from '../events/types';
+import type { TimelineEntry } from '../contracts/events';
 import { lastTakenPlace } from './id-probe';
 import { isEmbeddedFerretDb } from './mongo';
 

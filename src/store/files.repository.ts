@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { BlobInfo, BlobStore } from '../profiles/contracts';
+import type { BlobInfo, BlobStore } from '../contracts/profiles';
 import { newId } from './ids';
 
 /**

@@ -1,27 +1,9 @@
 import type { Collection, Db } from 'mongodb';
-import type { DomainMode, PolicyDocument, PolicyRule } from '../agent/policy/policy';
+import type { PolicyFields, PolicyRecord } from '../contracts/policy-rules';
 import { isDuplicateKey } from './doc-locks';
 import { newId } from './ids';
 
 /** An automation policy of a user (`/policies`). */
-export interface PolicyRecord extends PolicyDocument {
-  userId: string;
-  description: string;
-  llmRole: string | null;
-  domainRules: { mode: DomainMode; domains: string[] };
-  rules: PolicyRule[];
-  /** The record's place among the user's limit (unique per user: the limit holds under concurrency). */
-  slot: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export type PolicyFields = Pick<PolicyRecord, 'name' | 'description' | 'llmRole' | 'domainRules' | 'rules'>;
-
-/**
- * Policies. The per-user limit rests on a unique (userId, slot) index, since FerretDB
- * holds nothing between a count and an insert (see doc-locks.ts).
- */
 export class PoliciesRepository {
   private readonly col: Collection<PolicyRecord>;
   private indexed?: Promise<unknown>;

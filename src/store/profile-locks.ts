@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { ProfileSource } from '../profiles/contracts';
+import type { ProfileSource } from '../contracts/profiles';
 import { isDuplicateKey } from './doc-locks';
 
 export const PROFILE_COLLECTION: Record<ProfileSource['kind'], string> = { environment: 'environments', profile: 'profiles' };

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { lastTakenPlace } from './id-probe';
-import type { RecordedStep } from '../recording/types';
-import type { TaskParams } from '../workflows/types';
+import type { RecordedStep } from '../contracts/recording';
+import type { TaskParams } from '../contracts/session-types';
 
 export interface RecordedStepRecord extends RecordedStep {
   /** `<taskId>:<seq, 6 digits>`: a step is written once, in its place. */

@@ -1,7 +1,7 @@
 import type { Config } from '../config';
-import { NotFoundError, ServiceError, SessionLimitError } from '../errors';
-import type { ProfileSource } from '../profiles/contracts';
-import type { SessionInput } from '../workflows/types';
+import { NotFoundError, ServiceError, SessionLimitError } from '../contracts/errors';
+import type { ProfileSource } from '../contracts/profiles';
+import type { SessionInput } from '../contracts/session-types';
 import { newSessionId, newTaskId } from './ids';
 import { ProfileLocks } from './profile-locks';
 import type { Store } from './store';

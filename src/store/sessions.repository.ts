@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { EndReason, SessionStatus } from '../workflows/types';
+import type { EndReason, SessionStatus } from '../contracts/session-types';
 
 export interface SessionRecord {
   _id: string;

@@ -1,7 +1,7 @@
 import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import type { Collection, Db } from 'mongodb';
-import { ServiceError } from '../errors';
-import type { BlobInfo, BlobStore } from '../profiles/contracts';
+import { ServiceError } from '../contracts/errors';
+import type { BlobInfo, BlobStore } from '../contracts/profiles';
 import { DocLocks } from './doc-locks';
 import { FileBlobStore } from './file-blobs';
 import { newId } from './ids';

@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { ApiKeysRepository } from './api-keys.repository';
 import { GridFsBlobStore } from './blobs';
 import { FileBlobStore } from './file-blobs';
-import type { BlobStore } from '../profiles/contracts';
+import type { BlobStore } from '../contracts/profiles';
 import { EnvironmentsRepository } from './environments.repository';
 import { EventsRepository } from './events.repository';
 import { FilesRepository } from './files.repository';

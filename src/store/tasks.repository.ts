@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { TaskView } from '../workflows/types';
+import type { TaskView } from '../contracts/session-types';
 
 export interface TaskRecord extends Omit<TaskView, 'createdAt' | 'completedAt'> {
   _id: string;

@@ -1,8 +1,8 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { isDuplicateKey } from './doc-locks';
-import { afterCursor, encodeCursor, type CursorKey } from '../triggers/cursor';
-import type { RunStatus } from '../workflows/trigger.types';
-import type { Usage } from '../workflows/types';
+import { afterCursor, encodeCursor, type CursorKey } from '../contracts/cursor';
+import type { RunStatus } from '../contracts/trigger-types';
+import type { Usage } from '../contracts/session-types';
 
 /** One delivery of a task's or a run's outcome, with its attempts (stored under `deliveries.<deliveryId>`). */
 export interface DeliveryRecord {

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { newWebhookSecret } from '../webhooks/signing';
+import { newWebhookSecret } from '../contracts/webhook-signing';
 import { DocLocks } from './doc-locks';
 
 /** How long deliveries keep signing with the previous secret after a rotation. */

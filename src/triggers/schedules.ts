@@ -5,11 +5,11 @@
  * records an overlapping run as `skipped`, which a skipped schedule action would not.
  */
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction, type ScheduleUpdateOptions } from '@temporalio/client';
-import type { CronJobRecord } from '../store/cron-jobs.repository';
+import type { CronJobRecord } from '../contracts/cron-job-record';
 import { OwnerUserIdKey, TriggerIdKey } from '../workflows/search-attributes';
-import { TRIGGER_RUN_WORKFLOW, triggerRunWorkflowId, triggerScheduleId, type TriggerRunInput } from '../workflows/trigger.types';
-import { toTemporalRetry } from './retry-policy';
-import { toScheduleSpec } from './schedule-spec';
+import { TRIGGER_RUN_WORKFLOW, triggerRunWorkflowId, triggerScheduleId, type TriggerRunInput } from '../contracts/trigger-types';
+import { toTemporalRetry } from '../contracts/retry-policy';
+import { toScheduleSpec } from '../contracts/schedule-spec';
 
 /** Runs missed while Temporal itself was down are still started if this late. */
 const CATCHUP_WINDOW = '10 minutes';

@@ -7,14 +7,16 @@
  */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { assertCronOutputSchemaUsable, parseCreateCronJob, parseUpdateCronJob } from '../api/schemas/cron-job.schema';
-import { InvalidParameterError, NotFoundError, ServiceError } from '../errors';
+import { parseCreateCronJob, parseUpdateCronJob } from '../contracts/schemas/cron-job.schema';
+import { assertCronOutputSchemaUsable } from '../agent/structured-output';
+import { InvalidParameterError, NotFoundError, ServiceError } from '../contracts/errors';
 import type { Logger } from '../logger';
-import { CronJobsRepository, type CronJobRecord } from '../store/cron-jobs.repository';
+import { CronJobsRepository } from '../store/cron-jobs.repository';
+import { type CronJobRecord } from '../contracts/cron-job-record';
 import { PoliciesRepository } from '../store/policies.repository';
 import { TriggerRunsRepository, type TriggerRunRecord } from '../store/trigger-runs.repository';
 import type { UserRecord } from '../store/users.repository';
-import { decodeCursor, parseLimit } from './cursor';
+import { decodeCursor, parseLimit } from '../contracts/cursor';
 import { TriggerSchedules } from './schedules';
 import { maskedAuth } from './views';
 

@@ -1,5 +1,5 @@
 /** Triggers and their runs as the API shows them (dates in ISO 8601). */
-import type { CronJobRecord } from '../store/cron-jobs.repository';
+import type { CronJobRecord } from '../contracts/cron-job-record';
 import type { DeliveryRecord, TriggerRunRecord } from '../store/trigger-runs.repository';
 
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { DocLocks } from '../store/doc-locks';
 import type { DeliveryRecord } from '../store/trigger-runs.repository';
-import type { ChatDeliveryInput, DeliveryInput, DeliveryTarget } from '../workflows/trigger.types';
+import type { ChatDeliveryInput, DeliveryInput, DeliveryTarget } from '../contracts/trigger-types';
 
 type Delivery = Pick<DeliveryInput, 'deliveryId' | 'target'>;
 

@@ -7,8 +7,8 @@
  * `task_stopped`; `timestamp` is the completion time in Unix ms. Built only from the
  * stored outcome: task secrets are never part of it.
  */
-import type { TaskStatus } from '../workflows/types';
-import type { SubmittedData } from '../workflows/trigger.types';
+import type { TaskStatus } from '../contracts/session-types';
+import type { SubmittedData } from '../contracts/trigger-types';
 
 export type DeliveryType = 'task_completed' | 'task_failed' | 'task_stopped';
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { classifyStatus, retryAfterMs, sendWebhook } from './sender';
 import { verifiesWith } from '../../test/support/standard-webhooks';
-import { newWebhookSecret } from './signing';
+import { newWebhookSecret } from '../contracts/webhook-signing';
 
 describe('delivery outcomes', () => {
   it.each([

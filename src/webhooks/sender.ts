@@ -6,7 +6,7 @@
  * never carries the receiver's answer (a receiver must not be able to read back what an
  * internal address said).
  */
-import { deliveryHeaders } from './signing';
+import { deliveryHeaders } from '../contracts/webhook-signing';
 import { isGuardRefusal } from '../net/network-guard';
 
 export interface SendRequest {

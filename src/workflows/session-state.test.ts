@@ -1,5 +1,5 @@
 import { SessionState, usageOf } from './session-state';
-import type { TaskParams } from './types';
+import type { TaskParams } from '../contracts/session-types';
 
 const params: TaskParams = {
   prompt: 'p',

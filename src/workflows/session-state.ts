@@ -13,8 +13,8 @@ import type {
   TaskStatus,
   TaskView,
   Usage,
-} from './types';
-import { TERMINAL_TASK_STATUSES } from './types';
+} from '../contracts/session-types';
+import { TERMINAL_TASK_STATUSES } from '../contracts/session-types';
 
 export type EndRequest = 'stop' | 'terminate' | 'timeout';
 

@@ -20,7 +20,7 @@ import {
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
 import { deliverTaskWebhook, reachOutInChat } from './webhook-delivery.workflow';
-import type { CancelledStep, EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from './types';
+import type { CancelledStep, EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from '../contracts/session-types';
 
 const shared = wf.proxyActivities<SessionActivities>({
   startToCloseTimeout: '30s',

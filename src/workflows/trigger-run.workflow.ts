@@ -11,11 +11,11 @@
 import * as wf from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { TriggerActivities } from '../activities/trigger.activities';
-import { canRetryLater, NON_RETRYABLE_ERROR_TYPES } from '../error-codes';
+import { canRetryLater, NON_RETRYABLE_ERROR_TYPES } from '../contracts/error-codes';
 import { SESSION_WORKFLOW, sessionWorkflowId } from './messages';
 import { OwnerUserIdKey, SessionStatusKey, TriggerIdKey } from './search-attributes';
 import type { sessionWorkflow } from './session.workflow';
-import { chatDeliveryWorkflowId, triggerRunId, webhookDeliveryWorkflowId, type RunFailure, type TriggerRunInput, type TriggerRunSummary } from './trigger.types';
+import { chatDeliveryWorkflowId, triggerRunId, webhookDeliveryWorkflowId, type RunFailure, type TriggerRunInput, type TriggerRunSummary } from '../contracts/trigger-types';
 import { chatDeliveryWorkflow, webhookDeliveryWorkflow } from './webhook-delivery.workflow';
 
 /** Set by Temporal on workflows a schedule starts. */

@@ -6,10 +6,10 @@
  * 408/429 ends the delivery at once. Deterministic: no I/O, no Node.
  */
 import * as wf from '@temporalio/workflow';
-import { NON_RETRYABLE_ERROR_TYPES } from '../error-codes';
+import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/error-codes';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WebhookActivities } from '../activities/webhook.activities';
-import { chatDeliveryWorkflowId, reachOutDeliveryId, taskDeliveryId, webhookDeliveryWorkflowId, type ChatDeliveryInput, type DeliveryInput, type DeliveryResult, type WebhookConfig } from './trigger.types';
+import { chatDeliveryWorkflowId, reachOutDeliveryId, taskDeliveryId, webhookDeliveryWorkflowId, type ChatDeliveryInput, type DeliveryInput, type DeliveryResult, type WebhookConfig } from '../contracts/trigger-types';
 
 /** The backoff of delivery attempts (exported for the tests and the docs). */
 export const WEBHOOK_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m', maximumAttempts: 30 } as const;

@@ -92,10 +92,10 @@ describe('accounts, auth and errors', () => {
   });
 
   it('refuses to boot on a bad configuration value and names the variable', () => {
-    const run = spawnSync(process.execPath, [path.join(ROOT, 'dist/workers/main.js')], { env: serviceEnv({ PORT: 'eighty' }), encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, [path.join(ROOT, 'dist/main.js')], { env: serviceEnv({ PORT: 'eighty' }), encoding: 'utf8', timeout: 60_000 });
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('PORT');
-    const run2 = spawnSync(process.execPath, [path.join(ROOT, 'dist/workers/main.js')], { env: serviceEnv({ MONGODB_URL: 'http://nope' }), encoding: 'utf8', timeout: 60_000 });
+    const run2 = spawnSync(process.execPath, [path.join(ROOT, 'dist/main.js')], { env: serviceEnv({ MONGODB_URL: 'http://nope' }), encoding: 'utf8', timeout: 60_000 });
     expect(run2.status).toBe(2);
     expect(run2.stderr).toContain('MONGODB_URL');
   });

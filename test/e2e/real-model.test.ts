@@ -29,7 +29,7 @@ let service: ServiceProcess | undefined;
 let sites: SiteServer | undefined;
 
 async function startModel(port: number): Promise<void> {
-  modelProc = spawn(process.execPath, [path.join(ROOT, 'dist/workers/main.js')], {
+  modelProc = spawn(process.execPath, [path.join(ROOT, 'dist/main.js')], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ROLE: 'model', LLM_PROVIDER: 'local', LLM_MODEL: MODEL, MODEL_PORT: String(port), LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

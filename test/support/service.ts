@@ -53,11 +53,11 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node dist/workers/main.js` and waits for its "ready" line. */
+/** Starts `node dist/main.js` and waits for its "ready" line. */
 export async function startService(extra: Record<string, string> = {}, timeoutMs = 90_000): Promise<ServiceProcess> {
   const port = extra.PORT ? Number(extra.PORT) : await freePort();
   const env = serviceEnv({ PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...extra });
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/workers/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

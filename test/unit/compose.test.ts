@@ -591,7 +591,7 @@ function checkDockerfile(text: string, compose?: Obj): string[] {
   const cmd = execForm(cmdIns);
   if (!cmdIns) errors.push('Dockerfile: needs a CMD');
   else if (!cmd) errors.push('Dockerfile: CMD must use the exec (JSON) form so signals reach node');
-  else if (!(cmd.includes('node') && cmd.some((a) => /(^|\/)dist\/workers\/main\.js$/.test(a)))) errors.push('Dockerfile: CMD must run node dist/workers/main.js');
+  else if (!(cmd.includes('node') && cmd.some((a) => /(^|\/)dist\/main\.js$/.test(a)))) errors.push('Dockerfile: CMD must run node dist/main.js');
   const entry = execForm(final.filter((i) => i.op === 'ENTRYPOINT').at(-1));
   const composeInit = compose && ['api', 'worker'].every((s) => ((compose.services as Record<string, Obj>)[s] ?? {}).init === true);
   if (!(entry && /(^|\/)(tini|dumb-init)$/.test(entry[0])) && !composeInit) errors.push('Dockerfile: PID 1 must be tini (ENTRYPOINT) or compose init: true');
@@ -686,7 +686,7 @@ describe('docker-compose.yml', () => {
 });
 
 describe('Dockerfile', () => {
-  test('multi-stage build on node:20-bookworm-slim with Debian Chromium, non-root, tini, dist/workers/main.js', () => {
+  test('multi-stage build on node:20-bookworm-slim with Debian Chromium, non-root, tini, dist/main.js', () => {
     expect(checkDockerfile(dockerfile, compose)).toEqual([]);
   });
 
@@ -847,7 +847,7 @@ describe('the checkers catch broken files', () => {
         'Dockerfile: STOPSIGNAL must be SIGTERM',
       ]),
     );
-    expect(checkDockerfile('FROM node:20\nRUN npm ci\nCMD ["node", "dist/workers/main.js"]\n')).toEqual(
+    expect(checkDockerfile('FROM node:20\nRUN npm ci\nCMD ["node", "dist/main.js"]\n')).toEqual(
       expect.arrayContaining(['Dockerfile: must be multi-stage (a build stage and a runtime stage)', 'Dockerfile: the runtime stage needs a USER']),
     );
   });

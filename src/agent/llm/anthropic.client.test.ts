@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 import { createAnthropicClient } from './anthropic.client';
 import { isAbortError } from './errors';
 import type { LlmRequest } from './types';

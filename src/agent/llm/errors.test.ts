@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 import { LlmAbortError, failureForStatus, isAbortError, redactSecrets, toLlmFailure } from './errors';
 
 const ctx = { provider: 'openai' as const, apiKey: 'my-own-local-key', timeoutMs: 1000 };

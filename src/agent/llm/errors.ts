@@ -1,6 +1,6 @@
 import Anthropic, { APIError as AnthropicApiError } from '@anthropic-ai/sdk';
 import OpenAI, { APIError as OpenAiApiError } from 'openai';
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 
 export type LlmProvider = 'openai' | 'anthropic';
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { recordedRequests, registerScript, requestText, startScriptedModel, type ScriptedModel, type Step } from '../../../test/support/scripted-model';
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 import { isAbortError } from './errors';
 import { createLlmClient } from './factory';
 import { createOpenAiClient } from './openai.client';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startFixtureServer } from '../../../test/support/fixtures-server';
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 import { observePage } from './observe';
 import { resolveElement } from './resolve';
 

@@ -1,4 +1,4 @@
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 
 const CRASH = /Target crashed|Page crashed/i;
 const CONTEXT_LOST = /Execution context was destroyed|Cannot find context with specified id|frame was detached|Frame has been detached/i;

@@ -1,5 +1,5 @@
 import type { Frame, Locator, Page } from 'playwright-core';
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 import { indexSelector } from './marker';
 import { isPageCrash, pageCrashFailure } from './page-errors';
 

@@ -1,7 +1,8 @@
-import { ibanValid, luhnValid, compileDetector, customPatternProblem } from './detectors';
-import { hostMatches, parseHostPattern, urlHost } from './hosts';
-import { CompiledPolicy, type ActionFacts, type PolicyDocument } from './policy';
-import { MAX_MATCHED_URL, urlPatternMatches } from './url-patterns';
+import { ibanValid, luhnValid, compileDetector, customPatternProblem } from '../../contracts/detectors';
+import { hostMatches, parseHostPattern, urlHost } from '../../contracts/host-patterns';
+import { CompiledPolicy, type ActionFacts } from './policy';
+import type { PolicyDocument } from '../../contracts/policy-rules';
+import { MAX_MATCHED_URL, urlPatternMatches } from '../../contracts/url-patterns';
 
 const policy = (over: Partial<PolicyDocument> = {}) =>
   new CompiledPolicy({ _id: 'pol_1', name: 'Careful', domainRules: { mode: 'allow_all', domains: [] }, rules: [], ...over });

@@ -4,45 +4,10 @@
  * matches is allowed. Domain rules decide where the browser may go (navigations, links,
  * the starting URL).
  */
-import { compileDetector, type Detector, type SensitiveDataSpec } from './detectors';
-import { formatHostPattern, hostMatches, parseHostPattern, urlHost, type HostPattern } from './hosts';
-import { compileUrlPattern, matchesLowercased, MAX_MATCHED_URL, type UrlPattern } from './url-patterns';
-
-/** The agent's actions a rule may name (`done` always ends the task and is never policed). */
-export const POLICY_ACTION_TYPES = [
-  'navigate',
-  'click_element',
-  'input_text',
-  'select_option',
-  'scroll',
-  'send_keys',
-  'switch_tab',
-  'go_back',
-  'wait',
-  'extract',
-  'upload_file',
-  'request_human_input',
-] as const;
-
-export type RuleEffect = 'allow' | 'block' | 'approve';
-export type DomainMode = 'allow_all' | 'allowlist' | 'blocklist';
-
-export interface PolicyRule {
-  effect: RuleEffect;
-  actionTypes?: string[];
-  keywords?: string[];
-  urlPatterns?: string[];
-  sensitiveData?: SensitiveDataSpec[];
-}
-
-/** What the agent needs of a stored policy. */
-export interface PolicyDocument {
-  _id: string;
-  name: string;
-  llmRole?: string | null;
-  domainRules: { mode: DomainMode; domains: string[] };
-  rules: PolicyRule[];
-}
+import { compileDetector, type Detector } from '../../contracts/detectors';
+import type { DomainMode, PolicyDocument, RuleEffect } from '../../contracts/policy-rules';
+import { formatHostPattern, hostMatches, parseHostPattern, urlHost, type HostPattern } from '../../contracts/host-patterns';
+import { compileUrlPattern, matchesLowercased, MAX_MATCHED_URL, type UrlPattern } from '../../contracts/url-patterns';
 
 /** One action as the policy sees it, before it is performed. */
 export interface ActionFacts {

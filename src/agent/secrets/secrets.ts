@@ -5,12 +5,11 @@
  * and records, to logs) goes through `mask`, which puts the placeholder back wherever a
  * value shows up, also URL- or JSON-encoded and in any letter case.
  */
-import type { SecretEntry } from '../../workflows/types';
-import { hostMatches, parseHostPattern, specificity, urlHost, type HostPattern } from '../policy/hosts';
+import type { SecretEntry } from '../../contracts/session-types';
+import { hostMatches, parseHostPattern, specificity, urlHost, type HostPattern } from '../../contracts/host-patterns';
 
 export type { SecretEntry };
 
-export const SECRET_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 /** A placeholder in the model's text; names are those SECRET_NAME allows. */
 const PLACEHOLDER = /<secret>\s*([^<>\s]{1,64})\s*<\/secret>/g;
 /** Values shorter than this are masked only where they stand alone (not inside words or numbers). */

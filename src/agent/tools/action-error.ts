@@ -1,5 +1,5 @@
 import { errors } from 'playwright-core';
-import { isServiceError } from '../../errors';
+import { isServiceError } from '../../contracts/errors';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
 
 /** What Playwright's call log says stood in the way, most telling first. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { TaskParams } from '../../workflows/types';
+import type { TaskParams } from '../../contracts/session-types';
 import type { LlmToolSpec } from '../llm/types';
 import type { AgentTool } from '../types';
 

@@ -1,5 +1,5 @@
 import type { Page, Request } from 'playwright-core';
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 import { REFUSAL_MESSAGE, REFUSED_ADDRESS } from '../../net/network-guard';
 import type { ToolContext } from '../types';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { LlmToolSpec } from '../llm/types';
-import type { TaskParams } from '../../workflows/types';
+import type { TaskParams } from '../../contracts/session-types';
 import type { AgentTool } from '../types';
 import { clickElementTool } from './click-element';
 import { doneSpec, doneTool } from './done';

@@ -1,6 +1,6 @@
 import { errors } from 'playwright-core';
 import { z } from 'zod';
-import { TaskFailure, isServiceError } from '../../errors';
+import { TaskFailure, isServiceError } from '../../contracts/errors';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';

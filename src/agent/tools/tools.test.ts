@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startFixtureServer } from '../../../test/support/fixtures-server';
-import { TaskFailure } from '../../errors';
+import { TaskFailure } from '../../contracts/errors';
 import { observePage } from '../observe/observe';
 import type { ToolContext } from '../types';
 import { clickElementTool } from './click-element';

@@ -1,4 +1,4 @@
-import { NAMED_KEYS } from '../schemas/message.schema';
+import { NAMED_KEYS } from '../../contracts/schemas/message.schema';
 import { keyInput, toContractPoint } from './input-mapping';
 import { renderViewPage } from './view-page';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
-import { MissingFieldError, NotFoundError, ServiceError } from '../../errors';
+import { MissingFieldError, NotFoundError, ServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { Store } from '../../store/store';

@@ -2,7 +2,7 @@ import { runInThisContext } from 'node:vm';
 import wrtc from '@roamhq/wrtc';
 import jpeg from 'jpeg-js';
 import pino from 'pino';
-import { ServiceError } from '../../errors';
+import { ServiceError } from '../../contracts/errors';
 import type { FrameConsumer, FrameHub } from './frame-hub';
 import { WhepEndpoint, withoutPrivateCandidates } from './whep';
 

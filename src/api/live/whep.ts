@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { MediaStreamTrack, nonstandard, RTCPeerConnection } from '@roamhq/wrtc';
-import { InvalidParamsError, ServiceError } from '../../errors';
+import { InvalidParamsError, ServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import type { FrameHub } from './frame-hub';
 import type { RedisSlots } from './redis-slots';

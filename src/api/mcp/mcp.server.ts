@@ -1,15 +1,16 @@
+import { fileLinks } from '../../files/links';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, type CallToolResult, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../../config';
-import { isServiceError, RateLimitError, ServiceError } from '../../errors';
+import { isServiceError, RateLimitError, ServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import type { Store } from '../../store/store';
 import type { UserRecord } from '../../store/users.repository';
-import { TERMINAL_TASK_STATUSES, type TaskView } from '../../workflows/types';
-import { taskEnvelope } from '../envelopes';
+import { TERMINAL_TASK_STATUSES, type TaskView } from '../../contracts/session-types';
+import { taskEnvelope } from '../../contracts/envelopes';
 import { countRequest } from '../middleware/rate-limit';
-import { taskParamsSchema } from '../schemas/task.schema';
-import { parseRequest, toServiceError } from '../schemas/validation';
+import { taskParamsSchema } from '../../contracts/schemas/task.schema';
+import { parseRequest, toServiceError } from '../../contracts/schemas/validation';
 import type { z } from 'zod';
 import type { SessionsService } from '../sessions.service';
 import { browserTaskInput, controlSessionInput, createSessionInput, getTaskStatusInput, sendTaskInput, takeOverInput } from './tool-schemas';
@@ -124,7 +125,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
     return rec;
   };
   const envelopeText = (view: TaskView) => {
-    const env = taskEnvelope(config, view, { withCompletedAt: true });
+    const env = taskEnvelope(fileLinks(config), view, { withCompletedAt: true });
     const body = env.body as { data?: { message?: string; value?: string }; error?: string };
     const line =
       view.status === 'task_completed'
@@ -308,7 +309,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
       if (!rec || rec.userId !== user._id) throw notFound('Session');
       const view = await sessions.task(String(sessionId), String(taskId));
       if (!view) throw notFound('Task');
-      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(taskEnvelope(config, view, { withCompletedAt: true }).body) }] };
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(taskEnvelope(fileLinks(config), view, { withCompletedAt: true }).body) }] };
     },
   );
 

@@ -3,9 +3,9 @@
  * the same fields the same way.
  */
 import { z } from 'zod';
-import { stateMessageSchema } from '../schemas/message.schema';
-import { startSessionSchema } from '../schemas/session.schema';
-import { taskParamsFields } from '../schemas/task.schema';
+import { stateMessageSchema } from '../../contracts/schemas/message.schema';
+import { startSessionSchema } from '../../contracts/schemas/session.schema';
+import { taskParamsFields } from '../../contracts/schemas/task.schema';
 
 const sessionId = z.string().min(1).describe('The session (from create_session or browser_task)');
 const taskFields = taskParamsFields.pick({ startingUrl: true, outputType: true, outputSchema: true, maxDuration: true, maxInputTokens: true, maxOutputTokens: true, files: true });

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ForbiddenError, ServiceError, UnauthorizedError } from '../../errors';
+import { ForbiddenError, ServiceError, UnauthorizedError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import type { Store } from '../../store/store';
 import type { UserRecord } from '../../store/users.repository';

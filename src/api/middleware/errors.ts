@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { InvalidParamsError, ServiceError, isServiceError } from '../../errors';
+import { InvalidParamsError, ServiceError, isServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 
 interface BodyParserError extends Error {

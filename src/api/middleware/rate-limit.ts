@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { RateLimitError } from '../../errors';
+import { RateLimitError } from '../../contracts/errors';
 
 interface LimitDeps {
   redis: Redis;

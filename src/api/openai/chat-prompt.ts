@@ -1,5 +1,5 @@
-import type { ChatCompletionRequest } from '../schemas/chat.schema';
-import type { TimelineEntry } from '../../events/types';
+import type { ChatCompletionRequest } from '../../contracts/schemas/chat.schema';
+import type { TimelineEntry } from '../../contracts/events';
 
 type ChatMessage = ChatCompletionRequest['messages'][number];
 

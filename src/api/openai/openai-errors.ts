@@ -1,5 +1,5 @@
-import type { OpenAiError } from '../schemas/chat.schema';
-import { isServiceError, ServiceError } from '../../errors';
+import type { OpenAiError } from '../../contracts/schemas/chat.schema';
+import { isServiceError, ServiceError } from '../../contracts/errors';
 
 /** OpenAI error types by HTTP status; the SDKs turn each status into their own error class. */
 const TYPE_BY_STATUS: Record<number, string> = {

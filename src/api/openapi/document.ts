@@ -5,13 +5,13 @@
  * with which method and path.
  */
 import { z } from 'zod';
-import { chatCompletionChunkSchema, chatCompletionRequestSchema, chatCompletionSchema, modelListSchema, modelSchema, openAiErrorSchema } from '../schemas/chat.schema';
-import { cronJobFieldsSchema } from '../schemas/cron-job.schema';
-import { guardrailMessageSchema, interactionMessageSchema, newTaskMessageSchema, stateMessageSchema } from '../schemas/message.schema';
-import * as R from '../schemas/responses.schema';
-import { runTaskSchema, startSessionSchema } from '../schemas/session.schema';
+import { chatCompletionChunkSchema, chatCompletionRequestSchema, chatCompletionSchema, modelListSchema, modelSchema, openAiErrorSchema } from '../../contracts/schemas/chat.schema';
+import { cronJobFieldsSchema } from '../../contracts/schemas/cron-job.schema';
+import { guardrailMessageSchema, interactionMessageSchema, newTaskMessageSchema, stateMessageSchema } from '../../contracts/schemas/message.schema';
+import * as R from '../../contracts/schemas/responses.schema';
+import { runTaskSchema, startSessionSchema } from '../../contracts/schemas/session.schema';
 import { mcpToolInputSchemas } from '../mcp/tool-schemas';
-import { policyRequestSchema } from '../schemas/policy.schema';
+import { policyRequestSchema } from '../../contracts/schemas/policy.schema';
 
 /** Request bodies (read as input: defaults are optional). */
 const REQUESTS = {

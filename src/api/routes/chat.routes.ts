@@ -1,15 +1,16 @@
 import express, { Router } from 'express';
 import type { Config } from '../../config';
-import { CHAT_PROVIDERS, openChatConnection, WEBHOOK_SECRET_FIELD, type ChatProvider } from '../../environments/chat-connection';
+import { openChatConnection, WEBHOOK_SECRET_FIELD } from '../../environments/chat-connection';
+import { CHAT_PROVIDERS, type ChatProvider } from '../../contracts/schemas/chat-connection.schema';
 import { INBOUND_PROVIDERS, parseChatUpdate, verifyChatWebhook } from '../../environments/reach-out';
-import { isServiceError } from '../../errors';
+import { isServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import type { EnvironmentRecord } from '../../store/environments.repository';
 import { ProfileLocks } from '../../store/profile-locks';
 import type { Store } from '../../store/store';
 import type { SessionsService } from '../sessions.service';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 /** What `PUT /environments/:id/chat` tells the user about taking replies from the chat. */
 export function chatRepliesView(config: Pick<Config, 'PUBLIC_BASE_URL'>, provider: ChatProvider, environmentId: string, webhookSecret: string): Record<string, unknown> | null {

@@ -9,7 +9,7 @@ import { cronJobView, runView } from '../../triggers/views';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 /** decisions.md: 60 requests per minute per user on /cron-jobs. */
 export const CRON_JOBS_RATE_LIMIT = { limit: 60, windowMs: 60_000 } as const;

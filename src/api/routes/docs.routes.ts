@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Router } from 'express';
 import type { Config } from '../../config';
-import { NotFoundError } from '../../errors';
+import { NotFoundError } from '../../contracts/errors';
 import { buildOpenApiDocument } from '../openapi/document';
 
 /** The reference page's files, served from the swagger-ui-dist package (no CDN). */

@@ -1,16 +1,17 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { MissingFieldError, NotFoundError, ServiceError } from '../../errors';
-import { chatView, newWebhookSecret, parseChatConnection, sealChatConnection, WEBHOOK_SECRET_FIELD } from '../../environments/chat-connection';
+import { MissingFieldError, NotFoundError, ServiceError } from '../../contracts/errors';
+import { chatView, newWebhookSecret, sealChatConnection, WEBHOOK_SECRET_FIELD } from '../../environments/chat-connection';
+import { parseChatConnection } from '../../contracts/schemas/chat-connection.schema';
 import { chatRepliesView } from './chat.routes';
 import type { EnvironmentRecord } from '../../store/environments.repository';
 import type { FileRecord } from '../../store/files.repository';
 import { currentUser } from '../middleware/auth';
-import { parseRequest } from '../schemas/validation';
+import { parseRequest } from '../../contracts/schemas/validation';
 import { receiveArchive, receiveFiles, storeUploadedFile } from '../uploads';
 import { MAX_FILES_PER_REQUEST, fileNotFound, type StorageRoutesDeps } from './files.routes';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 /** Environments per user (the contract's limit). */
 export const MAX_ENVIRONMENTS = 20;

@@ -2,19 +2,20 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import type { Redis } from 'ioredis';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../../config';
-import { InvalidParameterError, NotFoundError } from '../../errors';
-import { linkSecret, verifyFileLink } from '../../files/links';
+import { InvalidParameterError, NotFoundError } from '../../contracts/errors';
+import { linkSecret } from '../../files/links';
+import { verifyFileLink } from '../../contracts/link-tokens';
 import type { Logger } from '../../logger';
-import type { BlobStore } from '../../profiles/contracts';
+import type { BlobStore } from '../../contracts/profiles';
 import type { EnvironmentsRepository } from '../../store/environments.repository';
 import type { FileRecord, FilesRepository } from '../../store/files.repository';
 import type { ProfilesRepository } from '../../store/profiles.repository';
 import type { StorageQuota } from '../../store/storage-quota';
-import { decodeCursor, encodeCursor, parseLimit } from '../../triggers/cursor';
+import { decodeCursor, encodeCursor, parseLimit } from '../../contracts/cursor';
 import { currentUser } from '../middleware/auth';
 import { receiveFiles, storeUploadedFile, type StorageSettings } from '../uploads';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 /** What the environment, profile and file routes need. */
 export interface StorageRoutesDeps {

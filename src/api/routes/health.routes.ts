@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { WorkerRegistry } from '../../workers/worker-registry';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 /** GET /start/health: counts the browser workers that heartbeat, not a constant. */
 export function healthRoutes(deps: { registry: WorkerRegistry }): Router {

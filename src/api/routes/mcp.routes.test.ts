@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { loadConfig, type Config } from '../../config';
-import { ServiceError } from '../../errors';
+import { ServiceError } from '../../contracts/errors';
 import { createLogger } from '../../logger';
 import type { SessionsService } from '../sessions.service';
 import type { Store } from '../../store/store';

@@ -1,16 +1,16 @@
 import { Router, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
-import { NotFoundError, ServiceError } from '../../errors';
+import { NotFoundError, ServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import { CronJobsRepository } from '../../store/cron-jobs.repository';
-import type { PolicyRecord } from '../../store/policies.repository';
+import type { PolicyRecord } from '../../contracts/policy-rules';
 import type { Store } from '../../store/store';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
-import { parseCreatePolicy, parseUpdatePolicy } from '../schemas/policy.schema';
+import { parseCreatePolicy, parseUpdatePolicy } from '../../contracts/schemas/policy.schema';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 /** Same budget as /cron-jobs: 60 requests a minute per user. */
 export const POLICIES_RATE_LIMIT = { limit: 60, windowMs: 60_000 } as const;

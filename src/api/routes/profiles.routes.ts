@@ -1,6 +1,7 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { NotFoundError, ServiceError } from '../../errors';
-import { FILE_LINK_TTL_MS, linkSecret, signFileLink, verifyFileLink } from '../../files/links';
+import { NotFoundError, ServiceError } from '../../contracts/errors';
+import { linkSecret } from '../../files/links';
+import { FILE_LINK_TTL_MS, signFileLink, verifyFileLink } from '../../contracts/link-tokens';
 import type { ProfileRecord } from '../../store/profiles.repository';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
@@ -8,7 +9,7 @@ import { receiveArchive } from '../uploads';
 import { parseNamed } from './environments.routes';
 import { sendBlob, type StorageRoutesDeps } from './files.routes';
 import { send as sendJson } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 /** Profiles per user, and the contract's rate limit of the /profiles endpoints (per IP). */
 export const MAX_PROFILES = 20;

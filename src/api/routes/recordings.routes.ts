@@ -2,16 +2,16 @@ import { Router, type Request, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Config } from '../../config';
-import { NotFoundError, ServiceError } from '../../errors';
+import { NotFoundError, ServiceError } from '../../contracts/errors';
 import { linkSecret } from '../../files/links';
 import { playwrightScript } from '../../recording/playwright-export';
 import { checkRecordPageToken, RECORD_PAGE_CSP, recordPage, recordPageToken } from '../../recording/record-page';
 import type { Store } from '../../store/store';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
-import { parseRequest } from '../schemas/validation';
+import { parseRequest } from '../../contracts/schemas/validation';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 /** Like /policies: 60 requests a minute per user. */
 export const RECORDINGS_RATE_LIMIT = { limit: 60, windowMs: 60_000 } as const;

@@ -2,14 +2,15 @@ import { Router, type RequestHandler } from 'express';
 import type { Config } from '../../config';
 import type { MessageHandler } from '../messages.handler';
 import { currentUser } from '../middleware/auth';
-import { sendMessageSchema } from '../schemas/message.schema';
-import { parseRunTask, sessionEventsQuerySchema, startSessionSchema } from '../schemas/session.schema';
+import { sendMessageSchema } from '../../contracts/schemas/message.schema';
+import { parseRunTask, sessionEventsQuerySchema, startSessionSchema } from '../../contracts/schemas/session.schema';
 import { wireEvent } from '../../events/publisher';
-import { assertOutputSchemaUsable, assertPromptGiven } from '../schemas/task.schema';
-import { parseRequest } from '../schemas/validation';
+import { assertPromptGiven } from '../../contracts/schemas/task.schema';
+import { assertOutputSchemaUsable } from '../../agent/structured-output';
+import { parseRequest } from '../../contracts/schemas/validation';
 import type { SessionsService } from '../sessions.service';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 import type { z } from 'zod';
 
 /** POST /start/start-session, /start/run-task, /start/send-message. */

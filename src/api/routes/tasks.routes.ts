@@ -1,7 +1,8 @@
+import { fileLinks } from '../../files/links';
 import { Router } from 'express';
 import type { Config } from '../../config';
-import { NotFoundError } from '../../errors';
-import { taskEnvelope } from '../envelopes';
+import { NotFoundError } from '../../contracts/errors';
+import { taskEnvelope } from '../../contracts/envelopes';
 import type { SessionsService } from '../sessions.service';
 import type { Watchers } from '../../environments/reach-out';
 
@@ -13,7 +14,7 @@ export function tasksRoutes(deps: { config: Config; sessions: SessionsService; w
     if (!view) throw new NotFoundError('TASK_NOT_FOUND', 'Task not found');
     // Someone polls the session: reach-out stays quiet for a while.
     await deps.watchers.polled(view.sessionId);
-    const env = taskEnvelope(deps.config, view, { withCompletedAt: true });
+    const env = taskEnvelope(fileLinks(deps.config), view, { withCompletedAt: true });
     res.status(env.status).json(env.body);
   });
   return router;

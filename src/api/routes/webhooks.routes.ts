@@ -6,7 +6,7 @@ import { PREVIOUS_SECRET_GRACE_MS, WebhookSecretsRepository, type WebhookSecretR
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { send } from '../respond';
-import * as R from '../schemas/responses.schema';
+import * as R from '../../contracts/schemas/responses.schema';
 
 export const WEBHOOKS_RATE_LIMIT = { limit: 60, windowMs: 60_000 } as const;
 

@@ -3,7 +3,7 @@
  * the workflows, their activities and the API. No runtime imports: bundled into the
  * workflow sandbox.
  */
-import type { ReplaySource, SessionInput, TaskParams, Usage } from './types';
+import type { ReplaySource, SessionInput, TaskParams, Usage } from './session-types';
 
 export const TRIGGER_RUN_WORKFLOW = 'triggerRunWorkflow';
 export const WEBHOOK_DELIVERY_WORKFLOW = 'webhookDeliveryWorkflow';

@@ -5,7 +5,7 @@
  * come from the schedule's own description, never from a calculation of ours.
  */
 import type { ScheduleSpec } from '@temporalio/client';
-import { InvalidParameterError, MissingFieldError } from '../errors';
+import { InvalidParameterError, MissingFieldError } from './errors';
 
 export const SCHEDULE_TYPES = ['at', 'every', 'cron'] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { fileIdsSchema, orDefault, taskParamsSchema, TASK_FILES_MAX, type TaskParamsInput } from './task.schema';
 import { parseRequest } from './validation';
-import { privateAddressProblem } from '../../net/submitted-urls';
-import { InvalidParameterError, MissingFieldError } from '../../errors';
+import { privateAddressProblem } from '../submitted-urls';
+import { InvalidParameterError, MissingFieldError } from '../errors';
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 /** An ISO 3166-1 alpha-2 code the platform knows (a name other than the code itself), or `random`. */

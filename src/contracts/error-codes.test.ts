@@ -4,7 +4,7 @@ import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, Timeou
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ERROR_CATALOGUE, NON_RETRYABLE_ERROR_TYPES, canRetryLater, canRetryNow, isErrorCode, statusOf, type ErrorCode } from './error-codes';
 import { NoInstancesError, ServiceError, TaskFailure, UnauthorizedError } from './errors';
-import { updateRejection } from './api/sessions.service';
+import { updateRejection } from '../api/sessions.service';
 
 /** The codes interface.md lists (Errors → Codes), with the HTTP status the contract or decisions.md gives them. */
 const CONTRACT: Record<string, number> = {

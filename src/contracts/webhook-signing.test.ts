@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { verifiesWith } from '../../test/support/standard-webhooks';
-import { deliveryHeaders, newWebhookSecret, sign, signatureHeader } from './signing';
+import { deliveryHeaders, newWebhookSecret, sign, signatureHeader } from './webhook-signing';
 
 /** The Standard Webhooks scheme computed independently of the module under test. */
 function expected(secret: string, id: string, ts: number, body: string): string {

@@ -1,6 +1,7 @@
-import type { CronJobRecord } from '../../store/cron-jobs.repository';
+import type { CronJobRecord } from '../cron-job-record';
 import { closeSchemaWorkers } from '../../agent/structured-output';
-import { assertCronOutputSchemaUsable, parseCreateCronJob, parseUpdateCronJob } from './cron-job.schema';
+import { parseCreateCronJob, parseUpdateCronJob } from './cron-job.schema';
+import { assertCronOutputSchemaUsable } from '../../agent/structured-output';
 
 afterAll(() => closeSchemaWorkers());
 import { errorOf } from '../../../test/support/errors';

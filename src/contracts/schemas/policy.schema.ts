@@ -4,12 +4,12 @@
  * MISSING_REQUIRED_FIELD with `details.field`, INVALID_PARAMETER with `details.parameter`.
  */
 import { z } from 'zod';
-import { BUILT_IN_DETECTORS, customPatternProblem, isBuiltInDetector, type SensitiveDataSpec } from '../../agent/policy/detectors';
-import { parseHostPattern } from '../../agent/policy/hosts';
-import { POLICY_ACTION_TYPES, type PolicyRule } from '../../agent/policy/policy';
-import { MAX_URL_PATTERN } from '../../agent/policy/url-patterns';
-import { InvalidParameterError, MissingFieldError } from '../../errors';
-import type { PolicyFields } from '../../store/policies.repository';
+import { BUILT_IN_DETECTORS, customPatternProblem, isBuiltInDetector, type SensitiveDataSpec } from '../detectors';
+import { parseHostPattern } from '../host-patterns';
+import { POLICY_ACTION_TYPES, type PolicyRule } from '../policy-rules';
+import { MAX_URL_PATTERN } from '../url-patterns';
+import { InvalidParameterError, MissingFieldError } from '../errors';
+import type { PolicyFields } from '../policy-rules';
 import { parseRequest } from './validation';
 
 export const POLICY_LIMITS = {

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { parseHostPattern } from '../../agent/policy/hosts';
-import { SECRET_NAME } from '../../agent/secrets/secrets';
-import { csvColumnsProblem, outputSchemaLimitProblem, outputSchemaProblem } from '../../agent/structured-output';
-import { privateAddressProblem } from '../../net/submitted-urls';
-import { InvalidParameterError, ServiceError } from '../../errors';
+import { parseHostPattern } from '../host-patterns';
+import { csvColumnsProblem, outputSchemaLimitProblem } from '../output-schema';
+import { privateAddressProblem } from '../submitted-urls';
+import { ServiceError } from '../errors';
+
+/** A secret's name, as `<secret>name</secret>` placeholders use it. */
+export const SECRET_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
 export const TASK_LIMITS = {
   maxDuration: { min: 1000, max: 300_000, default: 300_000 },
@@ -154,17 +156,6 @@ export const taskParamsSchema = nullIsAbsent(checkedTaskParams, (input, ctx) => 
   if (input.proxy !== undefined) ctx.addIssue({ code: 'custom', path: ['proxy'], message: TASK_PROXY_REFUSAL, params: { value: null }, input: input.proxy });
 });
 
-/**
- * The rest of the `outputSchema` check, after the request parsed: the JSON Schema is
- * compiled on a schema thread (never on the API's event loop), so a schema that cannot be
- * enforced is a 400 at submission. `prefix` is where the task sits in the request
- * (`task.` in start-session and run-task, `message.` in a newTask message).
- */
-export async function assertOutputSchemaUsable(task: Pick<TaskParamsInput, 'outputType' | 'outputSchema'> | undefined, prefix: string): Promise<void> {
-  if (task?.outputType !== 'structured_json' || !task.outputSchema || Array.isArray(task.outputSchema)) return;
-  const problem = await outputSchemaProblem(task.outputSchema);
-  if (problem) throw new InvalidParameterError(`${prefix}outputSchema`, null, problem);
-}
 
 export type TaskParamsInput = z.infer<typeof taskParamsSchema>;
 export type SecretEntryInput = z.infer<typeof secretEntrySchema>;

@@ -2,7 +2,7 @@
  * Opaque page cursors of the run history: the sort key (createdAt, _id) of the last item
  * of a page, newest first. Clients pass them back untouched; anything else is a 400.
  */
-import { InvalidParameterError } from '../errors';
+import { InvalidParameterError } from './errors';
 
 export interface CursorKey {
   createdAt: Date;

@@ -1,9 +1,8 @@
-import type { Config } from '../config';
-import { wireFiles } from '../files/links';
-import type { TaskView } from '../workflows/types';
+import { linkedFiles, type FileLinks } from './link-tokens';
+import type { TaskView } from './session-types';
 
 /** The contract's task envelopes, built from one task view. */
-export function taskEnvelope(config: Config, view: TaskView, opts: { withCompletedAt: boolean }): { status: number; body: Record<string, unknown> } {
+export function taskEnvelope(links: FileLinks, view: TaskView, opts: { withCompletedAt: boolean }): { status: number; body: Record<string, unknown> } {
   const ids = { sessionId: view.sessionId, taskId: view.taskId };
   switch (view.status) {
     case 'task_completed':
@@ -14,7 +13,7 @@ export function taskEnvelope(config: Config, view: TaskView, opts: { withComplet
           ...ids,
           type: 'task_completed',
           status: 'task_completed',
-          data: { message: view.message ?? '', files: wireFiles(config, view.files), network: view.network ?? [] },
+          data: { message: view.message ?? '', files: linkedFiles(links, view.files), network: view.network ?? [] },
           usage: view.usage,
           ...(opts.withCompletedAt && view.completedAt ? { completedAt: view.completedAt } : {}),
         },

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { COORDINATES } from './message.schema';
 import { TASK_LIMITS } from './task.schema';
-import { InvalidParameterError, MissingFieldError, ServiceError } from '../../errors';
+import { InvalidParameterError, MissingFieldError, ServiceError } from '../errors';
 
 /**
  * Parses a request part with its zod schema and turns the first problem into the

@@ -1,5 +1,5 @@
 /** Plain data shared by the workflow, its activities and the API (no runtime imports). */
-import type { SecretEntryInput, TaskParamsInput } from '../api/schemas/task.schema';
+import type { SecretEntryInput, TaskParamsInput } from './schemas/task.schema';
 
 export type OutputType = 'text' | 'structured_json' | 'structured_csv';
 

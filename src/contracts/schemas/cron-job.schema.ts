@@ -6,11 +6,11 @@
  * `details: {parameter, value}` and a message saying what is wrong.
  */
 import { z } from 'zod';
-import { outputSchemaLimitProblem, outputSchemaProblem } from '../../agent/structured-output';
-import { InvalidParameterError, MissingFieldError, ServiceError } from '../../errors';
-import type { CronJobFields, CronJobRecord, CronJobStatus } from '../../store/cron-jobs.repository';
-import { RETRY_LIMITS, type RetryPolicyInput } from '../../triggers/retry-policy';
-import { assertTimezone, parseAt, SCHEDULE_FIELD_NAMES, SCHEDULE_TYPES, validateSchedule, type ScheduleFields } from '../../triggers/schedule-spec';
+import { outputSchemaLimitProblem } from '../output-schema';
+import { InvalidParameterError, MissingFieldError, ServiceError } from '../errors';
+import type { CronJobFields, CronJobRecord, CronJobStatus } from '../cron-job-record';
+import { RETRY_LIMITS, type RetryPolicyInput } from '../retry-policy';
+import { assertTimezone, parseAt, SCHEDULE_FIELD_NAMES, SCHEDULE_TYPES, validateSchedule, type ScheduleFields } from '../schedule-spec';
 import { httpUrl, webhookSchema } from './task.schema';
 import { parseRequest } from './validation';
 
@@ -105,15 +105,6 @@ function checkOutput(outputType: string, outputSchema: unknown): void {
   if (problem) throw new InvalidParameterError('outputSchema', null, problem);
 }
 
-/**
- * After parseCreateCronJob / parseUpdateCronJob: a structured trigger's outputSchema is
- * compiled on a schema thread (never on the API's event loop); 400 when it cannot be enforced.
- */
-export async function assertCronOutputSchemaUsable(fields: Partial<Pick<CronJobFields, 'outputType' | 'outputSchema'>>): Promise<void> {
-  if (fields.outputType !== 'structured' || !fields.outputSchema) return;
-  const problem = await outputSchemaProblem(JSON.parse(fields.outputSchema));
-  if (problem) throw new InvalidParameterError('outputSchema', null, problem);
-}
 
 function checkWebhook(deliveryMode: string, webhook: unknown): void {
   if ((deliveryMode === 'webhook' || deliveryMode === 'both') && !webhook) throw new MissingFieldError('webhook', 'webhook config is required when deliveryMode includes webhook');

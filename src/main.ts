@@ -7,21 +7,21 @@
  */
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { startSessionSweeper } from '../api/session-sweeper';
-import { startApiServer, type RunningApi } from '../api/server';
-import { EventPublisher } from '../events/publisher';
-import { loadConfigOrExit } from '../config';
-import { createLogger } from '../logger';
-import { connectMongo } from '../store/mongo';
-import { runStorageSweep } from '../store/files.repository';
-import { createStore } from '../store/store';
-import { connectTemporal } from '../temporal/connection';
-import { startBrowserWorker, startWorkflowWorker } from './browser-worker';
-import { WorkerRegistry } from './worker-registry';
-import { startMetricsServer } from '../metrics/http';
-import { temporalMetricsAddress } from '../metrics/temporal';
-import { workerMetrics } from '../metrics/worker-metrics';
-import { runModelRole } from '../model/model-role';
+import { startSessionSweeper } from './api/session-sweeper';
+import { startApiServer, type RunningApi } from './api/server';
+import { EventPublisher } from './events/publisher';
+import { loadConfigOrExit } from './config';
+import { createLogger } from './logger';
+import { connectMongo } from './store/mongo';
+import { runStorageSweep } from './store/files.repository';
+import { createStore } from './store/store';
+import { connectTemporal } from './temporal/connection';
+import { startBrowserWorker, startWorkflowWorker } from './workers/browser-worker';
+import { WorkerRegistry } from './workers/worker-registry';
+import { startMetricsServer } from './metrics/http';
+import { temporalMetricsAddress } from './metrics/temporal';
+import { workerMetrics } from './metrics/worker-metrics';
+import { runModelRole } from './model/model-role';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
