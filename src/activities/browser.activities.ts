@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import type { Page } from 'playwright-core';
 import { describeAtPoint } from '../recording/describe';
 import type { Recorder } from '../recording/recorder';
@@ -7,7 +7,7 @@ import type { AgentRunner } from '../agent/agent';
 import type { SecretVault } from '../agent/secrets/vault';
 import type { BrowserPool } from '../browser/pool';
 import type { ProfileMaterializer, ProfileSource } from '../contracts/profiles';
-import { isServiceError } from '../contracts/errors';
+import { failureOf, isServiceError, toTemporalFailure } from '../contracts/errors';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
@@ -90,7 +90,7 @@ export function createBrowserActivities(deps: {
     if (context) taskContexts.set(step.sessionId, { taskId: step.taskId, ...context });
     const held = taskContexts.get(step.sessionId);
     if (!held || held.taskId !== step.taskId) {
-      throw ApplicationFailure.create({ type: 'TASK_CONTEXT_UNAVAILABLE', message: "This worker does not hold the task's prompt and parameters", nonRetryable: true });
+      throw failureOf('TASK_CONTEXT_UNAVAILABLE', "This worker does not hold the task's prompt and parameters");
     }
     return { ...step, params: held.params, previousTasks: held.previousTasks };
   };
@@ -100,12 +100,13 @@ export function createBrowserActivities(deps: {
     async openBrowser({ sessionId, userId, restore, profile, proxy }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource; proxy?: SessionProxy }): Promise<void> {
       if (pool.has(sessionId)) return;
       const snapshot = restore ? await store.snapshots.get(sessionId) : null;
-      if (profile && !profiles) throw ApplicationFailure.create({ type: 'PROFILES_UNAVAILABLE', message: 'This worker has no profile storage', nonRetryable: true });
+      if (profile && !profiles) throw failureOf('PROFILES_UNAVAILABLE', 'This worker has no profile storage');
       const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
       try {
         await pool.open(sessionId, { restore: snapshot ?? undefined, userDataDir, userId, proxy });
       } catch (err) {
-        if (isServiceError(err)) throw ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: true, details: err.details ? [err.details] : undefined });
+        // The workflow decides what a browser that does not open means: never retried here.
+        if (isServiceError(err)) throw toTemporalFailure(err, { retry: false });
         throw err;
       }
       if (restore) logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
@@ -188,7 +189,7 @@ export function createBrowserActivities(deps: {
     /** A human's click, typing or key press on the session's page (page coordinates). */
     async interact({ sessionId, action, taskId, userId }: { sessionId: string; action: InteractionAction; taskId?: string; userId?: string }): Promise<void> {
       const session = pool.get(sessionId);
-      if (!session) throw ApplicationFailure.create({ type: 'INSTANCE_LOST', message: 'The browser of this session is no longer available', nonRetryable: true });
+      if (!session) throw failureOf('INSTANCE_LOST', 'The browser of this session is no longer available');
       const { page } = session;
       session.changedAt = Date.now();
       let name: string;
@@ -281,11 +282,11 @@ export function createBrowserActivities(deps: {
           const message = mask(input.sessionId, err.message);
           log.warn({ code: err.code, err: message }, 'agent step failed');
           const details = err.details ? vault?.maskDeep(input.sessionId, err.details) ?? err.details : undefined;
-          throw ApplicationFailure.create({ type: err.code, message, nonRetryable: !err.retryable, details: details ? [details] : undefined });
+          throw toTemporalFailure(err, { message, details });
         }
         const message = mask(input.sessionId, err instanceof Error ? err.message : String(err));
         log.error({ err: message }, 'agent step crashed');
-        throw ApplicationFailure.create({ type: 'TASK_FAILED', message, nonRetryable: true });
+        throw toTemporalFailure(err, { message });
       } finally {
         clearInterval(timer);
       }

@@ -1,7 +1,7 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
-import { canRetryLater, isServiceError, type ErrorCode } from '../contracts/errors';
+import { canRetryLater, isServiceError, toTemporalFailure, type ErrorCode } from '../contracts/errors';
 import type { Logger } from '../logger';
 import type { ProfileSource } from '../contracts/profiles';
 import { CronJobsRepository } from '../store/cron-jobs.repository';
@@ -146,7 +146,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
       } catch (err) {
         if (isServiceError(err)) {
           const message = err.code === 'USER_NOT_FOUND' ? 'The owner of this trigger no longer exists' : err.message;
-          throw ApplicationFailure.create({ type: err.code, message, nonRetryable: true, details: [{ ...err.details, ...(err.code === 'SESSION_LIMIT_REACHED' ? {} : { environmentId: profile.id }) }] });
+          throw toTemporalFailure(err, { message, details: { ...err.details, ...(err.code === 'SESSION_LIMIT_REACHED' ? {} : { environmentId: profile.id }) }, retry: false });
         }
         throw err;
       }

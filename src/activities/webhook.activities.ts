@@ -1,4 +1,5 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
+import { failureOf } from '../contracts/errors';
 import { taskEnvelope } from '../contracts/envelopes';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
@@ -88,13 +89,12 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
       return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt, statusCode: result.statusCode };
     }
     log.warn({ statusCode: result.statusCode, error: result.error, final: result.outcome === 'final' }, `${kind.toLowerCase()} delivery attempt failed`);
-    throw ApplicationFailure.create({
-      type: result.outcome === 'final' ? `${kind}_REFUSED` : `${kind}_FAILED`,
-      message: result.error ?? 'Delivery failed',
-      nonRetryable: result.outcome === 'final',
-      details: [{ statusCode: result.statusCode }],
-      nextRetryDelay: result.retryAfterMs !== undefined ? Math.min(Math.max(result.retryAfterMs, 1000), MAX_RETRY_AFTER_MS) : undefined,
-    });
+    throw failureOf(
+      result.outcome === 'final' ? `${kind}_REFUSED` : `${kind}_FAILED`,
+      result.error ?? 'Delivery failed',
+      { statusCode: result.statusCode },
+      result.retryAfterMs !== undefined ? Math.min(Math.max(result.retryAfterMs, 1000), MAX_RETRY_AFTER_MS) : undefined,
+    );
   }
 
   /** The message's text, read from the stored run or task; null while there is nothing (yet) to say. */
@@ -123,7 +123,7 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
       const subject = await subjectOf(input.target);
       if (!subject) {
         await records.attempt(input, { attempt, status: 'retrying', statusCode: null, error: 'The outcome to deliver is not recorded yet' });
-        throw ApplicationFailure.create({ type: 'DELIVERY_OUTCOME_MISSING', message: 'The outcome to deliver is not recorded yet' });
+        throw failureOf('DELIVERY_OUTCOME_MISSING', 'The outcome to deliver is not recorded yet');
       }
       const body = JSON.stringify(buildPayload(input.webhook.submittedData, subject));
       const signing = await secrets.signingSecrets(input.userId);
@@ -154,14 +154,14 @@ export function createWebhookActivities(deps: { config: Config; store: Pick<Stor
         if (input.reachOut === 'guardrail') return skipped('the question was answered');
         await records.open(input);
         await records.attempt(input, { attempt, status: 'retrying', statusCode: null, error: 'The outcome to deliver is not recorded yet' });
-        throw ApplicationFailure.create({ type: 'DELIVERY_OUTCOME_MISSING', message: 'The outcome to deliver is not recorded yet' });
+        throw failureOf('DELIVERY_OUTCOME_MISSING', 'The outcome to deliver is not recorded yet');
       }
       await records.open(input);
       const env = await store.environments.get(input.environmentId, input.userId);
       if (!env?.chat) {
         const error = env ? 'The environment has no chat connection' : 'The environment no longer exists';
         await records.attempt(input, { attempt, status: 'failed', statusCode: null, error });
-        throw ApplicationFailure.create({ type: 'CHAT_NOT_CONNECTED', message: error, nonRetryable: true });
+        throw failureOf('CHAT_NOT_CONNECTED', error);
       }
       const fields = openChatConnection(payloadKey(config), env._id, env.chat);
       const result = await sendChatMessage(env.chat.provider, fields, text, { baseUrls: config.CHAT_API_BASE_URLS, timeoutMs: DELIVERY_ATTEMPT_TIMEOUT_MS, fetch: send });

@@ -86,7 +86,7 @@ export async function outputSchemaProblem(schema: unknown): Promise<string | nul
     return await workers.problem(schema as Record<string, unknown>);
   } catch (err) {
     if (err instanceof SchemaLimitError) return `outputSchema is too complex: compiling it ${err.message}`;
-    if (err instanceof SchemaBusyError) throw new ServiceError('SERVICE_OVERLOADED', `${err.message}; try again shortly`, 503, undefined, true);
+    if (err instanceof SchemaBusyError) throw new ServiceError('SERVICE_OVERLOADED', `${err.message}; try again shortly`);
     throw err;
   }
 }

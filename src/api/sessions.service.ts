@@ -139,7 +139,7 @@ export class SessionsService {
       await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000))]);
       if (ready.error?.code === 'PROXY_CONNECTION_FAILED') {
         // The user's proxy is the user's to mend (400); a managed one failing is ours (503).
-        throw new ServiceError(ready.error.code, ready.error.message, proxy?.source === 'custom' ? 400 : 503, ready.error.details);
+        throw new ServiceError(proxy?.source === 'custom' ? 'PROXY_CONNECTION_FAILED' : 'MANAGED_PROXY_UNAVAILABLE', ready.error.message, ready.error.details);
       }
       throw new NoInstancesError();
     }
@@ -206,7 +206,7 @@ export class SessionsService {
     const named = await tasks.owned(user._id, replayOf);
     if (!named) throw new NotFoundError('TASK_NOT_FOUND', `Task ${replayOf} not found`);
     if (named.status !== 'task_completed') {
-      throw new ServiceError('INVALID_REPLAY', `Task ${replayOf} is ${named.status}: only a completed task's recording can be replayed`, 400, { field, status: named.status });
+      throw new ServiceError('INVALID_REPLAY', `Task ${replayOf} is ${named.status}: only a completed task's recording can be replayed`, { field, status: named.status });
     }
     const root = named.replayRoot ?? named._id;
     return { of: named._id, root, source: (await tasks.newestOfLine(user._id, root)) ?? named._id };
@@ -309,7 +309,7 @@ export function updateRejection(err: unknown): ServiceError | null {
     const code = isErrorCode(cause.type) ? cause.type : 'INVALID_STATE';
     const details = cause.details?.[0] as Record<string, unknown> | undefined;
     if (code === 'INSTANCE_LOST') return instanceUnavailable();
-    return new ServiceError(code, cause.message, undefined, details);
+    return new ServiceError(code, cause.message, details);
   }
   if (cause instanceof ActivityFailure) {
     const inner = cause.cause;

@@ -24,7 +24,7 @@ class MemoryBlobs implements BlobStore {
       size += (c as Buffer).length;
       if (size > meta.maxBytes) {
         input.destroy();
-        throw new ServiceError('PAYLOAD_TOO_LARGE', 'too large', 413);
+        throw new ServiceError('PAYLOAD_TOO_LARGE', 'too large');
       }
       chunks.push(c as Buffer);
     }

@@ -111,7 +111,7 @@ export function receiveFiles<T>(
     bb.on('fieldsLimit', () => fail(new InvalidParamsError('Too many fields in the multipart body')));
     bb.on('close', () => void settle());
     req.on('close', () => {
-      if (!req.complete) fail(new ServiceError('UPLOAD_ABORTED', 'The upload was interrupted', 400));
+      if (!req.complete) fail(new ServiceError('UPLOAD_ABORTED', 'The upload was interrupted'));
     });
     req.pipe(bb);
   });
@@ -139,9 +139,9 @@ export async function putCapped(storage: BlobStorage, file: IncomingFile, meta: 
     });
   } catch (err) {
     if (err instanceof ServiceError && err.code === 'PAYLOAD_TOO_LARGE') {
-      throw new ServiceError('PAYLOAD_TOO_LARGE', `"${file.filename}" exceeds the maximum size of ${formatBytes(meta.perFile)}`, 413, { maxBytes: meta.perFile, filename: file.filename });
+      throw new ServiceError('PAYLOAD_TOO_LARGE', `"${file.filename}" exceeds the maximum size of ${formatBytes(meta.perFile)}`, { maxBytes: meta.perFile, filename: file.filename });
     }
-    if (err instanceof ServiceError && err.code === 'STORAGE_QUOTA_EXCEEDED') throw new ServiceError(err.code, err.message, 413, { ...err.details, filename: file.filename });
+    if (err instanceof ServiceError && err.code === 'STORAGE_QUOTA_EXCEEDED') throw new ServiceError(err.code, err.message, { ...err.details, filename: file.filename });
     throw err;
   }
 }
@@ -192,7 +192,7 @@ export async function receiveArchive<R extends ArchiveRecord>(
   if (!(await repo.get(target.id, target.userId))) throw target.notFound();
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > settings.PROFILE_MAX_BYTES + 64 * 1024) {
-    throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive exceeds the maximum size of ${formatBytes(settings.PROFILE_MAX_BYTES)}`, 413, { maxBytes: settings.PROFILE_MAX_BYTES });
+    throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive exceeds the maximum size of ${formatBytes(settings.PROFILE_MAX_BYTES)}`, { maxBytes: settings.PROFILE_MAX_BYTES });
   }
 
   const [record] = await receiveFiles(req, {
@@ -202,14 +202,14 @@ export async function receiveArchive<R extends ArchiveRecord>(
     onFile: async (file) => {
       if (!ARCHIVE_NAME.test(file.filename)) {
         file.stream.resume();
-        throw new ServiceError('INVALID_FILE_TYPE', 'Only .tar.gz files are allowed', 400, { filename: file.filename });
+        throw new ServiceError('INVALID_FILE_TYPE', 'Only .tar.gz files are allowed', { filename: file.filename });
       }
       const begun = await repo.beginUpload(target.id, target.userId);
       if (!begun.ok) {
         file.stream.resume();
         if (begun.reason === 'missing') throw target.notFound();
-        if (begun.reason === 'in_use') throw new ServiceError('PROFILE_IN_USE', `The ${target.kind} is in use by a live session; upload again when it has ended`, 409);
-        throw new ServiceError('UPLOAD_IN_PROGRESS', `Another upload to this ${target.kind} is in progress`, 409);
+        if (begun.reason === 'in_use') throw new ServiceError('PROFILE_IN_USE', `The ${target.kind} is in use by a live session; upload again when it has ended`);
+        throw new ServiceError('UPLOAD_IN_PROGRESS', `Another upload to this ${target.kind} is in progress`);
       }
       const { blob, error } = await teeArchive(
         file.stream,
@@ -246,7 +246,7 @@ async function teeArchive(source: Readable, store: (s: Readable) => Promise<Blob
     firstError ??= err;
     source.unpipe(toStore);
     source.unpipe(toCheck);
-    const abort = new ServiceError('UPLOAD_ABORTED', 'Upload stopped', 400);
+    const abort = new ServiceError('UPLOAD_ABORTED', 'Upload stopped');
     toStore.destroy(abort);
     toCheck.destroy(abort);
   };

@@ -3,8 +3,11 @@ import path from 'node:path';
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ERROR_CATALOGUE, NON_RETRYABLE_ERROR_TYPES, canRetryLater, canRetryNow, isErrorCode, statusOf, type ErrorCode } from './error-codes';
-import { NoInstancesError, ServiceError, TaskFailure, UnauthorizedError } from './errors';
+import { failureOf, NoInstancesError, ServiceError, TaskFailure, toTemporalFailure, UnauthorizedError } from './errors';
+import { endsTaskAtOnce } from './error-codes';
 import { updateRejection } from '../api/sessions.service';
+
+const SRC = path.join(__dirname, '..');
 
 /** The codes interface.md lists (Errors → Codes), with the HTTP status the contract or decisions.md gives them. */
 const CONTRACT: Record<string, number> = {
@@ -57,10 +60,10 @@ describe('the error catalogue', () => {
 
   it('knows every failure code the source raises as a Temporal failure type or a task error code', () => {
     const unknown = new Set<string>();
-    for (const file of sourceFiles(path.join(__dirname))) {
+    for (const file of sourceFiles(SRC)) {
       const text = fs.readFileSync(file, 'utf8');
       for (const m of text.matchAll(/(?:ApplicationFailure\.create\(\{\s*type|\bcode): '([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) {
-        if (!isErrorCode(m[1])) unknown.add(`${m[1]} (${path.relative(__dirname, file)})`);
+        if (!isErrorCode(m[1])) unknown.add(`${m[1]} (${path.relative(SRC, file)})`);
       }
     }
     expect([...unknown]).toEqual([]);
@@ -70,7 +73,7 @@ describe('the error catalogue', () => {
     expect(canRetryNow('NO_INSTANCES_AVAILABLE')).toBe(true);
     expect(new NoInstancesError().retryable).toBe(true);
     expect(new TaskFailure('ELEMENT_NOT_FOUND', 'x').retryable).toBe(false);
-    expect(new TaskFailure('LLM_RATE_LIMITED', 'x', undefined, true).retryable).toBe(true);
+    expect(new TaskFailure('LLM_RATE_LIMITED', 'x').retryable).toBe(true);
     // A trigger run attempts again after what may pass, never after what needs the owner.
     expect(canRetryLater('NAVIGATION_TIMEOUT')).toBe(true);
     expect(canRetryLater('SESSION_LIMIT_REACHED')).toBe(true);
@@ -106,5 +109,40 @@ describe('rejections of session updates', () => {
       expect(e && [e.status, e.code]).toEqual([503, 'INSTANCE_UNAVAILABLE']);
     }
     expect(updateRejection(new Error('other'))).toBeNull();
+  });
+});
+
+describe('errors become Temporal failures in one way', () => {
+  it('takes the status and the retry class from the catalogue only', () => {
+    for (const code of Object.keys(ERROR_CATALOGUE) as ErrorCode[]) {
+      const err = new ServiceError(code, 'x');
+      expect([err.status, err.retryable]).toEqual([statusOf(code), canRetryNow(code)]);
+    }
+  });
+
+  it('keeps the code, the message and the details, retried only when the catalogue says so', () => {
+    const retried = toTemporalFailure(new TaskFailure('LLM_UNAVAILABLE', 'no answer', { provider: 'openai' }));
+    expect([retried.type, retried.message, retried.nonRetryable, retried.details]).toEqual(['LLM_UNAVAILABLE', 'no answer', false, [{ provider: 'openai' }]]);
+    const final = toTemporalFailure(new TaskFailure('ELEMENT_NOT_FOUND', 'gone'), { message: 'masked', details: { index: 3 } });
+    expect([final.type, final.message, final.nonRetryable, final.details]).toEqual(['ELEMENT_NOT_FOUND', 'masked', true, [{ index: 3 }]]);
+    expect(toTemporalFailure(new NoInstancesError(), { retry: false }).nonRetryable).toBe(true);
+  });
+
+  it('turns anything else into TASK_FAILED (or the fallback given), not retried', () => {
+    const crash = toTemporalFailure(new TypeError('x is undefined'));
+    expect([crash.type, crash.message, crash.nonRetryable]).toEqual(['TASK_FAILED', 'x is undefined', true]);
+    expect(toTemporalFailure('text', { fallback: 'INTERNAL_ERROR' }).type).toBe('INTERNAL_ERROR');
+  });
+
+  it('builds a failure from a code, with a retry delay when given', () => {
+    const later = failureOf('WEBHOOK_FAILED', 'HTTP 503', { statusCode: 503 }, 5000);
+    expect([later.type, later.nonRetryable, later.nextRetryDelay]).toEqual(['WEBHOOK_FAILED', false, 5000]);
+    expect(failureOf('WEBHOOK_REFUSED', 'HTTP 410').nonRetryable).toBe(true);
+  });
+
+  it('says which codes end a task at once', () => {
+    expect(['NAVIGATION_TIMEOUT', 'PAGE_CRASH', 'INVALID_STRUCTURED_OUTPUT'].every(endsTaskAtOnce)).toBe(true);
+    expect(endsTaskAtOnce('ELEMENT_NOT_FOUND')).toBe(false);
+    expect(endsTaskAtOnce('NOT_A_CODE')).toBe(false);
   });
 });

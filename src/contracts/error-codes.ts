@@ -17,9 +17,11 @@ export type RetryClass = 'now' | 'later' | 'never';
 export interface ErrorSpec {
   readonly status: number;
   readonly retry: RetryClass;
+  /** A failure of an action that ends the task at once, instead of being told to the model to try something else. */
+  readonly endsTask?: true;
 }
 
-const spec = (status: number, retry: RetryClass): ErrorSpec => ({ status, retry });
+const spec = (status: number, retry: RetryClass, endsTask?: 'ends the task'): ErrorSpec => ({ status, retry, ...(endsTask ? { endsTask: true as const } : {}) });
 
 export const ERROR_CATALOGUE = {
   // Request validation
@@ -70,7 +72,10 @@ export const ERROR_CATALOGUE = {
   NO_INSTANCES_AVAILABLE: spec(503, 'now'),
   INSTANCE_LOST: spec(503, 'later'),
   SERVICE_OVERLOADED: spec(503, 'now'),
-  PROXY_CONNECTION_FAILED: spec(503, 'later'),
+  /** The user's own proxy cannot be used (it may come back: a trigger tries again later). */
+  PROXY_CONNECTION_FAILED: spec(400, 'later'),
+  /** A proxy of the operator's pool cannot be used. */
+  MANAGED_PROXY_UNAVAILABLE: spec(503, 'later'),
   PROFILES_UNAVAILABLE: spec(503, 'later'),
   SECRETS_UNAVAILABLE: spec(503, 'later'),
   TASK_CONTEXT_UNAVAILABLE: spec(503, 'later'),
@@ -91,19 +96,25 @@ export const ERROR_CATALOGUE = {
   /** The agent kept repeating one action on a page it did not change, after being told. */
   TASK_LOOP_DETECTED: spec(500, 'later'),
   TOKEN_BUDGET_EXCEEDED: spec(500, 'later'),
-  INVALID_STRUCTURED_OUTPUT: spec(500, 'later'),
+  INVALID_STRUCTURED_OUTPUT: spec(500, 'later', 'ends the task'),
   ACTION_FAILED: spec(500, 'later'),
 
   // The browser
-  NAVIGATION_TIMEOUT: spec(500, 'later'),
+  NAVIGATION_TIMEOUT: spec(500, 'later', 'ends the task'),
   NAVIGATION_BLOCKED: spec(500, 'never'),
-  PAGE_CRASH: spec(500, 'later'),
+  PAGE_CRASH: spec(500, 'later', 'ends the task'),
   ELEMENT_NOT_FOUND: spec(500, 'later'),
 
   // The model provider
-  LLM_ERROR: spec(502, 'later'),
+  /** The provider failed (HTTP 5xx, 408, 409): another call soon may succeed. */
+  LLM_ERROR: spec(502, 'now'),
+  /** The model call failed in a way the provider did not explain (not an HTTP answer). */
+  LLM_REQUEST_FAILED: spec(502, 'later'),
   LLM_UNAVAILABLE: spec(503, 'now'),
-  LLM_RATE_LIMITED: spec(503, 'later'),
+  /** The provider is throttling requests (HTTP 429). */
+  LLM_RATE_LIMITED: spec(503, 'now'),
+  /** The provider account has no credit or quota left (HTTP 402, or 429 insufficient_quota). */
+  LLM_QUOTA_EXCEEDED: spec(503, 'later'),
   LLM_AUTH_FAILED: spec(502, 'never'),
   LLM_BAD_REQUEST: spec(502, 'never'),
   LLM_INVALID_RESPONSE: spec(502, 'later'),
@@ -157,3 +168,6 @@ export const canRetryNow = (code: string): boolean => retryOf(code) === 'now';
 
 /** Failure types Temporal must not retry: every code a repeated call cannot mend. */
 export const NON_RETRYABLE_ERROR_TYPES: readonly ErrorCode[] = (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).filter((c) => !canRetryNow(c));
+
+/** Whether an action failing with this code ends the task at once (the model is not asked to try another way). */
+export const endsTaskAtOnce = (code: string): boolean => isErrorCode(code) && ERROR_CATALOGUE[code].endsTask === true;

@@ -10,7 +10,7 @@ export type EntryKind = 'file' | 'directory' | 'symlink' | 'link';
 
 export class InvalidArchiveError extends ServiceError {
   constructor(message: string, details?: Record<string, unknown>) {
-    super('INVALID_ARCHIVE', message, 400, details);
+    super('INVALID_ARCHIVE', message, details);
   }
 }
 

@@ -86,7 +86,7 @@ export async function validateAndExtract(input: Readable, destDir: string | null
     inflated += c.length;
     if (inflated <= budget) return;
     gunzip.off('data', onInflated);
-    stop(new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than its entries hold (over ${budget} bytes of tar for ${bytes} bytes of files)`, 413, { maxBytes: opts.maxBytes }));
+    stop(new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than its entries hold (over ${budget} bytes of tar for ${bytes} bytes of files)`, { maxBytes: opts.maxBytes }));
     input.unpipe(counter);
     counter.unpipe(gunzip);
     gunzip.destroy();
@@ -126,7 +126,7 @@ export async function validateAndExtract(input: Readable, destDir: string | null
       if (kind === 'file') {
         const size = header.size ?? 0;
         bytes += size;
-        if (bytes > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than ${opts.maxBytes} bytes`, 413, { maxBytes: opts.maxBytes });
+        if (bytes > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than ${opts.maxBytes} bytes`, { maxBytes: opts.maxBytes });
         budget += size;
         if (realRoot) await writeFile(realRoot, name, entry as AsyncIterable<Uint8Array>, header.mode, header.mtime, checkedDirs);
         else await drain(entry);
@@ -223,7 +223,7 @@ export function createArchive(srcDir: string, opts: { level?: number; exclude?: 
         await walk(name);
       } else if (st.isFile()) {
         total += st.size;
-        if (opts.maxBytes !== undefined && total > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The profile's files add up to more than ${opts.maxBytes} bytes`, 413, { maxBytes: opts.maxBytes });
+        if (opts.maxBytes !== undefined && total > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The profile's files add up to more than ${opts.maxBytes} bytes`, { maxBytes: opts.maxBytes });
         await addFile({ name, type: 'file', size: st.size, mode, mtime: st.mtime }, abs);
       } else if (st.isSymbolicLink()) {
         const target = await fsp.readlink(abs);

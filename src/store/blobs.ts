@@ -36,7 +36,7 @@ export class ByteCap extends Transform {
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
-    if (this.bytes > this.maxBytes) return cb(new ServiceError('PAYLOAD_TOO_LARGE', `The file exceeds the maximum size of ${this.maxBytes} bytes`, 413, { maxBytes: this.maxBytes }));
+    if (this.bytes > this.maxBytes) return cb(new ServiceError('PAYLOAD_TOO_LARGE', `The file exceeds the maximum size of ${this.maxBytes} bytes`, { maxBytes: this.maxBytes }));
     cb(null, chunk);
   }
 }
@@ -126,7 +126,7 @@ async function* readChunks(cursor: FindCursor<ChunkDoc>, blobId: string, length:
   let total = 0;
   try {
     for await (const chunk of cursor) {
-      if (chunk.n !== expected) throw new ServiceError('BLOB_CORRUPT', `Blob ${blobId} is missing chunk ${expected}`, 500);
+      if (chunk.n !== expected) throw new ServiceError('BLOB_CORRUPT', `Blob ${blobId} is missing chunk ${expected}`);
       expected++;
       const bytes = chunk.data.buffer;
       total += bytes.length;
@@ -135,5 +135,5 @@ async function* readChunks(cursor: FindCursor<ChunkDoc>, blobId: string, length:
   } finally {
     await cursor.close();
   }
-  if (total !== length) throw new ServiceError('BLOB_CORRUPT', `Blob ${blobId} has ${total} of ${length} bytes`, 500);
+  if (total !== length) throw new ServiceError('BLOB_CORRUPT', `Blob ${blobId} has ${total} of ${length} bytes`);
 }

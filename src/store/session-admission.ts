@@ -50,8 +50,8 @@ export class SessionAdmission {
       if (profile) {
         const lock = await this.locks.acquire(profile, sessionId);
         const idField = { [`${profile.kind}Id`]: profile.id };
-        if (lock === 'busy') throw new ServiceError('PROFILE_IN_USE', `The ${profile.kind} is in use by another live session`, undefined, idField);
-        if (lock === 'uploading') throw new ServiceError('PROFILE_IN_USE', `An archive is being uploaded to the ${profile.kind}; start the session when the upload has finished`, undefined, idField);
+        if (lock === 'busy') throw new ServiceError('PROFILE_IN_USE', `The ${profile.kind} is in use by another live session`, idField);
+        if (lock === 'uploading') throw new ServiceError('PROFILE_IN_USE', `An archive is being uploaded to the ${profile.kind}; start the session when the upload has finished`, idField);
         if (lock === 'missing') {
           throw profile.kind === 'environment' ? new NotFoundError('ENVIRONMENT_NOT_FOUND', 'Environment not found') : new NotFoundError('PROFILE_NOT_FOUND', 'Profile not found');
         }

@@ -95,7 +95,7 @@ const MB = 1024 * 1024;
 export const formatBytes = (n: number): string => (n % MB === 0 ? `${n / MB} MB` : n % 1024 === 0 ? `${n / 1024} KB` : `${n} bytes`);
 
 export const quotaExceeded = (limit: number, message = `Storage quota of ${formatBytes(limit)} reached; delete files or profiles first`) =>
-  new ServiceError('STORAGE_QUOTA_EXCEEDED', message, 413, { limit });
+  new ServiceError('STORAGE_QUOTA_EXCEEDED', message, { limit });
 
 /** The first reservation of a stream; it doubles as bytes arrive. */
 const FIRST_GRANT = 256 * 1024;

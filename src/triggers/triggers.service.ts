@@ -28,7 +28,7 @@ export const cronJobNotFound = () => new NotFoundError('CRON_JOB_NOT_FOUND', 'Cr
 export const environmentNotFound = () => new NotFoundError('ENVIRONMENT_NOT_FOUND', 'Environment not found');
 const policyNotFound = () => new NotFoundError('POLICY_NOT_FOUND', 'Policy not found');
 const runNotFound = () => new NotFoundError('RUN_NOT_FOUND', 'Run not found');
-const cannot = (verb: 'pause' | 'resume', status: string) => new ServiceError('INVALID_JOB_STATE', `Cannot ${verb} a job with status "${status}"`, 400, { status });
+const cannot = (verb: 'pause' | 'resume', status: string) => new ServiceError('INVALID_JOB_STATE', `Cannot ${verb} a job with status "${status}"`, { status });
 
 export interface TriggersServiceDeps {
   db: Db;
@@ -72,7 +72,7 @@ export class TriggersService {
     if (!(await this.jobs.environmentExists(fields.environmentId, user._id))) throw environmentNotFound();
     if (fields.policyId && !(await this.policies.get(fields.policyId, user._id))) throw policyNotFound();
     const job = await this.jobs.create(user._id, fields, status, this.maxPerUser);
-    if (!job) throw new ServiceError('CRON_JOB_LIMIT_REACHED', `Maximum of ${this.maxPerUser} cron jobs per user`, 400, { limit: this.maxPerUser });
+    if (!job) throw new ServiceError('CRON_JOB_LIMIT_REACHED', `Maximum of ${this.maxPerUser} cron jobs per user`, { limit: this.maxPerUser });
     try {
       await this.schedules.create(job);
     } catch (err) {

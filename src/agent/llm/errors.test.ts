@@ -27,8 +27,8 @@ describe('LLM error mapping', () => {
     expect(code(401)).toEqual(['LLM_AUTH_FAILED', false]);
     expect(code(403)).toEqual(['LLM_AUTH_FAILED', false]);
     expect(code(429)).toEqual(['LLM_RATE_LIMITED', true]);
-    expect(code(429, 'insufficient_quota')).toEqual(['LLM_RATE_LIMITED', false]);
-    expect(code(402)).toEqual(['LLM_RATE_LIMITED', false]);
+    expect(code(429, 'insufficient_quota')).toEqual(['LLM_QUOTA_EXCEEDED', false]);
+    expect(code(402)).toEqual(['LLM_QUOTA_EXCEEDED', false]);
     expect(code(400)).toEqual(['LLM_BAD_REQUEST', false]);
     expect(code(404)).toEqual(['LLM_BAD_REQUEST', false]);
     expect(code(500)).toEqual(['LLM_ERROR', true]);

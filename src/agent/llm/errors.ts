@@ -44,17 +44,17 @@ export function toLlmFailure(err: unknown, ctx: FailureContext): Error {
 
   const details: Record<string, unknown> = { provider: ctx.provider };
   if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof Anthropic.APIConnectionTimeoutError) {
-    return new TaskFailure('LLM_UNAVAILABLE', `The model provider did not answer within ${ctx.timeoutMs} ms`, details, true);
+    return new TaskFailure('LLM_UNAVAILABLE', `The model provider did not answer within ${ctx.timeoutMs} ms`, details);
   }
   if (err instanceof OpenAI.APIConnectionError || err instanceof Anthropic.APIConnectionError) {
     const reason = connectionReason(err);
-    return new TaskFailure('LLM_UNAVAILABLE', `The model provider${endpoint(ctx.baseURL)} is unreachable${reason ? ` (${reason})` : ''}`, details, true);
+    return new TaskFailure('LLM_UNAVAILABLE', `The model provider${endpoint(ctx.baseURL)} is unreachable${reason ? ` (${reason})` : ''}`, details);
   }
   if ((err instanceof OpenAiApiError || err instanceof AnthropicApiError) && typeof err.status === 'number') {
     return failureForStatus(err.status, providerMessage(err), providerCode(err), ctx);
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new TaskFailure('LLM_ERROR', `The model request failed: ${clean(message, ctx.apiKey)}`, details, false);
+  return new TaskFailure('LLM_REQUEST_FAILED', `The model request failed: ${clean(message, ctx.apiKey)}`, details);
 }
 
 /** Also used for error objects some gateways (OpenRouter) return inside an HTTP 200 body. */
@@ -62,19 +62,19 @@ export function failureForStatus(status: number, message: string | undefined, co
   const details: Record<string, unknown> = { provider: ctx.provider, status, ...(code ? { providerCode: code } : {}) };
   const said = message ? `: ${clean(message, ctx.apiKey)}` : '';
   if (status === 401 || status === 403) {
-    return new TaskFailure('LLM_AUTH_FAILED', `The model provider refused the credentials (HTTP ${status})${said}`, details, false);
+    return new TaskFailure('LLM_AUTH_FAILED', `The model provider refused the credentials (HTTP ${status})${said}`, details);
   }
   // Exhausted credit is reported as 429 (OpenAI) or 402 (Anthropic); waiting does not help.
   if (status === 402 || code === 'insufficient_quota') {
-    return new TaskFailure('LLM_RATE_LIMITED', `The model provider account has no quota left (HTTP ${status})${said}`, details, false);
+    return new TaskFailure('LLM_QUOTA_EXCEEDED', `The model provider account has no quota left (HTTP ${status})${said}`, details);
   }
   if (status === 429) {
-    return new TaskFailure('LLM_RATE_LIMITED', `The model provider is rate limiting requests (HTTP 429)${said}`, details, true);
+    return new TaskFailure('LLM_RATE_LIMITED', `The model provider is rate limiting requests (HTTP 429)${said}`, details);
   }
   if (status === 408 || status === 409 || status >= 500) {
-    return new TaskFailure('LLM_ERROR', `The model provider failed (HTTP ${status})${said}`, details, true);
+    return new TaskFailure('LLM_ERROR', `The model provider failed (HTTP ${status})${said}`, details);
   }
-  return new TaskFailure('LLM_BAD_REQUEST', `The model provider rejected the request (HTTP ${status})${said}`, details, false);
+  return new TaskFailure('LLM_BAD_REQUEST', `The model provider rejected the request (HTTP ${status})${said}`, details);
 }
 
 function clean(text: string, apiKey: string): string {

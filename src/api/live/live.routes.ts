@@ -78,7 +78,7 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
     const viewer = randomBytes(12).toString('hex');
     const key = `bas:mjpeg:${sessionId}`;
     if (!(await slots.acquire(key, viewer, max)).ok) {
-      throw new ServiceError('TOO_MANY_VIEWERS', `At most ${max} MJPEG viewers per session; close one first`, 429, { limit: max });
+      throw new ServiceError('TOO_MANY_VIEWERS', `At most ${max} MJPEG viewers per session; close one first`, { limit: max });
     }
     res.on('close', () => void slots.release(key, viewer).catch((err) => logger.warn({ sessionId, err }, 'MJPEG slot not released')));
     streamMjpeg(hub, sessionId, res);
@@ -104,7 +104,7 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
   router.post('/whep/:sessionId', cors, express.text({ type: 'application/sdp', limit: '256kb' }), async (req, res) => {
     const { sessionId } = await authorize(req);
     // req.is: null without a body, false for another type.
-    if (req.is('application/sdp') === false) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'The offer must be sent as Content-Type: application/sdp', 415);
+    if (req.is('application/sdp') === false) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'The offer must be sent as Content-Type: application/sdp');
     const offer = typeof req.body === 'string' ? req.body : '';
     if (!offer.trim()) throw new MissingFieldError('body', 'An SDP offer is required as the request body');
     const { resourceId, answerSdp } = await whep.answer(sessionId, offer);

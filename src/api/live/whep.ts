@@ -113,7 +113,7 @@ export class WhepEndpoint {
   async answer(sessionId: string, offerSdp: string): Promise<{ resourceId: string; answerSdp: string }> {
     const wrtc = await loadWrtc();
     const max = this.opts.maxPeersPerSession;
-    const tooMany = () => new ServiceError('TOO_MANY_VIEWERS', `At most ${max} WebRTC viewers per session; end one (DELETE its resource) first`, 429, { limit: max });
+    const tooMany = () => new ServiceError('TOO_MANY_VIEWERS', `At most ${max} WebRTC viewers per session; end one (DELETE its resource) first`, { limit: max });
     if ((this.feeds.get(sessionId)?.peers.size ?? 0) >= max) throw tooMany();
     const id = randomBytes(12).toString('hex');
     if (this.deps.slots && !(await this.deps.slots.acquire(slotKey(sessionId), id, max)).ok) throw tooMany();
@@ -149,7 +149,7 @@ export class WhepEndpoint {
       await this.gathered(pc);
       const gatheredSdp = pc.localDescription?.sdp;
       const answerSdp = gatheredSdp && !this.opts.privateCandidates ? withoutPrivateCandidates(gatheredSdp) : gatheredSdp;
-      if (!answerSdp) throw new ServiceError('WEBRTC_ERROR', 'No SDP answer was produced', 500);
+      if (!answerSdp) throw new ServiceError('WEBRTC_ERROR', 'No SDP answer was produced');
       this.watch(peer);
       return { resourceId: peer.id, answerSdp };
     } catch (err) {

@@ -36,7 +36,7 @@ const result = (structured: Record<string, unknown>, text: string): CallToolResu
 
 /** A service error as an MCP tool error: `isError`, the code in the text and in the structured content. */
 function toolError(err: unknown): CallToolResult {
-  const e = isServiceError(err) ? err : new ServiceError('INTERNAL_ERROR', 'Internal server error', 500);
+  const e = isServiceError(err) ? err : new ServiceError('INTERNAL_ERROR', 'Internal server error');
   return { isError: true, content: [{ type: 'text', text: `${e.code}: ${e.message}` }], structuredContent: e.toBody() };
 }
 
@@ -121,7 +121,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
   const owned = async (sessionId: string) => {
     const rec = await store.sessions.get(sessionId);
     // Another user's session looks exactly like an unknown one.
-    if (!rec || rec.userId !== user._id) throw new ServiceError('SESSION_NOT_FOUND', 'Session not found', 404);
+    if (!rec || rec.userId !== user._id) throw new ServiceError('SESSION_NOT_FOUND', 'Session not found');
     return rec;
   };
   const envelopeText = (view: TaskView) => {
@@ -198,7 +198,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
         const params = parseRequest(taskParamsSchema, { ...task, terminateOnCompletion: true });
         const started = await sessions.start(await freshUser(), params, { environmentId: environmentId ?? null });
         const view = await settle(started.sessionId, started.taskId!, x);
-        if (!view) throw new ServiceError('TASK_NOT_FOUND', 'Task not found', 404);
+        if (!view) throw new ServiceError('TASK_NOT_FOUND', 'Task not found');
         return envelopeText(view);
       })(extra),
   );
@@ -233,7 +233,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
         const params = parseRequest(taskParamsSchema, task);
         const taskId = await sessions.newTask(await freshUser(), sessionId, params);
         const view = await settle(sessionId, taskId, x);
-        if (!view) throw new ServiceError('TASK_NOT_FOUND', 'Task not found', 404);
+        if (!view) throw new ServiceError('TASK_NOT_FOUND', 'Task not found');
         return envelopeText(view);
       })(extra),
   );
@@ -245,7 +245,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
       run(async () => {
         await owned(args.sessionId);
         const view = await sessions.task(args.sessionId, args.taskId);
-        if (!view) throw new ServiceError('TASK_NOT_FOUND', 'Task not found', 404);
+        if (!view) throw new ServiceError('TASK_NOT_FOUND', 'Task not found');
         return envelopeText(view);
       })(extra),
   );

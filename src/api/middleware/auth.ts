@@ -23,7 +23,7 @@ export function requireApiKey(deps: { store: Store; logger: Logger }) {
       user = key ? await deps.store.users.get(key.userId) : null;
     } catch (err) {
       deps.logger.error({ err }, 'authentication lookup failed');
-      return next(new ServiceError('AUTHENTICATION_ERROR', 'Authentication error', 500));
+      return next(new ServiceError('AUTHENTICATION_ERROR', 'Authentication error'));
     }
     if (!user) return next(new UnauthorizedError('Invalid or revoked API key', 'INVALID_API_KEY'));
     if (user.status !== 'active') return next(new ForbiddenError('Account is deactivated'));

@@ -41,7 +41,7 @@ export const guardrailTriggered = (value: string) =>
 /** Any error of the service (auth, balance, limits, instances, validation) in the OpenAI shape. */
 export function toOpenAiError(err: unknown): OpenAiCompatError {
   if (err instanceof OpenAiCompatError) return err;
-  const e: ServiceError = isServiceError(err) ? err : new ServiceError('INTERNAL_ERROR', 'Internal server error', 500);
+  const e: ServiceError = isServiceError(err) ? err : new ServiceError('INTERNAL_ERROR', 'Internal server error');
   const type = TYPE_BY_STATUS[e.status] ?? (e.status >= 500 ? 'server_error' : 'invalid_request_error');
   return new OpenAiCompatError(e.status, e.message, type, e.code.toLowerCase());
 }

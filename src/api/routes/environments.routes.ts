@@ -75,7 +75,7 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
     const user = currentUser(req);
     const fields = parseNamed(req.body, 'Environment');
     const env = await envs.create(user._id, fields, MAX_ENVIRONMENTS);
-    if (!env) throw new ServiceError('ENVIRONMENT_LIMIT_REACHED', `Maximum of ${MAX_ENVIRONMENTS} environments allowed`, 400, { limit: MAX_ENVIRONMENTS });
+    if (!env) throw new ServiceError('ENVIRONMENT_LIMIT_REACHED', `Maximum of ${MAX_ENVIRONMENTS} environments allowed`, { limit: MAX_ENVIRONMENTS });
     const { _id, userId, name, description, status, createdAt, updatedAt } = environmentView(env);
     send(res, R.environmentCreatedSchema, 200, { success: true, message: 'Environment created', environment: { _id, userId, name, description, status, createdAt, updatedAt } });
   });

@@ -52,7 +52,7 @@ async function startApi(over: Partial<Config> = {}): Promise<Api> {
     task: async () => null,
     // The session ended between the ownership check and the call.
     changeState: async () => {
-      throw new ServiceError('SESSION_NOT_FOUND', 'Session not found', 404);
+      throw new ServiceError('SESSION_NOT_FOUND', 'Session not found');
     },
   } as unknown as SessionsService;
   const router = mcpRoutes({ config, store, sessions, logger: createLogger('silent'), auth, limit: { redis: {} as never, limit: 10, windowMs: 60_000 } });

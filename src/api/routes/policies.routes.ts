@@ -54,7 +54,7 @@ export function policiesRoutes(deps: { config: Config; store: Pick<Store, 'db' |
     const fields = parseCreatePolicy(req.body, config.MAX_POLICY_RULES);
     const user = currentUser(req);
     const p = await policies.create(user._id, fields, config.MAX_POLICIES_PER_USER);
-    if (!p) throw new ServiceError('POLICY_LIMIT_REACHED', `Maximum of ${config.MAX_POLICIES_PER_USER} policies per user`, 400, { limit: config.MAX_POLICIES_PER_USER });
+    if (!p) throw new ServiceError('POLICY_LIMIT_REACHED', `Maximum of ${config.MAX_POLICIES_PER_USER} policies per user`, { limit: config.MAX_POLICIES_PER_USER });
     logger.info({ userId: user._id, policyId: p._id, rules: p.rules.length }, 'policy created');
     send(res, R.policyOneSchema, 201, { success: true, policy: policyView(p) });
   });
@@ -79,7 +79,7 @@ export function policiesRoutes(deps: { config: Config; store: Pick<Store, 'db' |
     if (!(await policies.get(req.params.id, user._id))) throw policyNotFound();
     const users = (await jobs.list(user._id)).filter((j) => j.policyId === req.params.id).map((j) => j._id);
     if (users.length) {
-      throw new ServiceError('POLICY_IN_USE', `The policy is used by ${users.length} cron job(s); give them another policy or none first`, 409, { cronJobIds: users });
+      throw new ServiceError('POLICY_IN_USE', `The policy is used by ${users.length} cron job(s); give them another policy or none first`, { cronJobIds: users });
     }
     if (!(await policies.remove(req.params.id, user._id))) throw policyNotFound();
     send(res, R.confirmationSchema, 200, { success: true, message: 'Policy deleted' });

@@ -84,7 +84,7 @@ export function profilesRoutes(deps: StorageRoutesDeps): Router {
   router.post('/profiles', async (req, res) => {
     const fields = parseNamed(req.body, 'Profile');
     const p = await profiles.create(currentUser(req)._id, fields, MAX_PROFILES);
-    if (!p) throw new ServiceError('PROFILE_LIMIT_REACHED', `Maximum of ${MAX_PROFILES} profiles allowed`, 400, { limit: MAX_PROFILES });
+    if (!p) throw new ServiceError('PROFILE_LIMIT_REACHED', `Maximum of ${MAX_PROFILES} profiles allowed`, { limit: MAX_PROFILES });
     sendJson(res, R.profileOneSchema, 200, { success: true, message: 'Profile created', profile: profileView(p) });
   });
 

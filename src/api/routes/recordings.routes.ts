@@ -66,7 +66,7 @@ export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tas
     const task = await store.tasks.owned(user._id, taskId);
     if (!task || task.sessionId !== sessionId) throw new NotFoundError('TASK_NOT_FOUND', 'Task not found');
     // A running task would go on writing steps into a recording said to be deleted.
-    if (['running', 'paused', 'guardrail_trigger', 'pending'].includes(task.status)) throw new ServiceError('INVALID_STATE', 'The task is still running: stop it before deleting its recording', undefined, { status: task.status });
+    if (['running', 'paused', 'guardrail_trigger', 'pending'].includes(task.status)) throw new ServiceError('INVALID_STATE', 'The task is still running: stop it before deleting its recording', { status: task.status });
     const steps = await store.recordings.delete(taskId, user._id);
     const pictures = await store.files.deletePicturesOfTask(taskId, user._id);
     send(res, R.recordingDeletedSchema, 200, { success: true, sessionId, taskId, deletedSteps: steps, deletedPictures: pictures });

@@ -152,10 +152,10 @@ export function attachSocketServer(deps: {
       let answer: Record<string, unknown>;
       try {
         const user = await store.users.get(socket.data.userId);
-        if (!user || user.status !== 'active') throw new ServiceError('ACCOUNT_DEACTIVATED', 'Account is deactivated', 403);
+        if (!user || user.status !== 'active') throw new ServiceError('ACCOUNT_DEACTIVATED', 'Account is deactivated');
         answer = (await messages.handle(user, sessionId, body)).body;
       } catch (err) {
-        const e = isServiceError(err) ? err : new ServiceError('INTERNAL_ERROR', 'Internal server error', 500);
+        const e = isServiceError(err) ? err : new ServiceError('INTERNAL_ERROR', 'Internal server error');
         if (!isServiceError(err)) log.error({ err }, 'socket message failed');
         answer = e.toBody();
         // Without an acknowledgement the service error comes as the channel's `error` event.
@@ -175,7 +175,7 @@ export function attachSocketServer(deps: {
 
 /** The service error telling a client that its replay stopped short, and where to go on from. */
 function replayTruncated(lastSeq: number, max: number): Record<string, unknown> {
-  return new ServiceError('REPLAY_TRUNCATED', `Only ${max} missed events are replayed to one connection; connect again with auth.lastSeq ${lastSeq} for the next ones`, 400, { lastSeq, limit: max }).toBody();
+  return new ServiceError('REPLAY_TRUNCATED', `Only ${max} missed events are replayed to one connection; connect again with auth.lastSeq ${lastSeq} for the next ones`, { lastSeq, limit: max }).toBody();
 }
 
 /** A handshake asks for a replay with a whole auth.lastSeq >= 0. */

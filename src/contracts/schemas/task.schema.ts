@@ -166,5 +166,5 @@ export type SecretEntryInput = z.infer<typeof secretEntrySchema>;
  */
 export function assertPromptGiven(task: Pick<TaskParamsInput, 'prompt' | 'replayOf'> | undefined, field: string): void {
   // A replay without a prompt takes the prompt of the task it replays.
-  if (task && !task.prompt.trim() && task.replayOf === undefined) throw new ServiceError('INVALID_TASK_DETAILS', `${field} must not be empty`, 400, { field });
+  if (task && !task.prompt.trim() && task.replayOf === undefined) throw new ServiceError('INVALID_TASK_DETAILS', `${field} must not be empty`, { field });
 }
