@@ -10,6 +10,7 @@ import { newSessionIds, SessionAdmission } from '../store/session-admission';
 import type { Store } from '../store/store';
 import { TriggerRunsRepository } from '../store/trigger-runs.repository';
 import { runLeaseMs } from '../contracts/retry-policy';
+import { TASK_LIMITS } from '../contracts/schemas/task.schema';
 import { TriggerSchedules } from '../triggers/schedules';
 import {
   runChatDeliveryId,
@@ -24,7 +25,8 @@ import {
 } from '../contracts/trigger-types';
 import type { ReplaySource, TaskParams, TaskView, Usage } from '../contracts/session-types';
 
-const TASK_DEFAULTS = { maxDuration: 300_000, maxInputTokens: 100_000, maxOutputTokens: 100_000 } as const;
+/** A trigger's task runs with the task schema's defaults. */
+const TASK_DEFAULTS = { maxDuration: TASK_LIMITS.maxDuration.default, maxInputTokens: TASK_LIMITS.maxInputTokens.default, maxOutputTokens: TASK_LIMITS.maxOutputTokens.default };
 
 /** A failure of the run; the catalogue says whether another attempt of the run could mend it. */
 const failure = (code: ErrorCode, message: string): RunFailure => ({ code, message, retryable: canRetryLater(code) });

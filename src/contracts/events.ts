@@ -25,24 +25,3 @@ export const TIMELINE_KEPT_AFTER_END_MS = 60 * 60 * 1000;
 
 /** The room every socket watching a session joins (on any API instance). */
 export const sessionRoom = (sessionId: string): string => `session:${sessionId}`;
-
-/** The action names of `action` events (data.name). */
-export const ACTION_NAMES = [
-  'navigate',
-  'click_element',
-  'input_text',
-  'select_option',
-  'scroll',
-  'send_keys',
-  'switch_tab',
-  'go_back',
-  'wait',
-  'extract',
-  'request_human_input',
-  'upload_file',
-  'done',
-  'manual_click',
-  'manual_double_click',
-  'manual_type',
-  'manual_key_press',
-] as const;

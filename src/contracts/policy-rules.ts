@@ -1,22 +1,6 @@
 /** Automation policies as they are stored and sent: the rules and domain rules a user writes. */
 import type { SensitiveDataSpec } from './detectors';
 
-/** The agent's actions a rule may name (`done` always ends the task and is never policed). */
-export const POLICY_ACTION_TYPES = [
-  'navigate',
-  'click_element',
-  'input_text',
-  'select_option',
-  'scroll',
-  'send_keys',
-  'switch_tab',
-  'go_back',
-  'wait',
-  'extract',
-  'upload_file',
-  'request_human_input',
-] as const;
-
 export type RuleEffect = 'allow' | 'block' | 'approve';
 export type DomainMode = 'allow_all' | 'allowlist' | 'blocklist';
 

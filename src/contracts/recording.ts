@@ -66,3 +66,8 @@ export interface TaskRecording {
   replayOf?: string;
   steps: RecordedStep[];
 }
+
+/** The roles an element is found by (getByRole with its accessible name), in a replay and in the exported Playwright test. */
+export const ARIA_ROLES: ReadonlySet<string> = new Set([
+  'button', 'checkbox', 'combobox', 'link', 'listbox', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'radio', 'searchbox', 'slider', 'spinbutton', 'switch', 'tab', 'textbox', 'treeitem', 'gridcell', 'row', 'cell', 'heading', 'img',
+]);

@@ -1,4 +1,4 @@
-import type { ElementDescription, RecordedStep } from '../contracts/recording';
+import { ARIA_ROLES, type ElementDescription, type RecordedStep } from '../contracts/recording';
 
 /**
  * A recording as a runnable `@playwright/test` file. Every string from the recording comes
@@ -105,7 +105,6 @@ function textExpr(text: string, secrets: Set<string>): string {
   return parts.join(' + ');
 }
 
-const ARIA_ROLES = new Set(['button', 'checkbox', 'combobox', 'link', 'listbox', 'menuitem', 'option', 'radio', 'searchbox', 'slider', 'spinbutton', 'switch', 'tab', 'textbox', 'treeitem', 'heading']);
 
 /** The most telling locator of an element: role and name, label, placeholder, test id, text, the CSS path. */
 export function locatorExpr(el: ElementDescription): string {

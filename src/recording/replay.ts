@@ -1,6 +1,7 @@
 import type { Frame, Locator, Page } from 'playwright-core';
 import type { TaskParams } from '../contracts/session-types';
-import type { ElementDescription, RecordedStep } from '../contracts/recording';
+import { REPLAYABLE_ACTIONS } from '../contracts/actions';
+import { ARIA_ROLES, type ElementDescription, type RecordedStep } from '../contracts/recording';
 
 /** How an element was found again, from the most to the least telling. */
 export type MatchStrategy = 'testId' | 'id' | 'role' | 'label' | 'fieldName' | 'placeholder' | 'text' | 'css' | 'position';
@@ -22,9 +23,6 @@ export function frameFor(page: Page, desc: ElementDescription): Frame | undefine
   return frames.find((f) => samePage(f.url(), desc.frame!.url));
 }
 
-const ARIA_ROLES = new Set([
-  'button', 'checkbox', 'combobox', 'link', 'listbox', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'radio', 'searchbox', 'slider', 'spinbutton', 'switch', 'tab', 'textbox', 'treeitem', 'gridcell', 'row', 'cell', 'heading', 'img',
-]);
 
 const quote = (s: string) => JSON.stringify(s);
 
@@ -121,7 +119,6 @@ export function samePage(a: string, b: string): boolean {
 }
 
 /** Actions a replay performs again; the others (a request to a human, reading the page) hand over to the agent or are left out. */
-const REPLAYABLE = new Set(['navigate', 'click_element', 'input_text', 'select_option', 'send_keys', 'upload_file', 'scroll', 'go_back', 'switch_tab', 'wait', 'manual_click', 'manual_key_press', 'manual_type']);
 
 export interface ReplayPlan {
   /** The actions to perform again, in order. */
@@ -147,7 +144,7 @@ export function replayPlan(recorded: RecordedStep[], params: Pick<TaskParams, 'o
       plan.handOverAt = s;
       break;
     }
-    if (REPLAYABLE.has(s.action)) plan.steps.push(s);
+    if (REPLAYABLE_ACTIONS.has(s.action)) plan.steps.push(s);
   }
   return plan;
 }

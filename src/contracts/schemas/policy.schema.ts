@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { BUILT_IN_DETECTORS, customPatternProblem, isBuiltInDetector, type SensitiveDataSpec } from '../detectors';
 import { parseHostPattern } from '../host-patterns';
-import { POLICY_ACTION_TYPES, type PolicyRule } from '../policy-rules';
+import { POLICY_ACTION_TYPES } from '../actions';
+import type { PolicyRule } from '../policy-rules';
 import { MAX_URL_PATTERN } from '../url-patterns';
 import { InvalidParameterError, MissingFieldError } from '../errors';
 import type { PolicyFields } from '../policy-rules';
