@@ -55,7 +55,9 @@ async function main(): Promise<void> {
   if (config.ROLE === 'all' || config.ROLE === 'api') {
     const { connection, client } = await connectTemporal(config);
     temporalConnection = connection;
-    api = await startApiServer({ config, logger, store, temporal: client, redis, registry });
+    const temporalMetrics = temporalMetricsAddress(config);
+    const inProcessWorker = worker ? { registry: workerMetrics.registry, temporalUrl: temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined } : undefined;
+    api = await startApiServer({ config, logger, store, temporal: client, redis, registry, inProcessWorker });
     // Slots and profile locks of session workflows that are gone (terminated, crashed) are given back.
     sessionSweeper = startSessionSweeper({ temporal: client, store, events: new EventPublisher(redis, store.events, logger), logger }, config.SESSION_SWEEP_INTERVAL_MS);
   }

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Client } from '@temporalio/client';
@@ -41,6 +42,8 @@ export interface AppDeps {
   temporal: Client;
   redis: Redis;
   registry: WorkerRegistry;
+  /** A worker running in the same process (ROLE=all): its figures are served with the API's at /metrics. */
+  inProcessWorker?: { registry: Registry; temporalUrl?: string };
 }
 
 /** Filled in once the Socket.IO server is attached to the HTTP server. */
@@ -77,7 +80,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
 
   app.use(healthRoutes(deps));
   // Aggregate figures only (no user's data); behind METRICS_TOKEN when set. No rate limit: Prometheus scrapes it.
-  app.get('/metrics', metricsRoute(apiMetrics.registry, config.METRICS_TOKEN));
+  app.get('/metrics', metricsRoute(apiMetrics.registry, config.METRICS_TOKEN, deps.inProcessWorker));
   app.use(tasksRoutes({ config, sessions, watchers: new Watchers(redis) }));
   app.use(recordingsRoutes({ config, store, auth, redis }));
   app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser, body: json }));

@@ -15,9 +15,39 @@ export function metricsAllowed(authorization: string | undefined, token: string 
 
 const UNAUTHORIZED = { success: false, error: 'Metrics token required', code: 'UNAUTHORIZED', message: 'Metrics token required' };
 
-/** The registry's text, and the text of another exporter (the Temporal SDK's) after it when given. */
-async function render(registry: Registry, extra?: string): Promise<string> {
-  const own = await registry.metrics();
+/** The metric families of a text exposition, each with its HELP/TYPE lines and samples. */
+function families(text: string): { name: string; text: string }[] {
+  const out: { name: string; text: string }[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const help = /^# HELP (\S+)/.exec(line);
+    if (help || !out.length) out.push({ name: help?.[1] ?? '', text: '' });
+    out[out.length - 1].text += `${line}\n`;
+  }
+  return out;
+}
+
+/**
+ * The texts of several registries as one exposition: a family already given by an earlier
+ * registry is left out of a later one (the process's default metrics, collected by both the
+ * API's registry and a worker's in one process, appear once).
+ */
+export async function renderAll(registries: Registry[]): Promise<string> {
+  const seen = new Set<string>();
+  let out = '';
+  for (const registry of registries) {
+    for (const family of families(await registry.metrics())) {
+      if (family.name && seen.has(family.name)) continue;
+      seen.add(family.name);
+      out += family.text;
+    }
+  }
+  return out;
+}
+
+/** The registries' text, and the text of another exporter (the Temporal SDK's) after it when given. */
+async function render(registries: Registry[], extra?: string): Promise<string> {
+  const own = await renderAll(registries);
   if (!extra) return own;
   const more = await fetch(extra, { signal: AbortSignal.timeout(2000) })
     .then((r) => (r.ok ? r.text() : ''))
@@ -25,15 +55,19 @@ async function render(registry: Registry, extra?: string): Promise<string> {
   return more ? `${own.trimEnd()}\n${more}` : own;
 }
 
-/** GET /metrics on the API's Express app. */
-export function metricsRoute(registry: Registry, token: string | undefined) {
+/**
+ * GET /metrics on the API's Express app: the API's registry, and when a worker runs in the
+ * same process (ROLE=all) its registry and the Temporal SDK's exporter too, so one scrape
+ * of the one documented port sees everything.
+ */
+export function metricsRoute(registry: Registry, token: string | undefined, worker?: { registry: Registry; temporalUrl?: string }) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (!metricsAllowed(req.get('authorization'), token)) {
       res.status(401).set('WWW-Authenticate', 'Bearer').json(UNAUTHORIZED);
       return;
     }
     try {
-      res.type(registry.contentType).send(await render(registry));
+      res.type(registry.contentType).send(await render(worker ? [registry, worker.registry] : [registry], worker?.temporalUrl));
     } catch (err) {
       next(err);
     }
@@ -55,7 +89,7 @@ export async function startMetricsServer(opts: { registry: Registry; host: strin
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify(UNAUTHORIZED));
       return;
     }
-    render(opts.registry, opts.temporalUrl).then(
+    render([opts.registry], opts.temporalUrl).then(
       (text) => res.writeHead(200, { 'content-type': opts.registry.contentType }).end(text),
       (err: unknown) => {
         opts.logger.warn({ err }, 'metrics failed');

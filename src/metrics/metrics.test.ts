@@ -2,7 +2,7 @@ import express from 'express';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiMetrics, errorCode } from './api-metrics';
-import { metricsAllowed, metricsRoute } from './http';
+import { metricsAllowed, metricsRoute, renderAll } from './http';
 import { WorkerMetrics } from './worker-metrics';
 import { temporalMetricsAddress } from './temporal';
 
@@ -90,5 +90,20 @@ describe('API metrics', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('serves a worker of the same process with the API, each family once', async () => {
+    const apiSide = new ApiMetrics();
+    const workerSide = new WorkerMetrics();
+    workerSide.tasks.inc({ outcome: 'task_completed' });
+    workerSide.steps.observe({ outcome: 'done' }, 0.5);
+    const text = await renderAll([apiSide.registry, workerSide.registry]);
+    expect(sample(text, 'browser_agent_tasks_total{outcome="task_completed"}')).toBe(1);
+    expect(sample(text, 'browser_agent_step_duration_seconds_count{outcome="done"}')).toBe(1);
+    expect(text).toContain('browser_agent_http_requests_total');
+    // Both registries collect the process's default metrics: each family is given once.
+    const helps = text.split('\n').filter((line) => line.startsWith('# HELP '));
+    expect(new Set(helps).size).toBe(helps.length);
+    expect(helps.filter((line) => line.startsWith('# HELP browser_agent_process_cpu_seconds_total '))).toHaveLength(1);
   });
 });

@@ -57,6 +57,11 @@ describe('metrics', () => {
     expect(worker.text).toMatch(/^temporal_\w+/m);
 
     const apiAfter = await scrape(`${base()}/metrics`);
+    // The test service runs ROLE=all: its one /metrics carries the worker's figures too.
+    expect(moved(apiBefore, apiAfter.samples, 'browser_agent_tasks_total{outcome="task_completed"}')).toBeGreaterThanOrEqual(1);
+    expect(moved(apiBefore, apiAfter.samples, 'browser_agent_step_duration_seconds_count{outcome="done"}')).toBeGreaterThanOrEqual(1);
+    expect(moved(apiBefore, apiAfter.samples, 'browser_agent_model_tokens_total{model="scripted-model",kind="input"}')).toBeGreaterThanOrEqual(1000);
+    expect(apiAfter.text).toMatch(/^temporal_\w+/m);
     expect(moved(apiBefore, apiAfter.samples, 'browser_agent_http_requests_total{method="POST",status="200"}')).toBeGreaterThanOrEqual(1);
     expect(moved(apiBefore, apiAfter.samples, 'browser_agent_http_errors_total{code="MISSING_REQUIRED_FIELD"}')).toBeGreaterThanOrEqual(1);
     expect(apiAfter.samples.has('browser_agent_live_sessions')).toBe(true);
