@@ -63,6 +63,18 @@ export class SessionsService {
     return this.deps.temporal.workflow.getHandle(sessionWorkflowId(sessionId));
   }
 
+  /**
+   * An explicit reachOutMode other than `off` needs someone to reach: an environment of the
+   * user's with a chat connection (decisions.md). Left out, the default applies silently.
+   */
+  private async assertChatReachable(user: UserRecord, environmentId: string | null | undefined, mode: string): Promise<void> {
+    const why = 'needs an environment with a chat connection (environmentId, and PUT /environments/{id}/chat)';
+    if (!environmentId) throw new InvalidParameterError('reachOutMode', mode, `reachOutMode ${mode} ${why}; none is given`);
+    const environment = await this.deps.store.environments.get(environmentId, user._id);
+    // An environment that is not the user's is answered 404 where the session is admitted.
+    if (environment && !environment.chat) throw new InvalidParameterError('reachOutMode', mode, `reachOutMode ${mode} ${why}; environment ${environmentId} has none`);
+  }
+
   viewToken(sessionId: string): string {
     return sessionViewToken(linkSecret(this.deps.config), sessionId);
   }
@@ -79,11 +91,12 @@ export class SessionsService {
   }
 
   /** Starts a session workflow and waits until it holds a browser. */
-  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; policyId?: string | null; proxy?: ProxyInput | null; reachOutMode?: 'off' | 'guardrail_only' | 'full'; singleTask?: boolean } = {}): Promise<StartedSession> {
+  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; policyId?: string | null; proxy?: ProxyInput | null; reachOutMode?: 'off' | 'guardrail_only' | 'full'; reachOutModeGiven?: boolean; singleTask?: boolean } = {}): Promise<StartedSession> {
     const { store, registry, config, temporal, logger } = this.deps;
     this.assertBalance(user);
     if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
     if (attach.policyId && !(await store.policies.get(attach.policyId, user._id))) throw new NotFoundError('POLICY_NOT_FOUND', 'Policy not found');
+    if (attach.reachOutModeGiven && attach.reachOutMode && attach.reachOutMode !== 'off') await this.assertChatReachable(user, attach.environmentId, attach.reachOutMode);
     const proxy = attach.proxy ? sessionProxy(attach.proxy, config) : undefined;
     const replay = await this.replaySource(user, task?.replayOf, 'task.replayOf');
     if (task) task = await this.withReplayedAsk(user, task, replay);
@@ -246,7 +259,19 @@ export class SessionsService {
 
   async changeState(user: UserRecord, sessionId: string, newState: 'pause' | 'resume' | 'stop' | 'terminate'): Promise<string> {
     await this.ownedSession(user, sessionId);
-    return this.update(sessionId, () => this.handle(sessionId).executeUpdate(stateUpdate, { args: [{ newState }] }));
+    const answer = await this.update(sessionId, () => this.handle(sessionId).executeUpdate(stateUpdate, { args: [{ newState }] }));
+    // Answered once the session has given back its slot and profile lock as it ended, so the
+    // user's next start does not meet a slot still held by a session the answer called ended.
+    if (newState === 'terminate') await this.ended(sessionId, SESSION_END_WAIT_MS);
+    return answer;
+  }
+
+  /** Waits (at most `ms`) for the session's workflow to close. */
+  private async ended(sessionId: string, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const closed = this.handle(sessionId).result().then(() => undefined, () => undefined);
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
   }
 
   async answerGuardrail(user: UserRecord, sessionId: string, prompt: string): Promise<string> {
@@ -317,6 +342,9 @@ export function updateRejection(err: unknown): ServiceError | null {
   }
   return null;
 }
+
+/** How long a terminate waits for the session to give back its slot before it answers anyway. */
+const SESSION_END_WAIT_MS = 10_000;
 
 const instanceUnavailable = () => new ServiceError('INSTANCE_UNAVAILABLE', "The session's browser instance is unavailable; it is being restored on another instance, try again shortly");
 

@@ -209,7 +209,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
     (args, extra) =>
       run(async () => {
         await countStart();
-        const started = await sessions.start(await freshUser(), undefined, { environmentId: args.environmentId ?? null, profileId: args.profileId ?? null });
+        const started = await sessions.start(await freshUser(), undefined, { environmentId: args.environmentId ?? null, profileId: args.profileId ?? null, policyId: args.policyId ?? null, reachOutMode: args.reachOutMode, reachOutModeGiven: args.reachOutMode !== undefined });
         const token = sessions.viewToken(started.sessionId);
         const body = {
           success: true,

@@ -16,7 +16,10 @@ export const browserTaskInput = taskFields.extend({
   environmentId: startSessionSchema.shape.environmentId,
 });
 
-export const createSessionInput = startSessionSchema.pick({ environmentId: true, profileId: true, policyId: true, reachOutMode: true });
+export const createSessionInput = startSessionSchema.pick({ environmentId: true, profileId: true, policyId: true }).extend({
+  // Left out, the session's default applies silently; given, it needs a chat connection.
+  reachOutMode: z.enum(['off', 'guardrail_only', 'full']).optional().describe('Who is told when the agent needs a human: off, guardrail_only (default), full; needs an environment with a chat connection'),
+});
 
 export const sendTaskInput = taskFields.extend({ sessionId, prompt });
 

@@ -41,7 +41,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     const body = parseRequest(startSessionSchema, req.body ?? {});
     assertPromptGiven(body.task, 'task.prompt');
     await assertOutputSchemaUsable(body.task, 'task.');
-    const started = await sessions.start(currentUser(req), body.task, body);
+    const started = await sessions.start(currentUser(req), body.task, { ...body, reachOutModeGiven: reachOutModeGiven(req.body) });
     send(res, R.sessionResourceSchema, 200, {
       ...sessionResource(started.sessionId, started.balance, body.task?.prompt ?? '', started.taskId ? 'Session started; the task is running' : 'Session started'),
       ...(started.taskId ? { taskId: started.taskId } : {}),
@@ -52,7 +52,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     const body = parseRunTask((req.body ?? {}) as Record<string, unknown>);
     assertPromptGiven(body.task, 'task.prompt');
     await assertOutputSchemaUsable(body.task, 'task.');
-    const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true }, { ...body, singleTask: true });
+    const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true }, { ...body, reachOutModeGiven: reachOutModeGiven(req.body), singleTask: true });
     const answer = await deps.messages.inlineAnswer(started.sessionId, started.taskId!);
     res.status(answer.status).json(answer.body);
   });
@@ -81,4 +81,9 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
   });
 
   return router;
+}
+
+/** Whether the request names reachOutMode itself (null counts as left out, like the other defaults). */
+export function reachOutModeGiven(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as Record<string, unknown>).reachOutMode != null;
 }
