@@ -29,7 +29,12 @@ export function createMessageHandler(deps: { config: Config; sessions: SessionsS
 
   return {
     inlineAnswer,
-    async handle(user: UserRecord, sessionId: string, message: unknown): Promise<MessageAnswer> {
+    /**
+     * `over: 'socket'`: the message came on the session's own live channel, which the end of
+     * the session closes; a terminate is then answered at once (the channel's end_session
+     * follows once the slot is given back) instead of after the end.
+     */
+    async handle(user: UserRecord, sessionId: string, message: unknown, over: 'http' | 'socket' = 'http'): Promise<MessageAnswer> {
       const { actionType } = parseRequest(messageEnvelopeSchema, message, 'message.');
       switch (actionType) {
         case 'newTask': {
@@ -41,7 +46,7 @@ export function createMessageHandler(deps: { config: Config; sessions: SessionsS
         }
         case 'state': {
           const { newState } = parseRequest(stateMessageSchema, message, 'message.');
-          return { status: 200, body: { success: true, message: await sessions.changeState(user, sessionId, newState) } };
+          return { status: 200, body: { success: true, message: await sessions.changeState(user, sessionId, newState, { awaitEnd: over === 'http' }) } };
         }
         case 'guardrail': {
           const { prompt } = parseRequest(guardrailMessageSchema, message, 'message.');

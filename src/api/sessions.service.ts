@@ -257,12 +257,12 @@ export class SessionsService {
     }
   }
 
-  async changeState(user: UserRecord, sessionId: string, newState: 'pause' | 'resume' | 'stop' | 'terminate'): Promise<string> {
+  async changeState(user: UserRecord, sessionId: string, newState: 'pause' | 'resume' | 'stop' | 'terminate', opts: { awaitEnd?: boolean } = {}): Promise<string> {
     await this.ownedSession(user, sessionId);
     const answer = await this.update(sessionId, () => this.handle(sessionId).executeUpdate(stateUpdate, { args: [{ newState }] }));
     // Answered once the session has given back its slot and profile lock as it ended, so the
     // user's next start does not meet a slot still held by a session the answer called ended.
-    if (newState === 'terminate') await this.ended(sessionId, SESSION_END_WAIT_MS);
+    if (newState === 'terminate' && opts.awaitEnd !== false) await this.ended(sessionId, SESSION_END_WAIT_MS);
     return answer;
   }
 

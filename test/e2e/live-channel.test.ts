@@ -87,6 +87,16 @@ describe('the live channel', () => {
     expect(lateSeqs).toEqual([...lateSeqs].sort((a, b) => a - b));
     expect(late.received.some((r) => r.payload.type === 'task_completed' && r.payload.data.message === 'from the socket')).toBe(true);
     await waitFor(async () => !late.socket.connected, 5000);
+    // A client that had everything hears the end again, with the seq and time it was published at.
+    const caughtUp = await connectSession(base(), { sessionId: s.sessionId, lastSeq: end.payload.seq });
+    const endAgain = await caughtUp.waitFor((r) => r.event === 'end_session');
+    expect(endAgain.payload).toEqual(end.payload);
+    expect(endAgain.payload.timestamp).toEqual(expect.any(Number));
+    // Every event a client received carries seq and timestamp; connection-local errors (answers to that socket, not part of the timeline) a timestamp.
+    for (const r of [...live.received, ...late.received, ...caughtUp.received]) {
+      if (r.event === 'error') expect([r.event, typeof r.payload.timestamp]).toEqual(['error', 'number']);
+      else expect([r.event, typeof r.payload.seq, typeof r.payload.timestamp]).toEqual([r.event, 'number', 'number']);
+    }
   });
 
   it('hands the browser to a human and back: takeover pauses, clicks, typing and keys land, release resumes', async () => {

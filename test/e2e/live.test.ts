@@ -199,8 +199,10 @@ describe('the live view', () => {
       await viewer.goto(s.streaming.webViewURL);
       await viewer.waitForFunction(() => (document.getElementById('screen') as HTMLImageElement).naturalWidth === 1024, null, { timeout: 15_000 });
       expect(await viewer.locator('#screen').evaluate((el: HTMLImageElement) => el.naturalHeight)).toBe(600);
-      // the first task's events are replayed into the log
+      // the first task's events are replayed into the log, dated when they happened (before this viewer connected)
       await waitFor(async () => /task_completed\s*opened/.test(await logText(viewer)), 10_000);
+      const dated = async (type: string) => Date.parse((await viewer.locator(`#log [data-type="${type}"] time`).first().getAttribute('datetime')) ?? '');
+      expect(await dated('task_completed')).toBeLessThan(await dated('connection'));
 
       await viewer.click('#takeover');
       await viewer.waitForFunction(() => document.getElementById('takeover')!.textContent === 'Release', null, { timeout: 10_000 });

@@ -86,13 +86,17 @@ export function renderViewPage(opts: { sessionId: string; token: string; control
   var ended = false;
   var lastSeq = 0;
 
-  function addLog(kind, text) {
+  // Each entry is dated by the event's own time (a replayed event by when it happened, not
+  // when it arrived); the page's own entries (connected, disconnected) by now.
+  function addLog(kind, text, at) {
     var atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
     var row = document.createElement('div');
     row.className = 'entry ' + kind;
     row.setAttribute('data-type', kind);
     var time = document.createElement('time');
-    time.textContent = new Date().toLocaleTimeString();
+    var when = typeof at === 'number' && isFinite(at) ? new Date(at) : new Date();
+    time.textContent = when.toLocaleTimeString();
+    time.setAttribute('datetime', when.toISOString());
     var label = document.createElement('b');
     label.textContent = kind;
     row.appendChild(time);
@@ -163,19 +167,19 @@ export function renderViewPage(opts: { sessionId: string; token: string; control
   });
   socket.on('message', function (m) {
     if (!fresh(m)) return;
-    addLog(m.type || 'message', describe(m));
+    addLog(m.type || 'message', describe(m), m.timestamp);
     // Control taken or released (through the API, a socket or another viewer): follow it.
     var control = m.type === 'response_update' && m.data && m.data.control;
     if (control && !ended && m.seq > config.controlSeq) setTaken(control === 'manual');
   });
-  socket.on('error', function (e) { addLog('error', (e && e.code ? e.code + ': ' : '') + (e && (e.message || e.error))); });
+  socket.on('error', function (e) { addLog('error', (e && e.code ? e.code + ': ' : '') + (e && (e.message || e.error)), e && e.timestamp); });
   socket.on('end_session', function (m) {
     if (!fresh(m)) return;
-    addLog('end_session', 'session ended: ' + (m && m.reason));
+    addLog('end_session', 'session ended: ' + (m && m.reason), m && m.timestamp);
     endView('session ended (' + (m && m.reason) + ')');
   });
-  socket.on('instance:disconnected', function (m) { if (fresh(m)) addLog('connection', 'browser instance lost; waiting for it to be restored'); });
-  socket.on('instance:reconnected', function (m) { if (fresh(m)) addLog('connection', 'browser instance restored'); });
+  socket.on('instance:disconnected', function (m) { if (fresh(m)) addLog('connection', 'browser instance lost; waiting for it to be restored', m && m.timestamp); });
+  socket.on('instance:reconnected', function (m) { if (fresh(m)) addLog('connection', 'browser instance restored', m && m.timestamp); });
 
   // ---- manual control; actions go out one at a time, in order ----
   var queue = Promise.resolve();

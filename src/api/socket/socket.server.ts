@@ -22,6 +22,8 @@ interface SocketData {
   slots: string[];
   /** Set when the session had ended at connect: the socket only replays its last events. */
   endReason?: string;
+  /** When the session ended (Unix ms), with endReason. */
+  endedAt?: number;
 }
 
 export type SocketLimits = Pick<Config, 'SOCKET_MAX_PER_SESSION' | 'SOCKET_MAX_PER_ADDRESS' | 'SOCKET_REPLAY_MAX_EVENTS' | 'SOCKET_REPLAYS_PER_MINUTE'>;
@@ -98,7 +100,7 @@ export function attachSocketServer(deps: {
         return next(refused(`Too many connections from this address: at most ${limits.SOCKET_MAX_PER_ADDRESS} at once`, { code: 'TOO_MANY_CONNECTIONS', scope: 'address', limit: limits.SOCKET_MAX_PER_ADDRESS }));
       }
       taken.push(addressKey(address));
-      socket.data = { sessionId, userId: session.userId, address, slots: taken, ...(ended ? { endReason: session.endReason ?? session.status } : {}) };
+      socket.data = { sessionId, userId: session.userId, address, slots: taken, ...(ended ? { endReason: session.endReason ?? session.status, endedAt: (session.endedAt ?? session.updatedAt).getTime() } : {}) };
       next();
     } catch (err) {
       release({ slots: taken }, socket.id);
@@ -137,7 +139,7 @@ export function attachSocketServer(deps: {
       if (socket.data.endReason !== undefined) {
         // An ended session: its timeline is all there is; it ends with end_session.
         if (truncated) socket.emit('error', replayTruncated(sent, limits.SOCKET_REPLAY_MAX_EVENTS));
-        else if (!endReplayed) socket.emit('end_session', { reason: socket.data.endReason, sessionId });
+        else if (!endReplayed) socket.emit('end_session', await storedEnd(store, sessionId, socket.data.endReason, socket.data.endedAt ?? Date.now()));
         socket.disconnect(true);
         return;
       }
@@ -153,13 +155,13 @@ export function attachSocketServer(deps: {
       try {
         const user = await store.users.get(socket.data.userId);
         if (!user || user.status !== 'active') throw new ServiceError('ACCOUNT_DEACTIVATED', 'Account is deactivated');
-        answer = (await messages.handle(user, sessionId, body)).body;
+        answer = (await messages.handle(user, sessionId, body, 'socket')).body;
       } catch (err) {
         const e = isServiceError(err) ? err : new ServiceError('INTERNAL_ERROR', 'Internal server error');
         if (!isServiceError(err)) log.error({ err }, 'socket message failed');
         answer = e.toBody();
         // Without an acknowledgement the service error comes as the channel's `error` event.
-        if (typeof ack !== 'function') socket.emit('error', answer);
+        if (typeof ack !== 'function') socket.emit('error', { ...answer, timestamp: Date.now() });
       }
       if (typeof ack === 'function') ack(answer);
     });
@@ -173,9 +175,21 @@ export function attachSocketServer(deps: {
   return io;
 }
 
+/**
+ * The end_session of an ended session as its timeline holds it (with its seq and timestamp),
+ * for a client that reconnects after it; the timeline's last event is the end. When the
+ * timeline no longer has it, the end is told at the last seq known, dated by the session's end.
+ */
+async function storedEnd(store: Store, sessionId: string, reason: string, endedAt: number): Promise<Record<string, unknown>> {
+  const latest = await store.events.latestSeq(sessionId);
+  const [last] = latest > 0 ? await store.events.after(sessionId, latest - 1, 1) : [];
+  if (last?.event === 'end_session') return wireEvent(last);
+  return { reason, sessionId, seq: latest, timestamp: endedAt };
+}
+
 /** The service error telling a client that its replay stopped short, and where to go on from. */
 function replayTruncated(lastSeq: number, max: number): Record<string, unknown> {
-  return new ServiceError('REPLAY_TRUNCATED', `Only ${max} missed events are replayed to one connection; connect again with auth.lastSeq ${lastSeq} for the next ones`, { lastSeq, limit: max }).toBody();
+  return { ...new ServiceError('REPLAY_TRUNCATED', `Only ${max} missed events are replayed to one connection; connect again with auth.lastSeq ${lastSeq} for the next ones`, { lastSeq, limit: max }).toBody(), timestamp: Date.now() };
 }
 
 /** A handshake asks for a replay with a whole auth.lastSeq >= 0. */
