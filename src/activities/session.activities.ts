@@ -127,10 +127,12 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       if (!TERMINAL_TASK_STATUSES.includes(task.status)) throw new Error(`task ${task.taskId} is not finished`);
       const { balance, charged } = await store.users.chargeTask(userId, task.taskId, task.usage.cost);
       workerMetrics.taskEnded(task, charged);
-      await store.tasks.save(userId, task);
-      logger.info({ sessionId: task.sessionId, taskId: task.taskId, status: task.status, cost: task.usage.cost, charged }, 'task finished');
+      // The event first, the record last: the API answers an end once the record holds it
+      // (read your writes), and by then the timeline has the end too.
       const stored = task.status === 'task_completed' ? await store.tasks.get(task.sessionId, task.taskId) : null;
       await events.message(task.sessionId, completionEvent(config, { ...task, files: stored?.files, network: stored?.network }));
+      await store.tasks.save(userId, task);
+      logger.info({ sessionId: task.sessionId, taskId: task.taskId, status: task.status, cost: task.usage.cost, charged }, 'task finished');
       return { balance };
     },
 

@@ -248,12 +248,24 @@ export class SessionsService {
     try {
       const outcome = await this.handle(sessionId).executeUpdate(awaitTaskUpdate, { args: [{ taskId, timeoutMs }] });
       if (!outcome || !TERMINAL_TASK_STATUSES.includes(outcome.status)) return outcome;
-      const stored = await this.deps.store.tasks.get(sessionId, taskId);
+      // Read your writes: the end is answered once it is stored (the completion event is
+      // published before the record is saved), so every later read sees it.
+      const stored = await this.storedEnd(sessionId, taskId, TASK_RECORD_WAIT_MS);
       return { ...outcome, files: stored?.files, network: stored?.network };
     } catch (err) {
       // The session ended in the meantime: the record holds the outcome.
       if (isClosedWorkflow(err)) return this.deps.store.tasks.get(sessionId, taskId);
       throw err;
+    }
+  }
+
+  /** The task's stored record once it holds an end (at most `ms` waited; the record as it is then). */
+  private async storedEnd(sessionId: string, taskId: string, ms: number): Promise<TaskView | null> {
+    const deadline = Date.now() + ms;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
+      const stored = await this.deps.store.tasks.get(sessionId, taskId);
+      if ((stored && TERMINAL_TASK_STATUSES.includes(stored.status)) || Date.now() >= deadline) return stored;
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
