@@ -112,6 +112,43 @@ start_bg() {
   log "starting $name (log: $logf)"
   setsid "$@" >>"$logf" 2>&1 < /dev/null &
   echo $! >"$pidf"
+  # A caller that stops only what it started (npm start) gets each pid with its start time.
+  [ -n "${STARTED_PIDS_FILE:-}" ] && echo "$! $(proc_start_time $!) $name" >>"$STARTED_PIDS_FILE"
+  return 0
+}
+
+# proc_start_time PID: when the process started (clock ticks since boot), to tell it from a later process given the same pid.
+proc_start_time() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $20}'; }
+
+# stop_started FILE: stops the processes listed in FILE by start_bg (pid, start time, name)
+# that are still those processes (a pid since given to another process is left alone), then
+# removes FILE.
+stop_started() {
+  local file="$1" pid started name
+  [ -f "$file" ] || return 0
+  while read -r pid started name; do
+    [ -n "$pid" ] || continue
+    kill -0 "$pid" 2>/dev/null || continue
+    [ "$(proc_start_time "$pid")" = "$started" ] || continue
+    log "stopping $name (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done <"$file"
+  rm -f "$file"
+}
+
+# hold_lock FD FILE WHAT: takes an exclusive lock on FILE through file descriptor FD, saying
+# that it waits when another holds it (npm start's start-up and clean-up of one data
+# directory or one set of ports never overlap).
+hold_lock() {
+  local fd="$1" file="$2" what="$3"
+  mkdir -p "$(dirname "$file")"
+  eval "exec $fd>\"\$file\""
+  if ! flock -n "$fd"; then
+    log "waiting for $what to finish"
+    flock "$fd"
+  fi
 }
 
 stop_pidfile() { # name pidfile

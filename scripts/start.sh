@@ -8,34 +8,47 @@ export DATA_DIR="${DATA_DIR:-$ROOT/.data}"
 ensure_node_modules
 ensure_build
 
-started_infra=""
-if [ -z "${TEMPORAL_ADDRESS:-}${MONGODB_URL:-}${REDIS_URL:-}" ]; then
-  bash "$ROOT/scripts/infra.sh" up
-  started_infra=1
-else
-  log "using the external services given by TEMPORAL_ADDRESS / MONGODB_URL / REDIS_URL"
-  ensure_system_packages
-fi
+# Start-up and clean-up are serialized per data directory and per Temporal port: a start
+# waits while an earlier npm start still stops its services, instead of racing it (and being
+# stopped by it). Each run stops only the processes it started itself (by pid).
+RUN_DIR="$DATA_DIR/run"
+LOCK_FILES=("$RUN_DIR/npm-start.lock" "$CACHE_DIR/locks/port-${INFRA_TEMPORAL_PORT:-7233}.lock")
+lock_all() { hold_lock 8 "${LOCK_FILES[0]}" "an earlier npm start of $DATA_DIR"; hold_lock 9 "${LOCK_FILES[1]}" "an earlier npm start on these ports"; }
+unlock_all() { flock -u 8 2>/dev/null || true; flock -u 9 2>/dev/null || true; }
+STARTED_PIDS_FILE="$RUN_DIR/started.$$"
+export STARTED_PIDS_FILE
+: >"$STARTED_PIDS_FILE" 2>/dev/null || { mkdir -p "$RUN_DIR"; : >"$STARTED_PIDS_FILE"; }
 
 app_pid=""
-model_pidfile=""
 cleanup() {
   trap - INT TERM EXIT
+  lock_all
   if [ -n "$app_pid" ] && kill -0 "$app_pid" 2>/dev/null; then
     kill -TERM "$app_pid" 2>/dev/null || true
     wait "$app_pid" 2>/dev/null || true
   fi
-  [ -n "$model_pidfile" ] && stop_pidfile "the local model" "$model_pidfile"
-  [ -n "$started_infra" ] && bash "$ROOT/scripts/infra.sh" down
+  stop_started "$STARTED_PIDS_FILE"
+  unlock_all
   exit 0
 }
 trap cleanup INT TERM EXIT
+
+lock_all
+if [ -z "${TEMPORAL_ADDRESS:-}${MONGODB_URL:-}${REDIS_URL:-}" ]; then
+  bash "$ROOT/scripts/infra.sh" up
+  # The service reaches the embedded services on the ports they were started on.
+  export TEMPORAL_ADDRESS="127.0.0.1:${INFRA_TEMPORAL_PORT:-7233}" MONGODB_URL="mongodb://127.0.0.1:${INFRA_FERRETDB_PORT:-27018}/browser_agent" REDIS_URL="redis://127.0.0.1:${INFRA_REDIS_PORT:-6390}"
+else
+  log "using the external services given by TEMPORAL_ADDRESS / MONGODB_URL / REDIS_URL"
+  ensure_system_packages
+fi
 
 # No model configured: the local one (the model role, on loopback), fetched once.
 if uses_local_model; then
   export LLM_PROVIDER=local MODEL_PORT="${MODEL_PORT:-3090}"
   mkdir -p "$DATA_DIR/run" "$DATA_DIR/logs"
   model_pidfile="$DATA_DIR/run/model.pid"
+  # A model an earlier run of this data directory left behind (killed without its clean-up).
   stop_pidfile "the local model left running" "$model_pidfile"
   start_local_model "$MODEL_PORT" "$DATA_DIR/logs/model.log" "$model_pidfile"
   log "model:       local ${LLM_MODEL:-Qwen2.5-Coder-1.5B-Instruct ($DEFAULT_MODEL_PATH)} on 127.0.0.1:$MODEL_PORT (LLM_MODEL=<file.gguf> for another local model; LLM_BASE_URL + LLM_API_KEY + LLM_MODEL, or LLM_PROVIDER=anthropic, for a hosted one)"
@@ -43,6 +56,7 @@ fi
 
 node "$ROOT/dist/main.js" &
 app_pid=$!
+unlock_all
 port="${PORT:-3000}"
 for _ in $(seq 1 120); do
   port_open 127.0.0.1 "$port" && break
