@@ -2159,6 +2159,11 @@ export interface components {
                 summary?: string;
                 reasoning?: string;
                 pictureFileId?: string;
+                /**
+                 * @description Why the step has no picture: unchanged (the page showed what the last picture shows), busy (the worker was short of CPU: every other step), secret_fields, no_page, failed, quota, not_stored
+                 * @enum {string}
+                 */
+                pictureSkipped?: "unchanged" | "busy" | "secret_fields" | "no_page" | "failed" | "quota" | "not_stored";
                 /** @description ISO 8601 date-time */
                 at: string;
             }[];
@@ -2698,7 +2703,7 @@ export interface components {
              */
             policyId?: string | null;
             /**
-             * @default guardrail_only
+             * @description Who is told when the agent needs a human: off, guardrail_only (default), full; needs an environment with a chat connection
              * @enum {string}
              */
             reachOutMode?: "off" | "guardrail_only" | "full";

@@ -32,8 +32,8 @@ function serviceWith(reads: (TaskView | null)[], live: TaskView | null) {
 
 describe('SessionsService.task (polling)', () => {
   it('answers an end seen live with the requests stored before it', async () => {
-    // first read: still running, nothing stored; by the query the task is done and its requests stored
-    const { service, get, executeUpdate } = serviceWith([{ ...base }, { ...base, network }], { ...base, status: 'task_completed', message: 'ok' });
+    // first read: still running, nothing stored; by the query the task is done, and it is answered once its record (with its requests) holds the end
+    const { service, get, executeUpdate } = serviceWith([{ ...base }, { ...base, status: 'task_completed', message: 'ok', network }], { ...base, status: 'task_completed', message: 'ok' });
     const view = await service.task('ses_1', 'task_1');
     expect(view?.status).toBe('task_completed');
     expect(view?.message).toBe('ok');

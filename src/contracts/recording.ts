@@ -56,6 +56,8 @@ export interface RecordedStep {
   reasoning?: string;
   /** The picture of the viewport after the action (a file of the task's owner), when taken. */
   pictureFileId?: string;
+  /** Why the step has no picture, when it has none. */
+  pictureSkipped?: PictureSkip;
   at: string;
 }
 
@@ -71,3 +73,13 @@ export interface TaskRecording {
 export const ARIA_ROLES: ReadonlySet<string> = new Set([
   'button', 'checkbox', 'combobox', 'link', 'listbox', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'radio', 'searchbox', 'slider', 'spinbutton', 'switch', 'tab', 'textbox', 'treeitem', 'gridcell', 'row', 'cell', 'heading', 'img',
 ]);
+
+/**
+ * Why a step has no picture: `unchanged` nothing visible changed since the task's last
+ * picture (the one before shows the page); `busy` the worker's CPU was short and pictures
+ * were taken every other step; `secret_fields` a field holding a secret could not be
+ * covered; `no_page` the page was closed or crashed; `failed` the shot failed or took too
+ * long; `quota` the owner's storage quota was full; `not_stored` storing it failed.
+ */
+export const PICTURE_SKIPS = ['unchanged', 'busy', 'secret_fields', 'no_page', 'failed', 'quota', 'not_stored'] as const;
+export type PictureSkip = (typeof PICTURE_SKIPS)[number];

@@ -3,7 +3,8 @@ import { createLogger } from '../logger';
 import type { BlobInfo, BlobStore } from '../contracts/profiles';
 import type { FilesRepository, NewFileRecord } from '../store/files.repository';
 import { MemoryReservationLedger, StorageQuota } from '../store/storage-quota';
-import { StepPictures } from './pictures';
+import type { Page } from 'playwright-core';
+import { PICTURE_WIDTH, StepPictures } from './pictures';
 
 /** Blobs in memory; each put is one write, each file-record insert one call. */
 function fakeStorage(opts: { limitBytes?: number; failInsertOnCall?: number } = {}) {
@@ -42,7 +43,7 @@ function fakeStorage(opts: { limitBytes?: number; failInsertOnCall?: number } = 
     },
   } as unknown as FilesRepository;
   const quota = new StorageQuota({ usage: store, ledger: new MemoryReservationLedger(), limitBytes: opts.limitBytes ?? 1024 * 1024 });
-  return { blobs, inserts, pictures: new StepPictures({ files, blobs: store, quota, logger: createLogger('silent'), pageOf: () => undefined }) };
+  return { blobs, inserts, pictures: new StepPictures({ files, blobs: store, quota, logger: createLogger('silent'), pageOf: () => undefined, cpuShort: () => false }) };
 }
 
 const owner = (user: string, task: number) => ({ userId: user, sessionId: `ses_${user}_${task}`, taskId: `tsk_${user}_${task}` });
@@ -99,5 +100,56 @@ describe('StepPictures.store', () => {
     expect((await first).size).toBe(1);
     expect(a.size).toBe(1);
     expect(b.size).toBe(0);
+  });
+});
+
+/** A page whose view signature the test sets, counting the shots DevTools was asked for. */
+function fakePage() {
+  const state = { signature: 'a', frames: 1, captures: [] as unknown[] };
+  const frame = { isDetached: () => false, evaluate: async (fn: { name: string }) => (fn.name === 'viewSignature' ? state.signature : 0) };
+  const page = {
+    isClosed: () => false,
+    url: () => 'http://example.test/',
+    viewportSize: () => ({ width: 1024, height: 600 }),
+    frames: () => Array.from({ length: state.frames }, () => frame),
+    mainFrame: () => frame,
+    context: () => ({ newCDPSession: async () => ({ send: async (_method: string, params: unknown) => (state.captures.push(params), { data: Buffer.from('jpeg').toString('base64') }) }) }),
+  };
+  return { page: page as unknown as Page, state };
+}
+
+describe('StepPictures.shoot', () => {
+  const make = (page: Page, short = () => false) => new StepPictures({ files: {} as FilesRepository, blobs: {} as BlobStore, quota: {} as StorageQuota, logger: createLogger('silent'), pageOf: () => page, cpuShort: short });
+
+  it('captures at the width the record page shows, and skips a view that did not change since the task’s last picture', async () => {
+    const { page, state } = fakePage();
+    const pictures = make(page);
+    expect((await pictures.shoot('s', 't1')).jpeg).toBeDefined();
+    expect(state.captures[0]).toMatchObject({ format: 'jpeg', clip: { x: 0, y: 0, width: 1024, height: 600, scale: PICTURE_WIDTH / 1024 } });
+    expect(await pictures.shoot('s', 't1')).toEqual({ skipped: 'unchanged' });
+    state.signature = 'b';
+    expect((await pictures.shoot('s', 't1')).jpeg).toBeDefined();
+    // Another task's first step is always shot, as is a page with frames (they draw on their own).
+    expect((await pictures.shoot('s', 't2')).jpeg).toBeDefined();
+    state.frames = 2;
+    expect((await pictures.shoot('s', 't2')).jpeg).toBeDefined();
+    expect(state.captures).toHaveLength(4);
+  });
+
+  it('takes every other step’s picture while the CPU is short, saying why for the others', async () => {
+    const { page, state } = fakePage();
+    const pictures = make(page, () => true);
+    const answers = [];
+    for (let step = 0; step < 4; step++) {
+      state.signature = `view-${step}`;
+      const shot = await pictures.shoot('s', 't');
+      answers.push(shot.jpeg ? 'picture' : shot.skipped);
+    }
+    expect(answers).toEqual(['picture', 'busy', 'picture', 'busy']);
+  });
+
+  it('says there is no page when the session has none', async () => {
+    const pictures = new StepPictures({ files: {} as FilesRepository, blobs: {} as BlobStore, quota: {} as StorageQuota, logger: createLogger('silent'), pageOf: () => undefined, cpuShort: () => false });
+    expect(await pictures.shoot('gone', 't')).toEqual({ skipped: 'no_page' });
   });
 });

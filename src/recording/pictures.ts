@@ -1,13 +1,16 @@
-import { STATE_KEY } from '../agent/observe/marker';
+import os from 'node:os';
+import { INDEX_ATTRIBUTE, STATE_KEY } from '../agent/observe/marker';
 import type { CDPSession, Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import type { BlobStore } from '../contracts/profiles';
 import type { FilesRepository } from '../store/files.repository';
 import { putWholeManyWithinQuota, type StorageQuota } from '../store/storage-quota';
-import type { StepOwner, StepPictureSource } from './recorder';
+import type { StepOwner, StepPictureSource, StepShot } from './recorder';
 
 /** JPEG quality of a step's picture: enough to see what happened, small enough to keep for every step. */
 const QUALITY = 50;
+/** The record page shows pictures at most this wide: they are captured at this size, not larger. */
+export const PICTURE_WIDTH = 640;
 const SHOT_TIMEOUT_MS = 2_000;
 /** A picture is never larger than this (a viewport at quality 50 is far below). */
 const MAX_PICTURE_BYTES = 2 * 1024 * 1024;
@@ -23,6 +26,58 @@ interface RoundEntry {
 const sessions = new WeakMap<Page, Promise<CDPSession>>();
 
 const COVER_ATTRIBUTE = 'data-agent-cover';
+/** Sessions whose last picture is remembered (far more than a worker holds). */
+const REMEMBERED_SESSIONS = 5_000;
+const WATCH_KEY = '__agentPictureWatch';
+
+/**
+ * Runs in the page's main frame: what the viewport shows, as a string that changes when it
+ * may have changed (the document, the address, the scroll position, the viewport size, and
+ * a count of DOM changes, input, scrolling and focus since the watcher was installed in this
+ * document, on the first call). The service's own marks (element indexes, secret covers)
+ * are not changes.
+ */
+function viewSignature(a: { key: string; ignore: string[] }): string {
+  const holder = window as unknown as Record<string, { id: string; changes: number } | undefined>;
+  let watch = holder[a.key];
+  if (!watch) {
+    // The id tells this document from another at the same address (a reload starts at 0 again).
+    const counter = { id: Math.random().toString(36).slice(2), changes: 0 };
+    holder[a.key] = watch = counter;
+    const ours = (node: Node) => node instanceof Element && a.ignore.some((attr) => node.hasAttribute(attr));
+    new MutationObserver((records) => {
+      for (const r of records) {
+        if (r.type === 'attributes' && a.ignore.includes(r.attributeName ?? '')) continue;
+        if (ours(r.target) || (r.type === 'childList' && [...Array.from(r.addedNodes), ...Array.from(r.removedNodes)].every(ours))) continue;
+        counter.changes++;
+        return;
+      }
+    }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    for (const type of ['input', 'change', 'scroll', 'resize', 'focusin', 'focusout', 'load']) addEventListener(type, () => counter.changes++, true);
+  }
+  return [watch.id, location.href, scrollX, scrollY, innerWidth, innerHeight, document.readyState, watch.changes].join('|');
+}
+
+/** The signature of what the page shows, or null when it cannot be told (child frames, a fresh document, no answer). */
+async function signatureOf(page: Page): Promise<string | null> {
+  // Frames draw on their own: a page that has any is always shot.
+  if (page.frames().length > 1) return null;
+  try {
+    const signature = await Promise.race([
+      page.mainFrame().evaluate(viewSignature, { key: WATCH_KEY, ignore: [INDEX_ATTRIBUTE, COVER_ATTRIBUTE] }),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref()),
+    ]);
+    return signature ? `${page.url()}#${signature}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether this machine's CPU is short: the load of the last minute above `perCore` times its cores. */
+export function cpuShort(perCore: number): boolean {
+  return os.loadavg()[0] > os.availableParallelism() * perCore;
+}
+
 
 /**
  * Runs in each frame: puts a black box over every field that holds or held a secret (password
@@ -86,15 +141,17 @@ async function cover(page: Page, remove: boolean): Promise<boolean> {
  * hold a secret are covered with black boxes first (and uncovered after): a picture never
  * shows a typed secret; a page whose fields could not be covered has no picture.
  */
-async function shoot(page: Page): Promise<Buffer> {
+async function shoot(page: Page): Promise<StepShot> {
   if (!(await cover(page, false))) {
     await cover(page, true);
-    throw new Error('secret fields could not be covered');
+    return { skipped: 'secret_fields' };
   }
   try {
-    return await capture(page);
+    return { jpeg: await capture(page) };
+  } catch {
+    return { skipped: page.isClosed() ? 'no_page' : 'failed' };
   } finally {
-    await cover(page, true);
+    await cover(page, true).catch(() => undefined);
   }
 }
 
@@ -109,7 +166,12 @@ async function capture(page: Page): Promise<Buffer> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('picture timed out')), SHOT_TIMEOUT_MS)));
   try {
-    const shot = await Promise.race([cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: QUALITY, optimizeForSpeed: true }), timeout]);
+    // Captured at the width the record page shows (PICTURE_WIDTH): the compositor draws a
+    // smaller bitmap instead of copying and encoding the full viewport.
+    const viewport = page.viewportSize() ?? (await page.evaluate(() => ({ width: innerWidth, height: innerHeight })));
+    const scale = Math.min(1, PICTURE_WIDTH / Math.max(1, viewport.width));
+    const clip = { x: 0, y: 0, width: viewport.width, height: viewport.height, scale };
+    const shot = await Promise.race([cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: QUALITY, optimizeForSpeed: true, clip }), timeout]);
     return Buffer.from(shot.data, 'base64');
   } finally {
     clearTimeout(timer);
@@ -128,12 +190,54 @@ export class StepPictures implements StepPictureSource {
   private readonly waiting = new Map<string, RoundEntry[]>();
   private readonly writing = new Map<string, Promise<void>>();
 
-  constructor(private readonly deps: { files: FilesRepository; blobs: BlobStore; quota: StorageQuota; logger: Logger; pageOf: (sessionId: string) => Page | undefined }) {}
+  /** Per session: the task, the signature of the page at its last picture, and whether its last step had one. */
+  private readonly last = new Map<string, { taskId: string; signature: string | null; taken: boolean }>();
+  /** Per session: the picture being taken, which the next one waits for. */
+  private readonly shooting = new Map<string, Promise<void>>();
 
-  async shoot(sessionId: string): Promise<Buffer | undefined> {
+  constructor(private readonly deps: { files: FilesRepository; blobs: BlobStore; quota: StorageQuota; logger: Logger; pageOf: (sessionId: string) => Page | undefined; cpuShort: () => boolean }) {}
+
+  /**
+   * The picture of the page after a step of `taskId`, taken now, or why there is none: a
+   * page showing what the task's last picture showed is not shot again, and while the
+   * worker's CPU is short every other step is shot.
+   */
+  shoot(sessionId: string, taskId: string): Promise<StepShot> {
+    // One at a time per session, in the order the steps came: each compares with the one before.
+    const previous = this.shooting.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(() => this.shootNow(sessionId, taskId));
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.shooting.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.shooting.get(sessionId) === settled) this.shooting.delete(sessionId);
+    });
+    return next;
+  }
+
+  private async shootNow(sessionId: string, taskId: string): Promise<StepShot> {
     const page = this.deps.pageOf(sessionId);
-    if (!page || page.isClosed()) return undefined;
-    return shoot(page);
+    if (!page || page.isClosed()) {
+      this.last.delete(sessionId);
+      return { skipped: 'no_page' };
+    }
+    const before = this.last.get(sessionId);
+    const sameTask = before?.taskId === taskId;
+    const signature = await signatureOf(page);
+    if (sameTask && signature !== null && signature === before.signature) return this.note(sessionId, taskId, signature, false, { skipped: 'unchanged' });
+    if (sameTask && before.taken && this.deps.cpuShort()) return this.note(sessionId, taskId, before.signature, false, { skipped: 'busy' });
+    const shot = await shoot(page);
+    return this.note(sessionId, taskId, shot.jpeg ? signature : null, Boolean(shot.jpeg), shot);
+  }
+
+  private note(sessionId: string, taskId: string, signature: string | null, taken: boolean, shot: StepShot): StepShot {
+    // Most recently used last; sessions that ended without another step fall off the front.
+    this.last.delete(sessionId);
+    this.last.set(sessionId, { taskId, signature, taken });
+    if (this.last.size > REMEMBERED_SESSIONS) this.last.delete(this.last.keys().next().value!);
+    return shot;
   }
 
   /**

@@ -1,7 +1,18 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { RecordedStep } from '../contracts/recording';
+import type { PictureSkip, RecordedStep } from '../contracts/recording';
 
 const sign = (secret: string, sessionId: string, taskId: string, expires: number): string => createHmac('sha256', secret).update(`recording:${sessionId}:${taskId}:${expires}`).digest('base64url');
+
+/** What the record page says of a step without a picture. */
+const NO_PICTURE: Record<PictureSkip, string> = {
+  unchanged: 'no picture: the page looked as in the picture before',
+  busy: 'no picture: the worker was busy (pictures every other step)',
+  secret_fields: 'no picture: a secret field could not be covered',
+  no_page: 'no picture: the page was closed',
+  failed: 'no picture',
+  quota: 'no picture: the storage quota was full',
+  not_stored: 'no picture: it could not be stored',
+};
 
 /**
  * The signed token of a task's record page: bound to the session and the task, and valid until
@@ -48,7 +59,9 @@ export function stepTarget(s: RecordedStep): string {
 export function recordPage(opts: { sessionId: string; taskId: string; status: string; steps: RecordedStep[]; pictureUrl: (seq: number) => string }): string {
   const rows = opts.steps
     .map((s) => {
-      const picture = s.pictureFileId ? `<img src="${escapeHtml(opts.pictureUrl(s.seq))}" alt="The page after step ${s.seq + 1}" loading="lazy">` : '<div class="none">no picture</div>';
+      const picture = s.pictureFileId
+        ? `<img src="${escapeHtml(opts.pictureUrl(s.seq))}" alt="The page after step ${s.seq + 1}" loading="lazy">`
+        : `<div class="none" data-skipped="${escapeHtml(s.pictureSkipped ?? '')}">${escapeHtml(NO_PICTURE[s.pictureSkipped ?? 'failed'])}</div>`;
       const words = s.reasoning ? `<p class="reasoning">${escapeHtml(s.reasoning)}</p>` : '';
       const error = s.error ? `<p class="error">${escapeHtml(s.error)}</p>` : '';
       return `<li class="step ${s.outcome}" data-seq="${s.seq}">

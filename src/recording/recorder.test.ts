@@ -48,7 +48,7 @@ function fakePictures(opts: { shootFails?: Set<string>; storeFails?: boolean } =
     async shoot() {
       shots++;
       if (opts.shootFails?.has(String(shots))) throw new Error('page crashed');
-      return Buffer.from(`jpeg-${shots}`);
+      return { jpeg: Buffer.from(`jpeg-${shots}`) };
     },
     async store(_o, list) {
       stores.push(list.map((s) => ({ seq: s.seq, bytes: s.jpeg.length })));
@@ -101,6 +101,7 @@ describe('Recorder', () => {
     ['a', 'b', 'c'].forEach((a) => void recorder.add(owner, step(a)));
     await recorder.settle(owner.taskId);
     expect([...stored.values()].map((s) => s.pictureFileId)).toEqual(['file_0', undefined, 'file_2']);
+    expect([...stored.values()].map((s) => s.pictureSkipped)).toEqual([undefined, 'failed', undefined]);
     expect(pictures.stores[0].map((s) => s.seq)).toEqual([0, 2]);
 
     const broken = fakePictures({ storeFails: true });
@@ -108,9 +109,29 @@ describe('Recorder', () => {
     const recorder2 = new Recorder({ recordings: other.repo, logger, pictures: broken.source, lingerMs: 60_000 });
     ['a', 'b'].forEach((a) => void recorder2.add(owner, step(a)));
     await recorder2.settle(owner.taskId);
-    expect([...other.stored.values()].map((s) => [s.seq, s.pictureFileId])).toEqual([
-      [0, undefined],
-      [1, undefined],
+    expect([...other.stored.values()].map((s) => [s.seq, s.pictureFileId, s.pictureSkipped])).toEqual([
+      [0, undefined, 'not_stored'],
+      [1, undefined, 'not_stored'],
+    ]);
+  });
+
+  it('says why a step has no picture: skipped by the source, or past the quota', async () => {
+    const { repo, stored } = fakeRecordings();
+    const answers = [{ jpeg: Buffer.from('a') }, { skipped: 'unchanged' as const }, { jpeg: Buffer.from('c') }, { skipped: 'busy' as const }];
+    let shot = 0;
+    const source: StepPictureSource = {
+      shoot: async () => answers[shot++],
+      // the quota keeps the first picture only
+      store: async (_o, list) => new Map(list.slice(0, 1).map((s) => [s.seq, `file_${s.seq}`])),
+    };
+    const recorder = new Recorder({ recordings: repo, logger, pictures: source, lingerMs: 60_000 });
+    ['a', 'b', 'c', 'd'].forEach((a) => void recorder.add(owner, step(a)));
+    await recorder.settle(owner.taskId);
+    expect([...stored.values()].map((s) => [s.pictureFileId, s.pictureSkipped])).toEqual([
+      ['file_0', undefined],
+      [undefined, 'unchanged'],
+      [undefined, 'quota'],
+      [undefined, 'busy'],
     ]);
   });
 

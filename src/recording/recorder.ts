@@ -1,13 +1,19 @@
 import type { Logger } from '../logger';
 import type { RecordingHeader, RecordingsRepository } from '../store/recordings.repository';
-import type { RecordedStep } from '../contracts/recording';
+import type { PictureSkip, RecordedStep } from '../contracts/recording';
 
 export type NewStep = Omit<RecordedStep, 'seq' | 'at'>;
 
+/** A step's picture, or why there is none. */
+export interface StepShot {
+  jpeg?: Buffer;
+  skipped?: PictureSkip;
+}
+
 /** Pictures of the page after each step (src/recording/pictures.ts). */
 export interface StepPictureSource {
-  /** The page of the session as it is now; undefined when it cannot be shot. */
-  shoot(sessionId: string): Promise<Buffer | undefined>;
+  /** The page of the session as it is now, after a step of the task, or why there is no picture. */
+  shoot(sessionId: string, taskId: string): Promise<StepShot>;
   /** Stores pictures of steps of one task: the file of each stored one, by the step's place. */
   store(owner: StepOwner, shots: { seq: number; jpeg: Buffer }[]): Promise<Map<number, string>>;
 }
@@ -76,14 +82,19 @@ export class Recorder {
    */
   add(owner: StepOwner, step: NewStep): Promise<RecordedStep | undefined> {
     const at = new Date().toISOString();
-    const shot = this.deps.pictures?.shoot(owner.sessionId).catch((err: unknown) => {
+    const shot = this.deps.pictures?.shoot(owner.sessionId, owner.taskId).catch((err: unknown): StepShot => {
       this.deps.logger.debug({ sessionId: owner.sessionId, taskId: owner.taskId, err: String(err) }, 'no picture of the step');
-      return undefined;
+      return { skipped: 'failed' };
     });
     const placed = this.place(owner.taskId);
     let done!: (stored: RecordedStep | undefined) => void;
     const work = new Promise<RecordedStep | undefined>((resolve) => (done = resolve));
-    const ready = (async () => ({ step: { seq: await placed, ...step, at } as RecordedStep, jpeg: await shot }))();
+    const ready = (async () => {
+      const picture = await shot;
+      const recorded = { seq: await placed, ...step, at } as RecordedStep;
+      if (picture?.skipped) recorded.pictureSkipped = picture.skipped;
+      return { step: recorded, jpeg: picture?.jpeg };
+    })();
     const queue = this.queueOf(owner);
     queue.entries.push({ ready, done });
     if (queue.entries.length >= this.maxBatch) this.flush(queue);
@@ -164,11 +175,14 @@ export class Recorder {
       try {
         const files = await this.deps.pictures.store(owner, shots);
         for (const i of items) {
+          if (!i.jpeg) continue;
           const fileId = files.get(i.step.seq);
           if (fileId) i.step.pictureFileId = fileId;
+          else i.step.pictureSkipped = 'quota';
         }
       } catch (err) {
         this.deps.logger.warn({ ...log, err: String(err) }, 'step pictures not stored');
+        for (const i of items) if (i.jpeg) i.step.pictureSkipped = 'not_stored';
       }
     }
     let stored = 0;

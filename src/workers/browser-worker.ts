@@ -1,5 +1,5 @@
 import { Recorder } from '../recording/recorder';
-import { StepPictures } from '../recording/pictures';
+import { cpuShort, StepPictures } from '../recording/pictures';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -130,7 +130,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     },
     logger,
   );
-  const pictures = new StepPictures({ files: store.files, blobs, quota: store.quota, logger, pageOf: (sessionId) => pool.get(sessionId)?.page });
+  const pictures = new StepPictures({ files: store.files, blobs, quota: store.quota, logger, pageOf: (sessionId) => pool.get(sessionId)?.page, cpuShort: () => cpuShort(config.STEP_PICTURES_LOAD_LIMIT) });
   const recorder = new Recorder({ recordings: store.recordings, logger, ...(config.STEP_PICTURES ? { pictures } : {}) });
   const agent = new AgentRunner(pool, {
     files: storedFiles,

@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { MongoClient, type Db } from 'mongodb';
 import { chromium } from 'playwright-core';
+import jpeg from 'jpeg-js';
 import { api, waitFor } from '../support/http';
 import { allowedPort } from '../support/ports';
 import { recordedRequests, registerScript } from '../support/scripted-model';
@@ -406,6 +407,44 @@ describe('recordings and replays', () => {
     }
   }, 240_000);
 
+  it('takes each picture after its step, at 640 px, and says so for a step that changed nothing visible', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('paint');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { tool: 'click_element', args: { index: { ref: 'Paint' } } },
+        { tool: 'wait', args: { seconds: 0.2 } },
+        { tool: 'click_element', args: { index: { ref: 'Paint' } } },
+        { tool: 'done', args: { message: 'painted' } },
+      ],
+    });
+    const done = await finished(await runTask(key, { prompt: `${t} paint twice`, startingUrl: `${process.env.TEST_FIXTURES_URL}/paint.html` }));
+    expect(done.status).toBe('task_completed');
+    const rec = (await recording(key, done.sessionId, done.taskId)).body;
+    expect(rec.steps.map((s: any) => [s.action, typeof s.pictureFileId, s.pictureSkipped])).toEqual([
+      ['click_element', 'string', undefined],
+      ['wait', 'undefined', 'unchanged'],
+      ['click_element', 'string', undefined],
+      ['done', 'undefined', 'unchanged'],
+    ]);
+    // Each picture shows the page after its own step: red after the first click, blue after the second.
+    const colourOf = async (seq: number) => {
+      const res = await fetch(`${rec.pageUrl.split('?')[0]}/pictures/${seq}?${rec.pageUrl.split('?')[1]}`);
+      expect(res.status).toBe(200);
+      const image = jpeg.decode(Buffer.from(await res.arrayBuffer()), { useTArray: true });
+      const at = (image.width * Math.floor(image.height * 0.75) + Math.floor(image.width * 0.75)) * 4;
+      return { width: image.width, rgb: [image.data[at], image.data[at + 1], image.data[at + 2]] };
+    };
+    const first = await colourOf(0);
+    const second = await colourOf(2);
+    expect(first.width).toBe(640);
+    expect(first.rgb[0]).toBeGreaterThan(180);
+    expect(first.rgb[2]).toBeLessThan(60);
+    expect(second.rgb[2]).toBeGreaterThan(180);
+    expect(second.rgb[0]).toBeLessThan(60);
+  });
+
   it('shows a picture of the page after each step on a signed record page', async () => {
     site.changed = false;
     const { apiKey: key, userId } = await createUser();
@@ -423,12 +462,18 @@ describe('recordings and replays', () => {
     expect(done.status).toBe('task_completed');
     const rec = (await recording(key, done.sessionId, done.taskId)).body;
     expect(rec.steps).toHaveLength(4);
-    expect(rec.steps.every((s: any) => typeof s.pictureFileId === 'string')).toBe(true);
+    // done changed nothing on the page: the click's picture shows it, and the step says so.
+    expect(rec.steps.map((s: any) => [s.action, typeof s.pictureFileId, s.pictureSkipped])).toEqual([
+      ['input_text', 'string', undefined],
+      ['input_text', 'string', undefined],
+      ['click_element', 'string', undefined],
+      ['done', 'undefined', 'unchanged'],
+    ]);
     expect(rec.pageUrl).toMatch(new RegExp(`/recordings/${done.sessionId}/${done.taskId}\\?token=`));
 
     // The pictures are the owner's files, counted in the owner's storage and expiring like downloads; not listed with the user's files.
     const pictures = await db.collection<any>('files').find({ userId, kind: 'picture', taskId: done.taskId }).toArray();
-    expect(pictures).toHaveLength(4);
+    expect(pictures).toHaveLength(3);
     expect(pictures.every((p) => p.contentType === 'image/jpeg' && p.size > 1000 && p.expiresAt instanceof Date)).toBe(true);
     console.log(`step pictures: ${pictures.map((p) => p.size).join(', ')} bytes`);
     const listed = await api(base(), 'GET', '/files', { key });
@@ -440,7 +485,8 @@ describe('recordings and replays', () => {
       const opened = await page.goto(rec.pageUrl);
       expect(opened?.status()).toBe(200);
       expect(opened?.headers()['content-security-policy']).toContain("default-src 'none'");
-      await page.waitForFunction(() => Array.from(document.images).length === 4 && Array.from(document.images).every((i) => i.complete && i.naturalWidth > 0), null, { timeout: 15_000 });
+      await page.waitForFunction(() => Array.from(document.images).length === 3 && Array.from(document.images).every((i) => i.complete && i.naturalWidth > 0), null, { timeout: 15_000 });
+      expect(await page.locator('.none[data-skipped="unchanged"]').innerText()).toMatch(/looked as in the picture before/);
       const captions = await page.locator('.caption').allInnerTexts();
       expect(captions).toHaveLength(4);
       expect(captions[0]).toContain('input_text');
@@ -453,8 +499,9 @@ describe('recordings and replays', () => {
       const html = await page.content();
       expect(html).not.toContain(PASSWORD);
       expect(captions.join('\n')).not.toContain(PASSWORD);
+      // Captured at the width the page shows them (640 px for a 1024 px viewport), not larger.
       const width = await page.evaluate(() => document.images[0].naturalWidth);
-      expect(width).toBeGreaterThan(500);
+      expect(width).toBe(640);
     } finally {
       await browser.close();
     }
@@ -478,7 +525,7 @@ describe('recordings and replays', () => {
     expect((await fetch(picture.url)).status).toBe(200);
     const deleted = await api(base(), 'DELETE', recordingPath, { key });
     expect(deleted.status).toBe(200);
-    expect(deleted.body).toEqual({ success: true, sessionId: done.sessionId, taskId: done.taskId, deletedSteps: 4, deletedPictures: 4 });
+    expect(deleted.body).toEqual({ success: true, sessionId: done.sessionId, taskId: done.taskId, deletedSteps: 4, deletedPictures: 3 });
     expect((await fetch(rec.pageUrl)).status).toBe(404);
     expect((await fetch(picture.url)).status).toBe(404);
     expect(await db.collection<any>('files').countDocuments({ userId, kind: 'picture', taskId: done.taskId })).toBe(0);

@@ -3,6 +3,7 @@
  * bodies (and of the types of the handlers that use them).
  */
 import { z } from 'zod';
+import { PICTURE_SKIPS } from '../recording';
 
 const iso = z.string().describe('ISO 8601 date-time');
 const isoOrNull = iso.nullable();
@@ -257,6 +258,7 @@ export const recordedStepSchema = z.object({
   summary: z.string().optional(),
   reasoning: z.string().optional(),
   pictureFileId: z.string().optional(),
+  pictureSkipped: z.enum(PICTURE_SKIPS).optional().describe('Why the step has no picture: unchanged (the page showed what the last picture shows), busy (the worker was short of CPU: every other step), secret_fields, no_page, failed, quota, not_stored'),
   at: iso,
 });
 
