@@ -37,6 +37,13 @@ export const agentTools: AgentTool[] = [
   requestHumanInputTool,
 ] as AgentTool[];
 
+const toolsByName = new Map<string, AgentTool>(agentTools.map((tool) => [tool.name, tool]));
+
+/** The agent's tool of that name, if it has one. */
+export function toolNamed(name: string): AgentTool | undefined {
+  return toolsByName.get(name);
+}
+
 /**
  * The tools as the model sees them. The schemas describe the input side: arguments with a
  * default are optional for the model.
