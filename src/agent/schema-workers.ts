@@ -8,7 +8,7 @@
  * they are refused at once with a `SchemaBusyError`.
  */
 import { Worker } from 'node:worker_threads';
-import { createSchemaEngine, type SchemaEngine, type StructuredCheck } from './schema-engine';
+import { engineSource, type SchemaEngine, type StructuredCheck } from './schema-engine';
 
 type Op = keyof SchemaEngine;
 
@@ -47,7 +47,8 @@ const DEFAULTS: SchemaWorkersOptions = { threads: 1, timeoutMs: 10_000, maxQueue
 function threadSource(): string {
   return `
     const { parentPort } = require('node:worker_threads');
-    const engine = (${createSchemaEngine.toString()})({
+    ${engineSource()}
+    const engine = createSchemaEngine({
       Ajv: require(${JSON.stringify(require.resolve('ajv'))}).default,
       addFormats: require(${JSON.stringify(require.resolve('ajv-formats'))}).default,
       RE2JS: require(${JSON.stringify(require.resolve('re2js'))}).RE2JS,
