@@ -49,13 +49,13 @@ export function toolNamed(name: string): AgentTool | undefined {
  * default are optional for the model.
  */
 export function toolSpecs(params: Pick<TaskParams, 'outputType' | 'outputSchema'> = { outputType: 'text' }): LlmToolSpec[] {
-  return agentTools.map((t) =>
-    t === (doneTool as AgentTool)
+  return agentTools.map((tool) =>
+    tool === (doneTool as AgentTool)
       ? doneSpec(params)
       : {
-          name: t.name,
-          description: t.description,
-          parameters: z.toJSONSchema(t.schema, { io: 'input' }) as Record<string, unknown>,
+          name: tool.name,
+          description: tool.description,
+          parameters: z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>,
         },
   );
 }
