@@ -32,8 +32,8 @@ interface Job {
   id: number;
   op: Op;
   args: unknown[];
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
 }
 
 interface Slot {
@@ -89,13 +89,13 @@ export class SchemaWorkers {
 
   /** Jobs running or waiting. */
   get pending(): number {
-    return this.queue.length + this.slots.filter((s) => s.job).length;
+    return this.queue.length + this.slots.filter((slot) => slot.job).length;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('schema workers closed'));
-    await Promise.all(this.slots.splice(0).map((s) => this.stop(s, new Error('schema workers closed'))));
+    await Promise.all(this.slots.splice(0).map((slot) => this.stop(slot, new Error('schema workers closed'))));
   }
 
   private run(op: Op, args: unknown[]): Promise<unknown> {
@@ -109,7 +109,7 @@ export class SchemaWorkers {
 
   private dispatch(): void {
     while (this.queue.length) {
-      let slot = this.slots.find((s) => !s.job);
+      let slot = this.slots.find((candidate) => !candidate.job);
       if (!slot) {
         if (this.slots.length >= this.opts.threads) return;
         slot = this.spawn();
@@ -129,12 +129,12 @@ export class SchemaWorkers {
     const worker = new Worker(threadSource(), { eval: true, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb } });
     worker.unref();
     const slot: Slot = { worker };
-    worker.on('message', (m: { id: number; ok: boolean; value?: unknown; error?: string }) => {
+    worker.on('message', (answer: { id: number; ok: boolean; value?: unknown; error?: string }) => {
       const job = slot.job;
-      if (!job || job.id !== m.id) return;
+      if (!job || job.id !== answer.id) return;
       this.finish(slot);
-      if (m.ok) job.resolve(m.value);
-      else job.reject(new Error(m.error));
+      if (answer.ok) job.resolve(answer.value);
+      else job.reject(new Error(answer.error));
       this.dispatch();
     });
     const lost = (err: Error) => {
@@ -157,8 +157,8 @@ export class SchemaWorkers {
 
   /** Ends the slot's thread; its job (if any) fails with `err`. */
   private async stop(slot: Slot, err: Error): Promise<void> {
-    const i = this.slots.indexOf(slot);
-    if (i >= 0) this.slots.splice(i, 1);
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
     const job = slot.job;
     this.finish(slot);
     job?.reject(err);
