@@ -110,6 +110,7 @@ function blocked(step: StepContext, base: ResultBase, callId: string, reason: st
   log.info({ action: base.action.name, reason }, 'agent action blocked by the policy');
   const failures = memory.actionFailed();
   if (failures >= MAX_CONSECUTIVE_FAILED_ACTIONS) {
+    // Thrown inside perform: failed() takes it as a failed action too (counted once more, its message wrapped).
     throw new TaskFailure('POLICY_BLOCKED', `The agent tried ${failures} actions in a row that the policy blocks; the last: ${base.action.name} (${reason})`);
   }
   return { ...base, kind: 'continue' };

@@ -2,12 +2,12 @@
 import type { Page } from 'playwright-core';
 import type { BrowserSession } from '../browser/pool';
 import type { SessionMessage } from '../contracts/events';
-import type { Logger } from '../logger';
-import type { Recorder } from '../recording/recorder';
+import type { PolicyDocument } from '../contracts/policy-rules';
 import type { RecordedStep } from '../contracts/recording';
 import type { StepInput, StepResult } from '../contracts/session-types';
+import type { Logger } from '../logger';
+import type { Recorder } from '../recording/recorder';
 import type { LlmClient } from './llm/types';
-import type { PolicyDocument } from '../contracts/policy-rules';
 import type { TaskSecrets } from './secrets/secrets';
 import type { SecretVault } from './secrets/vault';
 import type { TaskMemory } from './task-memory';
