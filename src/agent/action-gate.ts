@@ -45,7 +45,7 @@ async function placeOf(ctx: ToolContext, index: unknown): Promise<ElementPlace> 
   const raw: string[] = [];
   for (let f: Frame | null = frame; f; f = f.parentFrame()) raw.push(f.url());
   // A frame without an address of its own (about:blank, srcdoc) has its creator's origin: its parent's.
-  const chain = raw.map((u, i) => (/^https?:/i.test(u) ? u : (raw.slice(i + 1).find((p) => /^https?:/i.test(p)) ?? u)));
+  const chain = raw.map((url, index) => (/^https?:/i.test(url) ? url : (raw.slice(index + 1).find((outer) => /^https?:/i.test(outer)) ?? url)));
   return { locator, frame, chain };
 }
 
@@ -54,11 +54,11 @@ async function markSecretField(place: ElementPlace, names: string[], signal: Abo
   const shown = names.map(placeholder).join('');
   await abortable(
     place.locator.evaluate(
-      (el, a) => {
-        const state = (window as unknown as Record<string, { secrets?: WeakSet<Element>; placeholders?: WeakMap<Element, string> } | undefined>)[a.key];
+      (element, marked) => {
+        const state = (window as unknown as Record<string, { secrets?: WeakSet<Element>; placeholders?: WeakMap<Element, string> } | undefined>)[marked.key];
         if (!state) return;
-        state.secrets?.add(el);
-        (state.placeholders ??= new WeakMap()).set(el, a.shown);
+        state.secrets?.add(element);
+        (state.placeholders ??= new WeakMap()).set(element, marked.shown);
       },
       { key: STATE_KEY, shown },
       { timeout: 2_000 },
@@ -67,7 +67,7 @@ async function markSecretField(place: ElementPlace, names: string[], signal: Abo
   ).catch(() => undefined);
 }
 
-export async function gateAction(q: {
+export async function gateAction(request: {
   tool: AgentTool;
   args: unknown;
   ctx: ToolContext;
@@ -76,12 +76,12 @@ export async function gateAction(q: {
   /** A human approved this action: `approve` rules let it pass (a `block` still stops it). */
   approved?: boolean;
 }): Promise<GateOutcome> {
-  const { tool, ctx, policy } = q;
-  const args = { ...(q.args as Record<string, unknown>) };
+  const { tool, ctx, policy } = request;
+  const args = { ...(request.args as Record<string, unknown>) };
   const typed: string[] = [];
   const usesSecrets = (TYPED_ARGS[tool.name] ?? []).some((key) => typeof args[key] === 'string' && TaskSecrets.uses(args[key] as string));
   // A placeholder anywhere else (keys pressed, files, an address) is never turned into a value.
-  if (!TYPED_ARGS[tool.name] && tool.name !== 'navigate' && tool.name !== 'done' && TaskSecrets.uses(JSON.stringify(q.args ?? {}))) {
+  if (!TYPED_ARGS[tool.name] && tool.name !== 'navigate' && tool.name !== 'done' && TaskSecrets.uses(JSON.stringify(request.args ?? {}))) {
     throw new Error(`Secrets can only be typed with input_text (or chosen with select_option) into a field; ${tool.name} does not put them in. Nothing was typed.`);
   }
   const restricts = !!policy?.restrictsDomains;
@@ -97,7 +97,7 @@ export async function gateAction(q: {
     if (typeof value !== 'string') continue;
     if (TaskSecrets.uses(value)) {
       const [frameUrl, ...above] = place!.chain;
-      const sub = (q.secrets ?? NO_SECRETS).substitute(value, frameUrl, above);
+      const sub = (request.secrets ?? NO_SECRETS).substitute(value, frameUrl, above);
       if (!sub.ok) throw new Error(sub.error);
       args[key] = sub.text;
       used.push(...sub.used);
@@ -112,8 +112,8 @@ export async function gateAction(q: {
   const facts = await actionFacts(ctx, tool.name, args, typed, policy.needsPageFacts(tool.name));
   const decision = policy.evaluate(facts);
   if (decision.effect === 'block') return { kind: 'block', reason: decision.reason };
-  if (decision.effect === 'approve' && !q.approved) {
-    return { kind: 'approve', reason: decision.reason, request: describeRequest(tool.name, q.args as Record<string, unknown>, facts.texts, facts.pageUrl, decision.reason) };
+  if (decision.effect === 'approve' && !request.approved) {
+    return { kind: 'approve', reason: decision.reason, request: describeRequest(tool.name, request.args as Record<string, unknown>, facts.texts, facts.pageUrl, decision.reason) };
   }
   return perform();
 }
@@ -121,9 +121,9 @@ export async function gateAction(q: {
 /** Why the domain rules refuse acting in this frame (the innermost not allowed of the chain), or null. */
 function frameBlock(policy: CompiledPolicy, chain: string[]): string | null {
   for (const url of chain) {
-    const d = policy.checkUrl(url);
-    if (d.effect !== 'block') continue;
-    return chain.length === 1 ? `this page is not allowed: ${d.reason}` : `the element is in a frame that is not allowed: ${d.reason}`;
+    const decision = policy.checkUrl(url);
+    if (decision.effect !== 'block') continue;
+    return chain.length === 1 ? `this page is not allowed: ${decision.reason}` : `the element is in a frame that is not allowed: ${decision.reason}`;
   }
   return null;
 }
@@ -139,8 +139,8 @@ function describeRequest(action: string, args: Record<string, unknown>, texts: s
     send_keys: () => `press ${String(args.keys)}`,
     upload_file: () => `upload ${(args.fileIds as string[] | undefined)?.join(', ')} into element [${String(args.index)}]`,
   };
-  const action_ = what[action]?.() ?? `${action} ${JSON.stringify(args)}`;
-  return `The agent wants to ${action_} on ${pageUrl}; ${reason}. Answer "approve" to let it, anything else refuses it.`;
+  const wanted = what[action]?.() ?? `${action} ${JSON.stringify(args)}`;
+  return `The agent wants to ${wanted} on ${pageUrl}; ${reason}. Answer "approve" to let it, anything else refuses it.`;
 }
 
 /** Whether a guardrail answer approves: yes, approve, approved, ok, allow, confirm (any case, with or without punctuation). */

@@ -21,20 +21,20 @@ const OBSERVATION_SHARE = 0.6;
 const MIN_OBSERVATION_TOKENS = 400;
 const OMITTED = /^\[(\d+) earlier steps? of this task omitted to fit the context\]$/;
 
-export function messageTokens(m: LlmMessage): number {
-  let chars = m.content.length;
-  if (m.role === 'assistant') for (const c of m.toolCalls ?? []) chars += c.name.length + c.arguments.length + 16;
-  return Math.ceil(chars / 4) + (m.role === 'user' && m.image ? IMAGE_TOKENS : 0) + 4;
+export function messageTokens(message: LlmMessage): number {
+  let chars = message.content.length;
+  if (message.role === 'assistant') for (const call of message.toolCalls ?? []) chars += call.name.length + call.arguments.length + 16;
+  return Math.ceil(chars / 4) + (message.role === 'user' && message.image ? IMAGE_TOKENS : 0) + 4;
 }
 
-export const historyTokens = (messages: LlmMessage[]): number => messages.reduce((n, m) => n + messageTokens(m), 0);
+export const historyTokens = (messages: LlmMessage[]): number => messages.reduce((total, message) => total + messageTokens(message), 0);
 
 /** How many tokens this step's observation may use. */
 export function observationBudget(contextTokens: number, fixedTokens: number, configured: number): number {
   return Math.max(MIN_OBSERVATION_TOKENS, Math.min(configured, Math.floor((contextTokens - fixedTokens) * OBSERVATION_SHARE)));
 }
 
-const isTaskPrompt = (m: LlmMessage) => m.role === 'user' && m.content.includes('New task:');
+const isTaskPrompt = (message: LlmMessage) => message.role === 'user' && message.content.includes('New task:');
 
 /**
  * Drops what the budget cannot hold, in the order above, in place. `fixedTokens` is what the
@@ -46,17 +46,17 @@ export function fitHistory(messages: LlmMessage[], contextTokens: number, fixedT
   if (used <= room) return used;
   // 2. Earlier tasks' turns (everything before this task's prompt), oldest first; their prompts last.
   while (used > room && indexOfCurrent(messages) > 0) {
-    const i = messages.findIndex((m, k) => k < indexOfCurrent(messages) && !isTaskPrompt(m));
-    const j = i >= 0 ? i : messages.findIndex((m, k) => k < indexOfCurrent(messages) && isTaskPrompt(m));
-    if (j < 0 || j >= indexOfCurrent(messages)) break;
-    messages.splice(j, 1);
-    dropOrphanedResults(messages, j);
+    const earlier = messages.findIndex((message, position) => position < indexOfCurrent(messages) && !isTaskPrompt(message));
+    const dropped = earlier >= 0 ? earlier : messages.findIndex((message, position) => position < indexOfCurrent(messages) && isTaskPrompt(message));
+    if (dropped < 0 || dropped >= indexOfCurrent(messages)) break;
+    messages.splice(dropped, 1);
+    dropOrphanedResults(messages, dropped);
     used = historyTokens(messages);
   }
   // 3. This task's oldest turns: from a model call up to the next one, never the latest observation.
   const start = indexOfCurrent(messages) + 1;
   while (used > room) {
-    const first = messages.findIndex((m, k) => k >= start && m.role === 'assistant');
+    const first = messages.findIndex((message, position) => position >= start && message.role === 'assistant');
     if (first < 0) break;
     let end = first + 1;
     while (end < messages.length && messages[end].role !== 'assistant') end++;
@@ -94,8 +94,8 @@ function dropOrphanedResults(messages: LlmMessage[], from: number): void {
 function noteOmitted(messages: LlmMessage[], at: number): void {
   const existing = messages[at];
   const match = existing?.role === 'user' ? OMITTED.exec(existing.content) : null;
-  const n = (match ? Number(match[1]) : 0) + 1;
-  const content = `[${n} earlier step${n === 1 ? '' : 's'} of this task omitted to fit the context]`;
+  const omitted = (match ? Number(match[1]) : 0) + 1;
+  const content = `[${omitted} earlier step${omitted === 1 ? '' : 's'} of this task omitted to fit the context]`;
   if (match) existing.content = content;
   else messages.splice(at, 0, { role: 'user', content });
 }

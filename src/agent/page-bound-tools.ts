@@ -2,13 +2,13 @@ import type { LlmToolSpec } from './llm/types';
 
 /** The element indexes an observation lists (its lines `[n] role "label"`). */
 export function observedIndexes(observation: string): number[] {
-  return [...observation.matchAll(/^\s*\[(\d+)\]/gm)].map((m) => Number(m[1]));
+  return [...observation.matchAll(/^\s*\[(\d+)\]/gm)].map((match) => Number(match[1]));
 }
 
 /** The tab indexes of the observation's `Tabs:` line. */
 export function observedTabs(observation: string): number[] {
   const line = /^Tabs: (.*)$/m.exec(observation)?.[1] ?? '';
-  return [...line.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
+  return [...line.matchAll(/\[(\d+)\]/g)].map((match) => Number(match[1]));
 }
 
 /**

@@ -28,20 +28,20 @@ export function taskPrompt(
   const parts: string[] = [];
   if (previous.length) {
     parts.push('Earlier tasks in this session (most recent last):');
-    for (const p of previous) parts.push(`- Task: ${p.prompt}\n  Outcome (${p.status}): ${p.result}`);
+    for (const task of previous) parts.push(`- Task: ${task.prompt}\n  Outcome (${task.status}): ${task.result}`);
     parts.push('');
   }
   parts.push(`New task: ${params.prompt || '(no prompt given: describe the current page)'}`);
   if (params.startingUrl) parts.push(`The browser has opened ${params.startingUrl} for you.`);
   if (files.length) {
     parts.push('Files you can put into file inputs with upload_file:');
-    for (const f of files) parts.push(`- ${f.fileId}: ${f.name} (${f.size} bytes)`);
+    for (const file of files) parts.push(`- ${file.fileId}: ${file.name} (${file.size} bytes)`);
   }
   if (secrets.length) {
     // Instructions with a real placeholder: the local model copied a generic one (<secret>NAME</secret>) word for word.
     const example = `<secret>${secrets[0].name}</secret>`;
     parts.push(`Secrets (you never see their values): put a placeholder such as ${example} as the text of input_text (or the option of select_option) and the real value is typed in, only on the sites listed for it. The placeholders:`);
-    for (const s of secrets) parts.push(`- <secret>${s.name}</secret> on ${s.matches.join(', ')}`);
+    for (const secret of secrets) parts.push(`- <secret>${secret.name}</secret> on ${secret.matches.join(', ')}`);
   }
   parts.push(outputInstructions(params));
   return parts.join('\n');

@@ -8,7 +8,7 @@
  * they are refused at once with a `SchemaBusyError`.
  */
 import { Worker } from 'node:worker_threads';
-import { createSchemaEngine, type SchemaEngine, type StructuredCheck } from './schema-engine';
+import { engineSource, type SchemaEngine, type StructuredCheck } from './schema-engine';
 
 type Op = keyof SchemaEngine;
 
@@ -32,8 +32,8 @@ interface Job {
   id: number;
   op: Op;
   args: unknown[];
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
 }
 
 interface Slot {
@@ -47,7 +47,8 @@ const DEFAULTS: SchemaWorkersOptions = { threads: 1, timeoutMs: 10_000, maxQueue
 function threadSource(): string {
   return `
     const { parentPort } = require('node:worker_threads');
-    const engine = (${createSchemaEngine.toString()})({
+    ${engineSource()}
+    const engine = createSchemaEngine({
       Ajv: require(${JSON.stringify(require.resolve('ajv'))}).default,
       addFormats: require(${JSON.stringify(require.resolve('ajv-formats'))}).default,
       RE2JS: require(${JSON.stringify(require.resolve('re2js'))}).RE2JS,
@@ -88,13 +89,13 @@ export class SchemaWorkers {
 
   /** Jobs running or waiting. */
   get pending(): number {
-    return this.queue.length + this.slots.filter((s) => s.job).length;
+    return this.queue.length + this.slots.filter((slot) => slot.job).length;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error('schema workers closed'));
-    await Promise.all(this.slots.splice(0).map((s) => this.stop(s, new Error('schema workers closed'))));
+    await Promise.all(this.slots.splice(0).map((slot) => this.stop(slot, new Error('schema workers closed'))));
   }
 
   private run(op: Op, args: unknown[]): Promise<unknown> {
@@ -108,7 +109,7 @@ export class SchemaWorkers {
 
   private dispatch(): void {
     while (this.queue.length) {
-      let slot = this.slots.find((s) => !s.job);
+      let slot = this.slots.find((candidate) => !candidate.job);
       if (!slot) {
         if (this.slots.length >= this.opts.threads) return;
         slot = this.spawn();
@@ -128,12 +129,12 @@ export class SchemaWorkers {
     const worker = new Worker(threadSource(), { eval: true, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb } });
     worker.unref();
     const slot: Slot = { worker };
-    worker.on('message', (m: { id: number; ok: boolean; value?: unknown; error?: string }) => {
+    worker.on('message', (answer: { id: number; ok: boolean; value?: unknown; error?: string }) => {
       const job = slot.job;
-      if (!job || job.id !== m.id) return;
+      if (!job || job.id !== answer.id) return;
       this.finish(slot);
-      if (m.ok) job.resolve(m.value);
-      else job.reject(new Error(m.error));
+      if (answer.ok) job.resolve(answer.value);
+      else job.reject(new Error(answer.error));
       this.dispatch();
     });
     const lost = (err: Error) => {
@@ -156,8 +157,8 @@ export class SchemaWorkers {
 
   /** Ends the slot's thread; its job (if any) fails with `err`. */
   private async stop(slot: Slot, err: Error): Promise<void> {
-    const i = this.slots.indexOf(slot);
-    if (i >= 0) this.slots.splice(i, 1);
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
     const job = slot.job;
     this.finish(slot);
     job?.reject(err);

@@ -110,11 +110,11 @@ function checkCsv(columns: string[], message: string): StructuredCheck {
   const records = parseCsv(text);
   if (!records.ok) return { ok: false, error: `The output is not valid CSV: ${records.error}` };
   const [header, ...rows] = records.rows;
-  const got = (header ?? []).map((h) => h.trim());
-  if (got.length !== columns.length || got.some((h, i) => h !== columns[i])) {
+  const got = (header ?? []).map((name) => name.trim());
+  if (got.length !== columns.length || got.some((name, index) => name !== columns[index])) {
     return { ok: false, error: `The first CSV row must be exactly these columns: ${columns.join(',')} (got: ${got.join(',') || 'nothing'})` };
   }
-  const bad = rows.findIndex((r) => r.length !== columns.length);
+  const bad = rows.findIndex((row) => row.length !== columns.length);
   if (bad >= 0) return { ok: false, error: `CSV row ${bad + 2} has ${rows[bad].length} fields; every row needs ${columns.length}` };
   return { ok: true, value: writeCsv([columns, ...rows]) };
 }
@@ -125,22 +125,22 @@ function rowsToCsv(columns: string[], value: unknown): StructuredCheck {
   if (!rows) return { ok: false, error: `Give the rows as a JSON array of objects with the columns ${columns.join(', ')}, or as CSV text.` };
   const errors: string[] = [];
   const lines: string[][] = [columns];
-  rows.forEach((row, i) => {
+  rows.forEach((row, index) => {
     if (!isObject(row)) {
-      errors.push(`row ${i + 1} is not an object`);
+      errors.push(`row ${index + 1} is not an object`);
       return;
     }
-    const extra = Object.keys(row).filter((k) => !columns.includes(k));
-    if (extra.length) errors.push(`row ${i + 1} has unknown column${extra.length > 1 ? 's' : ''} ${extra.join(', ')}`);
+    const extra = Object.keys(row).filter((key) => !columns.includes(key));
+    if (extra.length) errors.push(`row ${index + 1} has unknown column${extra.length > 1 ? 's' : ''} ${extra.join(', ')}`);
     lines.push(
-      columns.map((c) => {
-        const v = row[c];
-        if (v === undefined || v === null) return '';
-        if (typeof v === 'object') {
-          errors.push(`row ${i + 1} column ${c} must be a string, number or boolean`);
+      columns.map((column) => {
+        const cell = row[column];
+        if (cell === undefined || cell === null) return '';
+        if (typeof cell === 'object') {
+          errors.push(`row ${index + 1} column ${column} must be a string, number or boolean`);
           return '';
         }
-        return String(v);
+        return String(cell);
       }),
     );
   });
@@ -173,29 +173,29 @@ export function parseCsv(text: string): { ok: true; rows: string[][] } | { ok: f
     fieldStarted = false;
   };
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
+    const char = text[i];
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
+      if (char === '"' && text[i + 1] === '"') {
         field += '"';
         i++;
-      } else if (c === '"') {
+      } else if (char === '"') {
         quoted = false;
         const next = text[i + 1];
         if (next !== undefined && next !== ',' && next !== '\n' && next !== '\r') return { ok: false, error: `unexpected "${next}" after a closing quote in line ${rows.length + 1}` };
-      } else field += c;
+      } else field += char;
       continue;
     }
-    if (c === '"' && !field) {
+    if (char === '"' && !field) {
       quoted = true;
       fieldStarted = true;
-    } else if (c === ',') {
+    } else if (char === ',') {
       row.push(field);
       field = '';
       fieldStarted = true;
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
+    } else if (char === '\n' || char === '\r') {
+      if (char === '\r' && text[i + 1] === '\n') i++;
       endRow();
-    } else field += c;
+    } else field += char;
   }
   if (quoted) return { ok: false, error: 'a quoted field is not closed' };
   endRow();

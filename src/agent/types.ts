@@ -77,5 +77,5 @@ export interface AgentTool<S extends z.ZodType = z.ZodType> {
 /** Where task files come from (the worker's storage); the agent turns them into TaskFiles. */
 export interface FileProvider {
   /** The files a task may use: its own uploads and the environment's files, all the user's. */
-  forTask(q: { userId: string; sessionId: string; fileIds: string[]; environmentId?: string }): Promise<TaskFiles>;
+  forTask(query: { userId: string; sessionId: string; fileIds: string[]; environmentId?: string }): Promise<TaskFiles>;
 }

@@ -52,18 +52,18 @@ export function toAnthropicMessages(messages: LlmMessage[]): MessageParam[] {
     results = [];
     userBlocks = [];
   };
-  for (const m of messages) {
-    if (m.role === 'tool') {
-      results.push({ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content || '(empty)' });
-    } else if (m.role === 'user') {
-      if (m.content) userBlocks.push({ type: 'text', text: m.content });
-      if (m.image) userBlocks.push({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: m.image } });
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      results.push({ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content || '(empty)' });
+    } else if (message.role === 'user') {
+      if (message.content) userBlocks.push({ type: 'text', text: message.content });
+      if (message.image) userBlocks.push({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: message.image } });
     } else {
       flushUser();
       const blocks: ContentBlockParam[] = [];
       // The API refuses empty text blocks.
-      if (m.content) blocks.push({ type: 'text', text: m.content });
-      for (const c of m.toolCalls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: parseInput(c.arguments) });
+      if (message.content) blocks.push({ type: 'text', text: message.content });
+      for (const call of message.toolCalls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseInput(call.arguments) });
       out.push({ role: 'assistant', content: blocks.length ? blocks : [{ type: 'text', text: '(no answer)' }] });
     }
   }
@@ -88,16 +88,16 @@ function fromMessage(message: Message, req: LlmRequest, model: string): LlmRespo
     if (block.type === 'text') text.push(block.text);
     else if (block.type === 'tool_use') toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
   }
-  const u = message.usage as Message['usage'] | undefined;
+  const usage = message.usage as Message['usage'] | undefined;
   const joined = text.join('\n');
   return {
     text: joined,
     toolCalls,
-    usage: u
+    usage: usage
       ? {
           // Cached prompt parts are reported apart from input_tokens; the budget counts them all.
-          inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
-          outputTokens: u.output_tokens,
+          inputTokens: usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
+          outputTokens: usage.output_tokens,
         }
       : { inputTokens: estimateInputTokens(req), outputTokens: estimateOutputTokens(joined, toolCalls) },
     model: message.model || model,

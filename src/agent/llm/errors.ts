@@ -12,9 +12,9 @@ export class LlmAbortError extends Error {
   }
 }
 
-export function isAbortError(e: unknown): boolean {
-  if (e instanceof LlmAbortError || e instanceof OpenAI.APIUserAbortError || e instanceof Anthropic.APIUserAbortError) return true;
-  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'AbortError';
+export function isAbortError(err: unknown): boolean {
+  if (err instanceof LlmAbortError || err instanceof OpenAI.APIUserAbortError || err instanceof Anthropic.APIUserAbortError) return true;
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'AbortError';
 }
 
 export interface FailureContext {

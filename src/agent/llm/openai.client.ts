@@ -73,24 +73,24 @@ export function withoutSchemaKeyword(schema: Record<string, unknown>): Record<st
 
 export function toOpenAiMessages(system: string, messages: LlmMessage[]): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [{ role: 'system', content: system }];
-  for (const m of messages) {
-    if (m.role === 'user') {
+  for (const message of messages) {
+    if (message.role === 'user') {
       out.push(
-        m.image
+        message.image
           ? {
               role: 'user',
               content: [
-                { type: 'text', text: m.content },
-                { type: 'image_url', image_url: { url: `data:image/png;base64,${m.image}` } },
+                { type: 'text', text: message.content },
+                { type: 'image_url', image_url: { url: `data:image/png;base64,${message.image}` } },
               ],
             }
-          : { role: 'user', content: m.content },
+          : { role: 'user', content: message.content },
       );
-    } else if (m.role === 'assistant') {
-      const toolCalls = m.toolCalls?.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
-      out.push(toolCalls?.length ? { role: 'assistant', content: m.content || null, tool_calls: toolCalls } : { role: 'assistant', content: m.content });
+    } else if (message.role === 'assistant') {
+      const toolCalls = message.toolCalls?.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+      out.push(toolCalls?.length ? { role: 'assistant', content: message.content || null, tool_calls: toolCalls } : { role: 'assistant', content: message.content });
     } else {
-      out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
+      out.push({ role: 'tool', tool_call_id: message.toolCallId, content: message.content });
     }
   }
   return out;
@@ -137,16 +137,16 @@ const IMAGE_CHARS = 4000;
 
 export function estimateInputTokens(req: LlmRequest): number {
   let chars = req.system.length + JSON.stringify(req.tools).length;
-  for (const m of req.messages) {
-    chars += m.content.length;
-    if (m.role === 'assistant') for (const c of m.toolCalls ?? []) chars += c.name.length + c.arguments.length;
-    if (m.role === 'user' && m.image) chars += IMAGE_CHARS;
+  for (const message of req.messages) {
+    chars += message.content.length;
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) chars += call.name.length + call.arguments.length;
+    if (message.role === 'user' && message.image) chars += IMAGE_CHARS;
   }
   return Math.ceil(chars / 4);
 }
 
 export function estimateOutputTokens(text: string, toolCalls: LlmToolCall[]): number {
   let chars = text.length;
-  for (const c of toolCalls) chars += c.name.length + c.arguments.length;
+  for (const call of toolCalls) chars += call.name.length + call.arguments.length;
   return Math.ceil(chars / 4);
 }

@@ -29,7 +29,7 @@ export function priceOf(model: string, prices: PriceTable): TokenPrice | undefin
 export function computeCost(usage: { inputTokens: number; outputTokens: number }, model: string, prices: PriceTable): number {
   const price = priceOf(model, prices);
   if (!price) return 0;
-  const tokens = (n: number) => (Number.isFinite(n) && n > 0 ? n : 0);
+  const tokens = (count: number) => (Number.isFinite(count) && count > 0 ? count : 0);
   const cost = (tokens(usage.inputTokens) * price.input + tokens(usage.outputTokens) * price.output) / 1_000_000;
   return Math.round((cost + Number.EPSILON) * 1_000_000) / 1_000_000;
 }

@@ -28,8 +28,12 @@ const SECTION_TITLES = { above: 'Above the viewport:', below: 'Below the viewpor
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
-const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
+
+type OffScreen = Exclude<Position, 'in'>;
+type Counts = Record<OffScreen, number>;
+type Element = ComposeInput['elements'][number];
 
 /**
  * Lays the observation out within `tokenBudget` (tokens ≈ characters / 4). Whole lines are
@@ -38,10 +42,35 @@ const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n =
  */
 export function composeObservation(input: ComposeInput, tokenBudget: number): string {
   const maxChars = Math.max(0, Math.floor(tokenBudget) * 4);
-  const { viewport } = input;
+  const header = headerLines(input);
+  const inView = input.elements.filter((element) => element.position === 'in');
+  const offScreen = input.elements.filter((element) => element.position !== 'in');
+  const count = (position: OffScreen) => offScreen.filter((element) => element.position === position).length + input.farAway[position];
+  const total: Counts = { above: count('above'), below: count('below'), side: count('side') };
 
+  // Counts only shrink as lines get listed, so the worst-case summaries reserve enough room.
+  const fixed = [...header, 'Interactive elements:', ...summaryLines(total, { above: 0, below: 0, side: 0 }, inView.length), 'Visible text:', ...textNote(true, input.textBelow)];
+  const room = { chars: maxChars - size(fixed) };
+  const keptInView = keepWithin(inView, room);
+  if (!inView.length) room.chars -= NONE_IN_VIEW.length + 1;
+  const { keptText, truncated } = keepText(input.text, room);
+  if (!truncated) room.chars += '(visible text truncated)'.length + 1;
+  if (!keptText.length && !truncated) room.chars -= NO_TEXT.length + 1;
+  const { sections, listed } = nearbyOffScreen(offScreen, NEARBY_VIEWPORTS * input.viewport.height, room);
+
+  const lines = [...header, 'Interactive elements:'];
+  if (!inView.length) lines.push(NONE_IN_VIEW);
+  lines.push(...keptInView, ...sections);
+  lines.push(...summaryLines(total, listed, inView.length - keptInView.length));
+  lines.push('Visible text:', ...(keptText.length || truncated ? keptText : [NO_TEXT]), ...textNote(truncated, input.textBelow));
+  return withinChars(lines, maxChars);
+}
+
+/** The page's address, title, tabs, scroll position and open modal. */
+function headerLines(input: ComposeInput): string[] {
+  const { viewport } = input;
   const header = [`URL: ${clip(input.url, MAX_HEADER_FIELD)}`, `Title: ${clip(input.title, MAX_HEADER_FIELD)}`];
-  const tabs = input.tabs.slice(0, MAX_TABS).map((t) => `[${t.index}] ${clip(t.title || t.url, 60)}${t.active ? ' (active)' : ''}`);
+  const tabs = input.tabs.slice(0, MAX_TABS).map((tab) => `[${tab.index}] ${clip(tab.title || tab.url, 60)}${tab.active ? ' (active)' : ''}`);
   if (input.tabs.length > MAX_TABS) tabs.push(`… ${input.tabs.length - MAX_TABS} more`);
   header.push(`Tabs: ${tabs.join(' | ')}`);
   if (viewport.scrollHeight > viewport.height + 1) {
@@ -50,87 +79,86 @@ export function composeObservation(input: ComposeInput, tokenBudget: number): st
   if (input.modal !== null) {
     header.push(`A modal dialog is open ("${clip(input.modal, 60)}"): only its elements are listed; ${plural(input.blockedByModal, 'element')} behind it cannot be used until it is closed.`);
   }
+  return header;
+}
 
-  const inView = input.elements.filter((e) => e.position === 'in');
-  const offScreen = input.elements.filter((e) => e.position !== 'in');
-  const count = (p: keyof FarAway) => offScreen.filter((e) => e.position === p).length + input.farAway[p];
-  const total = { above: count('above'), below: count('below'), side: count('side') };
+/** What is not listed: elements in view left out, and off-screen elements by where they are. */
+function summaryLines(total: Counts, listed: Counts, inViewLeft: number): string[] {
+  const lines: string[] = [];
+  if (inViewLeft) lines.push(`... ${plural(inViewLeft, 'more interactive element')} in the viewport not listed (observation size limit)`);
+  const above = total.above - listed.above;
+  const below = total.below - listed.below;
+  const side = total.side - listed.side;
+  if (above) lines.push(`... ${plural(above, 'more interactive element')} above the viewport (scroll up to see them)`);
+  if (below) lines.push(`... ${plural(below, 'more interactive element')} below the viewport (scroll down to see them)`);
+  if (side) lines.push(`... ${plural(side, 'more interactive element')} left or right of the viewport`);
+  return lines;
+}
 
-  const summaries = (listed: { above: number; below: number; side: number }, inViewLeft: number): string[] => {
-    const out: string[] = [];
-    if (inViewLeft) out.push(`... ${plural(inViewLeft, 'more interactive element')} in the viewport not listed (observation size limit)`);
-    const above = total.above - listed.above;
-    const below = total.below - listed.below;
-    const side = total.side - listed.side;
-    if (above) out.push(`... ${plural(above, 'more interactive element')} above the viewport (scroll up to see them)`);
-    if (below) out.push(`... ${plural(below, 'more interactive element')} below the viewport (scroll down to see them)`);
-    if (side) out.push(`... ${plural(side, 'more interactive element')} left or right of the viewport`);
-    return out;
-  };
-  const textNote = (truncated: boolean): string[] => {
-    const out: string[] = [];
-    if (truncated) out.push('(visible text truncated)');
-    if (input.textBelow > 0) out.push(`(about ${input.textBelow} more characters of text below the viewport: scroll down or use extract to read them)`);
-    return out;
-  };
+function textNote(truncated: boolean, textBelow: number): string[] {
+  const lines: string[] = [];
+  if (truncated) lines.push('(visible text truncated)');
+  if (textBelow > 0) lines.push(`(about ${textBelow} more characters of text below the viewport: scroll down or use extract to read them)`);
+  return lines;
+}
 
-  const size = (lines: string[]): number => lines.reduce((n, l) => n + l.length + 1, 0);
-  // Counts only shrink as lines get listed, so the worst-case summaries reserve enough room.
-  const fixed = [...header, 'Interactive elements:', ...summaries({ above: 0, below: 0, side: 0 }, inView.length), 'Visible text:', ...textNote(true)];
-  let room = maxChars - size(fixed);
+const size = (lines: string[]): number => lines.reduce((total, line) => total + line.length + 1, 0);
 
-  const keptInView: string[] = [];
-  for (const e of inView) {
-    if (e.line.length + 1 > room) break;
-    keptInView.push(e.line);
-    room -= e.line.length + 1;
+/** The elements' lines from the first, as long as they fit in the room left. */
+function keepWithin(elements: Element[], room: { chars: number }): string[] {
+  const kept: string[] = [];
+  for (const element of elements) {
+    if (element.line.length + 1 > room.chars) break;
+    kept.push(element.line);
+    room.chars -= element.line.length + 1;
   }
-  if (!inView.length) room -= NONE_IN_VIEW.length + 1;
+  return kept;
+}
 
+/** The visible text's lines from the first, the first that does not fit cut at a word (if enough room is left). */
+function keepText(text: string[], room: { chars: number }): { keptText: string[]; truncated: boolean } {
   const keptText: string[] = [];
-  let truncated = false;
-  for (const l of input.text) {
-    if (l.length + 1 <= room) {
-      keptText.push(l);
-      room -= l.length + 1;
+  for (const line of text) {
+    if (line.length + 1 <= room.chars) {
+      keptText.push(line);
+      room.chars -= line.length + 1;
       continue;
     }
-    truncated = true;
-    if (room > MIN_CUT_LINE) {
-      const cut = l.slice(0, room - 2).replace(/\s+\S*$/, '');
+    if (room.chars > MIN_CUT_LINE) {
+      const cut = line.slice(0, room.chars - 2).replace(/\s+\S*$/, '');
       keptText.push(`${cut}…`);
-      room -= cut.length + 2;
+      room.chars -= cut.length + 2;
     }
-    break;
+    return { keptText, truncated: true };
   }
-  if (!truncated) room += '(visible text truncated)'.length + 1;
-  if (!keptText.length && !truncated) room -= NO_TEXT.length + 1;
+  return { keptText, truncated: false };
+}
 
-  // Nearest off-screen elements first, within a few viewports; printed in document order.
-  const limit = NEARBY_VIEWPORTS * viewport.height;
+/** Nearest off-screen elements first, within `limit` pixels, as long as they fit; printed in document order by section. */
+function nearbyOffScreen(offScreen: Element[], limit: number, room: { chars: number }): { sections: string[]; listed: Counts } {
   const chosen = new Set<number>();
-  const listed = { above: 0, below: 0, side: 0 };
-  const byDistance = offScreen.map((e, i) => ({ e, i })).filter(({ e }) => e.distance <= limit).sort((a, b) => a.e.distance - b.e.distance);
-  for (const { e, i } of byDistance) {
-    const p = e.position as keyof typeof listed;
-    const cost = e.line.length + 1 + (listed[p] ? 0 : SECTION_TITLES[p].length + 1);
-    if (cost > room) break;
-    chosen.add(i);
-    listed[p] += 1;
-    room -= cost;
+  const listed: Counts = { above: 0, below: 0, side: 0 };
+  const byDistance = offScreen
+    .map((element, order) => ({ element, order }))
+    .filter(({ element }) => element.distance <= limit)
+    .sort((first, second) => first.element.distance - second.element.distance);
+  for (const { element, order } of byDistance) {
+    const position = element.position as OffScreen;
+    const cost = element.line.length + 1 + (listed[position] ? 0 : SECTION_TITLES[position].length + 1);
+    if (cost > room.chars) break;
+    chosen.add(order);
+    listed[position] += 1;
+    room.chars -= cost;
   }
-  const section = (p: keyof typeof listed): string[] => {
-    const out = offScreen.filter((e, i) => e.position === p && chosen.has(i)).map((e) => e.line);
-    return out.length ? [SECTION_TITLES[p], ...out] : [];
+  const section = (position: OffScreen): string[] => {
+    const lines = offScreen.filter((element, order) => element.position === position && chosen.has(order)).map((element) => element.line);
+    return lines.length ? [SECTION_TITLES[position], ...lines] : [];
   };
+  return { sections: [...section('above'), ...section('below'), ...section('side')], listed };
+}
 
-  const lines = [...header, 'Interactive elements:'];
-  if (!inView.length) lines.push(NONE_IN_VIEW);
-  lines.push(...keptInView, ...section('above'), ...section('below'), ...section('side'));
-  lines.push(...summaries(listed, inView.length - keptInView.length));
-  lines.push('Visible text:', ...(keptText.length || truncated ? keptText : [NO_TEXT]), ...textNote(truncated));
-
-  // Only a header longer than the whole budget gets here: drop whole lines from the end.
+/** Only a header longer than the whole budget needs this: whole lines dropped from the end. */
+function withinChars(lines: string[], maxChars: number): string {
   let text = lines.join('\n');
   while (text.length > maxChars && lines.length > 1) {
     lines.pop();

@@ -44,7 +44,7 @@ async function observe(page: Page, opts: ObserveOptions): Promise<Observation> {
     observed.set(frame, snapshot);
     next = snapshot.nextIndex;
     elements.push(...snapshot.elements);
-    for (const p of ['above', 'below', 'side'] as const) farAway[p] += snapshot.farAway[p];
+    for (const position of ['above', 'below', 'side'] as const) farAway[position] += snapshot.farAway[position];
     text.push(...snapshot.text);
     textAbove += snapshot.textAbove;
     textBelow += snapshot.textBelow;
@@ -92,14 +92,14 @@ async function snapshotIn(frame: Frame, args: SnapshotArgs): Promise<string> {
   const made = snapshotters.get(frame);
   if (made) {
     try {
-      return await (await made).evaluate((snapshot, a) => snapshot(a), args);
+      return await (await made).evaluate((snapshot, snapshotArgs) => snapshot(snapshotArgs), args);
     } catch (err) {
       // The document it was made in is gone (a navigation, perhaps during this read): the
       // handle is let go, and the new document is read once it is parsed.
       if (!isContextLost(err)) throw err;
       if (snapshotters.get(frame) === made) {
         snapshotters.delete(frame);
-        made.then((h) => h.dispose()).catch(() => undefined);
+        made.then((handle) => handle.dispose()).catch(() => undefined);
       }
       await frame.waitForLoadState('domcontentloaded', { timeout: 5_000 }).catch(() => undefined);
     }
@@ -114,7 +114,7 @@ async function snapshotIn(frame: Frame, args: SnapshotArgs): Promise<string> {
     });
     making = created;
   }
-  return (await making).evaluate((snapshot, a) => snapshot(a), args);
+  return (await making).evaluate((snapshot, snapshotArgs) => snapshot(snapshotArgs), args);
 }
 
 /** The main document may be replaced while it is read (a navigation just started): read the new one. */
@@ -175,11 +175,11 @@ async function snapshotChildFrame(frame: Frame, parentHasModal: boolean, viewpor
 async function listTabs(active: Page, activeTitle: string): Promise<Observation['tabs']> {
   const pages = active.context().pages();
   return Promise.all(
-    pages.map(async (p, index) => ({
+    pages.map(async (page, index) => ({
       index,
-      url: p.url(),
-      title: p === active ? activeTitle : await withTimeout(p.title(), TAB_TITLE_TIMEOUT_MS, 'no title').catch(() => ''),
-      active: p === active,
+      url: page.url(),
+      title: page === active ? activeTitle : await withTimeout(page.title(), TAB_TITLE_TIMEOUT_MS, 'no title').catch(() => ''),
+      active: page === active,
     })),
   );
 }

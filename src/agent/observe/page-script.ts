@@ -108,9 +108,9 @@ export function snapshotFrame(args: SnapshotArgs): string {
   const vh = window.innerHeight;
   const region: Region = args.region ?? { top: 0, left: 0, bottom: vh, right: vw };
 
-  const collapse = (s: string): string => s.replace(/\s+/g, ' ').trim();
-  const truncate = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1).trimEnd()}…` : s);
-  const quote = (s: string): string => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const collapse = (value: string): string => value.replace(/\s+/g, ' ').trim();
+  const truncate = (value: string, max: number): string => (value.length > max ? `${value.slice(0, max - 1).trimEnd()}…` : value);
+  const quote = (value: string): string => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
   const isVisible = (el: Element, opacity: boolean): boolean => {
     if (typeof el.checkVisibility === 'function') {
@@ -124,39 +124,39 @@ export function snapshotFrame(args: SnapshotArgs): string {
   /** Text of a subtree as a reader would name it: alt texts, button values, no scripts or hidden-for-AT parts. */
   const textOf = (root: Element, limit: number): string => {
     let out = '';
-    const go = (n: Node): void => {
+    const go = (node: Node): void => {
       if (out.length > limit) return;
-      if (n.nodeType === 3) {
-        out += (n as Text).data;
+      if (node.nodeType === 3) {
+        out += (node as Text).data;
         return;
       }
-      if (n.nodeType !== 1) return;
-      const e = n as Element;
-      const tag = e.tagName;
-      if (SKIP_TAGS.has(tag) || tag === 'SELECT' || tag === 'TEXTAREA' || e.getAttribute('aria-hidden') === 'true') return;
+      if (node.nodeType !== 1) return;
+      const element = node as Element;
+      const tag = element.tagName;
+      if (SKIP_TAGS.has(tag) || tag === 'SELECT' || tag === 'TEXTAREA' || element.getAttribute('aria-hidden') === 'true') return;
       if (tag === 'IMG') {
-        out += ` ${e.getAttribute('alt') ?? ''} `;
+        out += ` ${element.getAttribute('alt') ?? ''} `;
         return;
       }
       if (tag === 'INPUT') {
-        const input = e as HTMLInputElement;
+        const input = element as HTMLInputElement;
         if (input.type === 'button' || input.type === 'submit' || input.type === 'reset') out += ` ${input.value} `;
         return;
       }
-      children(e);
+      children(element);
     };
-    const children = (e: Element): void => {
-      const gap = BLOCK_TAGS.has(e.tagName) || GAP_TAGS.has(e.tagName);
+    const children = (element: Element): void => {
+      const gap = BLOCK_TAGS.has(element.tagName) || GAP_TAGS.has(element.tagName);
       if (gap) out += ' ';
-      if (e.tagName === 'SLOT') {
-        const assigned = (e as HTMLSlotElement).assignedNodes();
+      if (element.tagName === 'SLOT') {
+        const assigned = (element as HTMLSlotElement).assignedNodes();
         if (assigned.length) {
-          for (const a of assigned) go(a);
+          for (const slotted of assigned) go(slotted);
           return;
         }
       }
-      const host: ParentNode = e.shadowRoot ?? e;
-      for (let c = host.firstChild; c; c = c.nextSibling) go(c);
+      const host: ParentNode = element.shadowRoot ?? element;
+      for (let child = host.firstChild; child; child = child.nextSibling) go(child);
       if (gap) out += ' ';
     };
     children(root);
@@ -166,8 +166,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
   const inputType = (el: Element): string => (el.tagName === 'INPUT' ? (el as HTMLInputElement).type : '');
 
   const isEditableRoot = (el: Element): boolean => {
-    const v = el.getAttribute('contenteditable');
-    return v !== null && v !== 'false';
+    const editable = el.getAttribute('contenteditable');
+    return editable !== null && editable !== 'false';
   };
 
   /** The role to print, or null when the element is not interactive by markup. */
@@ -233,7 +233,7 @@ export function snapshotFrame(args: SnapshotArgs): string {
     if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') {
       const labels = (el as HTMLInputElement).labels;
       if (labels && labels.length) {
-        const text = collapse(Array.from(labels, (l) => textOf(l, 200)).join(' '));
+        const text = collapse(Array.from(labels, (label) => textOf(label, 200)).join(' '));
         if (text) return { label: text, from: 'label' };
       }
       const type = inputType(el);
@@ -270,9 +270,9 @@ export function snapshotFrame(args: SnapshotArgs): string {
   const hintsOf = (el: Element, tag: string, role: string, label: { label: string; from: string }): string[] => {
     const hints: string[] = [];
     const type = inputType(el);
-    const value = (v: string, secret: boolean): void => {
+    const value = (text: string, secret: boolean): void => {
       // A field a secret was typed into shows its placeholder; any other secret field only that it holds something.
-      if (v) hints.push(`value=${secret ? quote(state.placeholders?.get(el) ?? '••••') : quote(truncate(collapse(v), MAX_VALUE))}`);
+      if (text) hints.push(`value=${secret ? quote(state.placeholders?.get(el) ?? '••••') : quote(truncate(collapse(text), MAX_VALUE))}`);
       // Said outright, so a model filling a form sees which fields are still to do.
       else hints.push('empty');
     };
@@ -285,9 +285,9 @@ export function snapshotFrame(args: SnapshotArgs): string {
     } else if (tag === 'SELECT') {
       const select = el as HTMLSelectElement;
       const options = Array.from(select.options);
-      const selected = Array.from(select.selectedOptions, (o) => collapse(o.label || o.text));
+      const selected = Array.from(select.selectedOptions, (option) => collapse(option.label || option.text));
       if (selected.length) hints.push(`value=${quote(truncate(selected.join(', '), MAX_VALUE))}`);
-      const names = options.slice(0, MAX_OPTIONS).map((o) => truncate(collapse(o.label || o.text), 30));
+      const names = options.slice(0, MAX_OPTIONS).map((option) => truncate(collapse(option.label || option.text), 30));
       if (options.length > MAX_OPTIONS) names.push(`… ${options.length - MAX_OPTIONS} more`);
       hints.push(`options=${quote(names.join(' | '))}`);
       if (select.multiple) hints.push('multiple');
@@ -311,23 +311,23 @@ export function snapshotFrame(args: SnapshotArgs): string {
     return hints;
   };
 
-  const intersects = (r: DOMRect): boolean => r.bottom > region.top && r.top < region.bottom && r.right > region.left && r.left < region.right;
+  const intersects = (box: DOMRect): boolean => box.bottom > region.top && box.top < region.bottom && box.right > region.left && box.left < region.right;
 
   // The topmost modal dialog: everything outside it is inert for the user.
   let modal: Element | null = null;
-  for (const d of Array.from(document.querySelectorAll('dialog[open], [aria-modal="true"]'))) {
+  for (const dialog of Array.from(document.querySelectorAll('dialog[open], [aria-modal="true"]'))) {
     let isModal = false;
-    if (d.tagName === 'DIALOG' && d.getAttribute('aria-modal') !== 'true') {
+    if (dialog.tagName === 'DIALOG' && dialog.getAttribute('aria-modal') !== 'true') {
       try {
-        isModal = d.matches(':modal');
+        isModal = dialog.matches(':modal');
       } catch {
         isModal = false;
       }
     } else {
-      const r = d.getBoundingClientRect();
-      isModal = r.width > 0 && r.height > 0 && isVisible(d, false);
+      const box = dialog.getBoundingClientRect();
+      isModal = box.width > 0 && box.height > 0 && isVisible(dialog, false);
     }
-    if (isModal) modal = d;
+    if (isModal) modal = dialog;
   }
   state.modal = modal;
 
@@ -342,46 +342,46 @@ export function snapshotFrame(args: SnapshotArgs): string {
   const marks: [Element, string][] = [];
   const rects = new Map<Element, DOMRect>();
   const rectOf = (el: Element): DOMRect => {
-    let r = rects.get(el);
-    if (!r) {
-      r = el.getBoundingClientRect();
-      rects.set(el, r);
+    let rect = rects.get(el);
+    if (!rect) {
+      rect = el.getBoundingClientRect();
+      rects.set(el, rect);
     }
-    return r;
+    return rect;
   };
   const shown = new Map<Element, boolean>();
   const range = document.createRange();
 
   const flush = (): void => {
-    const s = collapse(line);
-    if (s && s !== lines[lines.length - 1]) lines.push(s);
+    const collapsed = collapse(line);
+    if (collapsed && collapsed !== lines[lines.length - 1]) lines.push(collapsed);
     line = '';
   };
 
-  const text = (t: Text): void => {
-    const data = t.data;
+  const text = (node: Text): void => {
+    const data = node.data;
     if (!/\S/.test(data)) {
       line += ' ';
       return;
     }
-    const parent = t.parentElement;
+    const parent = node.parentElement;
     if (!parent) return;
-    let r = rectOf(parent);
-    if (r.width === 0 && r.height === 0) return;
-    if (r.height > region.bottom - region.top) {
+    let box = rectOf(parent);
+    if (box.width === 0 && box.height === 0) return;
+    if (box.height > region.bottom - region.top) {
       // A tall container: place this text node by its own box.
-      range.selectNodeContents(t);
-      r = range.getBoundingClientRect();
+      range.selectNodeContents(node);
+      box = range.getBoundingClientRect();
     }
-    if (r.bottom <= region.top) {
+    if (box.bottom <= region.top) {
       textAbove += data.length;
       return;
     }
-    if (r.top >= region.bottom) {
+    if (box.top >= region.bottom) {
       textBelow += data.length;
       return;
     }
-    if (r.right <= region.left || r.left >= region.right) return;
+    if (box.right <= region.left || box.left >= region.right) return;
     let visible = shown.get(parent);
     if (visible === undefined) {
       visible = isVisible(parent, true);
@@ -396,8 +396,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
     if (!control || control.tagName !== 'INPUT') return null;
     const type = inputType(control);
     if (type !== 'checkbox' && type !== 'radio' && type !== 'file') return null;
-    const r = control.getBoundingClientRect();
-    return r.width <= 0 || r.height <= 0 || !isVisible(control, false) ? (control as HTMLInputElement) : null;
+    const box = control.getBoundingClientRect();
+    return box.width <= 0 || box.height <= 0 || !isVisible(control, false) ? (control as HTMLInputElement) : null;
   };
 
   const consider = (el: Element, tag: string, inModal: boolean, inert: boolean, editable: boolean): void => {
@@ -469,7 +469,7 @@ export function snapshotFrame(args: SnapshotArgs): string {
     } else if (el.shadowRoot) {
       walk(el.shadowRoot, inModal, inert, editable);
     } else if (tag === 'SLOT' && (el as HTMLSlotElement).assignedNodes().length) {
-      for (const n of (el as HTMLSlotElement).assignedNodes()) visit(n, inModal, inert, editable);
+      for (const child of (el as HTMLSlotElement).assignedNodes()) visit(child, inModal, inert, editable);
     } else {
       walk(el, inModal, inert, editable);
     }

@@ -29,10 +29,10 @@ function describeForPolicy(el: Element, limits: { text: number; values: number; 
     el.getAttribute('title'),
     el.getAttribute('alt'),
     el.getAttribute('placeholder'),
-    ...Array.from(html.labels ?? []).map((l) => l.innerText),
+    ...Array.from(html.labels ?? []).map((label) => label.innerText),
   ];
   const text = parts
-    .filter((p): p is string => !!p && !!p.trim())
+    .filter((part): part is string => !!part && !!part.trim())
     .join(' ')
     .replace(/\s+/g, ' ')
     .trim()
@@ -44,10 +44,10 @@ function describeForPolicy(el: Element, limits: { text: number; values: number; 
   const submits: string[] = [];
   if (submitter && form) {
     for (const field of Array.from(form.elements)) {
-      const f = field as HTMLInputElement;
-      if (typeof f.value !== 'string' || !f.value) continue;
-      if (['hidden', 'submit', 'button', 'reset', 'checkbox', 'radio', 'file', 'image'].includes(String(f.type).toLowerCase())) continue;
-      submits.push(f.value.slice(0, limits.value));
+      const input = field as HTMLInputElement;
+      if (typeof input.value !== 'string' || !input.value) continue;
+      if (['hidden', 'submit', 'button', 'reset', 'checkbox', 'radio', 'file', 'image'].includes(String(input.type).toLowerCase())) continue;
+      submits.push(input.value.slice(0, limits.value));
       if (submits.length >= limits.values) break;
     }
   }
@@ -61,8 +61,8 @@ function focusedFormValues(limits: { values: number; value: number }): string[] 
   if (!form) return [];
   const out: string[] = [];
   for (const field of Array.from(form.elements)) {
-    const f = field as HTMLInputElement;
-    if (typeof f.value === 'string' && f.value && !['hidden', 'submit', 'button', 'reset', 'checkbox', 'radio', 'file', 'image'].includes(String(f.type).toLowerCase())) out.push(f.value.slice(0, limits.value));
+    const input = field as HTMLInputElement;
+    if (typeof input.value === 'string' && input.value && !['hidden', 'submit', 'button', 'reset', 'checkbox', 'radio', 'file', 'image'].includes(String(input.type).toLowerCase())) out.push(input.value.slice(0, limits.value));
     if (out.length >= limits.values) break;
   }
   return out;

@@ -68,7 +68,7 @@ function recoverLater(req: Request): void {
 export async function reportRefusals(state: NavigationGuardState | undefined, page: Page): Promise<string> {
   const refused = state?.refused.splice(0) ?? [];
   if (!refused.length) return '';
-  let note = ` (the page tried to open ${refused.map((r) => r.url).join(', ')}, which was blocked: ${refused[0].reason}`;
+  let note = ` (the page tried to open ${refused.map((refusal) => refusal.url).join(', ')}, which was blocked: ${refused[0].reason}`;
   if (page.url().startsWith('chrome-error:')) {
     await page.goBack({ waitUntil: 'domcontentloaded', timeout: 5_000 }).catch(() => null);
     note += `; the tab is back on ${page.url()}`;

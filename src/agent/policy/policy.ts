@@ -56,14 +56,14 @@ export class CompiledPolicy {
     this.name = doc.name;
     this.llmRole = doc.llmRole?.trim() || null;
     this.mode = doc.domainRules.mode;
-    this.domains = doc.domainRules.domains.map(parseHostPattern).filter((p): p is HostPattern => typeof p !== 'string');
-    this.rules = doc.rules.map((r, i) => ({
-      number: i + 1,
-      effect: r.effect,
-      actionTypes: new Set(r.actionTypes ?? []),
-      keywords: (r.keywords ?? []).map((k) => k.toLowerCase()).filter(Boolean),
-      urlPatterns: (r.urlPatterns ?? []).map(compileUrlPattern),
-      detectors: (r.sensitiveData ?? []).map(compileDetector),
+    this.domains = doc.domainRules.domains.map(parseHostPattern).filter((pattern): pattern is HostPattern => typeof pattern !== 'string');
+    this.rules = doc.rules.map((rule, index) => ({
+      number: index + 1,
+      effect: rule.effect,
+      actionTypes: new Set(rule.actionTypes ?? []),
+      keywords: (rule.keywords ?? []).map((keyword) => keyword.toLowerCase()).filter(Boolean),
+      urlPatterns: (rule.urlPatterns ?? []).map(compileUrlPattern),
+      detectors: (rule.sensitiveData ?? []).map(compileDetector),
     }));
   }
 
@@ -74,7 +74,7 @@ export class CompiledPolicy {
    */
   needsPageFacts(action: string): boolean {
     if (this.mode !== 'allow_all' && action === 'click_element') return true;
-    return this.rules.some((r) => (r.keywords.length > 0 || r.detectors.length > 0) && (r.actionTypes.size === 0 || r.actionTypes.has(action)));
+    return this.rules.some((rule) => (rule.keywords.length > 0 || rule.detectors.length > 0) && (rule.actionTypes.size === 0 || rule.actionTypes.has(action)));
   }
 
   /** Whether the domain rules restrict where the browser may go. */
@@ -87,7 +87,7 @@ export class CompiledPolicy {
     if (this.mode === 'allow_all') return ALLOWED;
     const target = urlHost(url);
     if (!target) return ALLOWED;
-    const listed = this.domains.find((d) => hostMatches(d, target));
+    const listed = this.domains.find((domain) => hostMatches(domain, target));
     if (this.mode === 'allowlist' && !listed) {
       return { effect: 'block', reason: `${target.host} is not among the domains the policy "${this.name}" allows (${this.domains.map(formatHostPattern).join(', ') || 'none'})` };
     }
@@ -104,7 +104,7 @@ export class CompiledPolicy {
     }
     let best: PolicyDecision = ALLOWED;
     let bestRank = 0;
-    const urls = [facts.pageUrl, facts.targetUrl].filter((u): u is string => !!u).map((u) => u.toLowerCase());
+    const urls = [facts.pageUrl, facts.targetUrl].filter((url): url is string => !!url).map((url) => url.toLowerCase());
     for (const rule of this.rules) {
       if (RANK[rule.effect] <= bestRank) continue;
       const matched = matchRule(rule, facts, urls);
@@ -128,25 +128,25 @@ function matchRule(rule: CompiledRule, facts: ActionFacts, urls: string[]): stri
     why.push(`the action is ${facts.action}`);
   }
   if (rule.keywords.length) {
-    const haystack = [...facts.texts, ...facts.data].map((t) => t.toLowerCase());
-    const keyword = rule.keywords.find((k) => haystack.some((t) => t.includes(k)));
+    const haystack = [...facts.texts, ...facts.data].map((text) => text.toLowerCase());
+    const keyword = rule.keywords.find((word) => haystack.some((text) => text.includes(word)));
     if (keyword === undefined) return null;
     why.push(`it mentions "${keyword}"`);
   }
   if (rule.urlPatterns.length) {
     // A URL too long to read is taken as matching a rule that restricts, never one that allows.
-    const unread = urls.find((u) => u.length > MAX_MATCHED_URL);
+    const unread = urls.find((url) => url.length > MAX_MATCHED_URL);
     if (unread !== undefined) {
       if (rule.effect === 'allow') return null;
       why.push(`the URL is too long to check against its patterns (${unread.length} characters, at most ${MAX_MATCHED_URL})`);
     } else {
-      const pattern = rule.urlPatterns.find((p) => urls.some((u) => matchesLowercased(p, u)));
+      const pattern = rule.urlPatterns.find((compiled) => urls.some((url) => matchesLowercased(compiled, url)));
       if (pattern === undefined) return null;
       why.push(`the URL matches "${pattern.source}"`);
     }
   }
   if (rule.detectors.length) {
-    const found = rule.detectors.find((d) => facts.data.some((t) => d.find(t)));
+    const found = rule.detectors.find((detector) => facts.data.some((text) => detector.find(text)));
     if (!found) return null;
     why.push(`what it would type or submit contains ${found.label}`);
   }

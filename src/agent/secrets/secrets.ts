@@ -36,21 +36,21 @@ export class TaskSecrets {
   private readonly grams = new Map<string, string>();
 
   constructor(entries: SecretEntry[]) {
-    for (const e of entries) {
-      const parsed = e.match.trim().toLowerCase() === 'all' ? null : parseHostPattern(e.match);
+    for (const entry of entries) {
+      const parsed = entry.match.trim().toLowerCase() === 'all' ? null : parseHostPattern(entry.match);
       if (typeof parsed === 'string') continue; // refused by the API already
-      for (const [name, value] of Object.entries(e.fields)) {
+      for (const [name, value] of Object.entries(entry.fields)) {
         if (!value) continue;
-        this.entries.push({ name, value, pattern: parsed, matchText: parsed ? e.match.trim().toLowerCase() : 'all' });
+        this.entries.push({ name, value, pattern: parsed, matchText: parsed ? entry.match.trim().toLowerCase() : 'all' });
       }
     }
     const seen = new Set<string>();
     for (const { name, value } of this.entries) {
       if (compact(value).length >= SUBSTRING_MIN) {
         for (const form of longForms(value)) {
-          const c = [...compact(form)].map((ch) => (ch.toLowerCase().length === 1 ? ch.toLowerCase() : ch));
-          for (let i = 0; i + SUBSTRING_MIN <= c.length; i++) {
-            const gram = c.slice(i, i + SUBSTRING_MIN).join('');
+          const chars = [...compact(form)].map((ch) => (ch.toLowerCase().length === 1 ? ch.toLowerCase() : ch));
+          for (let i = 0; i + SUBSTRING_MIN <= chars.length; i++) {
+            const gram = chars.slice(i, i + SUBSTRING_MIN).join('');
             if (!this.grams.has(gram)) this.grams.set(gram, name);
           }
         }
@@ -64,7 +64,7 @@ export class TaskSecrets {
       }
     }
     // Longer first: a value that contains another is masked whole.
-    this.masks.sort((a, b) => b.variant.length - a.variant.length);
+    this.masks.sort((first, second) => second.variant.length - first.variant.length);
   }
 
   get size(): number {
@@ -74,7 +74,7 @@ export class TaskSecrets {
   /** The names the model may use, with where each works (for the task prompt). */
   catalogue(): { name: string; matches: string[] }[] {
     const byName = new Map<string, string[]>();
-    for (const e of this.entries) byName.set(e.name, [...(byName.get(e.name) ?? []), e.matchText]);
+    for (const entry of this.entries) byName.set(entry.name, [...(byName.get(entry.name) ?? []), entry.matchText]);
     return [...byName].map(([name, matches]) => ({ name, matches }));
   }
 
@@ -95,30 +95,30 @@ export class TaskSecrets {
     const used: string[] = [];
     let error: string | undefined;
     const target = urlHost(pageUrl);
-    const outer = above.map((u) => ({ url: u, host: urlHost(u) }));
+    const outer = above.map((url) => ({ url, host: urlHost(url) }));
     const out = text.replace(PLACEHOLDER, (whole, name: string) => {
       if (error) return whole;
-      const candidates = this.entries.filter((e) => e.name === name);
+      const candidates = this.entries.filter((entry) => entry.name === name);
       if (!candidates.length) {
-        const known = this.catalogue().map((c) => c.name);
+        const known = this.catalogue().map((entry) => entry.name);
         error = `There is no secret named "${name}"${known.length ? `; the secrets are: ${known.join(', ')}` : ''}. Nothing was typed.`;
         return whole;
       }
-      const covering = candidates.filter((e) => e.pattern === null || (target !== null && hostMatches(e.pattern, target)));
-      const where = candidates.map((e) => e.matchText).join(', ');
+      const covering = candidates.filter((entry) => entry.pattern === null || (target !== null && hostMatches(entry.pattern, target)));
+      const where = candidates.map((entry) => entry.matchText).join(', ');
       // Ports are named when an entry names one (else the host alone says it).
-      const withPort = candidates.some((e) => e.pattern?.port !== undefined);
-      const show = (f: { url: string; host: { host: string; port: string } | null }): string => (f.host ? (withPort ? `${f.host.host}:${f.host.port}` : f.host.host) : f.url);
+      const withPort = candidates.some((entry) => entry.pattern?.port !== undefined);
+      const show = (frame: { url: string; host: { host: string; port: string } | null }): string => (frame.host ? (withPort ? `${frame.host.host}:${frame.host.port}` : frame.host.host) : frame.url);
       if (!covering.length) {
         const inside = outer.length ? ` (a frame inside ${show(outer[outer.length - 1])})` : '';
         error = `The secret "${name}" may only be used on ${where}, and this ${outer.length ? 'field is on' : 'page is'} ${show({ url: pageUrl, host: target })}${inside}. Nothing was typed.`;
         return whole;
       }
       const fitting = covering
-        .filter((e) => outer.every((o) => e.pattern === null || (o.host !== null && target !== null && (sameSite(o.host.host, target.host) || hostMatches(e.pattern, o.host)))))
-        .sort((a, b) => (b.pattern ? specificity(b.pattern) : -1) - (a.pattern ? specificity(a.pattern) : -1));
+        .filter((entry) => outer.every((frame) => entry.pattern === null || (frame.host !== null && target !== null && (sameSite(frame.host.host, target.host) || hostMatches(entry.pattern, frame.host)))))
+        .sort((first, second) => (second.pattern ? specificity(second.pattern) : -1) - (first.pattern ? specificity(first.pattern) : -1));
       if (!fitting.length) {
-        const foreign = outer.find((o) => !(o.host !== null && target !== null && sameSite(o.host.host, target.host)))!;
+        const foreign = outer.find((frame) => !(frame.host !== null && target !== null && sameSite(frame.host.host, target.host)))!;
         error = `The secret "${name}" may only be used on ${where}: this field is on ${show({ url: pageUrl, host: target })}, but in a frame embedded by ${show(foreign)}, another site the secret does not name. Nothing was typed.`;
         return whole;
       }
@@ -147,8 +147,8 @@ export class TaskSecrets {
     const caseless = lower.length === text.length;
     if (!caseless) lower = text;
     let out = text;
-    for (const m of this.masks) {
-      const needle = caseless ? m.lower : m.variant;
+    for (const mask of this.masks) {
+      const needle = caseless ? mask.lower : mask.variant;
       let from = 0;
       let at = lower.indexOf(needle, from);
       if (at < 0) continue;
@@ -157,8 +157,8 @@ export class TaskSecrets {
       let last = 0;
       while (at >= 0) {
         const end = at + needle.length;
-        if (!m.wholeWord || (!isWordChar(lower[at - 1]) && !isWordChar(lower[end]))) {
-          const ph = placeholder(m.name);
+        if (!mask.wholeWord || (!isWordChar(lower[at - 1]) && !isWordChar(lower[end]))) {
+          const ph = placeholder(mask.name);
           rebuilt += out.slice(last, at) + ph;
           rebuiltLower += lower.slice(last, at) + (caseless ? ph.toLowerCase() : ph);
           last = end;
@@ -217,15 +217,15 @@ export class TaskSecrets {
       }
       // One placeholder per run, named after the value most of it comes from (values may share pieces).
       const count = new Map<string, number>();
-      let j = i;
-      for (; ; j++) {
-        count.set(names[j]!, (count.get(names[j]!) ?? 0) + 1);
-        if (!joined[j]) break;
+      let runEnd = i;
+      for (; ; runEnd++) {
+        count.set(names[runEnd]!, (count.get(names[runEnd]!) ?? 0) + 1);
+        if (!joined[runEnd]) break;
       }
-      const named = [...count].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+      const named = [...count].reduce((best, entry) => (entry[1] > best[1] ? entry : best))[0];
       out += text.slice(last, at[i]) + placeholder(named);
-      last = at[j] + 1;
-      i = j + 1;
+      last = at[runEnd] + 1;
+      i = runEnd + 1;
     }
     return out + text.slice(last);
   }
@@ -233,8 +233,8 @@ export class TaskSecrets {
   /** Masks every string inside a JSON-like value. */
   maskDeep<T>(value: T): T {
     if (typeof value === 'string') return this.mask(value) as T;
-    if (Array.isArray(value)) return value.map((v) => this.maskDeep(v)) as T;
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.maskDeep(v)])) as T;
+    if (Array.isArray(value)) return value.map((item) => this.maskDeep(item)) as T;
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.maskDeep(item)])) as T;
     return value;
   }
 }
@@ -246,7 +246,7 @@ function encodings(value: string): string[] {
   const uri = encodeURIComponent(value);
   const variants = [value, uri, uri.replace(/%20/g, '+'), new URLSearchParams({ v: value }).toString().slice(2), JSON.stringify(value).slice(1, -1), escapeHtml(value)];
   // Percent escapes may be written in lower case.
-  variants.push(...variants.map((v) => v.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())));
+  variants.push(...variants.map((variant) => variant.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())));
   return [...new Set(variants.filter(Boolean))];
 }
 
@@ -255,25 +255,25 @@ function encodings(value: string): string[] {
  * domain (approximated without the public suffix list: the last two labels, or three under a
  * two-letter country code whose second level is short, as in example.co.uk).
  */
-export function sameSite(a: string, b: string): boolean {
-  if (a === b) return true;
-  const site = (h: string): string => {
-    if (/^[\d.]+$/.test(h) || h.includes(':')) return h;
-    const labels = h.split('.');
+export function sameSite(firstHost: string, secondHost: string): boolean {
+  if (firstHost === secondHost) return true;
+  const site = (host: string): string => {
+    if (/^[\d.]+$/.test(host) || host.includes(':')) return host;
+    const labels = host.split('.');
     const keep = labels.length >= 3 && labels[labels.length - 1].length === 2 && labels[labels.length - 2].length <= 3 ? 3 : 2;
     return labels.slice(-keep).join('.');
   };
-  return site(a) === site(b);
+  return site(firstHost) === site(secondHost);
 }
 
 /** The value without its whitespace (what the pieces of long values are read from). */
-const compact = (s: string): string => s.replace(/\s+/g, '');
+const compact = (text: string): string => text.replace(/\s+/g, '');
 
 /** A long value's forms whose every piece is masked: as is, encoded for URLs, forms, JSON and HTML, and in base64. */
 function longForms(value: string): string[] {
   const forms = encodings(value);
-  for (const v of [value, compact(value), value.replace(/\s+/g, ' ')]) {
-    const bytes = Buffer.from(v, 'utf8');
+  for (const form of [value, compact(value), value.replace(/\s+/g, ' ')]) {
+    const bytes = Buffer.from(form, 'utf8');
     // A part of the value is encoded from any of three byte offsets: each gives other base64 characters.
     for (let offset = 0; offset < 3 && offset < bytes.length; offset++) {
       const b64 = bytes.subarray(offset).toString('base64').replace(/=+$/, '');
@@ -288,10 +288,10 @@ function longForms(value: string): string[] {
 /** Where the placeholders already in a text are, as [start, end) pairs in order. */
 function placeholderSpans(text: string): [number, number][] {
   const spans: [number, number][] = [];
-  for (const m of text.matchAll(PLACEHOLDER)) spans.push([m.index, m.index + m[0].length]);
+  for (const match of text.matchAll(PLACEHOLDER)) spans.push([match.index, match.index + match[0].length]);
   return spans;
 }
 
-function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

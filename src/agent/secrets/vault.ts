@@ -41,19 +41,19 @@ export class SecretVault {
 
   /** The secrets of this task, if this worker holds them. */
   forTask(sessionId: string, taskId: string): TaskSecrets | undefined {
-    const s = this.sessions.get(sessionId);
-    return s && s.taskId === taskId ? s.current : undefined;
+    const held = this.sessions.get(sessionId);
+    return held && held.taskId === taskId ? held.current : undefined;
   }
 
   /** `text` with every value the session was given replaced by its placeholder. */
   mask(sessionId: string, text: string): string {
-    const s = this.sessions.get(sessionId);
-    return s ? s.all.mask(text) : text;
+    const held = this.sessions.get(sessionId);
+    return held ? held.all.mask(text) : text;
   }
 
   maskDeep<T>(sessionId: string, value: T): T {
-    const s = this.sessions.get(sessionId);
-    return s ? s.all.maskDeep(value) : value;
+    const held = this.sessions.get(sessionId);
+    return held ? held.all.maskDeep(value) : value;
   }
 
   forget(sessionId: string): void {

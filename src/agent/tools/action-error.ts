@@ -23,8 +23,8 @@ export function actionFailure(err: unknown, action: string): Error {
   if (!(err instanceof Error)) return new Error(`${action} failed: ${String(err)}`);
   const log = err.message;
   for (const [pattern, reason] of lastFirst(log)) {
-    const m = pattern.exec(log);
-    if (m) return new Error(`${action} failed: ${reason.replace('$1', truncate(m[1] ?? '', 120))}`);
+    const match = pattern.exec(log);
+    if (match) return new Error(`${action} failed: ${reason.replace('$1', truncate(match[1] ?? '', 120))}`);
   }
   const first = log.split('\n')[0].replace(/^[\w.]+: /, '').replace(/^Error: /, '');
   if (err instanceof errors.TimeoutError) return new Error(`${action} failed: the element did not become ready in time (${first})`);
@@ -33,7 +33,7 @@ export function actionFailure(err: unknown, action: string): Error {
 
 /** Playwright retries and logs each attempt: the last blocker logged is the current one. */
 function lastFirst(log: string): [RegExp, string][] {
-  return [...BLOCKERS].sort(([a], [b]) => lastIndex(log, b) - lastIndex(log, a));
+  return [...BLOCKERS].sort(([first], [second]) => lastIndex(log, second) - lastIndex(log, first));
 }
 
 function lastIndex(text: string, pattern: RegExp): number {
@@ -43,7 +43,7 @@ function lastIndex(text: string, pattern: RegExp): number {
   return at;
 }
 
-const truncate = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+const truncate = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Runs a browser call, reporting its failure as `actionFailure`; a stopped task's abort passes as is. */
 export async function attempt<T>(signal: AbortSignal, action: string, call: () => Promise<T>): Promise<T> {

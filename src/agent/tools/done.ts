@@ -12,7 +12,7 @@ const schema = z
     rows: z.array(z.record(z.string(), z.unknown())).optional(),
     success: z.boolean().default(true).describe('false when the task could not be completed; say why in message'),
   })
-  .refine((a) => a.message !== undefined || a.result !== undefined || a.rows !== undefined, { message: 'give the answer in message (or result / rows for structured output)' });
+  .refine((answer) => answer.message !== undefined || answer.result !== undefined || answer.rows !== undefined, { message: 'give the answer in message (or result / rows for structured output)' });
 
 export const doneTool: AgentTool<typeof schema> = {
   name: 'done',
@@ -54,7 +54,7 @@ export function doneSpec(params: Pick<TaskParams, 'outputType' | 'outputSchema'>
       parameters: {
         type: 'object',
         properties: {
-          rows: { type: 'array', items: { type: 'object', properties: Object.fromEntries(columns.map((c) => [c, cell])), additionalProperties: false } },
+          rows: { type: 'array', items: { type: 'object', properties: Object.fromEntries(columns.map((column) => [column, cell])), additionalProperties: false } },
           success: successSpec,
           message: { type: 'string', description: 'Only when success is false: why the task could not be completed' },
         },

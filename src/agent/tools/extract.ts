@@ -43,28 +43,28 @@ function cleanLines(text: string): string[] {
  * query win, and stay in page order so they still read as the page does.
  */
 export function relevantExcerpt(lines: string[], query: string, maxChars = MAX_CHARS): { text: string; omitted: number } {
-  const total = lines.reduce((n, l) => n + l.length + 1, 0);
+  const total = lines.reduce((sum, line) => sum + line.length + 1, 0);
   if (total <= maxChars) return { text: lines.join('\n'), omitted: 0 };
   const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])];
-  const scored = lines.map((line, i) => {
+  const scored = lines.map((line, index) => {
     const lower = line.toLowerCase();
-    return { i, score: words.filter((w) => lower.includes(w)).length };
+    return { index, score: words.filter((word) => lower.includes(word)).length };
   });
-  const order = [...scored].sort((a, b) => b.score - a.score || a.i - b.i);
+  const order = [...scored].sort((first, second) => second.score - first.score || first.index - second.index);
   const keep = new Set<number>();
   let size = 0;
-  for (const { i } of order) {
-    const line = lines[i].length > maxChars / 4 ? `${lines[i].slice(0, maxChars / 4 - 1)}…` : lines[i];
+  for (const { index } of order) {
+    const line = lines[index].length > maxChars / 4 ? `${lines[index].slice(0, maxChars / 4 - 1)}…` : lines[index];
     if (size + line.length + 1 > maxChars) continue;
-    keep.add(i);
+    keep.add(index);
     size += line.length + 1;
   }
   const kept: string[] = [];
   let last = -1;
-  for (const i of [...keep].sort((a, b) => a - b)) {
-    if (last >= 0 && i > last + 1) kept.push('…');
-    kept.push(lines[i].length > maxChars / 4 ? `${lines[i].slice(0, maxChars / 4 - 1)}…` : lines[i]);
-    last = i;
+  for (const index of [...keep].sort((first, second) => first - second)) {
+    if (last >= 0 && index > last + 1) kept.push('…');
+    kept.push(lines[index].length > maxChars / 4 ? `${lines[index].slice(0, maxChars / 4 - 1)}…` : lines[index]);
+    last = index;
   }
   return { text: kept.join('\n'), omitted: total - size };
 }

@@ -17,11 +17,11 @@ type Refusals = { refusalOf(host: string, since: number, port?: number): { host:
 export function watchBlockedNavigation(ctx: ToolContext, page: Page): { stop(): void; check(): void } {
   const since = Date.now();
   const hosts: { url: string; host: string; port: number; request: Request }[] = [];
-  const onRequest = (r: Request) => {
-    if (!r.isNavigationRequest() || r.frame() !== page.mainFrame()) return;
+  const onRequest = (request: Request) => {
+    if (!request.isNavigationRequest() || request.frame() !== page.mainFrame()) return;
     try {
-      const u = new URL(r.url());
-      if (u.protocol === 'http:' || u.protocol === 'https:') hosts.push({ url: `${u.origin}${u.pathname}`, host: u.hostname, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)), request: r });
+      const url = new URL(request.url());
+      if (url.protocol === 'http:' || url.protocol === 'https:') hosts.push({ url: `${url.origin}${url.pathname}`, host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)), request });
     } catch {
       /* not a URL the guard sees */
     }
@@ -32,12 +32,12 @@ export function watchBlockedNavigation(ctx: ToolContext, page: Page): { stop(): 
     check: () => {
       const egress = ctx.egress as Refusals | undefined;
       if (!egress) return;
-      for (const h of hosts) {
+      for (const navigation of hosts) {
         // Stopped in the browser by the policy's domain rules (which say so themselves): whatever Chromium
         // sent ahead to that host (a preconnect the guard refused) is not this navigation's refusal.
-        if (h.request.failure()?.errorText === 'net::ERR_BLOCKED_BY_CLIENT') continue;
-        const refusal = egress.refusalOf(h.host, since, h.port);
-        if (refusal) throw blockedNavigation(h.url);
+        if (navigation.request.failure()?.errorText === 'net::ERR_BLOCKED_BY_CLIENT') continue;
+        const refusal = egress.refusalOf(navigation.host, since, navigation.port);
+        if (refusal) throw blockedNavigation(navigation.url);
       }
     },
   };

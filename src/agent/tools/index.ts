@@ -37,18 +37,25 @@ export const agentTools: AgentTool[] = [
   requestHumanInputTool,
 ] as AgentTool[];
 
+const toolsByName = new Map<string, AgentTool>(agentTools.map((tool) => [tool.name, tool]));
+
+/** The agent's tool of that name, if it has one. */
+export function toolNamed(name: string): AgentTool | undefined {
+  return toolsByName.get(name);
+}
+
 /**
  * The tools as the model sees them. The schemas describe the input side: arguments with a
  * default are optional for the model.
  */
 export function toolSpecs(params: Pick<TaskParams, 'outputType' | 'outputSchema'> = { outputType: 'text' }): LlmToolSpec[] {
-  return agentTools.map((t) =>
-    t === (doneTool as AgentTool)
+  return agentTools.map((tool) =>
+    tool === (doneTool as AgentTool)
       ? doneSpec(params)
       : {
-          name: t.name,
-          description: t.description,
-          parameters: z.toJSONSchema(t.schema, { io: 'input' }) as Record<string, unknown>,
+          name: tool.name,
+          description: tool.description,
+          parameters: z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>,
         },
   );
 }

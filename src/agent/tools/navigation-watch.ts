@@ -43,11 +43,11 @@ function watchAnnouncements(ctx: ToolContext, page: Page): Promise<PageAnnouncem
           },
         };
         cdp.on('Page.windowOpen', () => (state.opened += 1));
-        cdp.on('Page.frameRequestedNavigation', (e) => {
-          if (e.frameId === main.frameId && e.disposition === 'currentTab') state.requested += 1;
+        cdp.on('Page.frameRequestedNavigation', (event) => {
+          if (event.frameId === main.frameId && event.disposition === 'currentTab') state.requested += 1;
         });
-        cdp.on('Page.frameStoppedLoading', (e) => {
-          if (e.frameId === main.frameId) for (const fn of state.stopped) fn();
+        cdp.on('Page.frameStoppedLoading', (event) => {
+          if (event.frameId === main.frameId) for (const fn of state.stopped) fn();
         });
         await cdp.send('Page.enable');
         main.frameId = (await cdp.send('Page.getFrameTree')).frameTree.frame.id;
@@ -79,13 +79,13 @@ export async function actAndSettle<T>(ctx: ToolContext, action: () => Promise<T>
   let newPage: Page | undefined;
   let markLoaded = () => {};
   const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
-  const onRequest = (r: Request) => {
-    if (r.isNavigationRequest() && r.frame() === page.mainFrame()) navigated = true;
+  const onRequest = (request: Request) => {
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) navigated = true;
   };
   let markOpened = () => {};
   const opened = new Promise<void>((resolve) => (markOpened = resolve));
-  const onPage = (p: Page) => {
-    newPage ??= p;
+  const onPage = (tab: Page) => {
+    newPage ??= tab;
     markOpened();
   };
   page.on('request', onRequest);

@@ -35,8 +35,8 @@ function scrollInPage(pages: number): ScrollResult {
     if (el.scrollHeight <= el.clientHeight + 1) continue;
     const overflow = getComputedStyle(el).overflowY;
     if (overflow !== 'auto' && overflow !== 'scroll' && overflow !== 'overlay') continue;
-    const r = el.getBoundingClientRect();
-    const area = Math.max(0, Math.min(r.right, window.innerWidth) - Math.max(r.left, 0)) * Math.max(0, Math.min(r.bottom, window.innerHeight) - Math.max(r.top, 0));
+    const box = el.getBoundingClientRect();
+    const area = Math.max(0, Math.min(box.right, window.innerWidth) - Math.max(box.left, 0)) * Math.max(0, Math.min(box.bottom, window.innerHeight) - Math.max(box.top, 0));
     if (area > bestArea) {
       best = el;
       bestArea = area;
@@ -59,13 +59,13 @@ export const scrollTool: AgentTool<typeof schema> = {
       return { summary: `Scrolled ${name} into view`, target };
     }
     const pages = direction === 'down' ? amount : -amount;
-    const r = await attempt(ctx.signal, 'Scrolling', () => abortable(ctx.page.evaluate(scrollInPage, pages), ctx.signal));
-    const what = r.container === 'page' ? 'the page' : 'the scrollable area';
-    const where = `now at ${Math.round(r.position)}px of ${r.height}px (viewport ${r.viewport}px)`;
-    if (Math.abs(r.moved) < 1) {
+    const scrolled = await attempt(ctx.signal, 'Scrolling', () => abortable(ctx.page.evaluate(scrollInPage, pages), ctx.signal));
+    const what = scrolled.container === 'page' ? 'the page' : 'the scrollable area';
+    const where = `now at ${Math.round(scrolled.position)}px of ${scrolled.height}px (viewport ${scrolled.viewport}px)`;
+    if (Math.abs(scrolled.moved) < 1) {
       return { summary: `Could not scroll ${direction}: ${what} is already at the ${direction === 'down' ? 'bottom' : 'top'}; ${where}`, target: 'page' };
     }
-    const pagesMoved = Math.abs(r.moved) / r.viewport;
+    const pagesMoved = Math.abs(scrolled.moved) / scrolled.viewport;
     return { summary: `Scrolled ${what} ${direction} by ${pagesMoved.toFixed(pagesMoved % 1 ? 1 : 0)} page(s); ${where}`, target: 'page' };
   },
 };

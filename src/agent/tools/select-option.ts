@@ -13,7 +13,7 @@ const schema = z
     value: z.string().optional().describe('The option to choose: its visible text or its value'),
     label: z.string().optional().describe('Alternatively, the visible text of the option'),
   })
-  .refine((a) => a.value !== undefined || a.label !== undefined, { message: 'Give the option as value or label' });
+  .refine((choice) => choice.value !== undefined || choice.label !== undefined, { message: 'Give the option as value or label' });
 
 interface OptionMatch {
   isSelect: boolean;
@@ -26,14 +26,14 @@ interface OptionMatch {
 
 /** Finds the option in the page: exact value, exact text, then the same ignoring case and spaces, then a part of the text. */
 function findOption(el: Element, wanted: string): OptionMatch {
-  const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+  const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
   // A radio button stands for its group: the option is the radio whose label or value is the one wanted.
   if (el instanceof HTMLInputElement && el.type === 'radio') {
     const scope = el.form ?? el.ownerDocument;
-    const group = Array.from(scope.querySelectorAll<HTMLInputElement>('input[type=radio]')).filter((r) => r.name === el.name && (el.name !== '' || r === el));
-    const labelOf = (r: HTMLInputElement) => Array.from(r.labels ?? []).map((l) => l.textContent ?? '').join(' ').trim() || r.value;
-    const w = norm(wanted);
-    const tests = [(r: HTMLInputElement) => r.value === wanted, (r: HTMLInputElement) => norm(labelOf(r)) === w || norm(r.value) === w, (r: HTMLInputElement) => w.length > 0 && norm(labelOf(r)).includes(w)];
+    const group = Array.from(scope.querySelectorAll<HTMLInputElement>('input[type=radio]')).filter((radio) => radio.name === el.name && (el.name !== '' || radio === el));
+    const labelOf = (radio: HTMLInputElement) => Array.from(radio.labels ?? []).map((label) => label.textContent ?? '').join(' ').trim() || radio.value;
+    const normalized = normalize(wanted);
+    const tests = [(radio: HTMLInputElement) => radio.value === wanted, (radio: HTMLInputElement) => normalize(labelOf(radio)) === normalized || normalize(radio.value) === normalized, (radio: HTMLInputElement) => normalized.length > 0 && normalize(labelOf(radio)).includes(normalized)];
     let found = -1;
     for (const test of tests) {
       found = group.findIndex(test);
@@ -43,28 +43,28 @@ function findOption(el: Element, wanted: string): OptionMatch {
   }
   if (el.tagName !== 'SELECT') return { isSelect: false, index: -1, label: '', options: [] };
   const options = Array.from((el as HTMLSelectElement).options);
-  const w = norm(wanted);
+  const normalized = normalize(wanted);
   const tests = [
-    (o: HTMLOptionElement) => o.value === wanted,
-    (o: HTMLOptionElement) => o.label === wanted,
-    (o: HTMLOptionElement) => norm(o.label) === w || norm(o.value) === w,
-    (o: HTMLOptionElement) => w.length > 0 && norm(o.label).includes(w),
+    (option: HTMLOptionElement) => option.value === wanted,
+    (option: HTMLOptionElement) => option.label === wanted,
+    (option: HTMLOptionElement) => normalize(option.label) === normalized || normalize(option.value) === normalized,
+    (option: HTMLOptionElement) => normalized.length > 0 && normalize(option.label).includes(normalized),
   ];
   let index = -1;
   for (const test of tests) {
     index = options.findIndex(test);
     if (index >= 0) break;
   }
-  return { isSelect: true, index, label: index >= 0 ? options[index].label : '', options: options.slice(0, 30).map((o) => o.label) };
+  return { isSelect: true, index, label: index >= 0 ? options[index].label : '', options: options.slice(0, 30).map((option) => option.label) };
 }
 
 /** The radio at `position` in the group of the radio `locator` points at (the same grouping as findOption). */
 async function radioOf(locator: Locator, position: number): Promise<ElementHandle<HTMLInputElement>> {
-  const handle = await locator.evaluateHandle((el, n) => {
+  const handle = await locator.evaluateHandle((el, position) => {
     const input = el as HTMLInputElement;
     const scope = input.form ?? input.ownerDocument;
-    const group = Array.from(scope.querySelectorAll<HTMLInputElement>('input[type=radio]')).filter((r) => r.name === input.name && (input.name !== '' || r === input));
-    return group[n];
+    const group = Array.from(scope.querySelectorAll<HTMLInputElement>('input[type=radio]')).filter((radio) => radio.name === input.name && (input.name !== '' || radio === input));
+    return group[position];
   }, position);
   const element = handle.asElement();
   if (!element) throw new Error('the radio button is gone');
@@ -81,7 +81,7 @@ export const selectOptionTool: AgentTool<typeof schema> = {
     const action = `Selecting "${wanted}" in ${name}`;
     const match = await attempt(ctx.signal, action, () => abortable(locator.evaluate(findOption, wanted, { timeout: ACTION_TIMEOUT_MS }), ctx.signal));
     if (!match.isSelect) throw new Error(`${name} is not a <select>: click it to open its list, then click the option`);
-    if (match.index < 0) throw new Error(`${name} has no option "${wanted}"; its options are: ${match.options.map((o) => `"${o}"`).join(', ')}`);
+    if (match.index < 0) throw new Error(`${name} has no option "${wanted}"; its options are: ${match.options.map((option) => `"${option}"`).join(', ')}`);
     const urlBefore = ctx.page.url();
     if (match.radio !== undefined) {
       // The group's radio with that label, checked as a person would click it.

@@ -17,16 +17,16 @@ export const uploadFileTool: AgentTool<typeof schema> = {
   schema,
   async execute(ctx, { index, fileIds }) {
     const available = ctx.files?.available() ?? [];
-    const unknown = fileIds.filter((id) => !available.some((f) => f.fileId === id));
+    const unknown = fileIds.filter((id) => !available.some((file) => file.fileId === id));
     if (unknown.length) {
-      throw new Error(`Unknown fileIds ${unknown.join(', ')}; available: ${available.map((f) => `${f.fileId} (${f.name})`).join(', ') || 'none'}`);
+      throw new Error(`Unknown fileIds ${unknown.join(', ')}; available: ${available.map((file) => `${file.fileId} (${file.name})`).join(', ') || 'none'}`);
     }
     const { locator, target, name } = await targetElement(ctx, index);
     const paths = await Promise.all(fileIds.map((id) => ctx.files!.localPath(id)));
     const urlBefore = ctx.page.url();
     // The page reacts to the files (reads them, shows them, may submit its form): settle like a click.
     const outcome = await attempt(ctx.signal, `Uploading to ${name}`, () => actAndSettle(ctx, () => abortable(locator.setInputFiles(paths, { timeout: ACTION_TIMEOUT_MS }), ctx.signal)));
-    const names = fileIds.map((id) => available.find((f) => f.fileId === id)!.name);
+    const names = fileIds.map((id) => available.find((file) => file.fileId === id)!.name);
     return { summary: `Set ${names.join(', ')} on ${name}${outcomeNote(ctx, urlBefore, outcome)}`, target: `${target}: ${names.join(', ')}` };
   },
 };

@@ -1,0 +1,203 @@
+/**
+ * The acting half of a step: the chosen action through the gate (secrets put in, the policy
+ * asked), then the tool, then the report. Everything it reports (to the model, events,
+ * logs, the workflow, the recording) is masked.
+ */
+import { TaskFailure, isServiceError } from '../contracts/errors';
+import type { FoundElement } from '../recording/replay';
+import type { RecordedStep } from '../contracts/recording';
+import type { StepResult } from '../contracts/session-types';
+import { gateAction, type GateOutcome } from './action-gate';
+import { elementUnderIndex } from './approval-binding';
+import { observedIndexes } from './page-bound-tools';
+import { reportRefusals } from './policy/navigation-guard';
+import { recordStep, recordedArgs, safeUrl } from './record-step';
+import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
+import { checkStructuredOutput } from './structured-output';
+import type { AgentTool, ToolContext, ToolResult } from './types';
+
+/** Failures that end the task at once; any other failed action is reported to the model. */
+const FATAL_CODES = new Set(['NAVIGATION_TIMEOUT', 'PAGE_CRASH', 'INVALID_STRUCTURED_OUTPUT']);
+const MAX_CONSECUTIVE_FAILED_ACTIONS = 3;
+/** A structured result that does not validate is sent back this many times, then the task fails. */
+const MAX_OUTPUT_CORRECTIONS = 2;
+
+/** A recorded step that cannot be performed again as recorded: the agent takes over. */
+export class ReplayMismatch extends Error {}
+
+/** The action to perform, and what the step has spent to choose it. */
+export interface ActionRequest {
+  tool: AgentTool;
+  args: unknown;
+  callId: string;
+  usage: StepResult['usage'];
+  cost: number;
+  observeMs: number;
+  modelMs: number;
+  approved?: boolean;
+  /** The agent's words that came with the call. */
+  reasoning?: string;
+  /** A recorded step performed again: no model call to answer, and a mismatch hands over to the agent. */
+  replay?: { step: RecordedStep; pinned?: FoundElement };
+}
+
+/** The step's result as it is being made. */
+type ResultBase = Omit<StepResult, 'kind'> & { cost: number; action: { name: string; target?: string } };
+
+/** An action under way: what it acts on, its result so far, its timings and its recording. */
+interface ActionUnderWay {
+  toolContext: ToolContext;
+  base: ResultBase;
+  timings: () => NonNullable<StepResult['timings']>;
+  record: (outcome: RecordedStep['outcome'], more?: { error?: string; summary?: string }) => void;
+}
+
+/** Performs the chosen action; a failure that does not end the task is reported to the model. */
+export async function act(step: StepContext, request: ActionRequest): Promise<AgentStepResult> {
+  const action = startAction(step, request);
+  try {
+    return await perform(step, request, action);
+  } catch (err) {
+    return failed(step, request, action, err);
+  }
+}
+
+function startAction(step: StepContext, request: ActionRequest): ActionUnderWay {
+  const { tool } = request;
+  const actStart = performance.now();
+  const timings = () => ({ observeMs: round(request.observeMs), modelMs: round(request.modelMs), actMs: round(performance.now() - actStart) });
+  const base: ResultBase = { usage: request.usage, cost: request.cost, action: { name: tool.name } };
+  const toolContext = toolContextOf(step);
+  toolContext.pinned = request.replay?.pinned;
+  toolContext.record = {};
+  const urlBefore = toolContext.page.url();
+  const by = request.replay ? 'replay' : 'agent';
+  const record = (outcome: RecordedStep['outcome'], more: { error?: string; summary?: string } = {}) => {
+    const element = toolContext.record?.element;
+    const args = recordedArgs(tool.name, request.args, element !== undefined);
+    const reasoning = request.reasoning ? step.mask(request.reasoning) : undefined;
+    recordStep(step, { by, action: tool.name, args, element, urlBefore, urlAfter: safeUrl(toolContext), outcome, reasoning, ...more });
+  };
+  return { toolContext, base, timings, record };
+}
+
+async function perform(step: StepContext, request: ActionRequest, action: ActionUnderWay): Promise<AgentStepResult> {
+  const { tool, callId } = request;
+  const { base, toolContext } = action;
+  const gate = await gateAction({ tool, args: request.args, ctx: toolContext, policy: step.memory.policy ?? null, secrets: step.secrets, approved: request.approved });
+  if (request.replay && gate.kind !== 'perform') throw new ReplayMismatch(`the automation policy ${gate.kind === 'block' ? 'blocks' : 'asks a human to approve'} it`);
+  if (gate.kind === 'block') {
+    action.record('blocked', { error: step.mask(gate.reason) });
+    base.timings = action.timings();
+    return blocked(step, base, callId, step.mask(gate.reason));
+  }
+  if (gate.kind === 'approve') return waitForApproval(step, request, action, gate);
+  const result = await tool.execute(toolContext, gate.args as never);
+  base.timings = action.timings();
+  if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };
+  return performed(step, request, action, result);
+}
+
+/** A blocked action: not performed, the model told why, watchers told by an action event. */
+function blocked(step: StepContext, base: ResultBase, callId: string, reason: string): AgentStepResult {
+  const { input, memory, log } = step;
+  memory.answerCall(
+    callId,
+    `Not performed: the automation policy blocks this action (${reason}). Find another way to do the task that the policy allows, or call done with success=false if there is none.`,
+  );
+  base.action.target = `blocked: ${reason}`;
+  emit(step, { type: 'action', taskId: input.taskId, data: { name: base.action.name, blocked: true, reason } });
+  log.info({ action: base.action.name, reason }, 'agent action blocked by the policy');
+  const failures = memory.actionFailed();
+  if (failures >= MAX_CONSECUTIVE_FAILED_ACTIONS) {
+    // Thrown inside perform: failed() takes it as a failed action too (counted once more, its message wrapped).
+    throw new TaskFailure('POLICY_BLOCKED', `The agent tried ${failures} actions in a row that the policy blocks; the last: ${base.action.name} (${reason})`);
+  }
+  return { ...base, kind: 'continue' };
+}
+
+/** An action the policy wants approved: the task waits for the human, the element under its index remembered. */
+async function waitForApproval(step: StepContext, request: ActionRequest, action: ActionUnderWay, gate: Extract<GateOutcome, { kind: 'approve' }>): Promise<AgentStepResult> {
+  const { base } = action;
+  const { tool } = request;
+  base.timings = action.timings();
+  const element = await elementUnderIndex(action.toolContext, request.args);
+  step.memory.awaitApproval({ callId: request.callId, tool: tool.name, args: request.args, element });
+  base.action.target = 'waiting for approval';
+  step.log.info({ action: tool.name, reason: step.mask(gate.reason) }, 'agent action waits for approval');
+  return { ...base, kind: 'human_input', humanInput: { type: 'approval_needed', value: step.mask(gate.request) } };
+}
+
+/**
+ * The task's answer checked against the requested format: accepted, `done.message` becomes
+ * the checked answer; refused, the model is told what is wrong (a few times, then the task fails).
+ */
+async function answerAccepted(step: StepContext, callId: string, done: NonNullable<ToolResult['done']>): Promise<boolean> {
+  const checked = await checkStructuredOutput(step.input.params, done.message);
+  if (checked.ok) {
+    done.message = checked.value;
+    return true;
+  }
+  const corrections = step.memory.outputRefused();
+  if (corrections > MAX_OUTPUT_CORRECTIONS) {
+    throw new TaskFailure('INVALID_STRUCTURED_OUTPUT', `The result did not match the requested format after ${MAX_OUTPUT_CORRECTIONS} corrections: ${checked.error}`);
+  }
+  step.memory.answerCall(callId, step.mask(`Not accepted: ${checked.error} Call done again with a corrected answer.`));
+  step.log.info({ error: step.mask(checked.error), corrections }, 'structured output refused');
+  return false;
+}
+
+/** A performed action reported: to the model, the recording, watchers, the log and the workflow. */
+async function performed(step: StepContext, request: ActionRequest, action: ActionUnderWay, result: ToolResult): Promise<AgentStepResult> {
+  const { input, memory, mask, log } = step;
+  const { tool, callId, replay } = request;
+  const { base } = action;
+  memory.actionSucceeded();
+  const note = await reportRefusals(memory.guard, action.toolContext.page);
+  const summary = mask(`${request.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`);
+  if (!replay) memory.answerCall(callId, summary);
+  action.record('ok', { summary });
+  const target = result.target === undefined ? undefined : mask(result.target);
+  base.action.target = target;
+  // In a replay, each action says whether the recording or the agent performed it.
+  const performedBy = replay ? 'replayed' : 'agent';
+  emit(step, { type: 'action', taskId: input.taskId, data: { name: tool.name, target, ...(input.params.replay ? { by: performedBy } : {}) } });
+  log.info({ action: tool.name, target, by: performedBy }, 'agent action');
+  if (replay) base.replayed = true;
+  if (result.done) return { ...base, kind: 'done', message: mask(result.done.message), success: result.done.success };
+  if (result.humanInput) return { ...base, kind: 'human_input', humanInput: { type: result.humanInput.type, value: mask(result.humanInput.value) } };
+  return { ...base, kind: 'continue' };
+}
+
+/** A failed action: fatal failures and replay mismatches go up; any other is told to the model, until too many in a row. */
+async function failed(step: StepContext, request: ActionRequest, action: ActionUnderWay, err: unknown): Promise<AgentStepResult> {
+  const { session, memory, signal, log, mask } = step;
+  const { tool } = request;
+  if (signal.aborted) throw err;
+  if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
+  if (isServiceError(err) && FATAL_CODES.has(err.code)) throw err;
+  const notFound = isServiceError(err) && err.code === 'ELEMENT_NOT_FOUND';
+  const reason = mask(`${err instanceof Error ? err.message.split('\n')[0] : String(err)}${notFound ? indexesHint(memory.lastObservation) : ''}`);
+  if (err instanceof ReplayMismatch) throw err;
+  action.record('failed', { error: reason });
+  if (request.replay) throw new ReplayMismatch(`it failed: ${reason}`);
+  action.base.timings = action.timings();
+  const failures = memory.actionFailed();
+  const code = isServiceError(err) ? err.code : 'ACTION_FAILED';
+  memory.answerCall(request.callId, `Action failed: ${reason}`);
+  log.info({ action: tool.name, reason, failures }, 'agent action failed');
+  if (failures >= MAX_CONSECUTIVE_FAILED_ACTIONS) {
+    throw new TaskFailure(code, `Action ${tool.name} failed ${failures} times in a row: ${reason}`);
+  }
+  return { ...action.base, kind: 'continue' };
+}
+
+/** For an index that is not on the page: which ones the latest observation offers. */
+export function indexesHint(observation: string | undefined): string {
+  const indexes = observedIndexes(observation ?? '');
+  if (!indexes.length) return '. The latest observation lists no elements: scroll, wait or navigate first.';
+  const shown = indexes.length <= 12 ? indexes.map((index) => `[${index}]`).join(', ') : `[${Math.min(...indexes)}] to [${Math.max(...indexes)}] (${indexes.length} elements)`;
+  return `. Use an index of the latest observation: ${shown}.`;
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;

@@ -1,0 +1,154 @@
+/**
+ * The deciding half of a step: the page observed within the context budget, then the model
+ * asked for one action, within the task's token budgets, until it gives a valid one (a few
+ * attempts at most).
+ */
+import { TaskFailure } from '../contracts/errors';
+import { observationBudget, tokensOf } from './context-budget';
+import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
+import { observePage } from './observe/observe';
+import { boundToPage } from './page-bound-tools';
+import { systemPrompt } from './prompts';
+import { emit, type StepContext } from './step-context';
+import { toolNamed, toolSpecs } from './tools';
+import { doneSpec } from './tools/done';
+import type { AgentTool } from './types';
+
+const MAX_BAD_REPLIES = 3;
+const MAX_OUTPUT_PER_CALL = 4096;
+
+/** The action the model chose, and where the step's time went. */
+export interface Decision {
+  tool: AgentTool;
+  args: unknown;
+  call: LlmToolCall;
+  /** The model's words that came with the call. */
+  reasoning?: string;
+  /** The observation the model chose it from. */
+  pageText: string;
+  observeMs: number;
+  modelMs: number;
+}
+
+/** What every model call of the step sends besides the conversation. */
+interface PromptFrame {
+  system: string;
+  /** The system prompt and the tools: the same for every call of this step. */
+  fixedTokens: number;
+}
+
+type Reply = Awaited<ReturnType<LlmClient['complete']>>;
+
+/** Observes the page and asks the model for the step's action. */
+export async function decide(step: StepContext): Promise<Decision> {
+  const { memory } = step;
+  const observeStart = performance.now();
+  const system = systemPrompt(memory.policy ? memory.policy.llmRole : undefined);
+  const frame: PromptFrame = { system, fixedTokens: tokensOf(system) + tokensOf(JSON.stringify(offeredTools(step))) };
+  const pageText = await observe(step, frame);
+  const observeMs = performance.now() - observeStart;
+  const choice = await chooseAction(step, frame, pageText);
+  memory.answerOnly = false;
+  return { ...choice, pageText, observeMs };
+}
+
+/** The tools the model may call: only done when the task only needs its answer. */
+function offeredTools(step: StepContext): LlmToolSpec[] {
+  const { memory, input } = step;
+  return memory.answerOnly ? [doneSpec(input.params)] : (memory.specs ??= toolSpecs(input.params));
+}
+
+/** The page, within what the context leaves for it, added to the conversation; the history fitted to the context. */
+async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
+  const { input, memory, options } = step;
+  const prompt = memory.currentTaskPrompt();
+  const tokenBudget = observationBudget(options.contextTokens, frame.fixedTokens + (prompt ? tokensOf(prompt.content) : 0), options.observationTokenBudget);
+  const observation = await observePage(step.session.page, { tokenBudget, screenshot: options.vision });
+  memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}`), observation.screenshot);
+  memory.fitToContext(options.contextTokens, frame.fixedTokens);
+  return observation.text;
+}
+
+/** Asks the model until it calls one tool with valid arguments. */
+async function chooseAction(step: StepContext, frame: PromptFrame, pageText: string): Promise<Omit<Decision, 'pageText' | 'observeMs'>> {
+  let modelMs = 0;
+  for (let attempt = 0; ; attempt++) {
+    if (attempt >= MAX_BAD_REPLIES) {
+      throw new TaskFailure('LLM_INVALID_RESPONSE', `The model did not produce a valid action after ${MAX_BAD_REPLIES} attempts`);
+    }
+    const { reply, callMs } = await callModel(step, frame, pageText);
+    modelMs += callMs;
+    const chosen = readReply(step, reply, attempt);
+    if (chosen) return { ...chosen, modelMs };
+  }
+}
+
+/** One model call, within what the task's token budgets leave, and how long it took. */
+async function callModel(step: StepContext, frame: PromptFrame, pageText: string): Promise<{ reply: Reply; callMs: number }> {
+  const { input, memory, options, signal } = step;
+  const usage = step.spent;
+  const estimate = memory.estimatedTokens() + frame.fixedTokens;
+  if (estimate > input.remaining.inputTokens - usage.inputTokens) {
+    throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'The next model call would exceed maxInputTokens', {
+      remainingInputTokens: input.remaining.inputTokens - usage.inputTokens,
+      estimatedInputTokens: estimate,
+    });
+  }
+  const maxTokens = Math.min(MAX_OUTPUT_PER_CALL, input.remaining.outputTokens - usage.outputTokens);
+  if (maxTokens < 16) throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'maxOutputTokens is used up', { remainingOutputTokens: maxTokens });
+  const callStart = performance.now();
+  let reply: Reply;
+  try {
+    const offered = offeredTools(step);
+    // A model whose answers follow the schemas is not offered the tool it keeps repeating on this unchanged page.
+    const tools = options.llm.followsSchemas ? withoutTool(boundToPage(offered, pageText), memory.repetition.repeating(pageText)) : offered;
+    reply = await options.llm.complete({ system: frame.system, messages: memory.messages, tools, maxTokens, signal });
+  } catch (err) {
+    // A call cut off by the cancellation was sent all the same: its prompt counts at the estimate.
+    if (signal.aborted) usage.inputTokens += estimate;
+    throw err;
+  }
+  return { reply, callMs: performance.now() - callStart };
+}
+
+/** The reply's tokens added to the step's, the reply to the conversation; its one tool call with valid arguments, or undefined (the model is told what was wrong). */
+function readReply(step: StepContext, reply: Reply, attempt: number): Pick<Decision, 'tool' | 'args' | 'call' | 'reasoning'> | undefined {
+  const { input, memory } = step;
+  step.spent.inputTokens += reply.usage.inputTokens;
+  step.spent.outputTokens += reply.usage.outputTokens;
+  memory.addModelReply(reply.text, reply.toolCalls);
+  if (reply.text.trim()) emit(step, { type: 'agent', taskId: input.taskId, content: step.mask(reply.text.trim()) });
+  if (!reply.toolCalls.length) {
+    memory.tell('You must answer with exactly one tool call. Call done when the task is complete.');
+    return undefined;
+  }
+  const [call, ...extras] = reply.toolCalls;
+  for (const extra of extras) memory.answerCall(extra.id, 'Not performed: only one action is taken per step.');
+  const tool = toolNamed(call.name);
+  const parsed = tool ? parseArgs(tool, call.arguments) : { ok: false as const, error: `Unknown tool "${call.name}".` };
+  if (!parsed.ok) {
+    memory.answerCall(call.id, `Invalid call: ${parsed.error} Call a tool again with valid arguments.`);
+    step.log.warn({ tool: call.name, attempt }, 'model gave invalid tool arguments');
+    return undefined;
+  }
+  return { tool: tool!, args: parsed.value, call, reasoning: reply.text.trim() || undefined };
+}
+
+function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  let json: unknown;
+  try {
+    json = raw.trim() ? JSON.parse(raw) : {};
+  } catch {
+    return { ok: false, error: `Arguments of ${tool.name} are not valid JSON.` };
+  }
+  const result = tool.schema.safeParse(json);
+  if (!result.success) {
+    return { ok: false, error: `Arguments of ${tool.name} do not match its schema: ${result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}.` };
+  }
+  return { ok: true, value: result.data };
+}
+
+/** The tools less the one named (never done: the task can always be finished). */
+function withoutTool(tools: LlmToolSpec[], name: string | undefined): LlmToolSpec[] {
+  return name && name !== 'done' ? tools.filter((tool) => tool.name !== name) : tools;
+}

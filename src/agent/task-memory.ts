@@ -1,0 +1,207 @@
+import type { LlmMessage, LlmToolCall, LlmToolSpec } from './llm/types';
+import type { CompiledPolicy } from './policy/policy';
+import type { NavigationGuardState } from './policy/navigation-guard';
+import type { ReplayPlan } from '../recording/replay';
+import type { RecordedStep } from '../contracts/recording';
+import type { TaskFiles } from './types';
+import type { ApprovedElement } from './approval-binding';
+import { RepetitionGuard } from './repetition';
+import { fitHistory } from './context-budget';
+
+/** The conversation is trimmed once it holds more messages than this. */
+const KEEP_MESSAGES = 40;
+
+/** An action waiting for the human's approval (its tool call is answered once they do). */
+export interface PendingApproval {
+  callId: string;
+  tool: string;
+  args: unknown;
+  element?: ApprovedElement;
+}
+
+/** A replayed task: its plan, how far it got, and whether the agent has taken over. */
+export class ReplayProgress {
+  /** The next recorded step to perform. */
+  private cursor = 0;
+  /** The agent has taken over: no more recorded steps are performed. */
+  off = false;
+  /** One line for each recorded step performed again. */
+  readonly done: string[] = [];
+
+  constructor(readonly plan: ReplayPlan) {}
+
+  /** The recorded step to perform next, if any is left. */
+  get nextStep(): RecordedStep | undefined {
+    return this.plan.steps[this.cursor];
+  }
+
+  /** The recorded steps not performed again. */
+  get remaining(): RecordedStep[] {
+    return this.plan.steps.slice(this.cursor);
+  }
+
+  /** The next recorded step was performed again, as `line` says. */
+  stepReplayed(line: string): void {
+    this.cursor += 1;
+    this.done.push(line);
+  }
+
+  /** No more recorded steps: the model goes on from here. */
+  stop(): void {
+    this.off = true;
+  }
+}
+
+/**
+ * What the agent remembers of a session on this worker: the conversation with the model
+ * (across the session's tasks) and the state of the task it is on.
+ */
+export class TaskMemory {
+  /** The task the conversation is on; another worker restoring the session starts without one. */
+  taskId?: string;
+  files?: TaskFiles;
+  /** The conversation, in the order the model reads it. */
+  readonly messages: LlmMessage[] = [];
+  /** The tools as the model sees them for this task (done carries the output format). */
+  specs?: LlmToolSpec[];
+  /** The session's automation policy, read once per task. */
+  policy?: CompiledPolicy | null;
+  /** The domain rules' guard on the session's browser context, when the policy restricts domains. */
+  guard?: NavigationGuardState;
+  replay?: ReplayProgress;
+  /** The next model call may only finish the task (the answer of a replayed task). */
+  answerOnly = false;
+  /** The same action chosen again on an unchanged page, counted. */
+  readonly repetition = new RepetitionGuard();
+  /** The latest observation's text (what an index refers to). */
+  lastObservation?: string;
+  private pendingApproval?: PendingApproval;
+  private failedActions = 0;
+  private outputCorrections = 0;
+
+  /** Starts on a new task: its counters from zero, its tools as the model will see them. */
+  startTask(taskId: string, specs: LlmToolSpec[]): void {
+    this.taskId = taskId;
+    this.failedActions = 0;
+    this.outputCorrections = 0;
+    this.repetition.reset();
+    this.specs = specs;
+  }
+
+  /** A user message: what the model is told. */
+  tell(content: string): void {
+    this.messages.push({ role: 'user', content });
+  }
+
+  /** The answer to one of the model's tool calls. */
+  answerCall(toolCallId: string, content: string): void {
+    this.messages.push({ role: 'tool', toolCallId, content });
+  }
+
+  /** What the model answered: its words and its tool calls. */
+  addModelReply(text: string, toolCalls: LlmToolCall[]): void {
+    this.messages.push({ role: 'assistant', content: text, toolCalls: toolCalls.length ? toolCalls : undefined });
+  }
+
+  /** The page as it is now; older observations are replaced by a marker (only the latest page state matters). */
+  addObservation(text: string, content: string, image: string | undefined): void {
+    compactObservations(this.messages);
+    this.lastObservation = text;
+    this.messages.push({ role: 'user', content, image });
+  }
+
+  /** The latest task prompt of the conversation. */
+  currentTaskPrompt(): LlmMessage | undefined {
+    return [...this.messages].reverse().find((message) => message.role === 'user' && message.content.includes('New task:'));
+  }
+
+  /** Drops what the context cannot hold (context-budget.ts). */
+  fitToContext(contextTokens: number, fixedTokens: number): void {
+    fitHistory(this.messages, contextTokens, fixedTokens);
+  }
+
+  /** The conversation's size in tokens, roughly (a screenshot counts as 4,000 characters). */
+  estimatedTokens(): number {
+    let chars = 0;
+    for (const message of this.messages) {
+      chars += message.content.length;
+      if (message.role === 'assistant' && message.toolCalls) for (const call of message.toolCalls) chars += call.arguments.length + call.name.length;
+      if (message.role === 'user' && message.image) chars += 4000;
+    }
+    return Math.ceil(chars / 4);
+  }
+
+  /** Keeps the task prompts and the recent turns of a long conversation. */
+  trimHistory(): void {
+    if (this.messages.length > KEEP_MESSAGES) trimHistory(this.messages);
+  }
+
+  awaitApproval(pending: PendingApproval): void {
+    this.pendingApproval = pending;
+  }
+
+  /** The action waiting for approval, no longer waiting. */
+  takePendingApproval(): PendingApproval | undefined {
+    const pending = this.pendingApproval;
+    this.pendingApproval = undefined;
+    return pending;
+  }
+
+  /** A tool call left waiting for approval is answered, so the conversation stays well-formed. */
+  answerPendingApproval(content: string): void {
+    if (!this.pendingApproval) return;
+    this.answerCall(this.pendingApproval.callId, content);
+    this.pendingApproval = undefined;
+  }
+
+  /** An action performed: the count of failures in a row starts again. */
+  actionSucceeded(): void {
+    this.failedActions = 0;
+  }
+
+  /** An action failed or was blocked: how many in a row now. */
+  actionFailed(): number {
+    this.failedActions += 1;
+    return this.failedActions;
+  }
+
+  /** A structured result was refused: how many times in this task now. */
+  outputRefused(): number {
+    this.outputCorrections += 1;
+    return this.outputCorrections;
+  }
+
+  startReplay(plan: ReplayPlan): void {
+    this.replay = new ReplayProgress(plan);
+  }
+
+  /** A new task replays nothing until it says so. */
+  clearReplay(): void {
+    this.replay = undefined;
+    this.answerOnly = false;
+  }
+
+  /** The task replays a recording and the agent has not taken over. */
+  get replaying(): boolean {
+    return !!this.replay && !this.replay.off;
+  }
+}
+
+/** Older observations are replaced by a marker: only the latest page state matters. */
+function compactObservations(messages: LlmMessage[]): void {
+  for (const message of messages) {
+    if (message.role === 'user' && message.content.startsWith('Observation (step ') && !message.content.endsWith('[omitted]')) {
+      message.content = `${message.content.split('\n')[0]} [omitted]`;
+      delete message.image;
+    }
+  }
+}
+
+/** Keeps the task prompts and the recent turns, cutting at a user message so tool calls stay paired. */
+function trimHistory(messages: LlmMessage[]): void {
+  const cutFrom = messages.length - KEEP_MESSAGES / 2;
+  let cut = cutFrom;
+  while (cut < messages.length && messages[cut].role !== 'user') cut++;
+  const prompts = messages.slice(0, cut).filter((message) => message.role === 'user' && message.content.includes('New task:'));
+  messages.splice(0, messages.length, ...prompts.slice(-3), ...messages.slice(cut));
+}
