@@ -1,3 +1,4 @@
+import type { ManualAction } from '../contracts/actions';
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { Page } from 'playwright-core';
 import { describeAtPoint } from '../recording/describe';
@@ -192,7 +193,7 @@ export function createBrowserActivities(deps: {
       if (!session) throw failureOf('INSTANCE_LOST', 'The browser of this session is no longer available');
       const { page } = session;
       session.changedAt = Date.now();
-      let name: string;
+      let name: ManualAction;
       let target: string | undefined;
       // During a task, what the person does goes into its recording, described like the agent's actions.
       const urlBefore = page.url();

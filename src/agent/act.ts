@@ -3,7 +3,8 @@
  * asked), then the tool, then the report. Everything it reports (to the model, events,
  * logs, the workflow, the recording) is masked.
  */
-import { TaskFailure, isServiceError } from '../contracts/errors';
+import type { ActionName } from '../contracts/actions';
+import { TaskFailure, endsTaskAtOnce, isServiceError } from '../contracts/errors';
 import type { FoundElement } from '../recording/replay';
 import type { RecordedStep } from '../contracts/recording';
 import type { StepResult } from '../contracts/session-types';
@@ -17,7 +18,6 @@ import { checkStructuredOutput } from './structured-output';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
-const FATAL_CODES = new Set(['NAVIGATION_TIMEOUT', 'PAGE_CRASH', 'INVALID_STRUCTURED_OUTPUT']);
 const MAX_CONSECUTIVE_FAILED_ACTIONS = 3;
 /** A structured result that does not validate is sent back this many times, then the task fails. */
 const MAX_OUTPUT_CORRECTIONS = 2;
@@ -42,7 +42,7 @@ export interface ActionRequest {
 }
 
 /** The step's result as it is being made. */
-type ResultBase = Omit<StepResult, 'kind'> & { cost: number; action: { name: string; target?: string } };
+type ResultBase = Omit<StepResult, 'kind'> & { cost: number; action: { name: ActionName; target?: string } };
 
 /** An action under way: what it acts on, its result so far, its timings and its recording. */
 interface ActionUnderWay {
@@ -175,7 +175,7 @@ async function failed(step: StepContext, request: ActionRequest, action: ActionU
   const { tool } = request;
   if (signal.aborted) throw err;
   if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
-  if (isServiceError(err) && FATAL_CODES.has(err.code)) throw err;
+  if (isServiceError(err) && endsTaskAtOnce(err.code)) throw err;
   const notFound = isServiceError(err) && err.code === 'ELEMENT_NOT_FOUND';
   const reason = mask(`${err instanceof Error ? err.message.split('\n')[0] : String(err)}${notFound ? indexesHint(memory.lastObservation) : ''}`);
   if (err instanceof ReplayMismatch) throw err;

@@ -1,4 +1,5 @@
 import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
+import type { ActionName } from '../contracts/actions';
 import type { ElementDescription } from '../contracts/recording';
 import type { z } from 'zod';
 
@@ -68,7 +69,8 @@ export interface TaskFiles {
 }
 
 export interface AgentTool<S extends z.ZodType = z.ZodType> {
-  name: string;
+  /** Its action in the vocabulary (contracts/actions.ts): an agent action, or a manual one a replay performs again. */
+  name: ActionName;
   description: string;
   schema: S;
   execute(ctx: ToolContext, args: z.infer<S>): Promise<ToolResult>;

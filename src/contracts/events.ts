@@ -1,9 +1,10 @@
 /** The live events of a session, as clients receive them (see the Events section of the contract). */
+import type { ActionName } from './actions';
 
 /** `message` events: what the agent and the task do. */
 export type SessionMessage =
   | { type: 'agent'; content: string; taskId?: string }
-  | { type: 'action'; data: { name: string; target?: string; /** Who performed it: the agent's choice, or a step replayed from a recording. */ by?: 'agent' | 'replayed'; blocked?: boolean; refused?: boolean; reason?: string }; taskId?: string }
+  | { type: 'action'; data: { name: ActionName; target?: string; /** Who performed it: the agent's choice, or a step replayed from a recording. */ by?: 'agent' | 'replayed'; blocked?: boolean; refused?: boolean; reason?: string }; taskId?: string }
   | { type: 'response_update'; data: { message: string; control?: 'manual' | 'agent' }; taskId?: string }
   | { type: 'task_completed'; sessionId: string; taskId: string; data: { message: string; files: unknown[]; network: unknown[] }; usage: Record<string, number> }
   | { type: 'guardrail_trigger'; taskId: string; data: { type: string; value: string } }

@@ -1,4 +1,5 @@
 import type { ToolContext } from '../types';
+import { AGENT_ACTIONS } from '../../contracts/actions';
 import { doneTool } from './done';
 import { relevantExcerpt } from './extract';
 import { agentTools, toolSpecs } from './index';
@@ -14,21 +15,10 @@ describe('toolSpecs', () => {
   const spec = (name: string) => specs.find((s) => s.name === name)!.parameters as { properties: Record<string, { description?: string }>; required?: string[] };
 
   it('offers every action once, each argument described', () => {
-    expect(specs.map((s) => s.name)).toEqual([
-      'done',
-      'navigate',
-      'click_element',
-      'input_text',
-      'select_option',
-      'scroll',
-      'send_keys',
-      'switch_tab',
-      'go_back',
-      'wait',
-      'extract',
-      'upload_file',
-      'request_human_input',
-    ]);
+    // One tool per agent action of the vocabulary, done first, then the vocabulary's order.
+    const vocabulary = Object.keys(AGENT_ACTIONS);
+    expect(specs.map((s) => s.name)).toEqual(['done', ...vocabulary.filter((name) => name !== 'done')]);
+    expect(new Set(specs.map((s) => s.name))).toEqual(new Set(vocabulary));
     expect(agentTools.map((t) => t.name)).toEqual(specs.map((s) => s.name));
     for (const s of specs) {
       expect(s.description.length).toBeGreaterThan(10);

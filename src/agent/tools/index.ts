@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { LlmToolSpec } from '../llm/types';
 import type { TaskParams } from '../../contracts/session-types';
 import type { AgentTool } from '../types';
+import { AGENT_ACTIONS, type AgentAction } from '../../contracts/actions';
 import { clickElementTool } from './click-element';
 import { doneSpec, doneTool } from './done';
 import { extractTool } from './extract';
@@ -16,26 +17,29 @@ import { switchTabTool } from './switch-tab';
 import { uploadFileTool } from './upload-file';
 import { waitTool } from './wait';
 
+/** One tool per action of the vocabulary (contracts/actions.ts), and no other. */
+const TOOLS = {
+  done: doneTool,
+  navigate: navigateTool,
+  click_element: clickElementTool,
+  input_text: inputTextTool,
+  select_option: selectOptionTool,
+  scroll: scrollTool,
+  send_keys: sendKeysTool,
+  switch_tab: switchTabTool,
+  go_back: goBackTool,
+  wait: waitTool,
+  extract: extractTool,
+  upload_file: uploadFileTool,
+  request_human_input: requestHumanInputTool,
+} as unknown as { [A in AgentAction]: AgentTool & { name: A } };
+
 /**
- * Everything the agent can do, one action per step. done comes first: a small model reads the
- * list from the top, and one that saw done last kept acting on a page that already answered
- * the task (scrolling, clicking the answer).
+ * Everything the agent can do, one action per step, in the vocabulary's order with done
+ * first: a small model reads the list from the top, and one that saw done last kept acting on
+ * a page that already answered the task (scrolling, clicking the answer).
  */
-export const agentTools: AgentTool[] = [
-  doneTool,
-  navigateTool,
-  clickElementTool,
-  inputTextTool,
-  selectOptionTool,
-  scrollTool,
-  sendKeysTool,
-  switchTabTool,
-  goBackTool,
-  waitTool,
-  extractTool,
-  uploadFileTool,
-  requestHumanInputTool,
-] as AgentTool[];
+export const agentTools: AgentTool[] = [TOOLS.done, ...(Object.keys(AGENT_ACTIONS) as AgentAction[]).filter((name) => name !== 'done').map((name) => TOOLS[name])];
 
 const toolsByName = new Map<string, AgentTool>(agentTools.map((tool) => [tool.name, tool]));
 
