@@ -36,6 +36,9 @@ const pricesSchema = jsonSetting(z.record(z.string(), z.object({ input: z.number
 const chatBaseUrlsSchema = jsonSetting(z.object({ telegram: z.url(), slack: z.url(), discord: z.url(), whatsapp: z.url() }).partial().strict());
 
 /** Every setting of the service, read once at boot from the environment. */
+/** FILE_MAX_BYTES unless configured: the largest uploaded file and captured download. */
+export const DEFAULT_FILE_MAX_BYTES = 50 * 1024 * 1024;
+
 export const configSchema = z.object({
   ROLE: z.enum(['all', 'api', 'worker', 'workflows', 'model']).default('all').describe('Which parts this process runs (model: the local model server of LLM_PROVIDER=local)'),
   PORT: int(3000, 0, 65535).describe('HTTP port of the API'),
@@ -98,7 +101,7 @@ export const configSchema = z.object({
   BODY_LIMIT: z.string().default('1mb'),
   PROFILE_MAX_BYTES: int(500 * 1024 * 1024, 1024).describe('Largest profile archive (.tar.gz) an upload may send'),
   PROFILE_MAX_EXPANDED_BYTES: int(2 * 1024 * 1024 * 1024, 1024).describe('Largest total size of the files inside a profile archive'),
-  FILE_MAX_BYTES: int(50 * 1024 * 1024, 1).describe('Largest single uploaded file, and largest captured download'),
+  FILE_MAX_BYTES: int(DEFAULT_FILE_MAX_BYTES, 1).describe('Largest single uploaded file, and largest captured download'),
   USER_STORAGE_MAX_BYTES: int(5 * 1024 * 1024 * 1024, 1).describe('Everything one user may keep in blob storage'),
   FILE_UPLOAD_TTL_MS: int(60 * 60 * 1000, 1000).describe('How long an upload not attached to an environment or a live task is kept'),
   DOWNLOAD_TTL_MS: int(7 * 24 * 60 * 60 * 1000, 0).describe('How long a file the agent\'s browser downloaded is kept (0: until its owner deletes it)'),

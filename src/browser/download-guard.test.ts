@@ -6,7 +6,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { chromium, type Page } from 'playwright-core';
 import { BrowserPool } from './pool';
-import { DownloadGuard, configuredDownloadCap, sweepStaleDirs } from './download-guard';
+import { DownloadGuard, sweepStaleDirs } from './download-guard';
 import type { PersistDownload } from './artifacts';
 import { NetworkGuard } from '../net/network-guard';
 
@@ -232,11 +232,3 @@ describe('downloads directories left behind', () => {
   });
 });
 
-describe('configuredDownloadCap', () => {
-  it('reads FILE_MAX_BYTES as the configuration does, its default when unset or invalid', () => {
-    expect(configuredDownloadCap({})).toBe(50 * 1024 * 1024);
-    expect(configuredDownloadCap({ FILE_MAX_BYTES: '' })).toBe(50 * 1024 * 1024);
-    expect(configuredDownloadCap({ FILE_MAX_BYTES: '1234' })).toBe(1234);
-    expect(configuredDownloadCap({ FILE_MAX_BYTES: 'lots' })).toBe(50 * 1024 * 1024);
-  });
-});

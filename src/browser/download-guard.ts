@@ -2,17 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, watch, type FSWatcher } fro
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, CDPSession, Download } from 'playwright-core';
-import { configSchema } from '../config';
 import type { Logger } from '../logger';
-
-/**
- * FILE_MAX_BYTES as the worker's configuration reads it from the environment (the same
- * schema, so the same value and default), for a pool not given `maxDownloadBytes`.
- */
-export function configuredDownloadCap(env: NodeJS.ProcessEnv = process.env): number {
-  const parsed = configSchema.shape.FILE_MAX_BYTES.safeParse(env.FILE_MAX_BYTES || undefined);
-  return parsed.success ? parsed.data : 50 * 1024 * 1024;
-}
 
 /** What the guard knows of one download of the page: its verdict, for the one storing it. */
 export interface DownloadWatch {

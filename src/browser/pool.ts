@@ -1,7 +1,8 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import { SessionArtifacts, type PersistDownload } from './artifacts';
-import { DownloadGuard, configuredDownloadCap } from './download-guard';
+import { DownloadGuard } from './download-guard';
+import { DEFAULT_FILE_MAX_BYTES } from '../config';
 import { EgressRelay } from '../net/egress-relay';
 import { isGuardRefusal, type NetworkGuard } from '../net/network-guard';
 import { probeProxy } from '../net/proxy-probe';
@@ -129,7 +130,8 @@ export class BrowserPool {
   /** The directory Chromium downloads into, watched by the guard (made on first use). */
   private downloads(): DownloadGuard {
     this.guard ??= DownloadGuard.create({
-      maxBytes: this.opts.maxDownloadBytes ?? configuredDownloadCap(),
+      // The worker passes FILE_MAX_BYTES from its configuration; a pool made without it (tests, benches) takes the default.
+      maxBytes: this.opts.maxDownloadBytes ?? DEFAULT_FILE_MAX_BYTES,
       logger: this.logger,
       browsers: () => this.chromiums,
       parentDir: this.opts.downloadsParentDir,

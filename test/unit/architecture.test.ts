@@ -4,7 +4,9 @@
  * and the process basics; nothing but the entry point imports the API; workflow code imports
  * only workflow code and contracts; and no module imports itself through others.
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import * as ts from 'typescript';
 import { findCycles, folderOf, readImportGraph, violations, type ImportGraph, type ImportRule } from '../support/import-graph';
 
 const BASICS = new Set(['config', 'logger', 'at-most']);
@@ -31,6 +33,22 @@ describe('the import rules', () => {
 
   it('has no import cycle', () => {
     expect(findCycles(graph)).toEqual([]);
+  });
+
+  it('no module reads process.env but config.ts', () => {
+    const readers: string[] = [];
+    const srcRoot = path.resolve(__dirname, '../../src');
+    for (const module of graph.edges.keys()) {
+      if (module === 'config') continue;
+      const file = path.join(srcRoot, `${module}.ts`);
+      const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (ts.isPropertyAccessExpression(node) && node.name.text === 'env' && ts.isIdentifier(node.expression) && node.expression.text === 'process') readers.push(module);
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(readers).toEqual([]);
   });
 
   it('the process entry point is src/main.ts', () => {

@@ -3,7 +3,10 @@ import type { ToolContext } from '../types';
 import { abortable, sleep } from './abort';
 import { watchBlockedNavigation } from './guard-check';
 
-/** Time for a navigation request or a new tab to show up after an input event. */
+/**
+ * Only without a DevTools session on the page (the announcements below): time for a
+ * navigation request or a new tab to show up after an input event.
+ */
 const GRACE_MS = 150;
 /** How long a started navigation may take to reach DOMContentLoaded before the agent moves on. */
 const SETTLE_MS = 5_000;
@@ -99,9 +102,12 @@ export async function actAndSettle<T>(ctx: ToolContext, action: () => Promise<T>
   const seen = () => newPage || navigated || (announced && (announced.opened > openedBefore || announced.requested > requestedBefore));
   try {
     const result = await action();
-    await sleep(GRACE_MS, ctx.signal);
-    // A busy renderer may not have run the submission or the script the input set off yet: let
-    // it catch up once (bounded) before concluding that the action stayed on the page.
+    // No fixed wait: one round trip through the renderer runs what the input event queued (a
+    // submission, a script's navigation or window.open), and Chromium announces a navigation
+    // or a window before it answers the round trip. Only a page without announcements waits.
+    if (announced) await bounded(announced.roundTrip(), ctx);
+    else await sleep(GRACE_MS, ctx.signal);
+    // What the page announced but has not shown yet (the request, the tab) is waited for below.
     if (!seen() && announced) await bounded(announced.roundTrip(), ctx);
     if (announced && announced.requested > requestedBefore) navigated = true;
     // a tab is on its way: wait for it (bounded) rather than leave the agent on the old tab
