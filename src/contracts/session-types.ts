@@ -159,6 +159,8 @@ export interface StepResult {
   proxy?: { bytes: number; cost: number };
   /** A replay performed the step from its recording, without the model. */
   replayed?: boolean;
+  /** The agent's words that came with the step's action (masked, at most 1,000 characters). */
+  said?: string;
 }
 
 /** The details of a cancelled agent step: the model tokens it used and their cost (still charged). */
