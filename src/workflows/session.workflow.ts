@@ -20,7 +20,8 @@ import {
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
 import { deliverTaskWebhook, reachOutInChat } from './webhook-delivery.workflow';
-import type { CancelledStep, EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from '../contracts/session-types';
+import { applicationFailureOf, cancelledStep, describeFailure, detailsOf, failureType, isWorkerLoss, lostInstance } from './failures';
+import type { EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from '../contracts/session-types';
 
 const shared = wf.proxyActivities<SessionActivities>({
   startToCloseTimeout: '30s',
@@ -71,13 +72,6 @@ const MAX_ASSIGN_ATTEMPTS = 3;
 /** How long a worker whose lease timed out has to answer before its session is restored elsewhere. */
 const RECLAIM_WAIT = '5s';
 const RESTORE_RETRY_MS = 2000;
-
-/** A step or the lease failed because the worker holding the browser is gone. */
-function isWorkerLoss(err: unknown): boolean {
-  if (!(err instanceof wf.ActivityFailure)) return false;
-  if (err.cause instanceof wf.TimeoutFailure) return true;
-  return err.cause instanceof wf.ApplicationFailure && err.cause.type === 'INSTANCE_LOST';
-}
 
 export async function sessionWorkflow(input: SessionInput): Promise<SessionView> {
   const state = new SessionState(input.sessionId, Date.now(), input.carried);
@@ -193,9 +187,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         } catch (err) {
           wf.log.warn('browser worker could not open a browser', { workerId: assigned.workerId, error: String(err) });
           // The session's proxy refused or is unreachable: another worker would not do better.
-          const cause = err instanceof wf.ActivityFailure ? err.cause : undefined;
-          if (cause instanceof wf.ApplicationFailure && cause.type === 'PROXY_CONNECTION_FAILED') {
-            state.fail({ code: cause.type, message: cause.message, details: cause.details?.[0] as Record<string, unknown> | undefined });
+          const refused = applicationFailureOf(err);
+          if (refused?.type === 'PROXY_CONNECTION_FAILED') {
+            state.fail({ code: refused.type, message: refused.message, details: detailsOf(refused) });
             return false;
           }
         }
@@ -425,35 +419,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   return state.view();
 }
 
-/** The tokens a cancelled step used, as its activity reported them with the cancellation. */
-function cancelledStep(err: unknown): CancelledStep | undefined {
-  const cause = err instanceof wf.ActivityFailure ? err.cause : undefined;
-  if (!(cause instanceof wf.CancelledFailure)) return undefined;
-  const spent = cause.details?.[0] as CancelledStep | undefined;
-  return spent && typeof spent.usage?.inputTokens === 'number' && typeof spent.usage.outputTokens === 'number' && typeof spent.cost === 'number' ? spent : undefined;
-}
-
-/** The type of an activity's application failure (SECRETS_UNAVAILABLE, TASK_CONTEXT_UNAVAILABLE, ...). */
-function failureType(err: unknown): string | undefined {
-  return err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? (err.cause.type ?? undefined) : undefined;
-}
-
 /** Task parameters as every step gets them: the secret values travel apart (see handOver). */
 function withoutSecrets(params: TaskParams): TaskParams {
   const { secrets: _values, ...rest } = params;
   return rest;
-}
-
-function lostInstance(): wf.ApplicationFailure {
-  return wf.ApplicationFailure.create({ type: 'INSTANCE_LOST', message: 'The browser instance was lost and could not be restored', nonRetryable: true });
-}
-
-function describeFailure(err: unknown): { code: string; message: string; details?: Record<string, unknown> } {
-  const failure = err instanceof wf.ActivityFailure ? err.cause : err;
-  if (failure instanceof wf.ApplicationFailure) {
-    const details = (failure.details?.[0] as Record<string, unknown> | undefined) ?? undefined;
-    return { code: failure.type ?? 'TASK_FAILED', message: failure.message, details };
-  }
-  if (failure instanceof wf.TimeoutFailure) return { code: 'INSTANCE_LOST', message: 'The browser instance stopped responding' };
-  return { code: 'TASK_FAILED', message: failure instanceof Error ? failure.message : String(err) };
 }
