@@ -68,8 +68,8 @@ export const reject = (code: string, message: string, details?: Record<string, u
  */
 export class SessionState {
   #status: SessionStatus = 'pending';
+  /** The worker that holds the browser (the lease owns its task queue). */
   #workerId?: string;
-  #taskQueue?: string;
   #endReason?: EndReason;
   #endRequested?: EndReason;
   #error?: { code: string; message: string; details?: Record<string, unknown> };
@@ -96,9 +96,6 @@ export class SessionState {
   }
   get workerId(): string | undefined {
     return this.#workerId;
-  }
-  get taskQueue(): string | undefined {
-    return this.#taskQueue;
   }
   get endReason(): EndReason | undefined {
     return this.#endReason;
@@ -132,9 +129,8 @@ export class SessionState {
   }
 
   /** The browser is open on this worker (first placement, a restore, or carried over by continue-as-new). */
-  placeOn(workerId: string, taskQueue: string): void {
+  placeOn(workerId: string): void {
     this.#workerId = workerId;
-    this.#taskQueue = taskQueue;
   }
 
   /** Records why the session cannot go on; the first cause is kept unless `replace`. */
@@ -313,7 +309,7 @@ export class SessionState {
 
   assertInteraction(): void {
     if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
-    if (!this.#taskQueue) throw reject('SESSION_NOT_READY', 'The session has no browser yet');
+    if (!this.#workerId) throw reject('SESSION_NOT_READY', 'The session has no browser yet');
   }
 
   /** The human takes the browser; a running task pauses. Answers whether the agent was stopped. */

@@ -5,8 +5,6 @@
  */
 import * as wf from '@temporalio/workflow';
 import { Mutex } from 'async-mutex';
-import type { Placement, SessionActivities } from '../activities/session.activities';
-import type { BrowserActivities } from '../activities/browser.activities';
 import {
   awaitReadyUpdate,
   awaitTaskUpdate,
@@ -19,75 +17,25 @@ import {
 } from './messages';
 import { SessionState, toTaskView, type TaskState } from './session-state';
 import { SessionStatusKey } from './search-attributes';
+import { BrowserLease } from './browser-lease';
+import { publish as publishTo, publishControl, publishUpdate, records as shared, setStatus as setStatusOf, type SessionMessage } from './session-records';
 import { deliverTaskWebhook, reachOutInChat } from './webhook-delivery.workflow';
-import { applicationFailureOf, cancelledStep, describeFailure, detailsOf, failureType, isWorkerLoss, lostInstance } from './failures';
+import { cancelledStep, describeFailure, failureType, isWorkerLoss, lostInstance } from './failures';
 import type { EndReason, SessionInput, SessionStatus, SessionView, StepResult, TaskParams } from '../contracts/session-types';
-
-const shared = wf.proxyActivities<SessionActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 20 },
-});
-/**
- * Picking a browser worker is one read of the registry: run beside the workflow (a local
- * activity), it saves a round trip through the server on the way to a session's first page.
- */
-const local = wf.proxyLocalActivities<SessionActivities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 10 },
-});
-/** Sessions started before worker picks ran as local activities replay the way they ran. */
-const assignWorker = (args: Parameters<SessionActivities['assignWorker']>[0]) => (wf.patched('assign-worker-locally') ? local.assignWorker(args) : shared.assignWorker(args));
-/**
- * Picks the worker and, when the pick is the process running this workflow task and the
- * session is plain, opens the browser there and then (see placeSession). Sessions started
- * before that replay their separate pick and open.
- */
-const place = async (args: Parameters<SessionActivities['placeSession']>[0]): Promise<Placement | null> =>
-  wf.patched('open-browser-in-place') ? local.placeSession(args) : assignWorker({ sessionId: args.sessionId, exclude: args.exclude });
-
-/** Activities on the worker that holds this session's browser. A dead worker shows as a timeout. */
-function browserOn(taskQueue: string) {
-  const once = { taskQueue, scheduleToStartTimeout: '15s', retry: { maximumAttempts: 1 } } as const;
-  return {
-    control: wf.proxyActivities<BrowserActivities>({ ...once, startToCloseTimeout: '60s' }),
-    // A cancelled step is waited for, so a human taking over never races the agent's last action.
-    agent: wf.proxyActivities<BrowserActivities>({
-      ...once,
-      startToCloseTimeout: '10m',
-      heartbeatTimeout: '10s',
-      cancellationType: wf.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    }),
-    lease: wf.proxyActivities<BrowserActivities>({
-      ...once,
-      startToCloseTimeout: '30d',
-      // Long enough for a worker busy with many sessions at once: at 4 s, 10 of 20 sessions
-      // starting tasks together were taken for lost while their worker was alive.
-      heartbeatTimeout: '12s',
-      cancellationType: wf.ActivityCancellationType.TRY_CANCEL,
-    }),
-  };
-}
-
-const MAX_ASSIGN_ATTEMPTS = 3;
-/** How long a worker whose lease timed out has to answer before its session is restored elsewhere. */
-const RECLAIM_WAIT = '5s';
-const RESTORE_RETRY_MS = 2000;
 
 export async function sessionWorkflow(input: SessionInput): Promise<SessionView> {
   const state = new SessionState(input.sessionId, Date.now(), input.carried);
   const sessionId = input.sessionId;
   let stepScope: wf.CancellationScope | undefined;
-  let leaseScope: wf.CancellationScope | undefined;
-  let instanceLost = false;
+  const lease = new BrowserLease(input, state, () => stepScope?.cancel());
   // Handlers that wait on activities (interactions, confirmations) run one at a time, in
   // the order they arrived: two clicks never overtake each other, and a click never runs
   // while the takeover before it still waits for the agent's step to stop.
   const handlerLock = new Mutex();
 
-  const publish = (message: Parameters<SessionActivities['publish']>[0]['message']) => shared.publish({ sessionId, message });
-  const update = (message: string) => publish({ type: 'response_update', taskId: state.current?.taskId, data: { message } });
-  /** Who holds the browser changed: watchers (the live view page) learn it from `data.control`. */
-  const controlChanged = (message: string) => publish({ type: 'response_update', taskId: state.current?.taskId, data: { message, control: state.manual ? 'manual' : 'agent' } });
+  const publish = (message: SessionMessage) => publishTo(state, message);
+  const update = (message: string) => publishUpdate(state, message);
+  const controlChanged = (message: string) => publishControl(state, message);
 
   // ---- messages ----------------------------------------------------------------------
   wf.setHandler(sessionQuery, () => state.view());
@@ -139,110 +87,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         return 'Manual control is already taken';
       }
       state.touch(Date.now());
-      await browserOn(state.taskQueue!).control.interact({ sessionId, action, taskId: state.current?.taskId, userId: input.userId });
+      await lease.browser().control.interact({ sessionId, action, taskId: state.current?.taskId, userId: input.userId });
       return `${action.type} performed`;
     }),
     { validator: (_action) => state.assertInteraction() },
   );
 
-  const setStatus = async (status: SessionStatus) => {
-    state.setStatus(status);
-    wf.upsertSearchAttributes([{ key: SessionStatusKey, value: status }]);
-    await shared.markSession({ sessionId, status, workerId: state.workerId });
-  };
-
-  // ---- the browser and its worker ----------------------------------------------------
-  /** Keeps a heartbeating activity on the browser's worker; its failure means the worker is gone. */
-  const holdLease = () => {
-    leaseScope?.cancel();
-    const scope = new wf.CancellationScope();
-    leaseScope = scope;
-    const queue = state.taskQueue!;
-    scope
-      .run(() => browserOn(queue).lease.holdBrowser({ sessionId }))
-      .then(
-        () => undefined,
-        (err) => {
-          if (wf.isCancellation(err) || leaseScope !== scope) return;
-          wf.log.warn('browser worker lost', { workerId: state.workerId, error: String(err) });
-          instanceLost = true;
-          stepScope?.cancel();
-        },
-      );
-  };
-
-  /** Finds a worker that opens the browser (restoring page and storage if asked), until the deadline. */
-  const acquire = async (restore: boolean, exclude: string[], deadline: number): Promise<boolean> => {
-    const tried = [...exclude];
-    for (let attempt = 0; ; attempt++) {
-      const plain = !restore && !input.profile && !input.proxy;
-      const assigned = await place({ sessionId, exclude: tried, ...(plain ? { open: { userId: input.userId } } : {}) });
-      if (assigned) {
-        tried.push(assigned.workerId);
-        try {
-          if (!assigned.opened) await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore, profile: input.profile, proxy: input.proxy });
-          state.placeOn(assigned.workerId, assigned.taskQueue);
-          holdLease();
-          return true;
-        } catch (err) {
-          wf.log.warn('browser worker could not open a browser', { workerId: assigned.workerId, error: String(err) });
-          // The session's proxy refused or is unreachable: another worker would not do better.
-          const refused = applicationFailureOf(err);
-          if (refused?.type === 'PROXY_CONNECTION_FAILED') {
-            state.fail({ code: refused.type, message: refused.message, details: detailsOf(refused) });
-            return false;
-          }
-        }
-      }
-      if (!restore) {
-        if (!assigned || attempt + 1 >= MAX_ASSIGN_ATTEMPTS) return false;
-        continue;
-      }
-      if (Date.now() + RESTORE_RETRY_MS > deadline) return false;
-      await wf.sleep(RESTORE_RETRY_MS);
-      if (!assigned) tried.splice(exclude.length); // workers that failed once may take it now
-    }
-  };
-
-  /** The worker that held the browser takes the session again, if it answers within a few seconds. */
-  const reclaim = async (workerId: string, taskQueue: string): Promise<boolean> => {
-    try {
-      await wf
-        .proxyActivities<BrowserActivities>({ taskQueue, scheduleToStartTimeout: RECLAIM_WAIT, startToCloseTimeout: '60s', retry: { maximumAttempts: 1 } })
-        .openBrowser({ sessionId, userId: input.userId, restore: true, profile: input.profile, proxy: input.proxy });
-    } catch (err) {
-      wf.log.warn('the browser worker did not answer; the session is restored elsewhere', { workerId, error: String(err) });
-      return false;
-    }
-    state.placeOn(workerId, taskQueue);
-    holdLease();
-    return true;
-  };
-
-  /** The worker died: the session is orphaned and comes back on another worker within the grace period. */
-  const recover = async (): Promise<boolean> => {
-    const lost = state.workerId!;
-    await setStatus('orphaned');
-    await shared.publishConnection({ sessionId, event: { event: 'instance:disconnected', reason: 'The browser instance stopped responding' } });
-    // A worker that only missed its heartbeats (stalled under load, paused) still holds the
-    // browser: it is asked first, briefly, and keeps the session as it is. A dead one costs
-    // the short wait before the restore elsewhere. Sessions recovered before this replay as they ran.
-    const restored = (wf.patched('recover-on-live-worker') && (await reclaim(lost, state.taskQueue!))) || (await acquire(true, [lost], Date.now() + input.orphanGraceMs));
-    if (!restored) {
-      state.requestEnd('instance_lost');
-      return false;
-    }
-    instanceLost = false;
-    await setStatus('active');
-    await shared.publishConnection({ sessionId, event: { event: 'instance:reconnected', workerId: state.workerId } });
-    return true;
-  };
+  const setStatus = (status: SessionStatus) => setStatusOf(state, status);
 
   if (input.carried) {
-    state.placeOn(input.carried.workerId, input.carried.taskQueue);
     state.setStatus('active');
-    holdLease();
-  } else if (await acquire(false, [], Date.now())) {
+    lease.carryOver(input.carried);
+  } else if (await lease.acquire(false, [], Date.now())) {
     await setStatus('active');
   } else {
     state.fail({ code: 'NO_INSTANCES_AVAILABLE', message: 'No browser instance could open a browser' }, false);
@@ -275,8 +131,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
 
     try {
       for (;;) {
-        await wf.condition(() => (task.status === 'running' && !state.manual) || task.endRequest !== undefined || instanceLost);
-        if (instanceLost && !(await recover())) throw lostInstance();
+        await wf.condition(() => (task.status === 'running' && !state.manual) || task.endRequest !== undefined || lease.lost);
+        if (lease.lost && !(await lease.recover())) throw lostInstance();
         if (task.endRequest) break;
         if (task.status !== 'running' || state.manual) continue;
         if (task.steps >= input.maxSteps) {
@@ -294,7 +150,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         let result: StepResult & { cost: number };
         try {
           result = await scope.run(() =>
-            browserOn(state.taskQueue!).agent.agentStep({
+            lease.browser().agent.agentStep({
               sessionId,
               userId: input.userId,
               taskId: task.taskId,
@@ -314,7 +170,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         } catch (err) {
           // The answer was not used: hand it to the next attempt.
           state.returnHumanReply(task, humanReply);
-          if (isWorkerLoss(err)) instanceLost = true;
+          if (isWorkerLoss(err)) lease.markLost();
           const spent = cancelledStep(err);
           if (spent) state.recordCancelledStep(task, spent);
           if (wf.isCancellation(err) || isWorkerLoss(err)) continue; // the loop head decides
@@ -356,9 +212,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
         state.finishTask(task, 'stopped', Date.now());
       }
     }
-    if (!instanceLost && !artifactsCollected) {
+    if (!lease.lost && !artifactsCollected) {
       try {
-        await browserOn(state.taskQueue!).control.collectArtifacts({ sessionId, taskId: task.taskId });
+        await lease.browser().control.collectArtifacts({ sessionId, taskId: task.taskId });
       } catch (err) {
         wf.log.warn('downloads and requests of the task were not collected', { error: String(err) });
       }
@@ -373,7 +229,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
 
   // ---- the session's life ------------------------------------------------------------
   for (;;) {
-    if (instanceLost && !state.endRequested) await recover();
+    if (lease.lost && !state.endRequested) await lease.recover();
     if (state.endRequested) break;
     if (state.queued) {
       await runTask();
@@ -381,12 +237,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     }
     if (wf.workflowInfo().continueAsNewSuggested) {
       await wf.condition(wf.allHandlersFinished);
-      if (!state.queued && !state.endRequested && !instanceLost) {
-        leaseScope?.cancel();
+      const worker = lease.worker;
+      if (worker && !state.queued && !state.endRequested && !lease.lost) {
+        lease.release();
         await wf.continueAsNew<typeof sessionWorkflow>({
           ...input,
           initialTask: undefined,
-          carried: { workerId: state.workerId!, taskQueue: state.taskQueue!, previousTasks: [...state.previousTasks], lastActivityAt: state.lastActivityAt },
+          carried: { workerId: worker.workerId, taskQueue: worker.taskQueue, previousTasks: [...state.previousTasks], lastActivityAt: state.lastActivityAt },
         });
       }
       continue;
@@ -396,18 +253,17 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       state.requestEnd('expired');
       break;
     }
-    await wf.condition(() => !!state.queued || !!state.endRequested || instanceLost, idleLeft);
+    await wf.condition(() => !!state.queued || !!state.endRequested || lease.lost, idleLeft);
   }
 
   // ---- end ---------------------------------------------------------------------------
   const reason: EndReason = state.endRequested!;
   const finalStatus: SessionStatus =
     reason === 'expired' ? 'expired' : reason === 'instance_lost' ? 'failed' : reason === 'terminated' ? 'terminated' : 'completed';
-  leaseScope?.cancel();
-  leaseScope = undefined;
+  lease.release();
   if (reason !== 'instance_lost') {
     try {
-      await browserOn(state.taskQueue!).control.closeBrowser({ sessionId, profile: input.profile });
+      await lease.browser().control.closeBrowser({ sessionId, profile: input.profile });
     } catch (err) {
       wf.log.warn('closing the browser failed', { error: String(err) });
     }
