@@ -76,4 +76,28 @@ describe('SessionState', () => {
     s.finishTask(t, 'task_completed', 3500);
     expect(usageOf(t, 9999)).toEqual({ prompt_tokens: 300, completion_tokens: 30, total_tokens: 330, completion_time: 2.5, cost: 0.0003 });
   });
+
+  it('changes only tasks of its own', () => {
+    const a = new SessionState('a', 0);
+    a.enqueueTask('t1', params, 0);
+    const foreign = a.beginTask(0);
+    const b = new SessionState('b', 0);
+    b.enqueueTask('t1', params, 0);
+    const own = b.beginTask(0);
+    expect(() => b.recordStep(foreign, { kind: 'continue', usage: { inputTokens: 1, outputTokens: 1 } })).toThrow(/not a recent task/);
+    b.recordStep(own, { kind: 'continue', usage: { inputTokens: 1, outputTokens: 1 } });
+    expect(own.steps).toBe(1);
+    expect(foreign.steps).toBe(0);
+  });
+
+  it('keeps the last 20 tasks for queries', () => {
+    const s = new SessionState('s1', 0);
+    for (let i = 1; i <= 21; i++) {
+      s.enqueueTask(`t${i}`, params, i);
+      s.finishTask(s.beginTask(i), 'task_completed', i);
+    }
+    expect(s.taskView('t1', 100)).toBeNull();
+    expect(s.taskView('t2', 100)?.taskId).toBe('t2');
+    expect(s.taskView('t21', 100)?.status).toBe('task_completed');
+  });
 });

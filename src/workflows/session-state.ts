@@ -68,8 +68,8 @@ export const reject = (code: string, message: string, details?: Record<string, u
  */
 export class SessionState {
   #status: SessionStatus = 'pending';
+  /** The worker that holds the browser (the lease owns its task queue). */
   #workerId?: string;
-  #taskQueue?: string;
   #endReason?: EndReason;
   #endRequested?: EndReason;
   #error?: { code: string; message: string; details?: Record<string, unknown> };
@@ -96,9 +96,6 @@ export class SessionState {
   }
   get workerId(): string | undefined {
     return this.#workerId;
-  }
-  get taskQueue(): string | undefined {
-    return this.#taskQueue;
   }
   get endReason(): EndReason | undefined {
     return this.#endReason;
@@ -132,9 +129,8 @@ export class SessionState {
   }
 
   /** The browser is open on this worker (first placement, a restore, or carried over by continue-as-new). */
-  placeOn(workerId: string, taskQueue: string): void {
+  placeOn(workerId: string): void {
     this.#workerId = workerId;
-    this.#taskQueue = taskQueue;
   }
 
   /** Records why the session cannot go on; the first cause is kept unless `replace`. */
@@ -200,7 +196,7 @@ export class SessionState {
   }
 
   recordStep(of: Readonly<TaskState>, result: StepResult & { cost?: number }): void {
-    const task = of as TaskState;
+    const task = this.#own(of);
     task.steps += 1;
     if (result.replayed) task.replayedSteps = (task.replayedSteps ?? 0) + 1;
     task.inputTokens += result.usage.inputTokens;
@@ -215,14 +211,14 @@ export class SessionState {
 
   /** A step cancelled halfway: its model tokens and their cost count all the same (the step itself does not). */
   recordCancelledStep(of: Readonly<TaskState>, spent: { usage: { inputTokens: number; outputTokens: number }; cost: number }): void {
-    const task = of as TaskState;
+    const task = this.#own(of);
     task.inputTokens += spent.usage.inputTokens;
     task.outputTokens += spent.usage.outputTokens;
     task.cost = round6(task.cost + spent.cost);
   }
 
   finishTask(of: Readonly<TaskState>, status: TaskStatus, now: number, outcome: { message?: string; error?: TaskState['error'] } = {}): void {
-    const task = of as TaskState;
+    const task = this.#own(of);
     task.status = status;
     task.completedAt = now;
     if (outcome.message !== undefined) task.message = outcome.message;
@@ -259,7 +255,20 @@ export class SessionState {
   /** Keeps the last tasks for queries and inline waits; older ones are answered from the store. */
   private remember(task: TaskState): void {
     this.#recent.set(task.taskId, task);
-    while (this.#recent.size > KEEP_RECENT_TASKS) this.#recent.delete(this.#recent.keys().next().value!);
+    for (const taskId of this.#recent.keys()) {
+      if (this.#recent.size <= KEEP_RECENT_TASKS) break;
+      this.#recent.delete(taskId);
+    }
+  }
+
+  /**
+   * The session's own record of a task the workflow holds read-only (from beginTask). A task
+   * stays among the recent ones while it runs and long after, so this finds it.
+   */
+  #own(of: Readonly<TaskState>): TaskState {
+    const task = this.#recent.get(of.taskId);
+    if (task !== of) throw new Error(`task ${of.taskId} is not a recent task of session ${this.sessionId}`);
+    return task;
   }
 
   // ---- control -----------------------------------------------------------------------
@@ -279,26 +288,28 @@ export class SessionState {
     this.assertStateChange(newState);
     this.touch(now);
     const t = this.#current ?? this.#queued;
+    if (newState === 'terminate') {
+      if (t) t.endRequest = 'terminate';
+      this.#endRequested = 'terminated';
+      return 'Session terminated';
+    }
+    if (!t) throw reject('NO_TASK_RUNNING', 'No task is running in this session'); // assertStateChange threw it already
     switch (newState) {
       case 'pause':
-        t!.status = 'paused';
+        t.status = 'paused';
         return 'Task paused';
       case 'resume':
-        t!.status = 'running';
+        t.status = 'running';
         return 'Task resumed';
       case 'stop':
-        t!.endRequest = 'stop';
+        t.endRequest = 'stop';
         return 'Task stopped';
-      case 'terminate':
-        if (t) t.endRequest = 'terminate';
-        this.#endRequested = 'terminated';
-        return 'Session terminated';
     }
   }
 
   assertInteraction(): void {
     if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
-    if (!this.#taskQueue) throw reject('SESSION_NOT_READY', 'The session has no browser yet');
+    if (!this.#workerId) throw reject('SESSION_NOT_READY', 'The session has no browser yet');
   }
 
   /** The human takes the browser; a running task pauses. Answers whether the agent was stopped. */
@@ -319,20 +330,18 @@ export class SessionState {
     this.touch(now);
     this.#manual = false;
     const t = this.#current;
-    const resumed = !!t && t.status === 'paused' && this.#pausedByTakeover;
-    if (resumed) t!.status = 'running';
+    const resumed = t !== undefined && t.status === 'paused' && this.#pausedByTakeover;
+    if (resumed) t.status = 'running';
     this.#pausedByTakeover = false;
     return resumed;
   }
 
   assertGuardrailAnswer(): void {
-    if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
-    if (this.#current?.status !== 'guardrail_trigger') throw reject('NO_GUARDRAIL_PENDING', 'No guardrail is waiting for an answer');
+    this.#guardrailWaiting();
   }
 
   answerGuardrail(reply: string, now: number): string {
-    this.assertGuardrailAnswer();
-    const t = this.#current!;
+    const t = this.#guardrailWaiting();
     t.humanReply = reply;
     t.guardrail = undefined;
     t.status = 'running';
@@ -340,16 +349,24 @@ export class SessionState {
     return 'Guardrail answered; task resumed';
   }
 
+  /** The task whose guardrail waits for an answer; throws the rejection the API reports when there is none. */
+  #guardrailWaiting(): TaskState {
+    if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+    const t = this.#current;
+    if (t?.status !== 'guardrail_trigger') throw reject('NO_GUARDRAIL_PENDING', 'No guardrail is waiting for an answer');
+    return t;
+  }
+
   // ---- one task's run (the workflow's calls; `of` is a task of this session) ---------
 
   /** The task ran out of its maxDuration; the loop ends it. */
   requestTimeout(of: Readonly<TaskState>): void {
-    (of as TaskState).endRequest ??= 'timeout';
+    this.#own(of).endRequest ??= 'timeout';
   }
 
   /** The guardrail answer for the next step, handed out once. */
   takeHumanReply(of: Readonly<TaskState>): string | undefined {
-    const task = of as TaskState;
+    const task = this.#own(of);
     const reply = task.humanReply;
     task.humanReply = undefined;
     return reply;
@@ -357,7 +374,7 @@ export class SessionState {
 
   /** The step that carried the answer did not use it: the next attempt gets it. */
   returnHumanReply(of: Readonly<TaskState>, reply: string | undefined): void {
-    const task = of as TaskState;
+    const task = this.#own(of);
     if (reply !== undefined && task.humanReply === undefined) task.humanReply = reply;
   }
 
@@ -366,7 +383,7 @@ export class SessionState {
    * session's worker: once per task, again when the session moved or the worker lost them.
    */
   handOverContext(of: Readonly<TaskState>): boolean {
-    const task = of as TaskState;
+    const task = this.#own(of);
     if (task.contextOn === this.#workerId) return false;
     task.contextOn = this.#workerId;
     return true;
@@ -374,7 +391,7 @@ export class SessionState {
 
   /** The worker no longer holds the task's context; answers whether to hand it over again. */
   contextLost(of: Readonly<TaskState>): boolean {
-    const task = of as TaskState;
+    const task = this.#own(of);
     task.contextOn = undefined;
     task.contextHandOvers = (task.contextHandOvers ?? 0) + 1;
     return task.contextHandOvers <= MAX_HAND_OVERS;
@@ -382,7 +399,7 @@ export class SessionState {
 
   /** Whether this step hands the secret values to the worker (once per task and worker). */
   handOverSecrets(of: Readonly<TaskState>): boolean {
-    const task = of as TaskState;
+    const task = this.#own(of);
     if (!task.params.secrets?.length || task.secretsOn === this.#workerId) return false;
     task.secretsOn = this.#workerId;
     return true;
@@ -390,7 +407,7 @@ export class SessionState {
 
   /** The worker lost the secret values (restarted under the same id); answers whether to hand them over again. */
   secretsLost(of: Readonly<TaskState>): boolean {
-    const task = of as TaskState;
+    const task = this.#own(of);
     task.secretsOn = undefined;
     task.secretHandOvers = (task.secretHandOvers ?? 0) + 1;
     return task.secretHandOvers <= MAX_HAND_OVERS;
@@ -398,14 +415,14 @@ export class SessionState {
 
   /** The agent asks a human: the task waits for answerGuardrail. */
   awaitHuman(of: Readonly<TaskState>, question: { type: string; value: string }): void {
-    const task = of as TaskState;
+    const task = this.#own(of);
     task.status = 'guardrail_trigger';
     task.guardrail = question;
   }
 
   /** The task's end is stored: waiters get the outcome. */
   markRecorded(of: Readonly<TaskState>): void {
-    (of as TaskState).recorded = true;
+    this.#own(of).recorded = true;
   }
 }
 

@@ -9,6 +9,7 @@ import * as wf from '@temporalio/workflow';
 import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/error-codes';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { WebhookActivities } from '../activities/webhook.activities';
+import { detailsOf } from './failures';
 import { chatDeliveryWorkflowId, reachOutDeliveryId, taskDeliveryId, webhookDeliveryWorkflowId, type ChatDeliveryInput, type DeliveryInput, type DeliveryResult, type WebhookConfig } from '../contracts/trigger-types';
 
 /** The backoff of delivery attempts (exported for the tests and the docs). */
@@ -39,7 +40,8 @@ async function deliver(input: Pick<DeliveryInput, 'deliveryId' | 'target'>, atte
     const failure = err instanceof wf.ActivityFailure && err.cause ? err.cause : err;
     const error = failure instanceof Error ? failure.message : String(failure);
     await records.recordDeliveryGivenUp({ input, error });
-    const statusCode = failure instanceof wf.ApplicationFailure ? ((failure.details?.[0] as { statusCode?: number | null } | undefined)?.statusCode ?? null) : null;
+    const answered = failure instanceof wf.ApplicationFailure ? detailsOf(failure)?.statusCode : undefined;
+    const statusCode = typeof answered === 'number' ? answered : null;
     return { deliveryId: input.deliveryId, status: 'failed', attempts: null, statusCode, error };
   }
 }
