@@ -250,8 +250,9 @@ export function createBrowserActivities(deps: {
       const log = logger.child({ sessionId: input.sessionId, taskId: input.taskId, step: input.stepNo });
       const timing = workerMetrics.stepStarted();
       const spent = { inputTokens: 0, outputTokens: 0 };
+      const heard: { said?: string } = {};
       try {
-        const result = await agent.step(input, ctx.cancellationSignal, log, spent);
+        const result = await agent.step(input, ctx.cancellationSignal, log, spent, heard);
         const session = pool.get(input.sessionId);
         if (session) session.changedAt = Date.now();
         if (session?.proxyPricePerByte !== undefined) {
@@ -278,7 +279,7 @@ export function createBrowserActivities(deps: {
       } catch (err) {
         timing.failed(ctx.cancellationSignal.aborted);
         // Cancelled (pause, stop, takeover, timeout): the tokens already used go back with the cancellation.
-        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The agent step was cancelled', [{ usage: spent, cost: agent.costOf(spent) } satisfies CancelledStep]);
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The agent step was cancelled', [{ usage: spent, cost: agent.costOf(spent), ...(heard.said ? { said: heard.said } : {}) } satisfies CancelledStep]);
         if (isServiceError(err)) {
           const message = mask(input.sessionId, err.message);
           log.warn({ code: err.code, err: message }, 'agent step failed');

@@ -67,7 +67,7 @@ function startAction(step: StepContext, request: ActionRequest): ActionUnderWay 
   const actStart = performance.now();
   const timings = () => ({ observeMs: round(request.observeMs), modelMs: round(request.modelMs), actMs: round(performance.now() - actStart) });
   // The agent's words with this step (masked, clipped): a task stopped later keeps them as its message.
-  const said = request.reasoning ? clipWords(step.mask(request.reasoning)) : undefined;
+  const said = step.heard.said;
   const base: ResultBase = { usage: request.usage, cost: request.cost, action: { name: tool.name }, ...(said ? { said } : {}) };
   const toolContext = toolContextOf(step);
   toolContext.pinned = request.replay?.pinned;
@@ -203,7 +203,3 @@ export function indexesHint(observation: string | undefined): string {
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
-
-/** The most of the agent's words a step result carries (the workflow keeps the last ones). */
-const MAX_SAID = 1_000;
-const clipWords = (text: string): string => (text.length > MAX_SAID ? `${text.slice(0, MAX_SAID - 1)}…` : text);

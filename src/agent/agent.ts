@@ -34,10 +34,11 @@ export class AgentRunner {
   }
 
   /**
-   * One step. `spent` adds up the model tokens of the step as they are used, so a step
-   * cancelled halfway (pause, stop, takeover, timeout) still has its tokens counted.
+   * One step. `spent` adds up the model tokens of the step as they are used, and `heard`
+   * takes the agent's words as soon as the model says them, so a step cancelled halfway
+   * (pause, stop, takeover, timeout) still has its tokens counted and its words kept.
    */
-  async step(input: StepInput, signal: AbortSignal, log: Logger, spent: StepResult['usage'] = { inputTokens: 0, outputTokens: 0 }): Promise<AgentStepResult> {
+  async step(input: StepInput, signal: AbortSignal, log: Logger, spent: StepResult['usage'] = { inputTokens: 0, outputTokens: 0 }, heard: { said?: string } = {}): Promise<AgentStepResult> {
     const session = this.pool.get(input.sessionId);
     if (!session) throw new TaskFailure('INSTANCE_LOST', 'The browser of this session is no longer available');
     if (session.crashed) throw new TaskFailure('PAGE_CRASH', 'The browser page crashed');
@@ -45,7 +46,7 @@ export class AgentRunner {
     session.artifacts.taskId = input.taskId;
     const vault = this.options.vault;
     const mask = (text: string) => (vault ? vault.mask(input.sessionId, text) : text);
-    const step: StepContext = { input, session, memory, signal, log, spent, secrets: this.secretsOf(input), mask, options: this.options };
+    const step: StepContext = { input, session, memory, signal, log, spent, heard, secrets: this.secretsOf(input), mask, options: this.options };
     if (memory.guard) memory.guard.acting = true;
     try {
       return await this.runStep(step);

@@ -9,7 +9,7 @@ import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { boundToPage } from './page-bound-tools';
 import { systemPrompt } from './prompts';
-import { emit, type StepContext } from './step-context';
+import { clipWords, emit, type StepContext } from './step-context';
 import { toolNamed, toolSpecs } from './tools';
 import { doneSpec } from './tools/done';
 import type { AgentTool } from './types';
@@ -117,7 +117,11 @@ function readReply(step: StepContext, reply: Reply, attempt: number): Pick<Decis
   step.spent.inputTokens += reply.usage.inputTokens;
   step.spent.outputTokens += reply.usage.outputTokens;
   memory.addModelReply(reply.text, reply.toolCalls);
-  if (reply.text.trim()) emit(step, { type: 'agent', taskId: input.taskId, content: step.mask(reply.text.trim()) });
+  if (reply.text.trim()) {
+    const said = step.mask(reply.text.trim());
+    emit(step, { type: 'agent', taskId: input.taskId, content: said });
+    step.heard.said = clipWords(said);
+  }
   if (!reply.toolCalls.length) {
     memory.tell('You must answer with exactly one tool call. Call done when the task is complete.');
     return undefined;

@@ -52,6 +52,8 @@ export interface StepContext {
   log: Logger;
   /** The model tokens the step has used so far (read by the caller when the step is cancelled). */
   spent: StepResult['usage'];
+  /** The agent's words in this step (masked, clipped), as soon as the model said them. */
+  heard: { said?: string };
   secrets?: TaskSecrets;
   /** Puts placeholders back where secret values show up in outgoing text. */
   mask: (text: string) => string;
@@ -78,3 +80,7 @@ export function toolContextOf(step: StepContext): ToolContext {
     egress: session.egress,
   };
 }
+
+/** The most of the agent's words a step result carries (the workflow keeps the last ones). */
+const MAX_SAID = 1_000;
+export const clipWords = (text: string): string => (text.length > MAX_SAID ? `${text.slice(0, MAX_SAID - 1)}…` : text);

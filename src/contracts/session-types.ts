@@ -167,6 +167,8 @@ export interface StepResult {
 export interface CancelledStep {
   usage: { inputTokens: number; outputTokens: number };
   cost: number;
+  /** The agent's words in the step before it was cancelled (masked, clipped), when it had said any. */
+  said?: string;
 }
 
 export interface StepInput {

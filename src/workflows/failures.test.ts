@@ -22,6 +22,8 @@ describe('failures', () => {
   it('reads the tokens a cancelled step spent, when they are well-formed', () => {
     const spent = { usage: { inputTokens: 10, outputTokens: 2 }, cost: 0.001 };
     expect(cancelledStep(ofActivity(new CancelledFailure('cancelled', [spent])))).toEqual(spent);
+    // with the agent's words of the step, when it had said any
+    expect(cancelledStep(ofActivity(new CancelledFailure('cancelled', [{ ...spent, said: 'Looking.' }])))).toEqual({ ...spent, said: 'Looking.' });
     expect(cancelledStep(ofActivity(new CancelledFailure('cancelled', [{ usage: { inputTokens: 10 }, cost: 1 }])))).toBeUndefined();
     expect(cancelledStep(ofActivity(new CancelledFailure('cancelled')))).toBeUndefined();
     expect(cancelledStep(new CancelledFailure('cancelled', [spent]))).toBeUndefined();

@@ -42,7 +42,8 @@ export function cancelledStep(err: unknown): CancelledStep | undefined {
   if (!spent || !isRecord(spent.usage)) return undefined;
   const { inputTokens, outputTokens } = spent.usage;
   const cost = spent.cost;
-  return typeof inputTokens === 'number' && typeof outputTokens === 'number' && typeof cost === 'number' ? { usage: { inputTokens, outputTokens }, cost } : undefined;
+  if (typeof inputTokens !== 'number' || typeof outputTokens !== 'number' || typeof cost !== 'number') return undefined;
+  return { usage: { inputTokens, outputTokens }, cost, ...(typeof spent.said === 'string' ? { said: spent.said } : {}) };
 }
 
 /** What a task's record says of the failure that ended it. */

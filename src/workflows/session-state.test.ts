@@ -1,4 +1,4 @@
-import { SessionState, usageOf } from './session-state';
+import { SessionState, usageOf, stoppedMessage } from './session-state';
 import type { TaskParams } from '../contracts/session-types';
 
 const params: TaskParams = {
@@ -99,5 +99,13 @@ describe('SessionState', () => {
     expect(s.taskView('t1', 100)).toBeNull();
     expect(s.taskView('t2', 100)?.taskId).toBe('t2');
     expect(s.taskView('t21', 100)?.status).toBe('task_completed');
+  });
+});
+
+describe('a stopped task’s message', () => {
+  it('is the agent’s last words, or a summary of its steps', () => {
+    expect(stoppedMessage({ lastWords: 'Looking for the invoice.', lastAction: 'scroll down', steps: 3 })).toBe('Looking for the invoice.');
+    expect(stoppedMessage({ lastAction: 'click_element [4] button "Next"', steps: 2 })).toBe('Stopped after 2 steps; the last: click_element [4] button "Next".');
+    expect(stoppedMessage({ steps: 0 })).toBe('Stopped before the agent took a step.');
   });
 });

@@ -35,6 +35,9 @@ export interface TaskState {
   /** Steps a replay performed from its recording, without the model. */
   replayedSteps?: number;
   message?: string;
+  /** The agent's words with its last step that had some, and its last action: a stopped task's message. */
+  lastWords?: string;
+  lastAction?: string;
   error?: { code: string; message: string; details?: Record<string, unknown> };
   guardrail?: { type: string; value: string };
   endRequest?: EndRequest;
@@ -207,11 +210,14 @@ export class SessionState {
       task.proxyCost = round6((task.proxyCost ?? 0) + result.proxy.cost);
     }
     if (result.message) task.message = result.message;
+    if (result.said) task.lastWords = result.said;
+    if (result.action) task.lastAction = result.action.target ? `${result.action.name} ${result.action.target}` : result.action.name;
   }
 
   /** A step cancelled halfway: its model tokens and their cost count all the same (the step itself does not). */
-  recordCancelledStep(of: Readonly<TaskState>, spent: { usage: { inputTokens: number; outputTokens: number }; cost: number }): void {
+  recordCancelledStep(of: Readonly<TaskState>, spent: { usage: { inputTokens: number; outputTokens: number }; cost: number; said?: string }): void {
     const task = this.#own(of);
+    if (spent.said) task.lastWords = spent.said;
     task.inputTokens += spent.usage.inputTokens;
     task.outputTokens += spent.usage.outputTokens;
     task.cost = round6(task.cost + spent.cost);
@@ -222,6 +228,8 @@ export class SessionState {
     task.status = status;
     task.completedAt = now;
     if (outcome.message !== undefined) task.message = outcome.message;
+    // A stopped task answers what the agent had said so far.
+    else if (status === 'stopped') task.message = stoppedMessage(task);
     task.error = outcome.error;
     task.guardrail = undefined;
     task.humanReply = undefined;
@@ -469,3 +477,12 @@ function round6(n: number): number {
   return Math.round(n * 1e6) / 1e6;
 }
 
+/**
+ * What a stopped task answers as its message: what the agent had said so far (its last
+ * words), or else a summary of its steps.
+ */
+export function stoppedMessage(task: Pick<TaskState, 'lastWords' | 'lastAction' | 'steps'>): string {
+  if (task.lastWords) return task.lastWords;
+  if (!task.steps) return 'Stopped before the agent took a step.';
+  return `Stopped after ${task.steps} step${task.steps === 1 ? '' : 's'}; the last: ${task.lastAction ?? 'an action'}.`;
+}

@@ -451,11 +451,14 @@ describe('session slots and profile locks', () => {
     // the page stored 80 MB of random bytes in IndexedDB
     await waitFor(async () => site.reports.includes(`stored=${mb}`), 90_000, 250);
 
-    await terminate(key, s.body.sessionId);
+    // A terminate answers once the session has ended (up to 10 s): not awaited here, so the
+    // workflow can be killed while the archive-back runs.
+    const ending = terminate(key, s.body.sessionId);
     const lockId = `profile:${profile._id}`;
     await waitFor(async () => (await col('profileLocks').findOne({ _id: lockId }))?.archivingAt instanceof Date, 60_000, 50);
     // the archive-back is running on the worker; the workflow is killed meanwhile
     await temporal.client.workflow.getHandle(`session-${s.body.sessionId}`).terminate('terminated while archiving');
+    await ending;
     await waitFor(async () => (await col('sessions').findOne({ _id: s.body.sessionId }))?.holdsSlot === false, 30_000, 100);
 
     // the slot is free (the session has ended), but not the profile: a session on it would read the old archive

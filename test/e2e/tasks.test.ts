@@ -120,7 +120,7 @@ describe('tasks', () => {
   it('pauses, resumes and stops a task with the confirmations', async () => {
     const { apiKey: key } = await createUser();
     const t = token('ctl');
-    await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.5 }, delayMs: 300 }] });
+    await registerScript(model(), { match: t, steps: [{ text: 'Waiting for the list to load.', tool: 'wait', args: { seconds: 0.5 }, delayMs: 300 }] });
     const s = await startSession(key, { prompt: `${t} keep waiting` });
     expect(s.taskId).toEqual(expect.any(String));
     await pollUntil(s.sessionId, s.taskId!, 'running');
@@ -137,7 +137,8 @@ describe('tasks', () => {
     expect((await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'stop' })).body).toEqual({ success: true, message: 'Task stopped' });
     const stopped = await pollUntil(s.sessionId, s.taskId!, 'stopped', 5000);
     expect(Date.now() - stopAt).toBeLessThan(3000);
-    expect(stopped).toMatchObject({ success: true, status: 'stopped', usage: { prompt_tokens: expect.any(Number) } });
+    // a stopped task carries what the agent had said so far
+    expect(stopped).toMatchObject({ success: true, status: 'stopped', usage: { prompt_tokens: expect.any(Number) }, data: { message: 'Waiting for the list to load.' } });
     // the session lives on: a new task can start
     const t2 = token('after-stop');
     await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'second task done' } }] });
