@@ -14,6 +14,7 @@ import { recordedRequests, registerScript, startScriptedModel } from '../test/su
 import { createUser, ROOT, startService } from '../test/support/service';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 40);
+const CLICK_STEPS = Number(process.env.BENCH_CLICK_STEPS ?? 20);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
 const COMPLETION_SAMPLES = Number(process.env.BENCH_COMPLETION_SAMPLES ?? 15);
 const COLD_SESSIONS = Number(process.env.BENCH_COLD_SESSIONS ?? 5);
@@ -123,7 +124,8 @@ it('agent step and session benchmarks', async () => {
     // The agent's usual step: clicks, on the same 1,600-element page where each click also
     // makes the page send a small request (catalogue.html), seen from the model's side.
     const clickToken = `[bench-click-${Date.now()}]`;
-    const clicks = Array.from({ length: STEPS }, (_, i) => ({ tool: 'click_element', args: { index: { ref: `Edit ${(i % 20) + 1}` } } }));
+    // 20 clicks: each observation of the page is about 4,000 tokens, within the task's 100,000.
+    const clicks = Array.from({ length: CLICK_STEPS }, (_, i) => ({ tool: 'click_element', args: { index: { ref: `Edit ${(i % 20) + 1}` } } }));
     await registerScript(model.url, { match: clickToken, steps: [...clicks, { tool: 'done', args: { message: 'clicked' } }] });
     const clicked = await api(service.baseUrl, 'POST', '/start/send-message', {
       key,
@@ -186,9 +188,9 @@ it('agent step and session benchmarks', async () => {
       // The click task's steps are the session's last ones: its cycle seen by the model is the
       // step's activity outside the model plus Temporal's hand-over to the next step.
       clickBreakdownMs: (() => {
-        const last = (xs: number[]) => xs.slice(-(STEPS + 1));
+        const last = (xs: number[]) => xs.slice(-(CLICK_STEPS + 1));
         const [o, a, m, act1] = [last(observe), last(act), last(modelMs), last(activity)];
-        const hand = temporalOverhead.slice(-STEPS);
+        const hand = temporalOverhead.slice(-CLICK_STEPS);
         return {
           observation: summary(o),
           action: summary(a),
@@ -214,4 +216,4 @@ it('agent step and session benchmarks', async () => {
     await fixtures.close();
     await model.close();
   }
-});
+}, 900_000);
