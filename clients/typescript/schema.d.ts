@@ -4011,7 +4011,8 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    file: string;
+                    /** @description A .tar.gz archive */
+                    file: unknown;
                 };
             };
         };
@@ -4133,7 +4134,7 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    files: string[];
+                    files: unknown[];
                 };
             };
         };
@@ -4545,7 +4546,8 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    file: string;
+                    /** @description A .tar.gz archive */
+                    file: unknown;
                 };
             };
         };
@@ -4680,7 +4682,7 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    files: string[];
+                    files: unknown[];
                 };
             };
         };

@@ -479,7 +479,8 @@ export function buildOpenApiDocument(serverUrl: string): Record<string, unknown>
     };
     if (op.json) operation.requestBody = { required: !op.jsonOptional, content: { 'application/json': { schema: ref(op.json) } } };
     if (op.multipart) {
-      const file = { type: 'string', contentMediaType: op.multipart.contentType ?? 'application/octet-stream' };
+      // A file part is bytes, whatever they are: no JSON type (a type check on a file's content means nothing on the wire).
+      const file = { contentMediaType: 'application/octet-stream', description: op.multipart.contentType === 'application/gzip' ? 'A .tar.gz archive' : 'A file, any content' };
       const field = op.multipart.field;
       // Parts other than the field are read and dropped; each file part needs a file name (a part without one is a form field).
       const schema = { type: 'object', required: [field], additionalProperties: false, properties: { [field]: op.multipart.many ? { type: 'array', items: file, minItems: 1, maxItems: MAX_FILES_PER_REQUEST } : file } };

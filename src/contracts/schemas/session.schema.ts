@@ -18,7 +18,7 @@ const level = z.enum(['system', 'chrome']).nullish().describe('system (through t
 const managedProxy = z
   .object({ source: z.literal('Service'), country, level })
   .strict()
-  .describe('A proxy of the service\'s pool (metered)');
+  .describe('A proxy of the service\'s pool (metered); a country the pool has no proxy for is 400');
 const customProxy = z
   .object({
     source: z.literal('custom'),
@@ -63,12 +63,15 @@ const sessionFields = {
   reachOutMode: orDefault(z.enum(['off', 'guardrail_only', 'full']).default('guardrail_only')),
 };
 
-export const startSessionSchema = z.object({ ...sessionFields, task: orDefault(taskParamsSchema.optional()) });
+/** SessionsService.start's rule, for the OpenAPI document: an environment or a profile, not both. */
+const ONE_BROWSER_PROFILE = { not: { required: ['environmentId', 'profileId'], properties: { environmentId: { type: 'string' }, profileId: { type: 'string' } } } };
+
+export const startSessionSchema = z.object({ ...sessionFields, task: orDefault(taskParamsSchema.optional()) }).meta(ONE_BROWSER_PROFILE);
 export const runTaskSchema = z.object({
   ...sessionFields,
   task: taskParamsSchema,
   files: fileIdsSchema.nullish().describe('fileIds from POST /files/upload, as the contract\'s upload section places them for run-task: added to task.files (without duplicates; at most 20 in all)'),
-});
+}).meta(ONE_BROWSER_PROFILE);
 
 export type StartSessionBody = z.infer<typeof startSessionSchema>;
 export type RunTaskBody = Omit<z.infer<typeof runTaskSchema>, 'files'>;
