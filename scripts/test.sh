@@ -9,6 +9,8 @@ ensure_system_packages
 ensure_temporal
 ensure_ferretdb
 ensure_python_openai
+# schemathesis, for the test of the OpenAPI document against the server (skipped, saying so, when it cannot be installed).
+if ensure_schemathesis; then export SCHEMATHESIS_BIN; else log "schemathesis could not be installed: the OpenAPI conformance test is skipped"; export SCHEMATHESIS_BIN=""; fi
 # The default local model, for the one end-to-end test with a real model (skipped, saying so, when it cannot be fetched).
 if ensure_model; then export TEST_LOCAL_MODEL="$DEFAULT_MODEL_PATH"; else log "the default model could not be fetched: the real-model test is skipped"; export TEST_LOCAL_MODEL=""; fi
 

@@ -255,7 +255,7 @@ export interface paths {
         /** The caller's environments */
         get: operations["getEnvironments"];
         put?: never;
-        /** Create an environment */
+        /** Create an environment (at most 20 per user) */
         post: operations["postEnvironments"];
         delete?: never;
         options?: never;
@@ -308,7 +308,7 @@ export interface paths {
         /** Files of an environment */
         get: operations["getEnvironmentsByIdFiles"];
         put?: never;
-        /** Attach files (field "files") */
+        /** Attach files (field "files", 1..20 of them) */
         post: operations["postEnvironmentsByIdFiles"];
         delete?: never;
         options?: never;
@@ -344,7 +344,7 @@ export interface paths {
         /** Set the chat connection */
         put: operations["putEnvironmentsByIdChat"];
         post?: never;
-        /** Remove the chat connection */
+        /** Remove the chat connection (success also when there is none) */
         delete: operations["deleteEnvironmentsByIdChat"];
         options?: never;
         head?: never;
@@ -430,7 +430,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload files for tasks (field "files") */
+        /** Upload files for tasks (field "files", 1..20 of them) */
         post: operations["postFilesUpload"];
         delete?: never;
         options?: never;
@@ -534,7 +534,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download a file (owner key or signed token) */
+        /** Download a file (owner key or signed token), with the media type it was stored with */
         get: operations["getFilesByFileIdDownload"];
         put?: never;
         post?: never;
@@ -826,10 +826,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** MCP streamable HTTP: server-to-client event stream of a session (Mcp-Session-Id) */
+        /** MCP streamable HTTP: the server-to-client event stream of an MCP session (one at a time) */
         get: operations["getMcp"];
         put?: never;
-        /** MCP streamable HTTP: JSON-RPC requests (initialize, tools/list, tools/call, resources/list, resources/read) */
+        /** MCP streamable HTTP. Without Mcp-Session-Id: the initialize request, answered with the Mcp-Session-Id header of a new MCP session. With it: any JSON-RPC message of that session (tools/list, tools/call, resources/list, resources/read, notifications); requests are answered as an event stream, notifications and responses with 202 */
         post: operations["postMcp"];
         /** MCP streamable HTTP: end the MCP session */
         delete: operations["deleteMcp"];
@@ -864,7 +864,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** MCP SSE transport: a JSON-RPC message of the stream named by sessionId */
+        /** MCP SSE transport: a JSON-RPC message of the stream named by sessionId (its answer comes on the stream) */
         post: operations["postMcpMessages"];
         delete?: never;
         options?: never;
@@ -899,7 +899,7 @@ export interface components {
             proxy?: ({
                 /** @constant */
                 source: "Service";
-                /** @description ISO 3166-1 alpha-2 country code, or "random" */
+                /** @description ISO 3166-1 alpha-2 country code (either case), or "random" */
                 country: string;
                 /** @description system (through the service's relay) or chrome */
                 level?: ("system" | "chrome") | null;
@@ -915,22 +915,16 @@ export interface components {
                 /** @description system (through the service's relay) or chrome */
                 level?: ("system" | "chrome") | null;
             }) | null;
-            /**
-             * @default default
-             * @enum {string}
-             */
-            mode?: "default";
-            /**
-             * @default guardrail_only
-             * @enum {string}
-             */
-            reachOutMode?: "off" | "guardrail_only" | "full";
-            task?: {
+            /** @default default */
+            mode?: "default" | null;
+            /** @default guardrail_only */
+            reachOutMode?: ("off" | "guardrail_only" | "full") | null;
+            task?: (({
                 /**
                  * @description What the agent should do
                  * @default
                  */
-                prompt?: string;
+                prompt?: string | null;
                 /**
                  * @description Page to open first
                  * @default null
@@ -940,31 +934,28 @@ export interface components {
                  * @description maxDuration, 1000..300000
                  * @default 300000
                  */
-                maxDuration?: number;
+                maxDuration?: number | null;
                 /**
                  * @description maxInputTokens, 1000..100000
                  * @default 100000
                  */
-                maxInputTokens?: number;
+                maxInputTokens?: number | null;
                 /**
                  * @description maxOutputTokens, 100..100000
                  * @default 100000
                  */
-                maxOutputTokens?: number;
+                maxOutputTokens?: number | null;
                 /**
                  * @description Close the session after the task
                  * @default false
                  */
-                terminateOnCompletion?: boolean;
-                /**
-                 * @default text
-                 * @enum {string}
-                 */
-                outputType?: "text" | "structured_json" | "structured_csv";
+                terminateOnCompletion?: boolean | null;
+                /** @default text */
+                outputType?: ("text" | "structured_json" | "structured_csv") | null;
                 /** @description JSON Schema (structured_json) or column names (structured_csv) */
-                outputSchema?: {
+                outputSchema?: ({
                     [key: string]: unknown;
-                } | string[];
+                } | string[]) | null;
                 /**
                  * @description Values the agent may type but never sees
                  * @default []
@@ -976,28 +967,32 @@ export interface components {
                     fields: {
                         [key: string]: string;
                     };
-                }[];
+                }[] | null;
                 /**
                  * @description fileIds from POST /files/upload
                  * @default []
                  */
-                files?: string[];
+                files?: string[] | null;
                 webhook?: {
                     /** @description Identifier of the webhook */
                     name: string;
                     /** @description Receiving address (http or https) */
                     url: string;
                     /** @description Value of the Authorization header of the delivery */
-                    auth?: string;
+                    auth?: string | null;
                     /**
                      * @description What the delivery carries
                      * @enum {string}
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
-                };
+                } | null;
                 /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
-                replayOf?: string;
-            };
+                replayOf?: string | null;
+            } & (unknown & unknown)) | {
+                prompt: string;
+            } | {
+                replayOf: string;
+            }) | null;
         };
         RunTaskRequest: {
             /**
@@ -1022,7 +1017,7 @@ export interface components {
             proxy?: ({
                 /** @constant */
                 source: "Service";
-                /** @description ISO 3166-1 alpha-2 country code, or "random" */
+                /** @description ISO 3166-1 alpha-2 country code (either case), or "random" */
                 country: string;
                 /** @description system (through the service's relay) or chrome */
                 level?: ("system" | "chrome") | null;
@@ -1038,22 +1033,16 @@ export interface components {
                 /** @description system (through the service's relay) or chrome */
                 level?: ("system" | "chrome") | null;
             }) | null;
-            /**
-             * @default default
-             * @enum {string}
-             */
-            mode?: "default";
-            /**
-             * @default guardrail_only
-             * @enum {string}
-             */
-            reachOutMode?: "off" | "guardrail_only" | "full";
-            task: {
+            /** @default default */
+            mode?: "default" | null;
+            /** @default guardrail_only */
+            reachOutMode?: ("off" | "guardrail_only" | "full") | null;
+            task: ({
                 /**
                  * @description What the agent should do
                  * @default
                  */
-                prompt?: string;
+                prompt?: string | null;
                 /**
                  * @description Page to open first
                  * @default null
@@ -1063,31 +1052,28 @@ export interface components {
                  * @description maxDuration, 1000..300000
                  * @default 300000
                  */
-                maxDuration?: number;
+                maxDuration?: number | null;
                 /**
                  * @description maxInputTokens, 1000..100000
                  * @default 100000
                  */
-                maxInputTokens?: number;
+                maxInputTokens?: number | null;
                 /**
                  * @description maxOutputTokens, 100..100000
                  * @default 100000
                  */
-                maxOutputTokens?: number;
+                maxOutputTokens?: number | null;
                 /**
                  * @description Close the session after the task
                  * @default false
                  */
-                terminateOnCompletion?: boolean;
-                /**
-                 * @default text
-                 * @enum {string}
-                 */
-                outputType?: "text" | "structured_json" | "structured_csv";
+                terminateOnCompletion?: boolean | null;
+                /** @default text */
+                outputType?: ("text" | "structured_json" | "structured_csv") | null;
                 /** @description JSON Schema (structured_json) or column names (structured_csv) */
-                outputSchema?: {
+                outputSchema?: ({
                     [key: string]: unknown;
-                } | string[];
+                } | string[]) | null;
                 /**
                  * @description Values the agent may type but never sees
                  * @default []
@@ -1099,27 +1085,31 @@ export interface components {
                     fields: {
                         [key: string]: string;
                     };
-                }[];
+                }[] | null;
                 /**
                  * @description fileIds from POST /files/upload
                  * @default []
                  */
-                files?: string[];
+                files?: string[] | null;
                 webhook?: {
                     /** @description Identifier of the webhook */
                     name: string;
                     /** @description Receiving address (http or https) */
                     url: string;
                     /** @description Value of the Authorization header of the delivery */
-                    auth?: string;
+                    auth?: string | null;
                     /**
                      * @description What the delivery carries
                      * @enum {string}
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
-                };
+                } | null;
                 /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
-                replayOf?: string;
+                replayOf?: string | null;
+            } & (unknown & unknown)) | {
+                prompt: string;
+            } | {
+                replayOf: string;
             };
             /** @description fileIds from POST /files/upload, as the contract's upload section places them for run-task: added to task.files (without duplicates; at most 20 in all) */
             files?: string[] | null;
@@ -1128,16 +1118,17 @@ export interface components {
             /** @description The session */
             sessionId: string;
             /** @description newTask, state, interaction or guardrail */
-            message: {
+            message: ({
                 /** @constant */
                 actionType: "newTask";
                 /** @constant */
                 newState: "start";
+            } & (({
                 /**
                  * @description What the agent should do
                  * @default
                  */
-                prompt?: string;
+                prompt?: string | null;
                 /**
                  * @description Page to open first
                  * @default null
@@ -1147,31 +1138,28 @@ export interface components {
                  * @description maxDuration, 1000..300000
                  * @default 300000
                  */
-                maxDuration?: number;
+                maxDuration?: number | null;
                 /**
                  * @description maxInputTokens, 1000..100000
                  * @default 100000
                  */
-                maxInputTokens?: number;
+                maxInputTokens?: number | null;
                 /**
                  * @description maxOutputTokens, 100..100000
                  * @default 100000
                  */
-                maxOutputTokens?: number;
+                maxOutputTokens?: number | null;
                 /**
                  * @description Close the session after the task
                  * @default false
                  */
-                terminateOnCompletion?: boolean;
-                /**
-                 * @default text
-                 * @enum {string}
-                 */
-                outputType?: "text" | "structured_json" | "structured_csv";
+                terminateOnCompletion?: boolean | null;
+                /** @default text */
+                outputType?: ("text" | "structured_json" | "structured_csv") | null;
                 /** @description JSON Schema (structured_json) or column names (structured_csv) */
-                outputSchema?: {
+                outputSchema?: ({
                     [key: string]: unknown;
-                } | string[];
+                } | string[]) | null;
                 /**
                  * @description Values the agent may type but never sees
                  * @default []
@@ -1183,28 +1171,32 @@ export interface components {
                     fields: {
                         [key: string]: string;
                     };
-                }[];
+                }[] | null;
                 /**
                  * @description fileIds from POST /files/upload
                  * @default []
                  */
-                files?: string[];
+                files?: string[] | null;
                 webhook?: {
                     /** @description Identifier of the webhook */
                     name: string;
                     /** @description Receiving address (http or https) */
                     url: string;
                     /** @description Value of the Authorization header of the delivery */
-                    auth?: string;
+                    auth?: string | null;
                     /**
                      * @description What the delivery carries
                      * @enum {string}
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
-                };
+                } | null;
                 /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
-                replayOf?: string;
+                replayOf?: string | null;
+            } & (unknown & unknown)) | {
+                prompt: string;
             } | {
+                replayOf: string;
+            })) | {
                 /** @constant */
                 actionType: "state";
                 /** @enum {string} */
@@ -1237,11 +1229,11 @@ export interface components {
                     type: "TYPE";
                     text: string;
                     /** @default false */
-                    humanLike?: boolean;
+                    humanLike?: boolean | null;
                 } | {
                     /** @constant */
                     type: "KEY_PRESS";
-                    key: string;
+                    key: string | ("Enter" | "Escape" | "Tab" | "Backspace" | "Delete" | "ArrowUp" | "ArrowDown" | "ArrowLeft" | "ArrowRight" | "PageUp" | "PageDown" | "Home" | "End") | unknown;
                 };
             } | {
                 /** @constant */
@@ -1254,18 +1246,57 @@ export interface components {
         };
         /** @description Name and description of an environment or profile */
         NamedRequest: {
+            /** @description Name, at most 100 characters, not blank */
             name: string;
+            /** @description Free text, at most 500 characters */
             description?: string | null;
         };
-        /** @description Chat connection: the provider and its fields (bot token, chat id, ...) */
+        /** @description Chat connection: the provider and its fields (surrounding spaces of a text field are ignored) */
         ChatConnectionRequest: {
-            /** @enum {string} */
-            provider: "telegram" | "slack" | "discord" | "whatsapp" | "teams";
-        } & {
-            [key: string]: unknown;
+            /** @description Token from @BotFather */
+            botToken: string;
+            /** @description Chat to write to */
+            chatId: number | string;
+            /** @constant */
+            provider: "telegram";
+        } | {
+            /** @description Bot User OAuth token */
+            botToken: string;
+            /** @description Channel, DM or user id to post to */
+            channelId: string;
+            /** @description Signing secret of the Slack app, to take replies (Events API) */
+            signingSecret?: string;
+            /** @constant */
+            provider: "slack";
+        } | {
+            /** @description Bot token */
+            botToken: string;
+            /** @description User to message directly */
+            userId: string;
+            /** @constant */
+            provider: "discord";
+        } | {
+            /** @description Cloud API access token */
+            accessToken: string;
+            /** @description Sender phone number id */
+            phoneNumberId: string;
+            /** @description Recipient phone number */
+            to: string;
+            /** @description App secret, to take replies (webhooks signed with X-Hub-Signature-256) */
+            appSecret?: string;
+            /** @constant */
+            provider: "whatsapp";
+        } | {
+            /**
+             * Format: uri
+             * @description Incoming webhook (or Workflows) URL of the Teams channel or chat
+             */
+            webhookUrl: string;
+            /** @constant */
+            provider: "teams";
         };
         CronJobCreateRequest: {
-            /** @description Name of the trigger */
+            /** @description Name of the trigger, not blank */
             name: string;
             /** @description Free text */
             description?: string | null;
@@ -1279,14 +1310,14 @@ export interface components {
              */
             scheduleType: "at" | "every" | "cron";
             /** @description ISO 8601 date-time in the future, for at */
-            scheduleAt?: unknown;
+            scheduleAt?: string | null;
             /** @description <n>m, <n>h or <n>d, for every */
             scheduleInterval?: string | null;
             /** @description Five-field cron expression, for cron */
             scheduleCron?: string | null;
             /** @description IANA time zone of the cron expression; UTC by default */
             timezone?: string | null;
-            /** @description What the agent does on each run */
+            /** @description What the agent does on each run, not blank */
             prompt: string;
             /** @description Page to open first */
             startingUrl?: string | null;
@@ -1310,7 +1341,7 @@ export interface components {
                 /** @description Receiving address (http or https) */
                 url: string;
                 /** @description Value of the Authorization header of the delivery */
-                auth?: string;
+                auth?: string | null;
                 /**
                  * @description What the delivery carries
                  * @enum {string}
@@ -1348,9 +1379,9 @@ export interface components {
              * @enum {string}
              */
             status?: "active" | "paused";
-        };
+        } & (unknown & unknown & unknown & unknown & unknown);
         CronJobUpdateRequest: {
-            /** @description Name of the trigger */
+            /** @description Name of the trigger, not blank */
             name?: string;
             /** @description Free text */
             description?: string | null;
@@ -1364,14 +1395,14 @@ export interface components {
              */
             scheduleType?: "at" | "every" | "cron";
             /** @description ISO 8601 date-time in the future, for at */
-            scheduleAt?: unknown;
+            scheduleAt?: string | null;
             /** @description <n>m, <n>h or <n>d, for every */
             scheduleInterval?: string | null;
             /** @description Five-field cron expression, for cron */
             scheduleCron?: string | null;
             /** @description IANA time zone of the cron expression; UTC by default */
             timezone?: string | null;
-            /** @description What the agent does on each run */
+            /** @description What the agent does on each run, not blank */
             prompt?: string;
             /** @description Page to open first */
             startingUrl?: string | null;
@@ -1395,7 +1426,7 @@ export interface components {
                 /** @description Receiving address (http or https) */
                 url: string;
                 /** @description Value of the Authorization header of the delivery */
-                auth?: string;
+                auth?: string | null;
                 /**
                  * @description What the delivery carries
                  * @enum {string}
@@ -1436,9 +1467,12 @@ export interface components {
         };
         /** @description An OpenAI chat completion request; other OpenAI fields are accepted and ignored */
         ChatCompletionRequest: {
-            /** @description The only model: service-browser-1 */
-            model: string;
-            /** @description The last user message is the task; the system message and earlier messages are context */
+            /**
+             * @description The only model: service-browser-1
+             * @enum {string}
+             */
+            model: "service-browser-1";
+            /** @description The last user message with text is the task; the system message and earlier messages are context (at most 50000 characters in all) */
             messages: ({
                 /**
                  * @description Who wrote the message
@@ -1473,14 +1507,14 @@ export interface components {
             [key: string]: unknown;
         };
         PolicyRequest: {
-            /** @description Name of the policy */
+            /** @description Name of the policy, not blank */
             name: string;
             /** @description Free text */
             description?: string | null;
             /** @description Instructions added to the agent's system prompt */
             llmRole?: string | null;
             /** @description Where the browser may go */
-            domainRules: {
+            domainRules?: {
                 /**
                  * @description allow_all, allowlist (only these domains) or blocklist (all but these)
                  * @enum {string}
@@ -1493,7 +1527,7 @@ export interface components {
                 domains?: string[];
             };
             /** @description Checked before every action; block > approve > allow */
-            rules: {
+            rules?: {
                 /**
                  * @description What happens to an action the rule covers
                  * @enum {string}
@@ -1506,11 +1540,15 @@ export interface components {
                 /** @description Page or target URLs, * as wildcard */
                 urlPatterns?: string[];
                 /** @description Detectors run on what the action types or submits */
-                sensitiveData?: unknown[];
+                sensitiveData?: (("card_number" | "iban" | "email" | "phone" | "api_key") | {
+                    name: string;
+                    /** @description An RE2 regular expression */
+                    pattern: string;
+                })[];
             }[];
         };
         PolicyUpdateRequest: {
-            /** @description Name of the policy */
+            /** @description Name of the policy, not blank */
             name?: string;
             /** @description Free text */
             description?: string | null;
@@ -1543,8 +1581,150 @@ export interface components {
                 /** @description Page or target URLs, * as wildcard */
                 urlPatterns?: string[];
                 /** @description Detectors run on what the action types or submits */
-                sensitiveData?: unknown[];
+                sensitiveData?: (("card_number" | "iban" | "email" | "phone" | "api_key") | {
+                    name: string;
+                    /** @description An RE2 regular expression */
+                    pattern: string;
+                })[];
             }[];
+        };
+        /** @description The JSON-RPC initialize request */
+        McpInitializeRequest: {
+            /** @constant */
+            method: "initialize";
+            params: {
+                _meta?: {
+                    progressToken?: string | number;
+                    "io.modelcontextprotocol/related-task"?: {
+                        taskId: string;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                protocolVersion: string;
+                capabilities: {
+                    experimental?: {
+                        [key: string]: Record<string, never> | unknown[];
+                    };
+                    sampling?: {
+                        context?: Record<string, never> | unknown[];
+                        tools?: Record<string, never> | unknown[];
+                    };
+                    elicitation?: {
+                        form?: {
+                            applyDefaults?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        url?: Record<string, never> | unknown[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    roots?: {
+                        listChanged?: boolean;
+                    };
+                    tasks?: {
+                        list?: Record<string, never> | unknown[];
+                        cancel?: Record<string, never> | unknown[];
+                        requests?: {
+                            sampling?: {
+                                createMessage?: Record<string, never> | unknown[];
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            elicitation?: {
+                                create?: Record<string, never> | unknown[];
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    extensions?: {
+                        [key: string]: Record<string, never> | unknown[];
+                    };
+                };
+                clientInfo: {
+                    name: string;
+                    title?: string;
+                    icons?: {
+                        src: string;
+                        mimeType?: string;
+                        sizes?: string[];
+                        /** @enum {string} */
+                        theme?: "light" | "dark";
+                    }[];
+                    version: string;
+                    websiteUrl?: string;
+                    description?: string;
+                };
+            };
+            /** @constant */
+            jsonrpc: "2.0";
+            id: string | number;
+        };
+        /** @description One JSON-RPC 2.0 message: a request, a notification or a response */
+        McpMessage: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: string | number;
+            method: string;
+            params?: {
+                _meta?: {
+                    progressToken?: string | number;
+                    "io.modelcontextprotocol/related-task"?: {
+                        taskId: string;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } | {
+            /** @constant */
+            jsonrpc: "2.0";
+            method: string;
+            params?: {
+                _meta?: {
+                    progressToken?: string | number;
+                    "io.modelcontextprotocol/related-task"?: {
+                        taskId: string;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } | {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: string | number;
+            result: {
+                _meta?: {
+                    progressToken?: string | number;
+                    "io.modelcontextprotocol/related-task"?: {
+                        taskId: string;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } | {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: string | number;
+            error: {
+                code: number;
+                message: string;
+                data?: unknown;
+            };
         };
         /** @description Error envelope of every REST endpoint */
         ErrorEnvelope: {
@@ -2643,6 +2823,43 @@ export interface components {
                 code: string | null;
             };
         };
+        /** @description JSON-RPC 2.0 error */
+        JsonRpcError: {
+            /** @constant */
+            jsonrpc: "2.0";
+            /** @description The request's id, or null when there was no single request */
+            id: string | number | null;
+            error: {
+                /** @description JSON-RPC error code */
+                code: number;
+                message: string;
+                data?: unknown;
+            };
+        };
+        /** @description An event of an MCP stream: data is one JSON-RPC message */
+        McpStreamEvent: {
+            /** @enum {string} */
+            event: "message";
+            data: string;
+            id?: string;
+            retry?: number;
+        };
+        /** @description An event of the SSE transport: the first is endpoint (data: the path to POST messages to), then message (data: one JSON-RPC message) */
+        McpSseEvent: {
+            /** @enum {string} */
+            event: "endpoint" | "message";
+            data: string;
+            id?: string;
+            retry?: number;
+        };
+        /** @description An event of a streamed chat completion: data is a ChatCompletionChunk as JSON, the last one [DONE]; progress comes as comments */
+        ChatCompletionEvent: {
+            /** @enum {string} */
+            event: "message";
+            data: string;
+            id?: string;
+            retry?: number;
+        };
         McpTool_browser_task: {
             /**
              * @description Page to open first
@@ -2808,7 +3025,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["StartSessionRequest"];
             };
@@ -3139,9 +3356,9 @@ export interface operations {
     getStartSessionsBySessionIdEvents: {
         parameters: {
             query?: {
-                /** @description Last seq the caller has (default 0) */
+                /** @description Last seq the caller has; the events after it are returned */
                 after?: number;
-                /** @description 1..1000, default 200 */
+                /** @description Most events returned, 1..1000 */
                 limit?: number;
             };
             header?: never;
@@ -3243,7 +3460,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "application/typescript": string;
                     "application/json": components["schemas"]["Recording"];
                 };
             };
@@ -3401,7 +3618,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "image/jpeg": string;
                 };
             };
             /** @description Not found (also another user's resource) */
@@ -3528,7 +3745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Error */
+            /** @description Unsupported media type */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3794,7 +4011,8 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    file: string;
+                    /** @description A .tar.gz archive */
+                    file: unknown;
                 };
             };
         };
@@ -3835,8 +4053,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Conflict (task already running, profile in use) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate or session limit reached */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3898,7 +4134,7 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    files: string[];
+                    files: unknown[];
                 };
             };
         };
@@ -3941,6 +4177,15 @@ export interface operations {
             };
             /** @description Too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate or session limit reached */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4301,7 +4546,8 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    file: string;
+                    /** @description A .tar.gz archive */
+                    file: unknown;
                 };
             };
         };
@@ -4342,6 +4588,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Conflict (task already running, profile in use) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Too large */
             413: {
                 headers: {
@@ -4367,7 +4622,7 @@ export interface operations {
             query?: {
                 /** @description Signed download token (instead of the API key) */
                 token?: string;
-                /** @description Answer with a signed link instead of the archive */
+                /** @description Answer with a signed link instead of the archive (any value but false and 0) */
                 link?: string;
             };
             header?: never;
@@ -4384,7 +4639,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "application/gzip": string;
                     "application/json": components["schemas"]["SignedLink"];
                 };
             };
@@ -4406,6 +4661,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Rate or session limit reached */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postFilesUpload: {
@@ -4418,7 +4682,7 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    files: string[];
+                    files: unknown[];
                 };
             };
         };
@@ -4473,9 +4737,9 @@ export interface operations {
     getFiles: {
         parameters: {
             query?: {
-                /** @description 1..100 */
+                /** @description Items per page, 1..100, default 20 */
                 limit?: number;
-                /** @description From nextCursor */
+                /** @description nextCursor of the previous page (empty or absent: the first page) */
                 cursor?: string;
             };
             header?: never;
@@ -4654,6 +4918,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Rate or session limit reached */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     postPolicies: {
@@ -4705,6 +4978,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Rate or session limit reached */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getPoliciesById: {
@@ -4745,6 +5027,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Rate or session limit reached */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     putPoliciesById: {
@@ -4756,7 +5047,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["PolicyUpdateRequest"];
             };
@@ -4800,6 +5091,15 @@ export interface operations {
             };
             /** @description Too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate or session limit reached */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4856,6 +5156,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Rate or session limit reached */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getFilesByFileIdDownload: {
@@ -4878,7 +5187,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "*/*": unknown;
                 };
             };
             /** @description Missing or invalid API key */
@@ -5066,7 +5375,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["CronJobUpdateRequest"];
             };
@@ -5620,7 +5929,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChatCompletion"];
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["ChatCompletionEvent"];
                 };
             };
             /** @description Invalid parameters or malformed JSON */
@@ -5783,7 +6092,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "text/css": string;
+                    "text/javascript": string;
+                    "image/png": string;
                 };
             };
             /** @description Not found (also another user's resource) */
@@ -5800,7 +6111,10 @@ export interface operations {
     getMcp: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description The MCP session, from the answer to initialize */
+                "Mcp-Session-Id": string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5812,7 +6126,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["McpStreamEvent"];
                 };
             };
             /** @description Invalid parameters or malformed JSON */
@@ -5821,7 +6135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["JsonRpcError"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5839,7 +6153,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
+            };
+            /** @description The client does not accept the answer's media types (application/json and text/event-stream) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
+            };
+            /** @description Conflict (task already running, profile in use) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
                 };
             };
         };
@@ -5847,11 +6179,18 @@ export interface operations {
     postMcp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The MCP session, from the answer to initialize (absent on initialize) */
+                "Mcp-Session-Id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpInitializeRequest"];
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -5859,9 +6198,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["McpStreamEvent"];
                 };
+            };
+            /** @description Accepted (the answer, if any, comes on the event stream) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid parameters or malformed JSON */
             400: {
@@ -5869,7 +6214,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ErrorEnvelope"] | components["schemas"]["JsonRpcError"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5887,7 +6232,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
+            };
+            /** @description The client does not accept the answer's media types (application/json and text/event-stream) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
+            };
+            /** @description Too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
+            };
+            /** @description Rate or session limit reached */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
                 };
             };
         };
@@ -5895,7 +6276,10 @@ export interface operations {
     deleteMcp: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description The MCP session, from the answer to initialize */
+                "Mcp-Session-Id": string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5914,7 +6298,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["JsonRpcError"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5932,7 +6316,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["JsonRpcError"];
                 };
             };
         };
@@ -5952,7 +6336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["McpSseEvent"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -5964,21 +6348,34 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Rate or session limit reached */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
+            };
         };
     };
     postMcpMessages: {
         parameters: {
-            query?: {
+            query: {
                 /** @description MCP session of the event stream */
-                sessionId?: string;
+                sessionId: string;
             };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpMessage"];
+            };
+        };
         responses: {
-            /** @description Success */
+            /** @description Accepted (the answer, if any, comes on the event stream) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -5991,7 +6388,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ErrorEnvelope"] | components["schemas"]["JsonRpcError"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -6005,6 +6402,15 @@ export interface operations {
             };
             /** @description Not found (also another user's resource) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
+            };
+            /** @description Too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

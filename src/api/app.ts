@@ -7,7 +7,7 @@ import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import type { WorkerRegistry } from '../workers/worker-registry';
 import { requireApiKey } from './middleware/auth';
-import { errorHandler, notFoundHandler } from './middleware/errors';
+import { errorHandler, methodGuard, notFoundHandler, type RouteEntry } from './middleware/errors';
 import { rateLimit } from './middleware/rate-limit';
 import { healthRoutes } from './routes/health.routes';
 import { sessionsRoutes } from './routes/sessions.routes';
@@ -63,6 +63,7 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(apiMetrics.middleware());
+  app.use(methodGuard(() => routeTable(app)));
   const sessions = new SessionsService({ ...deps, logger });
   // Chat replies (reach-out) are verified over the raw body: before the JSON parser.
   app.use(chatRoutes({ store, sessions, secretKey: payloadKey(config), logger: deps.logger }));
@@ -82,19 +83,20 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
   // Aggregate figures only (no user's data); behind METRICS_TOKEN when set. No rate limit: Prometheus scrapes it.
   app.get('/metrics', metricsRoute(apiMetrics.registry, config.METRICS_TOKEN, deps.inProcessWorker));
   app.use(tasksRoutes({ config, sessions, watchers: new Watchers(redis) }));
-  app.use(recordingsRoutes({ config, store, auth, redis }));
+  const perMinute = (limit: number) => ({ limit, windowMs: 60_000 });
+  app.use(recordingsRoutes({ config, store, auth, redis, rateLimit: perMinute(config.RECORDINGS_RATE_LIMIT_PER_MINUTE) }));
   app.use(sessionsRoutes({ config, sessions, messages, auth, limit: perUser, body: json }));
   // The live view and WHEP open with the session's view token, not an API key.
   const liveRoutes = createLiveRoutes({ config, store, redis, sessions, logger: deps.logger });
   app.use(liveRoutes.router);
   const uploads = rateLimit({ redis, name: 'uploads', limit: config.UPLOAD_RATE_LIMIT_PER_MINUTE, windowMs: 60_000, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
-  const storage = { config, store, blobs: store.blobs, quota: store.quota, redis, auth, limit: perUser, uploadLimit: uploads, secretKey: payloadKey(config), logger: deps.logger };
+  const storage = { config, store, blobs: store.blobs, quota: store.quota, redis, auth, limit: perUser, uploadLimit: uploads, secretKey: payloadKey(config), logger: deps.logger, profilesRateLimit: { limit: config.PROFILES_RATE_LIMIT_PER_15_MINUTES, windowMs: 15 * 60_000 } };
   app.use(environmentsRoutes(storage));
   app.use(profilesRoutes(storage));
   app.use(filesRoutes(storage));
-  app.use(cronJobsRoutes({ config, store, temporal: deps.temporal, redis, auth, logger }));
-  app.use(webhooksRoutes({ store, redis, auth, logger }));
-  app.use(policiesRoutes({ config, store, redis, auth, logger }));
+  app.use(cronJobsRoutes({ config, store, temporal: deps.temporal, redis, auth, logger, rateLimit: perMinute(config.CRON_JOBS_RATE_LIMIT_PER_MINUTE) }));
+  app.use(webhooksRoutes({ store, redis, auth, logger, rateLimit: perMinute(config.WEBHOOKS_RATE_LIMIT_PER_MINUTE) }));
+  app.use(policiesRoutes({ config, store, redis, auth, logger, rateLimit: perMinute(config.POLICIES_RATE_LIMIT_PER_MINUTE) }));
   app.use(openAiRoutes({ config, store, redis, sessions, auth, logger, body: json }));
   app.use(docsRoutes({ config }));
   const mcp = mcpRoutes({ config, store, sessions, logger, auth, limit: { redis, limit: config.RATE_LIMIT_PER_MINUTE, windowMs: 60_000 } });
@@ -105,19 +107,21 @@ export function createApp(deps: AppDeps, live: LiveChannel = {}): { app: Express
     res.json({ success: true, sessions: live.io ? await socketCounts(live.io, ids) : ids.map((sessionId) => ({ sessionId, sockets: 0 })) });
   });
 
-  app.use(notFoundHandler(routeTable(app)));
+  app.use(notFoundHandler());
   app.use(errorHandler(logger));
   return { app, sessions, messages, liveRoutes, mcp };
 }
 
 /** Paths and methods the app serves, read from Express's router, to tell 405 from 404. */
-function routeTable(app: Express): { method: string; pattern: RegExp }[] {
-  const out: { method: string; pattern: RegExp }[] = [];
+function routeTable(app: Express): RouteEntry[] {
+  const out: RouteEntry[] = [];
   const walk = (stack: any[]) => {
     for (const layer of stack) {
       if (layer.route) {
-        const pattern = new RegExp(`^${String(layer.route.path).replace(/:[^/]+/g, '[^/]+')}/?$`);
-        for (const m of Object.keys(layer.route.methods)) out.push({ method: m.toUpperCase(), pattern });
+        const path = String(layer.route.path);
+        const pattern = new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+')}/?$`);
+        const literals = path.split('/').filter((segment) => segment && !segment.startsWith(':')).length;
+        for (const m of Object.keys(layer.route.methods)) if (m !== '_all') out.push({ method: m.toUpperCase(), pattern, literals });
       } else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };

@@ -50,11 +50,15 @@ export class SessionsService {
     this.admission = new SessionAdmission(deps);
   }
 
-  /** A task's files must be the user's own uploads; they are kept for the task's life. */
+  /**
+   * A task's files must be the user's own uploads; they are kept for the task's life. Ids
+   * that name none of them are 404 FILE_NOT_FOUND (details: parameter, value), as an unknown
+   * environmentId is 404: the request is well formed, what it names is not there.
+   */
   private async claimFiles(user: UserRecord, task: TaskParamsInput | undefined): Promise<void> {
     if (!task?.files.length) return;
     const { missing } = await this.deps.store.files.claimForTask(user._id, task.files);
-    if (missing.length) throw new InvalidParameterError('files', missing, `Unknown fileIds: ${missing.join(', ')}`);
+    if (missing.length) throw new ServiceError('FILE_NOT_FOUND', `Unknown fileIds: ${missing.join(', ')}`, { parameter: 'files', value: missing });
   }
 
   private readonly admission: SessionAdmission;

@@ -187,7 +187,7 @@ describe('receiveArchive', () => {
 
   it('checks the name and the presence of the file', async () => {
     expect((await post('/archive', multipart([{ field: 'file', filename: 'p.zip', content: 'x' }]))).body.message).toBe('Only .tar.gz files are allowed');
-    expect((await post('/archive', multipart([{ field: 'other', filename: 'p.tar.gz', content: 'x' }]))).body.message).toBe('No file provided');
+    expect((await post('/archive', multipart([{ field: 'other', filename: 'p.tar.gz', content: 'x' }]))).body.message).toBe('Unknown form field "other": the files go in the field "file"');
     expect((await post('/archive', multipart([{ field: 'file', content: 'a text field' }]))).body.message).toBe('No file provided');
     const json = await fetch(`${base}/archive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(await json.json()).toMatchObject({ message: 'No file provided' });
@@ -222,7 +222,6 @@ describe('receiveFiles', () => {
   it('stores several files in order', async () => {
     const r = await post('/files', multipart([
       { field: 'files', filename: 'a.txt', content: 'aaa' },
-      { field: 'note', content: 'ignored' },
       { field: 'files', filename: 'C:\\Users\\me\\b.bin', content: randomBytes(10 * KB) },
       { field: 'files', filename: '', content: '' },
     ]));
@@ -231,6 +230,16 @@ describe('receiveFiles', () => {
       { name: 'a.txt', size: 3 },
       { name: 'b.bin', size: 10 * KB },
     ]);
+  });
+
+  it('refuses a form field other than the files (its name is said), and keeps nothing', async () => {
+    const r = await post('/files', multipart([
+      { field: 'files', filename: 'a.txt', content: 'aaa' },
+      { field: 'note', content: 'not a file' },
+    ]));
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'INVALID_PARAMETER', message: 'Unknown form field "note": the files go in the field "files"' });
+    expect([...blobs.blobs.keys()]).toEqual(['blob_old']);
   });
 
   it('undoes the files already stored when a later one fails', async () => {

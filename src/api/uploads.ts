@@ -92,8 +92,13 @@ export function receiveFiles<T>(
       // before a consumer is attached from crashing the process with an unhandled 'error'.
       stream.on('error', () => undefined);
       const filename = cleanFilename(info.filename);
+      if (!failure && name !== opts.field) {
+        stream.resume();
+        fail(unknownField(name));
+        return;
+      }
       // Browsers send an empty, nameless part for a file input left empty.
-      if (failure || name !== opts.field || !filename) {
+      if (failure || !filename) {
         stream.resume();
         return;
       }
@@ -105,6 +110,12 @@ export function receiveFiles<T>(
       const job = opts.onFile({ index: count - 1, filename, mimeType: info.mimeType || 'application/octet-stream', stream });
       job.catch((err: Error) => fail(err));
       jobs.push(job);
+    });
+    // The request has one field: anything else is a mistake worth saying (a misspelt field name, most often).
+    const unknownField = (name: string) => new InvalidParameterError(name, null, `Unknown form field "${name}": the files go in the field "${opts.field}"`);
+    // A text part in the files' field is a file input left empty (no file name): no file, as before.
+    bb.on('field', (name) => {
+      if (name !== opts.field) fail(unknownField(name));
     });
     bb.on('error', (err: Error) => fail(new InvalidParamsError(`Malformed multipart body: ${err.message}`)));
     bb.on('partsLimit', () => fail(new InvalidParamsError('Too many parts in the multipart body')));

@@ -4,11 +4,11 @@ describe('run history cursors', () => {
   it('round-trips the sort key of the last item', () => {
     const key = { createdAt: new Date('2026-11-23T10:00:00.123Z'), id: 'run_abc' };
     const cursor = encodeCursor(key);
-    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(cursor).toBe('1795428000123.run_abc');
     expect(decodeCursor(cursor)).toEqual(key);
   });
 
-  it.each(['not a cursor!', Buffer.from('{"a":1}').toString('base64url'), Buffer.from('[1]').toString('base64url'), Buffer.from('[1.5,"x"]').toString('base64url'), Buffer.from('[1,""]').toString('base64url'), 'x'.repeat(401)])(
+  it.each(['not a cursor!', '1.', '.run_a', '1.5.x', '-1.run_a', '1234567890123456.run_a', `1.${'x'.repeat(129)}`, 'WzEsIngiXQ'])(
     'refuses %j with INVALID_PARAMETER',
     (cursor) => {
       expect(() => decodeCursor(cursor)).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', status: 400, details: { parameter: 'cursor', value: cursor } }));

@@ -17,6 +17,18 @@ const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 export const MAX_HOST_PATTERN = 253;
 
+const PORT = '(6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|\\d{1,4})';
+const NAME = '([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/**
+ * What parseHostPattern takes, as a JSON Schema pattern for the OpenAPI document: a host name
+ * (its last label starting with a letter), optionally `*.` before it and `:port` after it,
+ * surrounding spaces allowed. (International names and IPv4 addresses are taken too; the
+ * document shows the common form.)
+ */
+export const HOST_PATTERN_SOURCE = `(\\*\\.)?${NAME}(:${PORT})?`;
+/** An http(s) URL with a host name, as the OpenAPI document shows a submitted URL. */
+export const HTTP_URL_PATTERN_SOURCE = `^[Hh][Tt][Tt][Pp][Ss]?://${NAME}(:${PORT})?([/?#][^\\s]*)?$`;
+
 /** The pattern, or why it is not one (a message naming what to write instead). */
 export function parseHostPattern(raw: string): HostPattern | string {
   const text = raw.trim().toLowerCase();

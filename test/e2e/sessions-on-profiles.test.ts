@@ -112,8 +112,8 @@ describe('sessions on an environment, task files and downloads', () => {
     const foreign = await upload(other.apiKey, 'theirs.txt', 'not yours');
     const s = (await api(base(), 'POST', '/start/start-session', { key, body: {} })).body;
     const refused = await send(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'upload', files: [foreign] });
-    expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ success: false, code: 'INVALID_PARAMETER', details: { parameter: 'files' } });
+    expect(refused.status).toBe(404);
+    expect(refused.body).toMatchObject({ success: false, code: 'FILE_NOT_FOUND', details: { parameter: 'files', value: [foreign] } });
 
     const t = token('upload');
     await registerScript(model(), {

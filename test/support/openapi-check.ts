@@ -64,7 +64,8 @@ export function checkResponse(method: string, url: string, status: number, body:
   if (!response) throw new Error(`${key}: the OpenAPI document does not list status ${status} for this operation (it lists ${Object.keys(op.responses).join(', ')}): ${String(JSON.stringify(body)).slice(0, 500)}`);
   const schema = response.content?.['application/json']?.schema;
   if (!json) {
-    if (response.content && !Object.keys(response.content).some((t) => contentType.startsWith(t)) && !(status === 304 || contentType === '')) {
+    const matches = (t: string) => t === '*/*' || contentType.startsWith(t) || (t.endsWith('/*') && contentType.startsWith(t.slice(0, -1)));
+    if (response.content && !Object.keys(response.content).some(matches) && !(status === 304 || contentType === '')) {
       throw new Error(`${key}: answered ${contentType}, the OpenAPI document says ${Object.keys(response.content).join(' or ')}`);
     }
     return;

@@ -28,15 +28,51 @@ function toServiceError(err: unknown): ServiceError {
   return new ServiceError('INTERNAL_ERROR', 'Internal server error');
 }
 
-/** Known paths with another method are 405; everything else unknown is 404, both JSON. */
-export function notFoundHandler(routes: { method: string; pattern: RegExp }[]) {
-  return (req: Request, res: Response) => {
-    const allowed = [...new Set(routes.filter((r) => r.pattern.test(req.path)).map((r) => r.method))];
-    if (allowed.length) {
-      res.set('Allow', allowed.join(', '));
-      res.status(405).json(new ServiceError('METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${req.path}`).toBody());
+export interface RouteEntry {
+  method: string;
+  pattern: RegExp;
+  /** Literal (non-parameter) segments of the route's path: the more, the more specific. */
+  literals: number;
+}
+
+/**
+ * The methods served at `path` by its most specific routes: a literal segment wins over a
+ * parameter (POST /files/upload, not DELETE /files/:fileId, is what /files/upload is).
+ * Empty when no route has the path.
+ */
+export function methodsAt(routes: RouteEntry[], path: string): string[] {
+  const matching = routes.filter((r) => r.pattern.test(path));
+  const best = Math.max(...matching.map((r) => r.literals));
+  return [...new Set(matching.filter((r) => r.literals === best).map((r) => r.method))];
+}
+
+const allowHeader = (methods: string[]) => [...new Set(methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])))].join(', ');
+
+/**
+ * Before the routes: a method the path's own routes do not serve is 405 with `Allow`
+ * (rather than reaching a less specific route), and OPTIONS is answered with `Allow`
+ * where no route serves OPTIONS itself. `routes` is read at the first request, once every
+ * route is declared.
+ */
+export function methodGuard(routes: () => RouteEntry[]) {
+  let table: RouteEntry[] | undefined;
+  return (req: Request, res: Response, next: NextFunction) => {
+    table ??= routes();
+    const methods = methodsAt(table, req.path);
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    if (!methods.length || methods.includes(method)) return next();
+    res.set('Allow', allowHeader([...methods, 'OPTIONS']));
+    if (req.method === 'OPTIONS') {
+      res.status(204).end();
       return;
     }
+    res.status(405).json(new ServiceError('METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${req.path}`).toBody());
+  };
+}
+
+/** Everything unknown is 404 JSON (a known path with another method was answered by methodGuard). */
+export function notFoundHandler() {
+  return (req: Request, res: Response) => {
     res.status(404).json(new ServiceError('NOT_FOUND', `No route for ${req.method} ${req.path}`).toBody());
   };
 }

@@ -19,6 +19,26 @@ function appRoutes(): string[] {
   return [...new Set(out)].sort();
 }
 
+/** Every method and path whose handlers include a rate limiter (the middleware `rateLimit` makes), read from the router. */
+function rateLimitedRoutes(): string[] {
+  const stub: any = new Proxy(function () {}, { get: (_t, p) => (p === 'then' ? undefined : stub), apply: () => stub, construct: () => stub });
+  const { app } = createApp({ config: loadConfig({}), logger: stub, store: stub, temporal: stub, redis: stub, registry: stub });
+  const out: string[] = [];
+  const walk = (stack: any[], before: any[]) => {
+    const seen = [...before];
+    for (const layer of stack) {
+      if (layer.route) {
+        const concrete = String(layer.route.path).replace(/:(\w+)/g, 'x');
+        const limited = seen.some((l) => l.handle?.name === 'rateLimited' && l.match(concrete)) || layer.route.stack.some((l: any) => l.handle?.name === 'rateLimited');
+        if (limited) for (const m of Object.keys(layer.route.methods)) out.push(`${m.toUpperCase()} ${String(layer.route.path).replace(/:(\w+)/g, '{$1}')}`);
+      } else if (layer.handle?.stack) walk(layer.handle.stack, seen);
+      else seen.push(layer);
+    }
+  };
+  walk((app as any).router.stack, []);
+  return [...new Set(out)].sort();
+}
+
 describe('the OpenAPI document', () => {
   const doc = buildOpenApiDocument('http://localhost:3000') as any;
   const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
@@ -41,10 +61,21 @@ describe('the OpenAPI document', () => {
     expect(documented.filter((r) => !routes.includes(r))).toEqual([]);
   });
 
+  it('documents 429 wherever a rate limit applies', () => {
+    const limited = rateLimitedRoutes();
+    expect(limited).toEqual(expect.arrayContaining(['POST /start/run-task', 'GET /policies', 'GET /profiles/{id}/download', 'POST /environments/{id}/upload']));
+    const undocumented = limited.filter((r) => {
+      const [method, path] = r.split(' ');
+      return !doc.paths[path]?.[method.toLowerCase()]?.responses['429'];
+    });
+    expect(undocumented).toEqual([]);
+  });
+
   it('takes request bodies from the zod schemas that validate them', () => {
     const task = doc.components.schemas.RunTaskRequest.properties.task;
-    expect(task.properties.maxDuration).toMatchObject({ type: 'integer', minimum: 1000, maximum: 300000, default: 300000 });
-    expect(task.properties.outputType.enum).toEqual(['text', 'structured_json', 'structured_csv']);
+    // null is the field left out: the document takes it as the default.
+    expect(task.properties.maxDuration).toMatchObject({ anyOf: [{ type: 'integer', minimum: 1000, maximum: 300000 }, { type: 'null' }], default: 300000 });
+    expect(task.properties.outputType.anyOf[0].enum).toEqual(['text', 'structured_json', 'structured_csv']);
     expect(doc.components.schemas.ChatCompletionRequest.required).toEqual(['model', 'messages']);
     expect(doc.paths['/v1/chat/completions'].post.responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/OpenAiError');
     expect(doc.paths['/environments'].get.security).toEqual([{ bearerAuth: [] }]);

@@ -1,13 +1,12 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { MissingFieldError, NotFoundError, ServiceError } from '../../contracts/errors';
+import { NotFoundError, ServiceError } from '../../contracts/errors';
 import { chatView, newWebhookSecret, sealChatConnection, WEBHOOK_SECRET_FIELD } from '../../environments/chat-connection';
 import { parseChatConnection } from '../../contracts/schemas/chat-connection.schema';
 import { chatRepliesView } from './chat.routes';
 import type { EnvironmentRecord } from '../../store/environments.repository';
 import type { FileRecord } from '../../store/files.repository';
 import { currentUser } from '../middleware/auth';
-import { parseRequest } from '../../contracts/schemas/validation';
+import { parseNamed } from '../../contracts/schemas/named.schema';
 import { receiveArchive, receiveFiles, storeUploadedFile } from '../uploads';
 import { MAX_FILES_PER_REQUEST, fileNotFound, type StorageRoutesDeps } from './files.routes';
 import { send } from '../respond';
@@ -15,27 +14,10 @@ import * as R from '../../contracts/schemas/responses.schema';
 
 /** Environments per user (the contract's limit). */
 export const MAX_ENVIRONMENTS = 20;
-export const NAME_MAX = 100;
-export const DESCRIPTION_MAX = 500;
 
 const environmentNotFound = () => new NotFoundError('ENVIRONMENT_NOT_FOUND', 'Environment not found');
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-
-/**
- * Parses `{name, description?}` of a created environment or profile: a missing or empty
- * name is `<what> name is required`, as the contract words it.
- */
-export function parseNamed(body: unknown, what: 'Environment' | 'Profile'): { name: string; description: string } {
-  const raw = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-  if (raw.name === undefined || raw.name === null || (typeof raw.name === 'string' && !raw.name.trim())) throw new MissingFieldError('name', `${what} name is required`);
-  const schema = z.object({
-    name: z.string().trim().max(NAME_MAX).describe(`Name of the ${what.toLowerCase()}`),
-    description: z.string().trim().max(DESCRIPTION_MAX).nullish().describe('Free text'),
-  });
-  const parsed = parseRequest(schema, raw);
-  return { name: parsed.name, description: parsed.description ?? '' };
-}
 
 export function environmentView(e: EnvironmentRecord) {
   return {
@@ -152,8 +134,9 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
   router.delete('/environments/:id/chat', async (req, res) => {
     const user = currentUser(req);
     const env = await owned(req.params.id, user._id);
-    if (!(await envs.clearChat(env._id, user._id))) throw new NotFoundError('CHAT_NOT_FOUND', 'Chat connection not found');
-    send(res, R.confirmationSchema, 200, { success: true, message: 'Chat connection removed' });
+    // Idempotent: an environment without a chat connection has none to remove, which is success.
+    const removed = await envs.clearChat(env._id, user._id);
+    send(res, R.confirmationSchema, 200, { success: true, message: removed ? 'Chat connection removed' : 'No chat connection to remove' });
   });
 
   return router;

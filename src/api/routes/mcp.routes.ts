@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { currentUser } from '../middleware/auth';
 import { createMcpServer, MCP_INVALID_REQUEST, MCP_SESSION_NOT_FOUND, type McpDeps } from '../mcp/mcp.server';
 import { McpConnections, type McpConnection } from '../mcp/mcp.connections';
+import { mcpInitializeRequestSchema, mcpMessageSchema } from '../mcp/mcp.schemas';
 
 /** The request's own id when it is one JSON-RPC request, null otherwise (JSON-RPC 2.0, section 5). */
 const requestId = (req: Request): string | number | null => {
@@ -16,6 +16,28 @@ const requestId = (req: Request): string | number | null => {
 const jsonRpcError = (req: Request, res: Response, status: number, code: number, message: string) => {
   res.status(status).json({ jsonrpc: '2.0', id: requestId(req), error: { code, message } });
 };
+
+const STREAMS = 'application/json, text/event-stream';
+
+/**
+ * The SDK's transport wants an Accept header that names both application/json and
+ * text/event-stream (406 otherwise). A client that sends none, or one with * / *, accepts
+ * either: it is given the two by name.
+ */
+function acceptAnything(req: Request): void {
+  const accept = req.headers.accept;
+  if (accept && !accept.includes('*/*')) return;
+  req.headers.accept = STREAMS;
+  const raw = req.rawHeaders;
+  let found = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].toLowerCase() === 'accept') {
+      raw[i + 1] = STREAMS;
+      found = true;
+    }
+  }
+  if (!found) raw.push('Accept', STREAMS);
+}
 
 /** An unknown MCP session, another user's included (they look the same). */
 const sessionNotFound = (req: Request, res: Response) => jsonRpcError(req, res, 404, MCP_SESSION_NOT_FOUND, 'MCP session not found');
@@ -58,14 +80,16 @@ export function mcpRoutes(deps: McpDeps & { auth: RequestHandler }): McpRouter {
     );
 
   router.post('/mcp', deps.auth, async (req, res) => {
+    acceptAnything(req);
+    // An empty header is a session id too (an unknown one), not the absence of one.
     const id = req.get('mcp-session-id');
-    if (id) {
+    if (id !== undefined) {
       const existing = ownConnection(req, id);
       if (!existing || !(existing.transport instanceof StreamableHTTPServerTransport)) return sessionNotFound(req, res);
       await existing.transport.handleRequest(req, res, req.body);
       return;
     }
-    if (!isInitializeRequest(req.body)) return jsonRpcError(req, res, 400, MCP_INVALID_REQUEST, 'Invalid request: start with initialize (no Mcp-Session-Id yet)');
+    if (!mcpInitializeRequestSchema.safeParse(req.body).success) return jsonRpcError(req, res, 400, MCP_INVALID_REQUEST, 'Invalid request: start with initialize (no Mcp-Session-Id yet)');
     const user = currentUser(req);
     const slot = connections.reserve(user._id);
     if (!slot) return atCap(req, res);
@@ -91,6 +115,7 @@ export function mcpRoutes(deps: McpDeps & { auth: RequestHandler }): McpRouter {
   });
 
   const streamable: RequestHandler = async (req, res) => {
+    acceptAnything(req);
     const id = req.get('mcp-session-id');
     if (!id) return jsonRpcError(req, res, 400, MCP_INVALID_REQUEST, 'Invalid request: Mcp-Session-Id header is required');
     const c = ownConnection(req, id);
@@ -128,6 +153,8 @@ export function mcpRoutes(deps: McpDeps & { auth: RequestHandler }): McpRouter {
     if (!id) return jsonRpcError(req, res, 400, MCP_INVALID_REQUEST, 'Invalid request: the sessionId query parameter is required');
     const c = ownConnection(req, id);
     if (!c || !(c.transport instanceof SSEServerTransport)) return sessionNotFound(req, res);
+    // Checked here, so a body the transport cannot take is a JSON-RPC error like the others (the SDK answers it in plain text).
+    if (!mcpMessageSchema.safeParse(req.body).success) return jsonRpcError(req, res, 400, MCP_INVALID_REQUEST, 'Invalid request: the body must be one JSON-RPC message (Content-Type: application/json)');
     await c.transport.handlePostMessage(req, res, req.body);
   });
 

@@ -37,13 +37,14 @@ export function policyView(p: PolicyRecord) {
  * /policies: automation policies a session, a task run or a trigger names with `policyId`.
  * Another user's policy is a 404; a policy a trigger still names cannot be deleted (409).
  */
-export function policiesRoutes(deps: { config: Config; store: Pick<Store, 'db' | 'policies'>; redis: Redis; auth: RequestHandler; logger: Logger }): Router {
+export function policiesRoutes(deps: { config: Config; store: Pick<Store, 'db' | 'policies'>; redis: Redis; auth: RequestHandler; logger: Logger; rateLimit?: { limit: number; windowMs: number } }): Router {
   const { config, store } = deps;
   const policies = store.policies;
   const jobs = new CronJobsRepository(store.db);
   const logger = deps.logger.child({ component: 'policies' });
   const router = Router();
-  const limit = rateLimit({ redis: deps.redis, name: 'policies', limit: POLICIES_RATE_LIMIT.limit, windowMs: POLICIES_RATE_LIMIT.windowMs, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
+  const limits = deps.rateLimit ?? POLICIES_RATE_LIMIT;
+  const limit = rateLimit({ redis: deps.redis, name: 'policies', limit: limits.limit, windowMs: limits.windowMs, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
   router.use('/policies', deps.auth, limit);
 
   router.get('/policies', async (req, res) => {

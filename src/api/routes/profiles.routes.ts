@@ -6,7 +6,7 @@ import type { ProfileRecord } from '../../store/profiles.repository';
 import { currentUser } from '../middleware/auth';
 import { rateLimit } from '../middleware/rate-limit';
 import { receiveArchive } from '../uploads';
-import { parseNamed } from './environments.routes';
+import { parseNamed } from '../../contracts/schemas/named.schema';
 import { sendBlob, type StorageRoutesDeps } from './files.routes';
 import { send as sendJson } from '../respond';
 import * as R from '../../contracts/schemas/responses.schema';

@@ -22,7 +22,7 @@ const recordingQuery = z.object({ format: z.enum(['json', 'playwright']).default
  * GET /task/:sessionId/:taskId/recording: the owner's record of what was done in a task
  * (JSON), or a Playwright script that does it again (`?format=playwright`). Anyone else: 404.
  */
-export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tasks' | 'recordings' | 'files' | 'blobs'>; auth: RequestHandler; redis: Redis }): Router {
+export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tasks' | 'recordings' | 'files' | 'blobs'>; auth: RequestHandler; redis: Redis; rateLimit?: { limit: number; windowMs: number } }): Router {
   const { store, config } = deps;
   const secret = () => linkSecret(config);
   // A page's address works as long as its pictures are kept (DOWNLOAD_TTL_MS; kept until deleted: a week at a time).
@@ -40,7 +40,7 @@ export function recordingsRoutes(deps: { config: Config; store: Pick<Store, 'tas
     return { sessionId, taskId, ...owner };
   };
   const router = Router();
-  const limit = rateLimit({ redis: deps.redis, name: 'recordings', ...RECORDINGS_RATE_LIMIT, key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
+  const limit = rateLimit({ redis: deps.redis, name: 'recordings', ...(deps.rateLimit ?? RECORDINGS_RATE_LIMIT), key: (req) => req.user?._id ?? req.ip ?? 'unknown' });
   router.get('/task/:sessionId/:taskId/recording', deps.auth, limit, async (req, res) => {
     const user = currentUser(req);
     const { format } = parseRequest(recordingQuery, req.query);

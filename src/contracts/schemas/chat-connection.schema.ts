@@ -49,6 +49,14 @@ export const CHAT_SCHEMAS = {
   },
 } satisfies Record<ChatProvider, { schema: z.ZodObject; secrets: string[] }>;
 
+/** The request body as the OpenAPI document shows it: `provider` and that provider's fields. */
+export const chatConnectionRequestSchema = z
+  .discriminatedUnion(
+    'provider',
+    CHAT_PROVIDERS.map((provider) => CHAT_SCHEMAS[provider].schema.extend({ provider: z.literal(provider) })) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  )
+  .describe('Chat connection: the provider and its fields (surrounding spaces of a text field are ignored)');
+
 /** As stored on the environment record. */
 export interface StoredChatConnection {
   provider: ChatProvider;

@@ -11,6 +11,21 @@ export const DEFAULT_MAX_TOKENS = 2000;
 
 const contentPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() }).describe('A content part; only text parts are read');
 
+/** A user message with text: a string, or a part with text, that is not only spaces (JSON Schema of what taskPrompt looks for). */
+const USER_MESSAGE_WITH_TEXT = {
+  type: 'object',
+  required: ['role', 'content'],
+  properties: {
+    role: { const: 'user' },
+    content: {
+      anyOf: [
+        { type: 'string', pattern: '\\S' },
+        { type: 'array', contains: { type: 'object', required: ['type', 'text'], properties: { type: { type: 'string' }, text: { type: 'string', pattern: '\\S' } } } },
+      ],
+    },
+  },
+};
+
 export const chatMessageSchema = z
   .looseObject({
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']).describe('Who wrote the message'),
@@ -27,11 +42,14 @@ const tokenCap = z
 
 export const chatCompletionRequestSchema = z
   .looseObject({
-    model: z.string().min(1).describe(`The only model: ${CHAT_MODEL_ID}`),
+    // Any other name reaches the route's model_not_found (400); the document names the one model.
+    model: z.string().min(1).meta({ enum: [CHAT_MODEL_ID] }).describe(`The only model: ${CHAT_MODEL_ID}`),
     messages: z
       .array(chatMessageSchema)
       .min(1)
-      .describe('The last user message is the task; the system message and earlier messages are context'),
+      // The route needs a user message with text (taskPrompt); the document says so.
+      .meta({ contains: USER_MESSAGE_WITH_TEXT })
+      .describe('The last user message with text is the task; the system message and earlier messages are context (at most 50000 characters in all)'),
     stream: z.boolean().nullish().describe('true answers with server-sent events (chat.completion.chunk)'),
     stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish().describe('include_usage adds a last chunk with usage'),
     max_tokens: tokenCap.nullish().describe(`Output-token cap of the task; ${DEFAULT_MAX_TOKENS} by default`),

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { outputSchemaLimitProblem } from '../output-schema';
-import { InvalidParameterError, MissingFieldError, ServiceError } from '../errors';
+import { InvalidParameterError, InvalidParamsError, MissingFieldError, ServiceError } from '../errors';
 import type { CronJobFields, CronJobRecord, CronJobStatus } from '../cron-job-record';
 import { RETRY_LIMITS, type RetryPolicyInput } from '../retry-policy';
 import { assertTimezone, parseAt, SCHEDULE_FIELD_NAMES, SCHEDULE_TYPES, validateSchedule, type ScheduleFields } from '../schedule-spec';
@@ -34,16 +34,16 @@ export const retryPolicySchema = z
 
 /** Every field a user may set; create requires some of them (checked before this schema). */
 const fieldsSchema = z.object({
-  name: z.string().trim().max(NAME_MAX).describe('Name of the trigger'),
+  name: z.string().max(NAME_MAX).regex(/\S/).trim().describe('Name of the trigger, not blank'),
   description: z.string().max(DESCRIPTION_MAX).nullish().describe('Free text'),
-  environmentId: z.string().describe('Environment the runs use (its browser profile and files)'),
+  environmentId: z.string().describe('Environment the runs use (its browser profile and files)').meta({ pattern: `^\\s*${ENVIRONMENT_ID.source.slice(1, -1)}\\s*$` }),
   policyId: z.string().min(1).max(128).nullish().describe('Automation policy (one of the caller\'s policies) the runs are checked against'),
   scheduleType: z.enum(SCHEDULE_TYPES).describe('at (once), every (interval) or cron'),
-  scheduleAt: z.unknown().optional().describe('ISO 8601 date-time in the future, for at'),
+  scheduleAt: z.unknown().optional().meta({ type: ['string', 'null'] }).describe('ISO 8601 date-time in the future, for at'),
   scheduleInterval: z.string().nullish().describe('<n>m, <n>h or <n>d, for every'),
   scheduleCron: z.string().max(200).nullish().describe('Five-field cron expression, for cron'),
   timezone: z.string().max(64).nullish().describe('IANA time zone of the cron expression; UTC by default'),
-  prompt: z.string().max(PROMPT_MAX).describe('What the agent does on each run'),
+  prompt: z.string().max(PROMPT_MAX).regex(/\S/).describe('What the agent does on each run, not blank'),
   startingUrl: httpUrl.nullish().describe('Page to open first'),
   outputType: z.enum(['text', 'structured']).describe('text (default) or structured (JSON matching outputSchema)'),
   outputSchema: z.record(z.string(), z.unknown()).nullish().describe('JSON Schema of the structured result'),
@@ -57,6 +57,20 @@ const fieldsSchema = z.object({
 
 /** Every field of a trigger, as the OpenAPI document shows them. */
 export const cronJobFieldsSchema = fieldsSchema;
+
+/**
+ * What a create needs besides its required fields, as JSON Schema: the field of its schedule
+ * type, a webhook when deliveryMode includes one, an outputSchema when outputType is
+ * structured. (Whether an `at` time is in the future, a cron expression and a time zone
+ * are valid is checked by the service, and said in their descriptions.)
+ */
+export const CRON_JOB_CONDITIONS = [
+  { if: { required: ['scheduleType'], properties: { scheduleType: { const: 'at' } } }, then: { required: ['scheduleAt'], properties: { scheduleAt: { type: 'string' } } } },
+  { if: { required: ['scheduleType'], properties: { scheduleType: { const: 'every' } } }, then: { required: ['scheduleInterval'], properties: { scheduleInterval: { type: 'string' } } } },
+  { if: { required: ['scheduleType'], properties: { scheduleType: { const: 'cron' } } }, then: { required: ['scheduleCron'], properties: { scheduleCron: { type: 'string' } } } },
+  { if: { anyOf: [{ not: { required: ['deliveryMode'] } }, { properties: { deliveryMode: { enum: ['webhook', 'both'] } } }] }, then: { required: ['webhook'], properties: { webhook: { type: 'object' } } } },
+  { if: { required: ['outputType'], properties: { outputType: { const: 'structured' } } }, then: { required: ['outputSchema'], properties: { outputSchema: { type: 'object' } } } },
+];
 const updateSchema = fieldsSchema.partial();
 type UpdateBody = z.infer<typeof updateSchema>;
 
@@ -137,7 +151,12 @@ function scheduleOf(body: UpdateBody, base: ScheduleFields, now: number): Schedu
   };
 }
 
-const asObject = (body: unknown): Record<string, unknown> => (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
+/** The body as an object: none is `{}`; anything but an object (an array) is 400. */
+const asObject = (body: unknown): Record<string, unknown> => {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidParamsError('The request body must be a JSON object');
+  return body as Record<string, unknown>;
+};
 
 export interface CreateCronJob {
   fields: CronJobFields;

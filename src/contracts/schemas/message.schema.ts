@@ -57,9 +57,12 @@ export const interactionActionSchema = z.discriminatedUnion('type', [
     }),
   z.object({
     type: z.literal('KEY_PRESS'),
-    key: z.string().refine((k) => (NAMED_KEYS as readonly string[]).includes(k) || [...k].length === 1, {
-      message: `key must be one of ${NAMED_KEYS.join(', ')} or a single character`,
-    }),
+    key: z
+      .string()
+      .refine((k) => (NAMED_KEYS as readonly string[]).includes(k) || [...k].length === 1, {
+        message: `key must be one of ${NAMED_KEYS.join(', ')} or a single character`,
+      })
+      .meta({ anyOf: [{ enum: [...NAMED_KEYS] }, { minLength: 1, maxLength: 1 }] }),
   }),
 ]);
 export type InteractionAction = z.infer<typeof interactionActionSchema>;

@@ -4,12 +4,12 @@
  * MISSING_REQUIRED_FIELD with `details.field`, INVALID_PARAMETER with `details.parameter`.
  */
 import { z } from 'zod';
-import { BUILT_IN_DETECTORS, customPatternProblem, isBuiltInDetector, type SensitiveDataSpec } from '../detectors';
-import { parseHostPattern } from '../host-patterns';
+import { BUILT_IN_DETECTORS, customPatternProblem, isBuiltInDetector, MAX_CUSTOM_PATTERN, type SensitiveDataSpec } from '../detectors';
+import { HOST_PATTERN_SOURCE, MAX_HOST_PATTERN, parseHostPattern } from '../host-patterns';
 import { POLICY_ACTION_TYPES } from '../actions';
 import type { PolicyRule } from '../policy-rules';
 import { MAX_URL_PATTERN } from '../url-patterns';
-import { InvalidParameterError, MissingFieldError } from '../errors';
+import { InvalidParameterError, InvalidParamsError, MissingFieldError } from '../errors';
 import type { PolicyFields } from '../policy-rules';
 import { parseRequest } from './validation';
 
@@ -26,7 +26,17 @@ export const POLICY_LIMITS = {
 
 const DETECTOR_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-const sensitiveDataItem = z.unknown().superRefine((item, ctx) => {
+const sensitiveDataItem = z.unknown().meta({
+  anyOf: [
+    { type: 'string', enum: [...BUILT_IN_DETECTORS] },
+    {
+      type: 'object',
+      required: ['name', 'pattern'],
+      additionalProperties: false,
+      properties: { name: { type: 'string', pattern: DETECTOR_NAME.source }, pattern: { type: 'string', minLength: 1, maxLength: MAX_CUSTOM_PATTERN, description: 'An RE2 regular expression' } },
+    },
+  ],
+}).superRefine((item, ctx) => {
   if (typeof item === 'string') {
     if (!isBuiltInDetector(item)) {
       ctx.addIssue({ code: 'custom', message: `must be one of ${BUILT_IN_DETECTORS.join(', ')}, or a custom pattern written as {"name": "...", "pattern": "<RE2 regular expression>"}` });
@@ -51,8 +61,8 @@ const ruleSchema = z
   .object({
     effect: z.enum(['allow', 'block', 'approve']).describe('What happens to an action the rule covers'),
     actionTypes: z.array(z.enum(POLICY_ACTION_TYPES)).max(POLICY_ACTION_TYPES.length).optional().describe('Actions the rule covers (all when absent)'),
-    keywords: z.array(z.string().trim().min(1).max(POLICY_LIMITS.keyword)).max(POLICY_LIMITS.keywords).optional().describe('Words in the element\'s text or the typed text (case-insensitive)'),
-    urlPatterns: z.array(z.string().trim().min(1).max(MAX_URL_PATTERN)).max(POLICY_LIMITS.urlPatterns).optional().describe('Page or target URLs, * as wildcard'),
+    keywords: z.array(z.string().regex(/\S/, 'must not be blank').trim().min(1).max(POLICY_LIMITS.keyword)).max(POLICY_LIMITS.keywords).optional().describe('Words in the element\'s text or the typed text (case-insensitive)'),
+    urlPatterns: z.array(z.string().regex(/\S/, 'must not be blank').trim().min(1).max(MAX_URL_PATTERN)).max(POLICY_LIMITS.urlPatterns).optional().describe('Page or target URLs, * as wildcard'),
     sensitiveData: z.array(sensitiveDataItem).max(POLICY_LIMITS.sensitiveData).optional().describe('Detectors run on what the action types or submits'),
   })
   .strict();
@@ -65,13 +75,14 @@ const domainRulesSchema = z
         z.string().superRefine((d, ctx) => {
           const parsed = parseHostPattern(d);
           if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
-        }),
+        }).meta({ pattern: `^\\s*${HOST_PATTERN_SOURCE}\\s*$`, maxLength: MAX_HOST_PATTERN }),
       )
       .max(POLICY_LIMITS.domains)
       .default([])
       .describe('example.com (that host) or *.example.com (the domain and its subdomains), optionally with :port'),
   })
   .strict()
+  .meta({ if: { required: ['mode'], properties: { mode: { enum: ['allowlist', 'blocklist'] } } }, then: { required: ['domains'], properties: { domains: { minItems: 1 } } } })
   .superRefine((r, ctx) => {
     if (r.mode !== 'allow_all' && r.domains.length === 0) ctx.addIssue({ code: 'custom', path: ['domains'], message: `must list at least one domain when mode is ${r.mode}` });
   });
@@ -79,7 +90,7 @@ const domainRulesSchema = z
 const fieldsSchema = (maxRules: number) =>
   z
     .object({
-      name: z.string().trim().max(POLICY_LIMITS.name).describe('Name of the policy'),
+      name: z.string().max(POLICY_LIMITS.name).regex(/\S/, 'must not be blank').trim().describe('Name of the policy, not blank'),
       description: z.string().trim().max(POLICY_LIMITS.description).nullish().describe('Free text'),
       llmRole: z.string().trim().max(POLICY_LIMITS.llmRole).nullish().describe('Instructions added to the agent\'s system prompt'),
       domainRules: domainRulesSchema.describe('Where the browser may go'),
@@ -98,7 +109,12 @@ const normaliseRule = (r: z.infer<ReturnType<typeof fieldsSchema>>['rules'][numb
   ...(r.sensitiveData?.length ? { sensitiveData: r.sensitiveData as SensitiveDataSpec[] } : {}),
 });
 
-const asObject = (body: unknown): Record<string, unknown> => (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
+/** The body as an object: none is `{}`; anything but an object (an array) is 400. */
+const asObject = (body: unknown): Record<string, unknown> => {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidParamsError('The request body must be a JSON object');
+  return body as Record<string, unknown>;
+};
 
 function parse(body: Record<string, unknown>, maxRules: number) {
   try {

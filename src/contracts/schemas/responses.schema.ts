@@ -279,3 +279,21 @@ export const recordingSchema = z.object({
   pageUrl: z.string().describe('The step-by-step record page (a picture of the page after each step), signed for this task: no key needed'),
   steps: z.array(recordedStepSchema),
 });
+
+/** A JSON-RPC 2.0 error answer (the MCP endpoints): -32600 invalid request, -32603 session not found, -32700 parse error, -32000 transport errors. */
+export const jsonRpcErrorSchema = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: z.union([z.string(), z.number(), z.null()]).describe('The request\'s id, or null when there was no single request'),
+    error: z.object({ code: z.number().int().describe('JSON-RPC error code'), message: z.string(), data: z.unknown().optional() }),
+  })
+  .describe('JSON-RPC 2.0 error');
+
+/** One server-sent event as a client reads it: its type (`message` when the stream names none), its data, and the optional id and retry. */
+export const sseEventSchema = <T extends string>(events: readonly [T, ...T[]]) =>
+  z.object({
+    event: z.enum(events),
+    data: z.string(),
+    id: z.string().optional(),
+    retry: z.number().int().optional(),
+  });

@@ -4,12 +4,13 @@ import { parseRequest } from './validation';
 import { privateAddressProblem } from '../submitted-urls';
 import { InvalidParameterError, MissingFieldError } from '../errors';
 
+/** The ISO 3166-1 alpha-2 codes the platform knows (a name other than the code itself). */
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
-/** An ISO 3166-1 alpha-2 code the platform knows (a name other than the code itself), or `random`. */
-const country = z
-  .string()
-  .refine((v) => v === 'random' || (/^[A-Za-z]{2}$/.test(v) && regionNames.of(v.toUpperCase()) !== v.toUpperCase()), 'must be an ISO 3166-1 alpha-2 country code or "random"')
-  .describe('ISO 3166-1 alpha-2 country code, or "random"');
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+export const COUNTRY_CODES = [...LETTERS].flatMap((a) => [...LETTERS].map((b) => a + b)).filter((code) => regionNames.of(code) !== code);
+/** One of those codes in either case, or `random`: one pattern, so the OpenAPI document says exactly what is taken. */
+const COUNTRY_PATTERN = new RegExp(`^(random|${COUNTRY_CODES.map((code) => [...code].map((c) => `[${c}${c.toLowerCase()}]`).join('')).join('|')})$`);
+const country = z.string().regex(COUNTRY_PATTERN, 'must be an ISO 3166-1 alpha-2 country code or "random"').describe('ISO 3166-1 alpha-2 country code (either case), or "random"');
 // null on an optional field of the proxy is the field left out (nullish: a pipe here would
 // hide the proxy's default from the OpenAPI document).
 const level = z.enum(['system', 'chrome']).nullish().describe('system (through the service\'s relay) or chrome');
@@ -17,7 +18,7 @@ const level = z.enum(['system', 'chrome']).nullish().describe('system (through t
 const managedProxy = z
   .object({ source: z.literal('Service'), country, level })
   .strict()
-  .describe('A proxy of the service\'s pool (metered)');
+  .describe('A proxy of the service\'s pool (metered); a country the pool has no proxy for is 400');
 const customProxy = z
   .object({
     source: z.literal('custom'),
@@ -27,7 +28,12 @@ const customProxy = z
       .min(1)
       .max(253)
       .regex(/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]*:[0-9a-fA-F:.]+|[A-Za-z0-9.-]+)$/, 'must be a host name or an IP address'),
-    port: z.string().regex(/^\d{1,5}$/, 'must be a port number given as a string').refine((v) => Number(v) >= 1 && Number(v) <= 65535, 'must be between 1 and 65535'),
+    port: z
+      .string()
+      .regex(/^\d{1,5}$/, 'must be a port number given as a string')
+      .refine((v) => Number(v) >= 1 && Number(v) <= 65535, 'must be between 1 and 65535')
+      // Both checks as one pattern, for the OpenAPI document: 1..65535 in at most 5 digits.
+      .meta({ pattern: '^(?=\\d{1,5}$)0*(6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3})$' }),
     username: z.string().max(256).nullish(),
     password: z.string().max(256).nullish(),
     level,
@@ -57,12 +63,15 @@ const sessionFields = {
   reachOutMode: orDefault(z.enum(['off', 'guardrail_only', 'full']).default('guardrail_only')),
 };
 
-export const startSessionSchema = z.object({ ...sessionFields, task: orDefault(taskParamsSchema.optional()) });
+/** SessionsService.start's rule, for the OpenAPI document: an environment or a profile, not both. */
+const ONE_BROWSER_PROFILE = { not: { required: ['environmentId', 'profileId'], properties: { environmentId: { type: 'string' }, profileId: { type: 'string' } } } };
+
+export const startSessionSchema = z.object({ ...sessionFields, task: orDefault(taskParamsSchema.optional()) }).meta(ONE_BROWSER_PROFILE);
 export const runTaskSchema = z.object({
   ...sessionFields,
   task: taskParamsSchema,
   files: fileIdsSchema.nullish().describe('fileIds from POST /files/upload, as the contract\'s upload section places them for run-task: added to task.files (without duplicates; at most 20 in all)'),
-});
+}).meta(ONE_BROWSER_PROFILE);
 
 export type StartSessionBody = z.infer<typeof startSessionSchema>;
 export type RunTaskBody = Omit<z.infer<typeof runTaskSchema>, 'files'>;
@@ -84,8 +93,11 @@ export function parseRunTask(raw: Record<string, unknown>): RunTaskBody {
   return { ...body, task: { ...body.task, files: merged } };
 }
 
+/** An integer query parameter: digits only (no sign, point, exponent or spaces), then its bounds. */
+export const queryInt = (min: number, max: number) => z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
+
 /** GET /start/sessions/:sessionId/events: the events after `after` (a seq), at most `limit`. */
 export const sessionEventsQuerySchema = z.object({
-  after: z.coerce.number().int().min(0).default(0).describe('Last seq the caller has; the events after it are returned'),
-  limit: z.coerce.number().int().min(1).max(1000).default(200).describe('Most events returned, 1..1000'),
+  after: queryInt(0, Number.MAX_SAFE_INTEGER).default(0).describe('Last seq the caller has; the events after it are returned'),
+  limit: queryInt(1, 1000).default(200).describe('Most events returned, 1..1000'),
 });

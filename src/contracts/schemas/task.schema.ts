@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseHostPattern } from '../host-patterns';
 import { csvColumnsProblem, outputSchemaLimitProblem } from '../output-schema';
 import { privateAddressProblem } from '../submitted-urls';
+import { HOST_PATTERN_SOURCE, HTTP_URL_PATTERN_SOURCE, MAX_HOST_PATTERN } from '../host-patterns';
 import { ServiceError } from '../errors';
 
 /** A secret's name, as `<secret>name</secret>` placeholders use it. */
@@ -25,7 +26,14 @@ export const TASK_FILES_MAX = 20;
  * options of a discriminated union); `nullIsAbsent` for every optional field of an object,
  * dropping their null keys before the object is parsed.
  */
-export const orDefault = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema);
+/**
+ * Marks, for the OpenAPI document, a field (orDefault) or the optional fields of an object
+ * (nullIsAbsent) that take null: the document's builder shows them as nullable.
+ */
+export const NULL_IS_DEFAULT = 'x-null-is-default';
+export const NULL_IS_ABSENT = 'x-null-is-absent';
+
+export const orDefault = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === null ? undefined : v), schema).meta({ [NULL_IS_DEFAULT]: true });
 
 export function nullIsAbsent<T extends z.ZodObject>(schema: T, check?: (input: Record<string, unknown>, ctx: z.RefinementCtx) => void) {
   const optional = Object.keys(schema.shape).filter((k) => (schema.shape[k] as z.ZodType).safeParse(undefined).success);
@@ -37,10 +45,15 @@ export function nullIsAbsent<T extends z.ZodObject>(schema: T, check?: (input: R
     const out = { ...input };
     for (const k of optional) if (out[k] === null) delete out[k];
     return out;
-  }, schema);
+  }, schema).meta({ [NULL_IS_ABSENT]: true });
 }
 
-/** An absolute http or https URL whose host is not a private address literal. */
+/**
+ * An absolute http or https URL whose host is not a private address literal (unless the
+ * operator's PRIVATE_NETWORK_ALLOWLIST opens it). The OpenAPI document shows the form every
+ * such URL with a host name has (HTTP_URL_PATTERN_SOURCE); URLs with an address or user
+ * information are taken too.
+ */
 export const httpUrl = z.string().superRefine((v, ctx) => {
   let protocol = '';
   try {
@@ -54,7 +67,7 @@ export const httpUrl = z.string().superRefine((v, ctx) => {
   }
   const problem = privateAddressProblem(v);
   if (problem) ctx.addIssue({ code: 'custom', message: `must not point to a private address: ${problem}` });
-});
+}).meta({ pattern: HTTP_URL_PATTERN_SOURCE });
 
 const bounded = (name: keyof typeof TASK_LIMITS) =>
   z
@@ -77,6 +90,7 @@ export const secretEntrySchema = z
         const parsed = parseHostPattern(m);
         if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${parsed}; or "all" for every site` });
       })
+      .meta({ pattern: `^\\s*([Aa][Ll][Ll]|${HOST_PATTERN_SOURCE})\\s*$`, maxLength: MAX_HOST_PATTERN })
       .describe('Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all"'),
     fields: z
       .record(z.string(), z.string().min(1, 'a secret value must not be empty').max(SECRET_LIMITS.valueChars, `a secret value may have at most ${SECRET_LIMITS.valueChars} characters`))
@@ -88,6 +102,7 @@ export const secretEntrySchema = z
           if (!SECRET_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'secret names are letters, digits, _, . or - (at most 64, starting with a letter); the agent writes <secret>name</secret>' });
         }
       })
+      .meta({ propertyNames: { pattern: SECRET_NAME.source }, minProperties: 1, maxProperties: SECRET_LIMITS.fields })
       .describe('Credential fields such as email, password, apiKey; the agent sees only their names'),
   })
   .strict();
@@ -141,6 +156,17 @@ const checkedTaskParams = taskParamsFields.superRefine((t, ctx) => {
         : null;
   // The schema itself is not echoed back in the error (it may be 64 KB).
   if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem, params: { value: null } });
+}).meta({
+  // assertPromptGiven, as the document says it: a prompt with a non-space character, or a replay.
+  anyOf: [
+    { required: ['prompt'], properties: { prompt: { type: 'string', pattern: '\\S' } } },
+    { required: ['replayOf'], properties: { replayOf: { type: 'string' } } },
+  ],
+  // outputSchema as outputType needs it.
+  allOf: [
+    { if: { required: ['outputType'], properties: { outputType: { const: 'structured_json' } } }, then: { required: ['outputSchema'], properties: { outputSchema: { type: 'object' } } } },
+    { if: { required: ['outputType'], properties: { outputType: { const: 'structured_csv' } } }, then: { required: ['outputSchema'], properties: { outputSchema: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', pattern: '\\S' } } } } },
+  ],
 });
 
 /** Why a task's `proxy` is refused: the contract makes it a session field, not a task parameter. */
