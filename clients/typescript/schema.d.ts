@@ -917,7 +917,10 @@ export interface components {
             }) | null;
             /** @default default */
             mode?: "default" | null;
-            /** @default guardrail_only */
+            /**
+             * @description Given other than off, it needs environmentId of an environment with a chat connection (400 otherwise); left out, guardrail_only applies silently
+             * @default guardrail_only
+             */
             reachOutMode?: ("off" | "guardrail_only" | "full") | null;
             task?: (({
                 /**
@@ -993,7 +996,7 @@ export interface components {
             } | {
                 replayOf: string;
             }) | null;
-        };
+        } & (unknown & unknown);
         RunTaskRequest: {
             /**
              * @description Environment to attach (its browser profile and files)
@@ -1035,7 +1038,10 @@ export interface components {
             }) | null;
             /** @default default */
             mode?: "default" | null;
-            /** @default guardrail_only */
+            /**
+             * @description Given other than off, it needs environmentId of an environment with a chat connection (400 otherwise); left out, guardrail_only applies silently
+             * @default guardrail_only
+             */
             reachOutMode?: ("off" | "guardrail_only" | "full") | null;
             task: ({
                 /**
@@ -1113,7 +1119,7 @@ export interface components {
             };
             /** @description fileIds from POST /files/upload, as the contract's upload section places them for run-task: added to task.files (without duplicates; at most 20 in all) */
             files?: string[] | null;
-        };
+        } & (unknown & unknown);
         SendMessageRequest: {
             /** @description The session */
             sessionId: string;

@@ -60,18 +60,27 @@ const sessionFields = {
   policyId: z.string().min(1).max(128).nullable().default(null).describe('Automation policy (one of the caller\'s policies); every agent action is checked against it'),
   proxy: proxySchema.nullable().default(null).describe('Proxy object: every task of the session browses through it'),
   mode: orDefault(z.enum(['default']).default('default')),
-  reachOutMode: orDefault(z.enum(['off', 'guardrail_only', 'full']).default('guardrail_only')),
+  reachOutMode: orDefault(z.enum(['off', 'guardrail_only', 'full']).default('guardrail_only')).describe('Given other than off, it needs environmentId of an environment with a chat connection (400 otherwise); left out, guardrail_only applies silently'),
 };
 
-/** SessionsService.start's rule, for the OpenAPI document: an environment or a profile, not both. */
-const ONE_BROWSER_PROFILE = { not: { required: ['environmentId', 'profileId'], properties: { environmentId: { type: 'string' }, profileId: { type: 'string' } } } };
+/**
+ * SessionsService.start's rules, for the OpenAPI document: an environment or a profile, not
+ * both; a reachOutMode given other than off needs an environment (with a chat connection,
+ * which only the service can check: 400 otherwise).
+ */
+const SESSION_RULES = {
+  allOf: [
+    { not: { required: ['environmentId', 'profileId'], properties: { environmentId: { type: 'string' }, profileId: { type: 'string' } } } },
+    { if: { required: ['reachOutMode'], properties: { reachOutMode: { enum: ['guardrail_only', 'full'] } } }, then: { required: ['environmentId'], properties: { environmentId: { type: 'string' } } } },
+  ],
+};
 
-export const startSessionSchema = z.object({ ...sessionFields, task: orDefault(taskParamsSchema.optional()) }).meta(ONE_BROWSER_PROFILE);
+export const startSessionSchema = z.object({ ...sessionFields, task: orDefault(taskParamsSchema.optional()) }).meta(SESSION_RULES);
 export const runTaskSchema = z.object({
   ...sessionFields,
   task: taskParamsSchema,
   files: fileIdsSchema.nullish().describe('fileIds from POST /files/upload, as the contract\'s upload section places them for run-task: added to task.files (without duplicates; at most 20 in all)'),
-}).meta(ONE_BROWSER_PROFILE);
+}).meta(SESSION_RULES);
 
 export type StartSessionBody = z.infer<typeof startSessionSchema>;
 export type RunTaskBody = Omit<z.infer<typeof runTaskSchema>, 'files'>;
