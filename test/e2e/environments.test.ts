@@ -529,7 +529,6 @@ describe('files for tasks', () => {
       key,
       parts: [
         { field: 'files', filename: 'scan.png', type: 'image/png', content: a },
-        { field: 'note', content: 'ignored field' },
         { field: 'files', filename: 'résumé, final (2).csv', type: 'text/csv', content: b },
       ],
     });
