@@ -122,14 +122,14 @@ it('agent step and session benchmarks', async () => {
     const cycles = arrivals.slice(1).map((a, i) => a - arrivals[i]);
 
     // The agent's usual step: clicks, on the same 1,600-element page where each click also
-    // makes the page send a small request (catalogue.html), seen from the model's side.
+    // makes the page send a small request (big.html?ping), seen from the model's side.
     const clickToken = `[bench-click-${Date.now()}]`;
     // 20 clicks: each observation of the page is about 4,000 tokens, within the task's 100,000.
     const clicks = Array.from({ length: CLICK_STEPS }, (_, i) => ({ tool: 'click_element', args: { index: { ref: `Edit ${(i % 20) + 1}` } } }));
     await registerScript(model.url, { match: clickToken, steps: [...clicks, { tool: 'done', args: { message: 'clicked' } }] });
     const clicked = await api(service.baseUrl, 'POST', '/start/send-message', {
       key,
-      body: { sessionId: s.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${clickToken} click around`, startingUrl: `${fixtures.url}/catalogue.html`, maxInputTokens: 100000 } },
+      body: { sessionId: s.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${clickToken} click around`, startingUrl: `${fixtures.url}/big.html?ping`, maxInputTokens: 100000 } },
     });
     if (clicked.body.type !== 'task_completed') throw new Error(`click task did not complete: ${clicked.text}`);
     const clickArrivals = (await recordedRequests(model.url, clickToken)).map((r: any) => Number(r.at));
