@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { COUNTRY_CODES } from '../../src/contracts/schemas/session.schema';
 import { registerScript, startScriptedModel, type ScriptedModel } from '../support/scripted-model';
-import { createUser, freePort, ROOT, startService, type ServiceProcess } from '../support/service';
+import { admin, freePort, ROOT, serviceEnv, startService, type ServiceProcess } from '../support/service';
 
 /**
  * The served OpenAPI document against the server: schemathesis (installed by
@@ -13,7 +13,7 @@ import { createUser, freePort, ROOT, startService, type ServiceProcess } from '.
  * valid requests are taken, invalid ones refused, statuses, media types, bodies, events and
  * `Allow` are the documented ones, created resources can be read. Any mismatch fails.
  *
- * The service is one of its own: its own Redis database and workflow queue, a scripted
+ * The service is one of its own: its own database, blob directory, Redis database and workflow queue, a scripted
  * model whose every task ends with an answer, and per-user limits raised so the requests
  * reach the logic behind them (the limits themselves are the documented 429s, checked
  * against the routes by src/api/openapi/document.test.ts). Sessions close 5 s after their
@@ -56,7 +56,10 @@ function run(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): 
     // Every task answers at once: a valid chat completion or task is a 200.
     await registerScript(model.url, { match: '', steps: [{ tool: 'done', args: { message: 'Done.' } }] });
     const closedPort = await freePort();
+    // Its own database and blob directory too: the thousands of records it leaves must not reach other tests' counts and sweeps.
+    const own = { MONGODB_URL: serviceEnv().MONGODB_URL.replace(/\/[^/?]*(\?.*)?$/, '/browser_agent_schemathesis$1'), BLOB_DIR: path.join(serviceEnv().DATA_DIR, 'blobs-schemathesis') };
     service = await startService({
+      ...own,
       LLM_BASE_URL: model.url,
       REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/7`,
       TEMPORAL_TASK_QUEUE: `schemathesis-${Date.now()}`,
@@ -77,7 +80,9 @@ function run(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): 
       // A managed proxy for every country (a closed port: a session on it fails to start, 503), so no valid proxy request is refused for want of one.
       MANAGED_PROXIES: JSON.stringify(COUNTRY_CODES.map((country) => ({ country, url: `http://user:pass@127.0.0.1:${closedPort}` }))),
     });
-    ({ apiKey } = await createUser({ balance: 1000, sessionLimit: 3 }));
+    const user = await admin(['users', 'create', '--email', `schemathesis${Date.now()}@example.test`, '--balance', '1000', '--session-limit', '3'], own);
+    if (user.code !== 0) throw new Error(`admin users create failed: ${user.stderr}`);
+    apiKey = user.json.apiKey;
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'schemathesis-'));
   }, 120_000);
 
