@@ -110,7 +110,8 @@ wait_for() { # name, seconds, logfile, command...
 start_bg() {
   local name="$1" logf="$2" pidf="$3"; shift 3
   log "starting $name (log: $logf)"
-  setsid "$@" >>"$logf" 2>&1 < /dev/null &
+  # (npm start's lock descriptors 8 and 9 are not handed down: a server left running never holds them)
+  setsid "$@" >>"$logf" 2>&1 < /dev/null 8>&- 9>&- &
   echo $! >"$pidf"
   # A caller that stops only what it started (npm start) gets each pid with its start time.
   [ -n "${STARTED_PIDS_FILE:-}" ] && echo "$! $(proc_start_time $!) $name" >>"$STARTED_PIDS_FILE"
@@ -147,8 +148,19 @@ hold_lock() {
   eval "exec $fd>\"\$file\""
   if ! flock -n "$fd"; then
     log "waiting for $what to finish"
-    flock "$fd"
+    until flock -w 30 "$fd"; do log "still waiting for $what; $file is held by: $(lock_holders "$file")"; done
   fi
+}
+
+# lock_holders FILE: the processes that have FILE open (pid and command), to say who a wait is for.
+lock_holders() {
+  local f pid out=""
+  for f in /proc/[0-9]*/fd/*; do
+    [ "$(readlink "$f" 2>/dev/null)" = "$1" ] || continue
+    pid="${f#/proc/}"; pid="${pid%%/*}"
+    out+="$pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-60)); "
+  done
+  echo "${out:-nobody}"
 }
 
 stop_pidfile() { # name pidfile

@@ -8,13 +8,15 @@ export DATA_DIR="${DATA_DIR:-$ROOT/.data}"
 ensure_node_modules
 ensure_build
 
-# Start-up and clean-up are serialized per data directory and per Temporal port: a start
-# waits while an earlier npm start still stops its services, instead of racing it (and being
-# stopped by it). Each run stops only the processes it started itself (by pid).
+# One npm start at a time per data directory and per Temporal port: a run holds both locks
+# from start-up to the end of its clean-up, so a start made while an earlier run still runs
+# or stops its services waits for it instead of adopting services about to be stopped (the
+# processes it starts never hold the locks: a run killed outright leaves them free). Each run
+# stops only the processes it started itself (by pid).
 RUN_DIR="$DATA_DIR/run"
 LOCK_FILES=("$RUN_DIR/npm-start.lock" "$CACHE_DIR/locks/port-${INFRA_TEMPORAL_PORT:-7233}.lock")
-lock_all() { hold_lock 8 "${LOCK_FILES[0]}" "an earlier npm start of $DATA_DIR"; hold_lock 9 "${LOCK_FILES[1]}" "an earlier npm start on these ports"; }
-unlock_all() { flock -u 8 2>/dev/null || true; flock -u 9 2>/dev/null || true; }
+hold_lock 8 "${LOCK_FILES[0]}" "an earlier npm start of $DATA_DIR"
+hold_lock 9 "${LOCK_FILES[1]}" "an earlier npm start on these ports"
 STARTED_PIDS_FILE="$RUN_DIR/started.$$"
 export STARTED_PIDS_FILE
 : >"$STARTED_PIDS_FILE" 2>/dev/null || { mkdir -p "$RUN_DIR"; : >"$STARTED_PIDS_FILE"; }
@@ -22,18 +24,15 @@ export STARTED_PIDS_FILE
 app_pid=""
 cleanup() {
   trap - INT TERM EXIT
-  lock_all
   if [ -n "$app_pid" ] && kill -0 "$app_pid" 2>/dev/null; then
     kill -TERM "$app_pid" 2>/dev/null || true
     wait "$app_pid" 2>/dev/null || true
   fi
   stop_started "$STARTED_PIDS_FILE"
-  unlock_all
   exit 0
 }
 trap cleanup INT TERM EXIT
 
-lock_all
 if [ -z "${TEMPORAL_ADDRESS:-}${MONGODB_URL:-}${REDIS_URL:-}" ]; then
   bash "$ROOT/scripts/infra.sh" up
   # The service reaches the embedded services on the ports they were started on.
@@ -54,9 +53,8 @@ if uses_local_model; then
   log "model:       local ${LLM_MODEL:-Qwen2.5-Coder-1.5B-Instruct ($DEFAULT_MODEL_PATH)} on 127.0.0.1:$MODEL_PORT (LLM_MODEL=<file.gguf> for another local model; LLM_BASE_URL + LLM_API_KEY + LLM_MODEL, or LLM_PROVIDER=anthropic, for a hosted one)"
 fi
 
-node "$ROOT/dist/main.js" &
+node "$ROOT/dist/main.js" 8>&- 9>&- &
 app_pid=$!
-unlock_all
 port="${PORT:-3000}"
 for _ in $(seq 1 120); do
   port_open 127.0.0.1 "$port" && break

@@ -1,8 +1,8 @@
 /**
- * `npm start` as a user runs it twice in a row: it stops only what it started itself (by
- * pid), and a start made while the previous run still cleans up waits for that clean-up
- * instead of racing it (before, the old clean-up stopped the new Redis, FerretDB or Temporal
- * by port a moment after they started).
+ * `npm start` as a user runs it twice: it stops only what it started itself (by pid), and a
+ * start made while the previous run is up or still cleans up waits for that run to end
+ * instead of racing it (before, the second adopted the first's Temporal and FerretDB, which
+ * the first's clean-up then stopped).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -94,7 +94,7 @@ describe('npm start', () => {
     return { run, output: () => out, exited: new Promise<number | null>((resolve) => run.on('exit', resolve)) };
   };
 
-  it('restarted at once while the first run cleans up, the second comes up and stays up; each stops only its own processes', async () => {
+  it('a second start waits while the first runs and cleans up, then comes up and stays up; each stops only its own processes', async () => {
     const first = start();
     expect(await healthy(apiPort, 120_000)).toBe(true);
     const firstPids = fs.readFileSync(path.join(dataDir, 'run', `started.${first.run.pid}`), 'utf8');
@@ -103,10 +103,19 @@ describe('npm start', () => {
     expect(firstPids).toMatch(/ ferretdb\n/);
     expect(firstPids).not.toMatch(/ redis\n/);
 
-    first.run.kill('SIGTERM');
+    // A second start while the first is up waits for it (it would otherwise adopt the first's
+    // Temporal and FerretDB, which the first's clean-up then stops), then comes up once the
+    // first has stopped.
     const second = start();
+    for (let i = 0; i < 200 && !/waiting for an earlier npm start/.test(second.output()); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(second.output()).toMatch(/waiting for an earlier npm start/);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(second.output()).not.toMatch(/ready|starting/);
+    first.run.kill('SIGTERM');
     expect(await first.exited).toBe(0);
-    expect(await healthy(apiPort, 120_000)).toBe(true);
+    const up = await healthy(apiPort, 120_000);
+    if (!up) process.stderr.write(`second npm start did not come up; its output:\n${second.output()}\nthe first's:\n${first.output().slice(-4000)}\n`);
+    expect(up).toBe(true);
     // The first run's clean-up is over: nothing of it stops the second's services now.
     await new Promise((r) => setTimeout(r, 5000));
     expect(await healthy(apiPort, 1000)).toBe(true);
