@@ -948,6 +948,8 @@ export interface components {
                  * @default 100000
                  */
                 maxOutputTokens?: number | null;
+                /** @description Most USD the task's model calls may cost (checked before each call; the task ends with TASK_BUDGET_EXCEEDED before passing it), up to 10000 */
+                maxCost?: number | null;
                 /**
                  * @description Close the session after the task
                  * @default false
@@ -1069,6 +1071,8 @@ export interface components {
                  * @default 100000
                  */
                 maxOutputTokens?: number | null;
+                /** @description Most USD the task's model calls may cost (checked before each call; the task ends with TASK_BUDGET_EXCEEDED before passing it), up to 10000 */
+                maxCost?: number | null;
                 /**
                  * @description Close the session after the task
                  * @default false
@@ -1155,6 +1159,8 @@ export interface components {
                  * @default 100000
                  */
                 maxOutputTokens?: number | null;
+                /** @description Most USD the task's model calls may cost (checked before each call; the task ends with TASK_BUDGET_EXCEEDED before passing it), up to 10000 */
+                maxCost?: number | null;
                 /**
                  * @description Close the session after the task
                  * @default false
@@ -1378,6 +1384,8 @@ export interface components {
             } | null;
             /** @description 1..100, default 5 */
             maxConsecutiveFailures?: number;
+            /** @description Most USD each run's model calls may cost (the run ends with TASK_BUDGET_EXCEEDED before passing it; 3 such runs in a row pause the trigger); null: no cap */
+            maxCost?: number | null;
             /** @description Each run replays the recording of the last successful run without the model (the agent takes over where a step no longer fits); false by default */
             replay?: boolean;
             /**
@@ -1463,6 +1471,8 @@ export interface components {
             } | null;
             /** @description 1..100, default 5 */
             maxConsecutiveFailures?: number;
+            /** @description Most USD each run's model calls may cost (the run ends with TASK_BUDGET_EXCEEDED before passing it; 3 such runs in a row pause the trigger); null: no cap */
+            maxCost?: number | null;
             /** @description Each run replays the recording of the last successful run without the model (the agent takes over where a step no longer fits); false by default */
             replay?: boolean;
             /**
@@ -1509,6 +1519,13 @@ export interface components {
             max_completion_tokens?: number | null;
             /** @description Accepted, ignored */
             temperature?: number | null;
+            /** @description OpenAI request metadata; max_cost is read, other keys are accepted and ignored */
+            metadata?: ({
+                /** @description The task's maxCost: most USD its model calls may cost, a number or its string (OpenAI metadata values are strings), above 0 and up to 10000 */
+                max_cost?: number | string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
         } & {
             [key: string]: unknown;
         };
@@ -2896,6 +2913,8 @@ export interface components {
              * @default 100000
              */
             maxOutputTokens?: number;
+            /** @description Most USD the task's model calls may cost (checked before each call; the task ends with TASK_BUDGET_EXCEEDED before passing it), up to 10000 */
+            maxCost?: number;
             /**
              * @description fileIds from POST /files/upload
              * @default []
@@ -2961,6 +2980,8 @@ export interface components {
              * @default 100000
              */
             maxOutputTokens?: number;
+            /** @description Most USD the task's model calls may cost (checked before each call; the task ends with TASK_BUDGET_EXCEEDED before passing it), up to 10000 */
+            maxCost?: number;
             /**
              * @description fileIds from POST /files/upload
              * @default []

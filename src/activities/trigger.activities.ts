@@ -42,6 +42,13 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
   const logger = deps.logger.child({ component: 'trigger-activities' });
   const jobs = new CronJobsRepository(store.db);
   const runs = new TriggerRunsRepository(store.db);
+
+  /** How many of the trigger's latest finished runs, newest first, ended by their budget. */
+  const budgetEndsInARow = async (cronJobId: string): Promise<number> => {
+    const finished = (await runs.recent(cronJobId, 20)).filter((r) => r.status === 'completed' || r.status === 'failed');
+    const firstOther = finished.findIndex((r) => r.code !== 'TASK_BUDGET_EXCEEDED');
+    return firstOther === -1 ? finished.length : firstOther;
+  };
   /** A replaying trigger's source: the newest recording in the line of its last successful run (none yet: the agent runs and records). */
   const replayOfLastSuccess = async (triggerId: string, userId: string): Promise<{ replay?: ReplaySource }> => {
     const taskId = await runs.lastCompletedTaskId(triggerId);
@@ -103,6 +110,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         startingUrl: job.startingUrl,
         outputType: job.outputType,
         outputSchema: job.outputSchema ? (JSON.parse(job.outputSchema) as Record<string, unknown>) : null,
+        ...(typeof job.maxCost === 'number' ? { maxCost: job.maxCost } : {}),
         ...(job.replay ? await replayOfLastSuccess(job._id, job.userId) : {}),
       };
       logger.info({ triggerId: job._id, runId: input.runId, attempt: input.attempt }, 'trigger run started');
@@ -131,6 +139,7 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         outputType: trigger.outputType === 'structured' ? 'structured_json' : 'text',
         ...(trigger.outputType === 'structured' ? { outputSchema: trigger.outputSchema ?? {} } : {}),
         files: [],
+        ...(trigger.maxCost !== undefined ? { maxCost: trigger.maxCost } : {}),
         ...(trigger.replay ? { replay: trigger.replay } : {}),
       };
       const input = admission.input({
@@ -189,12 +198,19 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
         await jobs.resetFailures(job._id, input.runId);
       } else {
         const counted = await jobs.countFailure(job._id, input.runId);
-        if (counted && counted.status === 'active' && counted.consecutiveFailures >= counted.maxConsecutiveFailures) {
+        const budgetEnds = outcome.code === 'TASK_BUDGET_EXCEEDED' ? await budgetEndsInARow(job._id) : 0;
+        const why =
+          counted && counted.consecutiveFailures >= counted.maxConsecutiveFailures
+            ? `Paused after ${counted.consecutiveFailures} consecutive failed runs`
+            : budgetEnds >= BUDGET_ENDS_TO_PAUSE
+              ? `Paused after ${budgetEnds} runs in a row ended by their budget (TASK_BUDGET_EXCEEDED)`
+              : undefined;
+        if (counted && counted.status === 'active' && why) {
           // The schedule first, then the record: a retry after a failed pause finds the
           // record still active and pauses again, so no schedule runs on behind a paused trigger.
-          await schedules().pause(job._id, `Paused after ${counted.consecutiveFailures} consecutive failed runs`);
+          await schedules().pause(job._id, why);
           autoPaused = await jobs.autoPause(job._id);
-          log.warn({ failures: counted.consecutiveFailures }, 'trigger paused itself after consecutive failures');
+          log.warn({ failures: counted.consecutiveFailures, budgetEnds }, 'trigger paused itself: ' + why);
         }
       }
       await jobs.releaseRunLock(job._id, input.runId, outcome.status);
@@ -213,6 +229,9 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
     },
   };
 }
+
+/** Runs in a row ended by their budget after which a trigger pauses itself (whatever its maxConsecutiveFailures). */
+export const BUDGET_ENDS_TO_PAUSE = 3;
 
 export interface RunOutcome {
   status: Exclude<RunStatus, 'running' | 'skipped'>;

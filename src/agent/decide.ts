@@ -5,6 +5,8 @@
  */
 import { TaskFailure } from '../contracts/errors';
 import { observationBudget, tokensOf } from './context-budget';
+import { allowCall, tighterBudget, type CostBudget } from './cost-budget';
+import { computeCost, priceOf } from './llm/pricing';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { boundToPage } from './page-bound-tools';
@@ -47,7 +49,7 @@ export async function decide(step: StepContext): Promise<Decision> {
   const frame: PromptFrame = { system, fixedTokens: tokensOf(system) + tokensOf(JSON.stringify(offeredTools(step))) };
   const pageText = await observe(step, frame);
   const observeMs = performance.now() - observeStart;
-  const choice = await chooseAction(step, frame, pageText);
+  const choice = await chooseAction(step, frame, pageText, await costBudgetOf(step));
   memory.answerOnly = false;
   return { ...choice, pageText, observeMs };
 }
@@ -70,21 +72,48 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
 }
 
 /** Asks the model until it calls one tool with valid arguments. */
-async function chooseAction(step: StepContext, frame: PromptFrame, pageText: string): Promise<Omit<Decision, 'pageText' | 'observeMs'>> {
+async function chooseAction(step: StepContext, frame: PromptFrame, pageText: string, budget: CostBudget | undefined): Promise<Omit<Decision, 'pageText' | 'observeMs'>> {
   let modelMs = 0;
   for (let attempt = 0; ; attempt++) {
     if (attempt >= MAX_BAD_REPLIES) {
       throw new TaskFailure('LLM_INVALID_RESPONSE', `The model did not produce a valid action after ${MAX_BAD_REPLIES} attempts`);
     }
-    const { reply, callMs } = await callModel(step, frame, pageText);
+    const { reply, callMs } = await callModel(step, frame, pageText, budget);
     modelMs += callMs;
     const chosen = readReply(step, reply, attempt);
     if (chosen) return { ...chosen, modelMs };
   }
 }
 
-/** One model call, within what the task's token budgets leave, and how long it took. */
-async function callModel(step: StepContext, frame: PromptFrame, pageText: string): Promise<{ reply: Reply; callMs: number }> {
+/** The dollar budget the step's calls are held to: the task's maxCost, the owner's daily limit, or none. */
+async function costBudgetOf(step: StepContext): Promise<CostBudget | undefined> {
+  const { input, options } = step;
+  const maxCost = input.params.maxCost;
+  const own = maxCost !== undefined && input.remaining.cost !== undefined ? { maxCost, left: input.remaining.cost } : undefined;
+  const daily = options.spending ? await options.spending.dailyLeft(input.userId) : undefined;
+  return tighterBudget(own, daily, input.spentCost ?? 0);
+}
+
+/** The output tokens a call may produce with what the dollar budget leaves; the task ends before a call that would pass it. */
+function affordableOutput(step: StepContext, budget: CostBudget | undefined, promptTokens: number, maxTokens: number): number {
+  if (!budget) return maxTokens;
+  const { llm, prices } = step.options;
+  const left = budget.left - computeCost(step.spent, llm.model, prices);
+  const allowance = allowCall(left, priceOf(llm.model, prices), promptTokens, maxTokens);
+  if (allowance.ok) return allowance.maxTokens;
+  const what = budget.kind === 'maxCost' ? `the task's maxCost of $${budget.limit}` : `the daily spending limit of $${budget.limit}`;
+  throw new TaskFailure('TASK_BUDGET_EXCEEDED', `The next model call (about $${allowance.estimatedCost}) would pass ${what}; $${Math.max(0, round6(left))} is left`, {
+    budget: budget.kind,
+    limit: budget.limit,
+    left: Math.max(0, round6(left)),
+    estimatedCallCost: allowance.estimatedCost,
+  });
+}
+
+const round6 = (n: number) => Math.round((n + Number.EPSILON) * 1_000_000) / 1_000_000;
+
+/** One model call, within what the task's token and dollar budgets leave, and how long it took. */
+async function callModel(step: StepContext, frame: PromptFrame, pageText: string, budget: CostBudget | undefined): Promise<{ reply: Reply; callMs: number }> {
   const { input, memory, options, signal } = step;
   const usage = step.spent;
   const estimate = memory.estimatedTokens() + frame.fixedTokens;
@@ -94,8 +123,9 @@ async function callModel(step: StepContext, frame: PromptFrame, pageText: string
       estimatedInputTokens: estimate,
     });
   }
-  const maxTokens = Math.min(MAX_OUTPUT_PER_CALL, input.remaining.outputTokens - usage.outputTokens);
-  if (maxTokens < 16) throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'maxOutputTokens is used up', { remainingOutputTokens: maxTokens });
+  const tokenCap = Math.min(MAX_OUTPUT_PER_CALL, input.remaining.outputTokens - usage.outputTokens);
+  if (tokenCap < 16) throw new TaskFailure('TOKEN_BUDGET_EXCEEDED', 'maxOutputTokens is used up', { remainingOutputTokens: tokenCap });
+  const maxTokens = affordableOutput(step, budget, estimate, tokenCap);
   const callStart = performance.now();
   let reply: Reply;
   try {

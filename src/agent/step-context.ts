@@ -36,6 +36,8 @@ export interface AgentRunnerOptions {
   vault?: SecretVault;
   /** Writes what the agent does into the task's recording. */
   recorder?: Recorder;
+  /** What each user's daily spending limit leaves today (USD); undefined for a user without one. */
+  spending?: { dailyLeft(userId: string): Promise<{ limit: number; left: number } | undefined> };
   /** Reads the recording a replayed task performs. */
   recordings?: { list(taskId: string, userId: string): Promise<RecordedStep[]> };
 }

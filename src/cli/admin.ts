@@ -3,6 +3,7 @@
  *   npm run admin -- users create --email E [--balance N] [--session-limit N] [--expires-in 30d]
  *   npm run admin -- users list | users topup --user U --amount N | users deactivate --user U | users activate --user U
  *   npm run admin -- users set-limit --user U --limit N
+ *   npm run admin -- users set-daily-limit --user U --usd N   (most USD the user's tasks may cost per UTC day; --usd off lifts it)
  *   npm run admin -- keys create --user U [--expires-in 30d] | keys revoke --key K | keys list --user U
  * `--expires-in` takes a number with s, m, h, d or w (seconds .. weeks); after it the key is
  * refused with 401 API_KEY_EXPIRED. A negative amount may be written `--amount -5` or `--amount=-5`.
@@ -12,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { loadConfigOrExit } from '../config';
 import { connectMongo } from '../store/mongo';
 import { createStore, type Store } from '../store/store';
+import { utcDay, type UserRecord } from '../store/users.repository';
 
 class UsageError extends Error {}
 
@@ -23,6 +25,7 @@ const COMMANDS: Record<string, readonly string[]> = {
   'users deactivate': ['user'],
   'users activate': ['user'],
   'users set-limit': ['user', 'limit'],
+  'users set-daily-limit': ['user', 'usd'],
   'keys create': ['user', 'expires-in'],
   'keys revoke': ['key'],
   'keys list': ['user'],
@@ -84,13 +87,15 @@ export function parseDuration(raw: string, name = 'expires-in'): number {
 
 const expiry = (f: Flags, now = Date.now()): Date | null => (f['expires-in'] ? new Date(now + parseDuration(f['expires-in'])) : null);
 
-const publicUser = (u: { _id: string; email: string; balance: number; status: string; sessionLimit: number; activeSessions: number }) => ({
+const publicUser = (u: UserRecord, now = new Date()) => ({
   userId: u._id,
   email: u.email,
   balance: u.balance,
   status: u.status,
   sessionLimit: u.sessionLimit,
   activeSessions: u.activeSessions,
+  dailyLimit: u.dailyLimit ?? null,
+  spentToday: u.spentToday?.day === utcDay(now) ? u.spentToday.usd : 0,
 });
 
 async function run(store: Store, defaultLimit: number, argv: string[]): Promise<unknown> {
@@ -110,7 +115,7 @@ async function run(store: Store, defaultLimit: number, argv: string[]): Promise<
       return { userId: user._id, apiKey: key, ...(expiresAt ? { expiresAt } : {}) };
     }
     case 'users list':
-      return { users: (await store.users.list()).map(publicUser) };
+      return { users: (await store.users.list()).map((u) => publicUser(u)) };
     case 'users topup': {
       const u = await store.users.topUp(need(f, 'user'), amount(need(f, 'amount'), 'amount', -1e9));
       if (!u) throw new UsageError(`no user ${f.user}`);
@@ -124,6 +129,12 @@ async function run(store: Store, defaultLimit: number, argv: string[]): Promise<
     }
     case 'users set-limit': {
       const u = await store.users.setSessionLimit(need(f, 'user'), Math.floor(amount(need(f, 'limit'), 'limit', 1)));
+      if (!u) throw new UsageError(`no user ${f.user}`);
+      return publicUser(u);
+    }
+    case 'users set-daily-limit': {
+      const usd = need(f, 'usd');
+      const u = await store.users.setDailyLimit(need(f, 'user'), usd === 'off' ? null : amount(usd, 'usd', 0));
       if (!u) throw new UsageError(`no user ${f.user}`);
       return publicUser(u);
     }

@@ -27,6 +27,8 @@ export interface CronJobRecord {
   webhook: WebhookConfig | null;
   retryPolicy: RetryPolicyInput | null;
   maxConsecutiveFailures: number;
+  /** Most USD each run may cost (absent on triggers made before: no cap). */
+  maxCost?: number | null;
   /** Each run replays the recording of the last successful run (absent on triggers made before: false). */
   replay?: boolean;
   status: CronJobStatus;
@@ -65,6 +67,7 @@ export type CronJobFields = Pick<
   | 'webhook'
   | 'retryPolicy'
   | 'maxConsecutiveFailures'
+  | 'maxCost'
   | 'replay'
 >;
 

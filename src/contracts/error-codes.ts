@@ -96,6 +96,8 @@ export const ERROR_CATALOGUE = {
   /** The agent kept repeating one action on a page it did not change, after being told. */
   TASK_LOOP_DETECTED: spec(500, 'later'),
   TOKEN_BUDGET_EXCEEDED: spec(500, 'later'),
+  /** The next model call would pass the task's maxCost or its owner's daily spending limit (another run meets the same budget). */
+  TASK_BUDGET_EXCEEDED: spec(402, 'never'),
   INVALID_STRUCTURED_OUTPUT: spec(500, 'later', 'ends the task'),
   ACTION_FAILED: spec(500, 'later'),
 

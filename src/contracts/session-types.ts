@@ -181,7 +181,10 @@ export interface StepInput {
   humanReply?: string;
   /** The session's environment, whose files the task may upload. */
   environmentId?: string;
-  remaining: { inputTokens: number; outputTokens: number };
+  /** What the task's budgets leave; `cost` (USD) only when the task has a maxCost. */
+  remaining: { inputTokens: number; outputTokens: number; cost?: number };
+  /** What the task's model calls (and managed proxy) cost so far, USD: counted against the owner's daily limit. */
+  spentCost?: number;
   /** The session's automation policy. */
   policyId?: string;
   /** The task has secrets (params never carry them to the worker). */

@@ -44,6 +44,8 @@ export interface RunTrigger {
   startingUrl: string | null;
   outputType: TriggerOutputType;
   outputSchema: Record<string, unknown> | null;
+  /** Most USD the run may cost. */
+  maxCost?: number;
   /** The trigger replays: the recording of its last successful run (none before the first success). */
   replay?: ReplaySource;
 }

@@ -12,6 +12,10 @@ export interface UserRecord {
   activeSessions: number;
   /** Tasks already charged (most recent), so a retried charge is a no-op. */
   chargedTasks: string[];
+  /** Most USD the user's tasks may cost in one UTC day; absent or null: no limit. */
+  dailyLimit?: number | null;
+  /** What the user's tasks were charged on `day` (UTC, YYYY-MM-DD). */
+  spentToday?: { day: string; usd: number };
   createdAt: Date;
   updatedAt: Date;
 }
@@ -53,6 +57,18 @@ export class UsersRepository {
     return this.change(id, () => ({ sessionLimit }));
   }
 
+  /** Sets (a number of USD) or lifts (null) the user's daily spending limit. */
+  setDailyLimit(id: string, dailyLimit: number | null): Promise<UserRecord | null> {
+    return this.change(id, () => ({ dailyLimit }));
+  }
+
+  /** What the user's daily limit leaves today (tasks charged today counted); undefined without a limit. */
+  async dailyLeft(id: string, now = new Date()): Promise<{ limit: number; left: number } | undefined> {
+    const user = await this.users.findOne({ _id: id }, { projection: { dailyLimit: 1, spentToday: 1 } });
+    if (typeof user?.dailyLimit !== 'number') return undefined;
+    return { limit: user.dailyLimit, left: round6(user.dailyLimit - spentOn(user, utcDay(now))) };
+  }
+
   /** Takes a session slot if one is free; null when the limit is reached. */
   async acquireSessionSlot(id: string, limit: number): Promise<UserRecord | null> {
     let taken = false;
@@ -92,12 +108,17 @@ export class UsersRepository {
    * Charges a task's cost once: the charge and the record of it are one write of the user
    * document (under its lock), so a retried activity finds the task already charged.
    */
-  async chargeTask(id: string, taskId: string, cost: number): Promise<{ charged: boolean; balance: number | null }> {
+  async chargeTask(id: string, taskId: string, cost: number, now = new Date()): Promise<{ charged: boolean; balance: number | null }> {
     let charged = false;
+    const day = utcDay(now);
     const after = await this.change(id, (u) => {
       if ((u.chargedTasks ?? []).includes(taskId)) return null;
       charged = true;
-      return { balance: u.balance - cost, chargedTasks: [...(u.chargedTasks ?? []), taskId].slice(-CHARGE_MEMORY) };
+      return {
+        balance: u.balance - cost,
+        chargedTasks: [...(u.chargedTasks ?? []), taskId].slice(-CHARGE_MEMORY),
+        spentToday: { day, usd: round6(spentOn(u, day) + cost) },
+      };
     });
     return { charged, balance: after?.balance ?? null };
   }
@@ -118,4 +139,18 @@ export class UsersRepository {
       return { ...user, ...changed };
     });
   }
+}
+
+/** A date's UTC day, YYYY-MM-DD (the day a daily limit counts in). */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/** What the user was charged on `day`. */
+function spentOn(user: Pick<UserRecord, 'spentToday'>, day: string): number {
+  return user.spentToday?.day === day ? user.spentToday.usd : 0;
+}
+
+function round6(n: number): number {
+  return Math.round((n + Number.EPSILON) * 1_000_000) / 1_000_000;
 }

@@ -38,6 +38,7 @@ export function cronJobView(job: CronJobRecord) {
     webhook: webhookView(job.webhook),
     retryPolicy: job.retryPolicy,
     maxConsecutiveFailures: job.maxConsecutiveFailures,
+    maxCost: job.maxCost ?? null,
     replay: job.replay === true,
     status: job.status,
     pausedBy: job.status === 'paused' ? job.pausedBy : null,

@@ -143,6 +143,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     navigationTimeoutMs: config.NAVIGATION_TIMEOUT_MS,
     vision: config.LLM_VISION,
     policies: store.policies,
+    spending: { dailyLeft: (userId) => store.users.dailyLeft(userId) },
     vault,
     onEvent: (sessionId, message) => {
       events.message(sessionId, message).catch((err) => logger.warn({ err, sessionId }, 'event publish failed'));

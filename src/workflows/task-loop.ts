@@ -10,9 +10,9 @@
  * The steps between the waits are the small functions below it.
  */
 import * as wf from '@temporalio/workflow';
-import { cancelledStep, describeFailure, failureType, isWorkerLoss, lostInstance } from './failures';
+import { cancelledStep, describeFailure, failureType, isWorkerLoss, lostInstance, type FailureDescription } from './failures';
 import { publish, records } from './session-records';
-import { toTaskView, type SessionState, type TaskState } from './session-state';
+import { stoppedMessage, toTaskView, type SessionState, type TaskState } from './session-state';
 import type { Session } from './session-parts';
 import type { StepRequest, StepResult, TaskParams } from '../contracts/session-types';
 import { deliverTaskWebhook, reachOutInChat } from './webhook-delivery.workflow';
@@ -58,7 +58,7 @@ export async function runTask(s: Session): Promise<void> {
       }
     }
   } catch (err) {
-    state.finishTask(task, 'failed', Date.now(), { error: describeFailure(err) });
+    state.finishTask(task, 'failed', Date.now(), { error: withPartialMessage(task, describeFailure(err)) });
   } finally {
     deadline.cancel();
   }
@@ -125,7 +125,9 @@ function nextStep({ input, state }: Session, task: Task): { humanReply?: string;
     remaining: {
       inputTokens: task.params.maxInputTokens - task.inputTokens,
       outputTokens: task.params.maxOutputTokens - task.outputTokens,
+      ...(task.params.maxCost !== undefined ? { cost: task.params.maxCost - task.cost } : {}),
     },
+    spentCost: task.cost,
     policyId: input.policyId,
     hasSecrets,
     secrets: handOverSecrets ? task.params.secrets : undefined,
@@ -174,4 +176,10 @@ function finishAsRequested(state: SessionState, task: Task): void {
 function withoutSecrets(params: TaskParams): TaskParams {
   const { secrets: _values, ...rest } = params;
   return rest;
+}
+
+/** A task ended by its budget answers, besides the usage so far, what the agent had found or said until then. */
+function withPartialMessage(task: Task, error: FailureDescription): FailureDescription {
+  if (error.code !== 'TASK_BUDGET_EXCEEDED') return error;
+  return { ...error, details: { ...error.details, partialMessage: stoppedMessage(task) } };
 }

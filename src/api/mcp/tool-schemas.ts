@@ -8,7 +8,7 @@ import { startSessionSchema } from '../../contracts/schemas/session.schema';
 import { taskParamsFields } from '../../contracts/schemas/task.schema';
 
 const sessionId = z.string().min(1).describe('The session (from create_session or browser_task)');
-const taskFields = taskParamsFields.pick({ startingUrl: true, outputType: true, outputSchema: true, maxDuration: true, maxInputTokens: true, maxOutputTokens: true, files: true });
+const taskFields = taskParamsFields.pick({ startingUrl: true, outputType: true, outputSchema: true, maxDuration: true, maxInputTokens: true, maxOutputTokens: true, maxCost: true, files: true });
 const prompt = z.string().min(1).max(50_000).describe('What the agent should do');
 
 export const browserTaskInput = taskFields.extend({

@@ -7,7 +7,7 @@ import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { UserRecord } from '../../store/users.repository';
 import { TERMINAL_TASK_STATUSES, type TaskView } from '../../contracts/session-types';
 import { CHAT_MODEL_ID, DEFAULT_MAX_TOKENS, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest } from '../../contracts/schemas/chat.schema';
-import { taskParamsSchema } from '../../contracts/schemas/task.schema';
+import { MAX_COST_USD, maxCostSchema, taskParamsSchema } from '../../contracts/schemas/task.schema';
 import { parseRequest } from '../../contracts/schemas/validation';
 import type { SessionsService } from '../sessions.service';
 import { contentDeltas, progressComment, taskPrompt } from './chat-prompt';
@@ -40,7 +40,8 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
     if (prompt === null) throw new OpenAiCompatError(400, 'messages must contain a user message with text (the task)', 'invalid_request_error', 'missing_required_field');
     let params;
     try {
-      params = parseRequest(taskParamsSchema, { prompt, maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS, terminateOnCompletion: true });
+      const maxCost = maxCostOf(body.metadata?.max_cost);
+      params = parseRequest(taskParamsSchema, { prompt, maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS, terminateOnCompletion: true, ...(maxCost !== undefined ? { maxCost } : {}) });
     } catch (err) {
       if (isServiceError(err) && err.details?.parameter === 'prompt') throw new OpenAiCompatError(400, 'The conversation is too long for one task (at most 50000 characters)', 'invalid_request_error', 'context_length_exceeded');
       throw err;
@@ -189,3 +190,13 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
 }
 
 export type ChatCompletions = ReturnType<typeof createChatCompletions>;
+
+/** `metadata.max_cost` as the task's maxCost (USD): a number, or a string of one; anything else is a 400. */
+export function maxCostOf(raw: number | string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const usd = typeof raw === 'number' ? raw : /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!maxCostSchema.safeParse(usd).success) {
+    throw new OpenAiCompatError(400, `metadata.max_cost must be a number of USD above 0 and at most ${MAX_COST_USD}`, 'invalid_request_error', 'invalid_parameter');
+  }
+  return usd;
+}

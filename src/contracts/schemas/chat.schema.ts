@@ -4,7 +4,7 @@
  * shapes of the official SDKs plus the contract's extra `service` object.
  */
 import { z } from 'zod';
-import { TASK_LIMITS } from './task.schema';
+import { MAX_COST_USD, TASK_LIMITS } from './task.schema';
 
 export const CHAT_MODEL_ID = 'service-browser-1';
 export const DEFAULT_MAX_TOKENS = 2000;
@@ -55,6 +55,15 @@ export const chatCompletionRequestSchema = z
     max_tokens: tokenCap.nullish().describe(`Output-token cap of the task; ${DEFAULT_MAX_TOKENS} by default`),
     max_completion_tokens: tokenCap.nullish().describe('Same as max_tokens (newer clients send this one)'),
     temperature: z.number().nullish().describe('Accepted, ignored'),
+    metadata: z
+      .looseObject({
+        max_cost: z
+          .union([z.number(), z.string()])
+          .optional()
+          .describe(`The task's maxCost: most USD its model calls may cost, a number or its string (OpenAI metadata values are strings), above 0 and up to ${MAX_COST_USD}`),
+      })
+      .nullish()
+      .describe('OpenAI request metadata; max_cost is read, other keys are accepted and ignored'),
   })
   .describe('An OpenAI chat completion request; other OpenAI fields are accepted and ignored');
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;

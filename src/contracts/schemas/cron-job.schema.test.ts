@@ -32,6 +32,7 @@ describe('POST /cron-jobs body', () => {
       webhook,
       retryPolicy: null,
       maxConsecutiveFailures: 5,
+      maxCost: null,
       replay: false,
     });
   });

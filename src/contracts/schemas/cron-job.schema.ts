@@ -11,7 +11,7 @@ import { InvalidParameterError, InvalidParamsError, MissingFieldError, ServiceEr
 import type { CronJobFields, CronJobRecord, CronJobStatus } from '../cron-job-record';
 import { RETRY_LIMITS, type RetryPolicyInput } from '../retry-policy';
 import { assertTimezone, parseAt, SCHEDULE_FIELD_NAMES, SCHEDULE_TYPES, validateSchedule, type ScheduleFields } from '../schedule-spec';
-import { httpUrl, webhookSchema } from './task.schema';
+import { httpUrl, maxCostSchema, webhookSchema } from './task.schema';
 import { parseRequest } from './validation';
 
 export const NAME_MAX = 200;
@@ -51,6 +51,7 @@ const fieldsSchema = z.object({
   webhook: webhookSchema.nullish(),
   retryPolicy: retryPolicySchema.nullish(),
   maxConsecutiveFailures: bounded(FAILURES_LIMITS, 'Failed runs in a row after which the trigger pauses itself').describe('1..100, default 5'),
+  maxCost: maxCostSchema.nullish().describe("Most USD each run's model calls may cost (the run ends with TASK_BUDGET_EXCEEDED before passing it; 3 such runs in a row pause the trigger); null: no cap"),
   replay: z.boolean().describe('Each run replays the recording of the last successful run without the model (the agent takes over where a step no longer fits); false by default'),
   status: z.enum(['active', 'paused']).describe('active (default) or paused'),
 });
@@ -192,6 +193,7 @@ export function parseCreateCronJob(raw: unknown, now = Date.now()): CreateCronJo
       webhook: parsed.webhook ?? null,
       retryPolicy: (parsed.retryPolicy as RetryPolicyInput | null | undefined) ?? null,
       maxConsecutiveFailures: parsed.maxConsecutiveFailures ?? FAILURES_LIMITS.default,
+      maxCost: parsed.maxCost ?? null,
       replay: parsed.replay ?? false,
     },
   };
@@ -225,6 +227,7 @@ export function parseUpdateCronJob(raw: unknown, current: CronJobRecord, now = D
   if (parsed.startingUrl !== undefined) fields.startingUrl = parsed.startingUrl ?? null;
   if (parsed.maxConsecutiveFailures !== undefined) fields.maxConsecutiveFailures = parsed.maxConsecutiveFailures;
   if (parsed.replay !== undefined) fields.replay = parsed.replay;
+  if (parsed.maxCost !== undefined) fields.maxCost = parsed.maxCost ?? null;
 
   const scheduleChanged = SCHEDULE_FIELD_NAMES.some((k) => k in body);
   if (scheduleChanged) Object.assign(fields, scheduleOf(parsed, current, now));

@@ -14,6 +14,16 @@ export const TASK_LIMITS = {
   maxOutputTokens: { min: 100, max: 100_000, default: 100_000 },
 } as const;
 
+/** The largest dollar budget a task may be given (`maxCost`, USD). */
+export const MAX_COST_USD = 10_000;
+
+/** A task's dollar budget: positive USD, at most MAX_COST_USD (6 decimals are billed). */
+export const maxCostSchema = z
+  .number()
+  .positive()
+  .max(MAX_COST_USD)
+  .describe(`Most USD the task's model calls may cost (checked before each call; the task ends with TASK_BUDGET_EXCEEDED before passing it), up to ${MAX_COST_USD}`);
+
 /** Most fileIds one task may take (`files` from POST /files/upload). */
 export const TASK_FILES_MAX = 20;
 
@@ -126,6 +136,7 @@ export const taskParamsFields = z.object({
   maxDuration: bounded('maxDuration'),
   maxInputTokens: bounded('maxInputTokens'),
   maxOutputTokens: bounded('maxOutputTokens'),
+  maxCost: maxCostSchema.optional(),
   terminateOnCompletion: z.boolean().default(false).describe('Close the session after the task'),
   outputType: z.enum(['text', 'structured_json', 'structured_csv']).default('text'),
   outputSchema: z.union([z.record(z.string(), z.unknown()), z.array(z.string())]).optional().describe('JSON Schema (structured_json) or column names (structured_csv)'),
