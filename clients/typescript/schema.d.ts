@@ -968,9 +968,21 @@ export interface components {
                 secrets?: {
                     /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
                     match: string;
-                    /** @description Credential fields such as email, password, apiKey; the agent sees only their names */
+                    /** @description Credential fields such as email, password, apiKey (or a one-time-code seed: {"totp": "<base32>", "digits": 6, "period": 30}); the agent sees only their names */
                     fields: {
-                        [key: string]: string;
+                        [key: string]: string | {
+                            /** @description The base32 seed, as the site shows it for authenticator apps */
+                            totp: string;
+                            /** @description Digits of a code: 6 (default), 7 or 8 */
+                            digits?: 6 | 7 | 8;
+                            /** @description Seconds a code is valid: 30 by default, 15..120 */
+                            period?: number;
+                            /**
+                             * @description HMAC of the codes: SHA1 (default), SHA256 or SHA512
+                             * @enum {string}
+                             */
+                            algorithm?: "SHA1" | "SHA256" | "SHA512";
+                        };
                     };
                 }[] | null;
                 /**
@@ -1091,9 +1103,21 @@ export interface components {
                 secrets?: {
                     /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
                     match: string;
-                    /** @description Credential fields such as email, password, apiKey; the agent sees only their names */
+                    /** @description Credential fields such as email, password, apiKey (or a one-time-code seed: {"totp": "<base32>", "digits": 6, "period": 30}); the agent sees only their names */
                     fields: {
-                        [key: string]: string;
+                        [key: string]: string | {
+                            /** @description The base32 seed, as the site shows it for authenticator apps */
+                            totp: string;
+                            /** @description Digits of a code: 6 (default), 7 or 8 */
+                            digits?: 6 | 7 | 8;
+                            /** @description Seconds a code is valid: 30 by default, 15..120 */
+                            period?: number;
+                            /**
+                             * @description HMAC of the codes: SHA1 (default), SHA256 or SHA512
+                             * @enum {string}
+                             */
+                            algorithm?: "SHA1" | "SHA256" | "SHA512";
+                        };
                     };
                 }[] | null;
                 /**
@@ -1179,9 +1203,21 @@ export interface components {
                 secrets?: {
                     /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
                     match: string;
-                    /** @description Credential fields such as email, password, apiKey; the agent sees only their names */
+                    /** @description Credential fields such as email, password, apiKey (or a one-time-code seed: {"totp": "<base32>", "digits": 6, "period": 30}); the agent sees only their names */
                     fields: {
-                        [key: string]: string;
+                        [key: string]: string | {
+                            /** @description The base32 seed, as the site shows it for authenticator apps */
+                            totp: string;
+                            /** @description Digits of a code: 6 (default), 7 or 8 */
+                            digits?: 6 | 7 | 8;
+                            /** @description Seconds a code is valid: 30 by default, 15..120 */
+                            period?: number;
+                            /**
+                             * @description HMAC of the codes: SHA1 (default), SHA256 or SHA512
+                             * @enum {string}
+                             */
+                            algorithm?: "SHA1" | "SHA256" | "SHA512";
+                        };
                     };
                 }[] | null;
                 /**

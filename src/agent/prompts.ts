@@ -23,7 +23,7 @@ export function taskPrompt(
   params: TaskParams,
   previous: PreviousTask[],
   files: { fileId: string; name: string; size: number }[] = [],
-  secrets: { name: string; matches: string[] }[] = [],
+  secrets: { name: string; matches: string[]; oneTimeCode?: true }[] = [],
 ): string {
   const parts: string[] = [];
   if (previous.length) {
@@ -41,7 +41,7 @@ export function taskPrompt(
     // Instructions with a real placeholder: the local model copied a generic one (<secret>NAME</secret>) word for word.
     const example = `<secret>${secrets[0].name}</secret>`;
     parts.push(`Secrets (you never see their values): put a placeholder such as ${example} as the text of input_text (or the option of select_option) and the real value is typed in, only on the sites listed for it. The placeholders:`);
-    for (const secret of secrets) parts.push(`- <secret>${secret.name}</secret> on ${secret.matches.join(', ')}`);
+    for (const secret of secrets) parts.push(`- <secret>${secret.name}</secret> on ${secret.matches.join(', ')}${secret.oneTimeCode ? ' (a one-time code: the code valid at that moment is typed)' : ''}`);
   }
   parts.push(outputInstructions(params));
   return parts.join('\n');

@@ -1,5 +1,6 @@
 /** Plain data shared by the workflow, its activities and the API (no runtime imports). */
-import type { SecretEntryInput, TaskParamsInput } from './schemas/task.schema';
+import type { SecretEntryInput, TaskParamsInput, TotpSeed } from './schemas/task.schema';
+export type { TotpSeed };
 
 export type OutputType = 'text' | 'structured_json' | 'structured_csv';
 

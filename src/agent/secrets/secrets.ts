@@ -5,7 +5,8 @@
  * and records, to logs) goes through `mask`, which puts the placeholder back wherever a
  * value shows up, also URL- or JSON-encoded and in any letter case.
  */
-import type { SecretEntry } from '../../contracts/session-types';
+import type { SecretEntry, TotpSeed } from '../../contracts/session-types';
+import { totpCode } from './totp';
 import { hostMatches, parseHostPattern, specificity, urlHost, type HostPattern } from '../../contracts/host-patterns';
 
 export type { SecretEntry };
@@ -21,7 +22,10 @@ export const placeholder = (name: string): string => `<secret>${name}</secret>`;
 
 interface Compiled {
   name: string;
+  /** The value typed; for a one-time-code field, its seed (masked, never typed). */
   value: string;
+  /** A one-time-code field: what is typed is the code valid at that moment. */
+  seed?: TotpSeed;
   /** null: `all`. */
   pattern: HostPattern | null;
   matchText: string;
@@ -35,13 +39,23 @@ export class TaskSecrets {
   /** Every SUBSTRING_MIN-character piece of the long values' forms (lower case, no whitespace), with the value's name. */
   private readonly grams = new Map<string, string>();
 
-  constructor(entries: SecretEntry[]) {
+  /**
+   * @param onCode told each one-time code as it is typed, so everything sent out later masks
+   * it too (the session's vault adds it to what it masks).
+   */
+  constructor(
+    entries: SecretEntry[],
+    private readonly onCode?: (name: string, code: string) => void,
+    private readonly now: () => number = Date.now,
+  ) {
     for (const entry of entries) {
       const parsed = entry.match.trim().toLowerCase() === 'all' ? null : parseHostPattern(entry.match);
       if (typeof parsed === 'string') continue; // refused by the API already
       for (const [name, value] of Object.entries(entry.fields)) {
         if (!value) continue;
-        this.entries.push({ name, value, pattern: parsed, matchText: parsed ? entry.match.trim().toLowerCase() : 'all' });
+        const matchText = parsed ? entry.match.trim().toLowerCase() : 'all';
+        if (typeof value === 'string') this.entries.push({ name, value, pattern: parsed, matchText });
+        else this.entries.push({ name, value: value.totp, seed: value, pattern: parsed, matchText });
       }
     }
     const seen = new Set<string>();
@@ -72,10 +86,13 @@ export class TaskSecrets {
   }
 
   /** The names the model may use, with where each works (for the task prompt). */
-  catalogue(): { name: string; matches: string[] }[] {
-    const byName = new Map<string, string[]>();
-    for (const entry of this.entries) byName.set(entry.name, [...(byName.get(entry.name) ?? []), entry.matchText]);
-    return [...byName].map(([name, matches]) => ({ name, matches }));
+  catalogue(): { name: string; matches: string[]; oneTimeCode?: true }[] {
+    const byName = new Map<string, { matches: string[]; oneTimeCode?: true }>();
+    for (const entry of this.entries) {
+      const known = byName.get(entry.name) ?? { matches: [] };
+      byName.set(entry.name, { matches: [...known.matches, entry.matchText], ...(known.oneTimeCode || entry.seed ? { oneTimeCode: true as const } : {}) });
+    }
+    return [...byName].map(([name, about]) => ({ name, ...about }));
   }
 
   /** Whether `text` holds any placeholder. */
@@ -123,7 +140,11 @@ export class TaskSecrets {
         return whole;
       }
       used.push(name);
-      return fitting[0].value;
+      const chosen = fitting[0];
+      if (!chosen.seed) return chosen.value;
+      const code = totpCode(chosen.seed, this.now());
+      this.onCode?.(name, code);
+      return code;
     });
     return error ? { ok: false, error } : { ok: true, text: out, used };
   }

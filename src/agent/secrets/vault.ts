@@ -23,7 +23,8 @@ export class SecretVault {
     const prev = this.sessions.get(sessionId);
     const all = [...(prev?.entries ?? []), ...entries];
     const masked = prev?.masked ?? [];
-    this.sessions.set(sessionId, { taskId, current: new TaskSecrets(entries), all: new TaskSecrets([...all, ...masked]), entries: all, masked });
+    const current = new TaskSecrets(entries, (name, code) => this.maskAlso(sessionId, name, code));
+    this.sessions.set(sessionId, { taskId, current, all: new TaskSecrets([...all, ...masked]), entries: all, masked });
   }
 
   /**

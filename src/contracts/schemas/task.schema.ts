@@ -90,6 +90,33 @@ const bounded = (name: keyof typeof TASK_LIMITS) =>
 
 export const SECRET_LIMITS = { entries: 50, fields: 20, valueChars: 4096 } as const;
 
+/** Base32 (RFC 4648) as authenticator apps show seeds: letters A-Z and digits 2-7, spaces or dashes between groups, padding. */
+const BASE32_SEED = /^[A-Za-z2-7][A-Za-z2-7 -]*=*$/;
+
+/**
+ * A one-time-code field: the authenticator seed (RFC 6238 TOTP). Typing its placeholder types
+ * the code valid at that moment, computed on the worker.
+ */
+export const totpSeedSchema = z
+  .object({
+    totp: z
+      .string()
+      .min(16, 'a TOTP seed has at least 16 base32 characters (80 bits)')
+      .max(256)
+      .regex(BASE32_SEED, 'must be the base32 seed (letters A-Z and digits 2-7) the site showed for authenticator apps')
+      .describe('The base32 seed, as the site shows it for authenticator apps'),
+    digits: z.union([z.literal(6), z.literal(7), z.literal(8)]).optional().describe('Digits of a code: 6 (default), 7 or 8'),
+    period: z.number().int().min(15).max(120).optional().describe('Seconds a code is valid: 30 by default, 15..120'),
+    algorithm: z.enum(['SHA1', 'SHA256', 'SHA512']).optional().describe('HMAC of the codes: SHA1 (default), SHA256 or SHA512'),
+  })
+  .strict()
+  .describe('A one-time-code seed: <secret>name</secret> types the code valid at that moment');
+
+const secretValueSchema = z.union([
+  z.string().min(1, 'a secret value must not be empty').max(SECRET_LIMITS.valueChars, `a secret value may have at most ${SECRET_LIMITS.valueChars} characters`),
+  totpSeedSchema,
+]);
+
 export const secretEntrySchema = z
   .object({
     match: z
@@ -103,7 +130,7 @@ export const secretEntrySchema = z
       .meta({ pattern: `^\\s*([Aa][Ll][Ll]|${HOST_PATTERN_SOURCE})\\s*$`, maxLength: MAX_HOST_PATTERN })
       .describe('Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all"'),
     fields: z
-      .record(z.string(), z.string().min(1, 'a secret value must not be empty').max(SECRET_LIMITS.valueChars, `a secret value may have at most ${SECRET_LIMITS.valueChars} characters`))
+      .record(z.string(), secretValueSchema)
       .superRefine((fields, ctx) => {
         const names = Object.keys(fields);
         if (!names.length) ctx.addIssue({ code: 'custom', message: 'must hold at least one field, e.g. {"password": "..."}' });
@@ -113,7 +140,7 @@ export const secretEntrySchema = z
         }
       })
       .meta({ propertyNames: { pattern: SECRET_NAME.source }, minProperties: 1, maxProperties: SECRET_LIMITS.fields })
-      .describe('Credential fields such as email, password, apiKey; the agent sees only their names'),
+      .describe('Credential fields such as email, password, apiKey (or a one-time-code seed: {"totp": "<base32>", "digits": 6, "period": 30}); the agent sees only their names'),
   })
   .strict();
 
@@ -196,6 +223,7 @@ export const taskParamsSchema = nullIsAbsent(checkedTaskParams, (input, ctx) => 
 
 export type TaskParamsInput = z.infer<typeof taskParamsSchema>;
 export type SecretEntryInput = z.infer<typeof secretEntrySchema>;
+export type TotpSeed = z.infer<typeof totpSeedSchema>;
 
 /**
  * A task needs something to do: an empty or blank prompt is 400 INVALID_TASK_DETAILS
