@@ -1003,6 +1003,20 @@ export interface components {
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
                 } | null;
+                /** @description Checks the result must pass before the task completes (at most 10); the agent is told the failed ones and goes on, 3 times, then the task fails with TASK_NOT_VERIFIED */
+                verify?: ({
+                    /** @description URL pattern the final page must match: * for any characters, case-insensitive; without * the URL contains it */
+                    urlMatches: string;
+                } | {
+                    /** @description Text the final page shows (letter case and spacing aside) */
+                    textVisible: string;
+                } | {
+                    /** @description A visible element: `role "name"` (button "Log out") or a text it shows, its label or placeholder */
+                    elementVisible: string;
+                } | {
+                    /** @description A sentence a separate model call judges from the final page and the answer, with its reason */
+                    criteria: string;
+                })[] | null;
                 /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
                 replayOf?: string | null;
             } & (unknown & unknown)) | {
@@ -1138,6 +1152,20 @@ export interface components {
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
                 } | null;
+                /** @description Checks the result must pass before the task completes (at most 10); the agent is told the failed ones and goes on, 3 times, then the task fails with TASK_NOT_VERIFIED */
+                verify?: ({
+                    /** @description URL pattern the final page must match: * for any characters, case-insensitive; without * the URL contains it */
+                    urlMatches: string;
+                } | {
+                    /** @description Text the final page shows (letter case and spacing aside) */
+                    textVisible: string;
+                } | {
+                    /** @description A visible element: `role "name"` (button "Log out") or a text it shows, its label or placeholder */
+                    elementVisible: string;
+                } | {
+                    /** @description A sentence a separate model call judges from the final page and the answer, with its reason */
+                    criteria: string;
+                })[] | null;
                 /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
                 replayOf?: string | null;
             } & (unknown & unknown)) | {
@@ -1238,6 +1266,20 @@ export interface components {
                      */
                     submittedData: "ai_response" | "full_response" | "just_ping";
                 } | null;
+                /** @description Checks the result must pass before the task completes (at most 10); the agent is told the failed ones and goes on, 3 times, then the task fails with TASK_NOT_VERIFIED */
+                verify?: ({
+                    /** @description URL pattern the final page must match: * for any characters, case-insensitive; without * the URL contains it */
+                    urlMatches: string;
+                } | {
+                    /** @description Text the final page shows (letter case and spacing aside) */
+                    textVisible: string;
+                } | {
+                    /** @description A visible element: `role "name"` (button "Log out") or a text it shows, its label or placeholder */
+                    elementVisible: string;
+                } | {
+                    /** @description A sentence a separate model call judges from the final page and the answer, with its reason */
+                    criteria: string;
+                })[] | null;
                 /** @description One of the caller's completed tasks: its recorded steps are performed again without the model; the agent takes over where a step no longer fits the page */
                 replayOf?: string | null;
             } & (unknown & unknown)) | {
@@ -1879,6 +1921,20 @@ export interface components {
                         timestamp: number;
                     }[];
                 }[];
+                /** @description Only for a task with verify: the checks its result passed */
+                verification?: {
+                    passed: boolean;
+                    /** @description Times the result was checked; the last one passed */
+                    attempts: number;
+                    checks: {
+                        /** @enum {string} */
+                        check: "urlMatches" | "textVisible" | "elementVisible" | "criteria";
+                        value: string;
+                        passed: boolean;
+                        /** @description What the page showed, or the judge's reason (criteria) */
+                        reason: string;
+                    }[];
+                };
             };
             /** @description Usage of a task */
             usage: {
@@ -2045,6 +2101,20 @@ export interface components {
                         timestamp: number;
                     }[];
                 }[];
+                /** @description Only for a task with verify: the checks its result passed */
+                verification?: {
+                    passed: boolean;
+                    /** @description Times the result was checked; the last one passed */
+                    attempts: number;
+                    checks: {
+                        /** @enum {string} */
+                        check: "urlMatches" | "textVisible" | "elementVisible" | "criteria";
+                        value: string;
+                        passed: boolean;
+                        /** @description What the page showed, or the judge's reason (criteria) */
+                        reason: string;
+                    }[];
+                };
             };
             /** @description Usage of a task */
             usage: {
@@ -2215,6 +2285,20 @@ export interface components {
                         timestamp: number;
                     }[];
                 }[];
+                /** @description Only for a task with verify: the checks its result passed */
+                verification?: {
+                    passed: boolean;
+                    /** @description Times the result was checked; the last one passed */
+                    attempts: number;
+                    checks: {
+                        /** @enum {string} */
+                        check: "urlMatches" | "textVisible" | "elementVisible" | "criteria";
+                        value: string;
+                        passed: boolean;
+                        /** @description What the page showed, or the judge's reason (criteria) */
+                        reason: string;
+                    }[];
+                };
             };
             /** @description Usage of a task */
             usage: {

@@ -7,7 +7,8 @@ import type { ActionName } from '../contracts/actions';
 import { TaskFailure, endsTaskAtOnce, isServiceError } from '../contracts/errors';
 import type { FoundElement } from '../recording/replay';
 import type { RecordedStep } from '../contracts/recording';
-import type { StepResult } from '../contracts/session-types';
+import type { StepResult, Verification, VerifyCheck } from '../contracts/session-types';
+import { MAX_VERIFY_RETRIES, notVerified, notVerifiedNote, runChecks } from './verify';
 import { gateAction, type GateOutcome } from './action-gate';
 import { elementUnderIndex } from './approval-binding';
 import { observedIndexes } from './page-bound-tools';
@@ -97,6 +98,11 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   const result = await tool.execute(toolContext, gate.args as never);
   base.timings = action.timings();
   if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };
+  if (result.done && result.done.success !== false && step.input.params.verify?.length) {
+    const verification = await verifiedAnswer(step, callId, step.input.params.verify, result.done.message);
+    if (!verification) return { ...base, kind: 'continue' };
+    base.verification = verification;
+  }
   return performed(step, request, action, result);
 }
 
@@ -147,6 +153,24 @@ async function answerAccepted(step: StepContext, callId: string, done: NonNullab
   step.memory.answerCall(callId, step.mask(`Not accepted: ${checked.error} Call done again with a corrected answer.`));
   step.log.info({ error: step.mask(checked.error), corrections }, 'structured output refused');
   return false;
+}
+
+/**
+ * The answer's verify checks on the final page: all passed, the verification goes with the
+ * done; some failed, the model is told which and goes on (MAX_VERIFY_RETRIES times, then the
+ * task fails with TASK_NOT_VERIFIED and the verdicts).
+ */
+async function verifiedAnswer(step: StepContext, callId: string, checks: VerifyCheck[], answer: string): Promise<Verification | undefined> {
+  const { memory, log, mask } = step;
+  const checksRun = await runChecks(step, checks, answer);
+  const failed = checksRun.filter((v) => !v.passed);
+  if (!failed.length) return { passed: true, attempts: memory.verificationFailures() + 1, checks: checksRun };
+  const failures = memory.verificationFailed();
+  log.info({ failed: failed.map((v) => v.check), failures }, 'the result did not pass its checks');
+  emit(step, { type: 'agent', taskId: step.input.taskId, content: mask(`The result was checked: ${failed.length} of ${checksRun.length} checks failed (${failed.map((v) => v.check).join(', ')}).`) });
+  if (failures > MAX_VERIFY_RETRIES) throw notVerified(checksRun);
+  memory.answerCall(callId, mask(notVerifiedNote(failed)));
+  return undefined;
 }
 
 /** A performed action reported: to the model, the recording, watchers, the log and the workflow. */

@@ -78,12 +78,14 @@ export class TaskMemory {
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
+  private failedVerifications = 0;
 
   /** Starts on a new task: its counters from zero, its tools as the model will see them. */
   startTask(taskId: string, specs: LlmToolSpec[]): void {
     this.taskId = taskId;
     this.failedActions = 0;
     this.outputCorrections = 0;
+    this.failedVerifications = 0;
     this.repetition.reset();
     this.specs = specs;
   }
@@ -166,6 +168,17 @@ export class TaskMemory {
   }
 
   /** A structured result was refused: how many times in this task now. */
+  /** How many of this task's answers failed their verify checks. */
+  verificationFailures(): number {
+    return this.failedVerifications;
+  }
+
+  /** A done whose result failed its verify checks; how many so far in this task. */
+  verificationFailed(): number {
+    this.failedVerifications += 1;
+    return this.failedVerifications;
+  }
+
   outputRefused(): number {
     this.outputCorrections += 1;
     return this.outputCorrections;

@@ -13,7 +13,7 @@ export function taskEnvelope(links: FileLinks, view: TaskView, opts: { withCompl
           ...ids,
           type: 'task_completed',
           status: 'task_completed',
-          data: { message: view.message ?? '', files: linkedFiles(links, view.files), network: view.network ?? [] },
+          data: { message: view.message ?? '', files: linkedFiles(links, view.files), network: view.network ?? [], ...(view.verification ? { verification: view.verification } : {}) },
           usage: view.usage,
           ...(opts.withCompletedAt && view.completedAt ? { completedAt: view.completedAt } : {}),
         },

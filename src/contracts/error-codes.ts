@@ -98,6 +98,8 @@ export const ERROR_CATALOGUE = {
   TOKEN_BUDGET_EXCEEDED: spec(500, 'later'),
   /** The next model call would pass the task's maxCost or its owner's daily spending limit (another run meets the same budget). */
   TASK_BUDGET_EXCEEDED: spec(402, 'never'),
+  /** The result did not pass the task's verify checks after the agent was told which failed, a few times. */
+  TASK_NOT_VERIFIED: spec(500, 'later', 'ends the task'),
   INVALID_STRUCTURED_OUTPUT: spec(500, 'later', 'ends the task'),
   ACTION_FAILED: spec(500, 'later'),
 

@@ -57,6 +57,25 @@ export interface TaskNetwork {
   urls: { url: string; timestamp: number }[];
 }
 
+/** One check of a task's `verify`. */
+export type VerifyCheck = { urlMatches: string } | { textVisible: string } | { elementVisible: string } | { criteria: string };
+
+/** A check's verdict on the final page (and the answer, for criteria), with its reason. */
+export interface Verdict {
+  check: 'urlMatches' | 'textVisible' | 'elementVisible' | 'criteria';
+  value: string;
+  passed: boolean;
+  reason: string;
+}
+
+/** A verified task's checks as they stood when it completed. */
+export interface Verification {
+  passed: boolean;
+  /** Times the result was checked (the last one passed). */
+  attempts: number;
+  checks: Verdict[];
+}
+
 export interface TaskView {
   taskId: string;
   /** A replay: the task named by `replayOf`. */
@@ -71,6 +90,8 @@ export interface TaskView {
   code?: string;
   details?: Record<string, unknown>;
   guardrail?: { type: string; value: string };
+  /** A task with `verify`: the verdicts of the checks its result passed. */
+  verification?: Verification;
   createdAt: string;
   completedAt?: string;
   /** Stored with the task record by the worker; not kept in the workflow. */
@@ -149,6 +170,8 @@ export interface StepResult {
   kind: 'continue' | 'done' | 'human_input';
   message?: string;
   success?: boolean;
+  /** A done of a task with `verify`: the checks its result passed. */
+  verification?: Verification;
   humanInput?: { type: string; value: string };
   usage: { inputTokens: number; outputTokens: number };
   action?: { name: string; target?: string };

@@ -33,8 +33,11 @@ export function buildPayload(submittedData: SubmittedData, subject: DeliverySubj
   const trigger = subject.trigger ? { cronJobId: subject.trigger.cronJobId, runId: subject.trigger.runId } : {};
   const type = deliveryType(subject.status);
   switch (submittedData) {
-    case 'ai_response':
-      return { ...ids, type, data: { message: subject.message }, ...trigger };
+    case 'ai_response': {
+      // A verified task's delivery carries the verdicts its result passed.
+      const data = subject.envelope.data as { verification?: unknown } | undefined;
+      return { ...ids, type, data: { message: subject.message, ...(data?.verification ? { verification: data.verification } : {}) }, ...trigger };
+    }
     case 'just_ping':
       return { ...ids, type, status: subject.status, timestamp: subject.completedAt, ...trigger };
     case 'full_response':

@@ -13,6 +13,7 @@ import type {
   TaskStatus,
   TaskView,
   Usage,
+  Verification,
 } from '../contracts/session-types';
 import { TERMINAL_TASK_STATUSES } from '../contracts/session-types';
 
@@ -35,6 +36,8 @@ export interface TaskState {
   /** Steps a replay performed from its recording, without the model. */
   replayedSteps?: number;
   message?: string;
+  /** A task with `verify`: the verdicts its result passed. */
+  verification?: Verification;
   /** The agent's words with its last step that had some, and its last action: a stopped task's message. */
   lastWords?: string;
   lastAction?: string;
@@ -223,10 +226,11 @@ export class SessionState {
     task.cost = round6(task.cost + spent.cost);
   }
 
-  finishTask(of: Readonly<TaskState>, status: TaskStatus, now: number, outcome: { message?: string; error?: TaskState['error'] } = {}): void {
+  finishTask(of: Readonly<TaskState>, status: TaskStatus, now: number, outcome: { message?: string; error?: TaskState['error']; verification?: Verification } = {}): void {
     const task = this.#own(of);
     task.status = status;
     task.completedAt = now;
+    if (outcome.verification) task.verification = outcome.verification;
     if (outcome.message !== undefined) task.message = outcome.message;
     // A stopped task answers what the agent had said so far.
     else if (status === 'stopped') task.message = stoppedMessage(task);
@@ -467,6 +471,7 @@ export function toTaskView(sessionId: string, t: TaskState, now: number): TaskVi
     code: t.error?.code,
     details: t.error?.details,
     guardrail: t.guardrail,
+    ...(t.verification ? { verification: t.verification } : {}),
     ...(t.params.replay ? { replayOf: t.params.replay.of, replayRoot: t.params.replay.root } : {}),
     createdAt: new Date(t.createdAt).toISOString(),
     completedAt: t.completedAt ? new Date(t.completedAt).toISOString() : undefined,

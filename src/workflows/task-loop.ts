@@ -156,6 +156,7 @@ function stepFailed({ state, lease }: Session, task: Task, humanReply: string | 
 function finishDone(state: SessionState, task: Task, result: StepResult): boolean {
   state.finishTask(task, result.success === false ? 'failed' : 'task_completed', Date.now(), {
     message: result.message,
+    verification: result.verification,
     error: result.success === false ? { code: 'TASK_FAILED', message: result.message ?? 'The agent could not complete the task' } : undefined,
   });
   return result.artifactsCollected === true;

@@ -41,13 +41,29 @@ export const taskNetworkSchema = z.object({ id: z.string(), taskId: z.string(), 
 
 const ids = { sessionId: z.string(), taskId: z.string() };
 
+/** The verdicts of a task's `verify` checks. */
+export const verificationSchema = z
+  .object({
+    passed: z.boolean(),
+    attempts: z.number().int().describe('Times the result was checked; the last one passed'),
+    checks: z.array(
+      z.object({
+        check: z.enum(['urlMatches', 'textVisible', 'elementVisible', 'criteria']),
+        value: z.string(),
+        passed: z.boolean(),
+        reason: z.string().describe("What the page showed, or the judge's reason (criteria)"),
+      }),
+    ),
+  })
+  .describe('Only for a task with verify: the checks its result passed');
+
 export const taskCompletedSchema = z
   .object({
     success: z.literal(true),
     ...ids,
     type: z.literal('task_completed'),
     status: z.literal('task_completed'),
-    data: z.object({ message: z.string(), files: z.array(taskFileSchema), network: z.array(taskNetworkSchema) }),
+    data: z.object({ message: z.string(), files: z.array(taskFileSchema), network: z.array(taskNetworkSchema), verification: verificationSchema.optional() }),
     usage: usageSchema,
     completedAt: iso.optional().describe('In the poll response'),
   })

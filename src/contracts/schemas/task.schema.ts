@@ -24,6 +24,19 @@ export const maxCostSchema = z
   .max(MAX_COST_USD)
   .describe(`Most USD the task's model calls may cost (checked before each call; the task ends with TASK_BUDGET_EXCEEDED before passing it), up to ${MAX_COST_USD}`);
 
+/** Most checks of a task's `verify`, and the longest text of one. */
+export const VERIFY_LIMITS = { checks: 10, chars: 1000 } as const;
+
+const checkText = (what: string) => z.string().trim().min(1, `${what} must not be empty`).max(VERIFY_LIMITS.chars);
+
+/** One check a task's result must pass before the task may complete. */
+export const verifyCheckSchema = z.union([
+  z.object({ urlMatches: checkText('urlMatches').max(500).describe('URL pattern the final page must match: * for any characters, case-insensitive; without * the URL contains it') }).strict(),
+  z.object({ textVisible: checkText('textVisible').describe('Text the final page shows (letter case and spacing aside)') }).strict(),
+  z.object({ elementVisible: checkText('elementVisible').max(200).describe('A visible element: `role "name"` (button "Log out") or a text it shows, its label or placeholder') }).strict(),
+  z.object({ criteria: checkText('criteria').describe('A sentence a separate model call judges from the final page and the answer, with its reason') }).strict(),
+]);
+
 /** Most fileIds one task may take (`files` from POST /files/upload). */
 export const TASK_FILES_MAX = 20;
 
@@ -170,6 +183,12 @@ export const taskParamsFields = z.object({
   secrets: z.array(secretEntrySchema).max(SECRET_LIMITS.entries).default([]).describe('Values the agent may type but never sees'),
   files: fileIdsSchema.default([]).describe('fileIds from POST /files/upload'),
   webhook: webhookSchema.optional(),
+  verify: z
+    .array(verifyCheckSchema)
+    .min(1)
+    .max(VERIFY_LIMITS.checks)
+    .optional()
+    .describe(`Checks the result must pass before the task completes (at most ${VERIFY_LIMITS.checks}); the agent is told the failed ones and goes on, 3 times, then the task fails with TASK_NOT_VERIFIED`),
   replayOf: z
     .string()
     .min(1)
