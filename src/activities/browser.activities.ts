@@ -6,7 +6,9 @@ import type { Recorder } from '../recording/recorder';
 import type { ElementDescription } from '../contracts/recording';
 import type { AgentRunner } from '../agent/agent';
 import type { SecretVault } from '../agent/secrets/vault';
-import type { BrowserPool } from '../browser/pool';
+import type { BrowserPool, RestoreState } from '../browser/pool';
+import type { SavedMemory } from '../agent/task-memory';
+import type { HibernationsRepository } from '../store/hibernations.repository';
 import type { ProfileMaterializer, ProfileSource } from '../contracts/profiles';
 import { failureOf, isServiceError, toTemporalFailure } from '../contracts/errors';
 import type { Logger } from '../logger';
@@ -43,6 +45,8 @@ export function createBrowserActivities(deps: {
   vault?: SecretVault;
   /** Writes a person's actions during a task into its recording. */
   recorder?: Recorder;
+  /** Sealed states of hibernated sessions. */
+  hibernations?: HibernationsRepository;
   logger: Logger;
 }) {
   const { pool, agent, events, store, profiles, onClosed, vault } = deps;
@@ -97,10 +101,29 @@ export function createBrowserActivities(deps: {
   };
 
   return {
-    /** Opens the session's browser here; `restore` brings back the page and storage saved by the worker that held it. */
-    async openBrowser({ sessionId, userId, restore, profile, proxy }: { sessionId: string; userId: string; restore?: boolean; profile?: ProfileSource; proxy?: SessionProxy }): Promise<void> {
+    /**
+     * Opens the session's browser here; `restore` brings back the page and storage saved by
+     * the worker that held it; `wake` a hibernated session: its tabs, typed values, scroll
+     * positions and the agent's conversation.
+     */
+    async openBrowser({ sessionId, userId, restore, wake, profile, proxy }: { sessionId: string; userId: string; restore?: boolean; wake?: boolean; profile?: ProfileSource; proxy?: SessionProxy }): Promise<void> {
       if (pool.has(sessionId)) return;
-      const snapshot = restore ? await store.snapshots.get(sessionId) : null;
+      const woken = wake ? await deps.hibernations?.get<Hibernated>(sessionId) : null;
+      if (woken) {
+        if (profile && !profiles) throw failureOf('PROFILES_UNAVAILABLE', 'This worker has no profile storage');
+        const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
+        try {
+          await pool.open(sessionId, { restore: woken.browser, userDataDir, userId, proxy });
+        } catch (err) {
+          if (isServiceError(err)) throw toTemporalFailure(err, { retry: false });
+          throw err;
+        }
+        if (woken.memory) agent.restoreMemory(sessionId, woken.memory);
+        await deps.hibernations?.remove(sessionId);
+        logger.info({ sessionId, tabs: woken.browser.pages?.tabs.length ?? 0 }, 'hibernated session woke on this worker');
+        return;
+      }
+      const snapshot = restore || wake ? await store.snapshots.get(sessionId) : null;
       if (profile && !profiles) throw failureOf('PROFILES_UNAVAILABLE', 'This worker has no profile storage');
       const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
       try {
@@ -113,12 +136,33 @@ export function createBrowserActivities(deps: {
       if (restore) logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
     },
 
+    /**
+     * A session waiting for a person lets its browser go: its storage, tabs, typed values,
+     * scroll positions and the agent's conversation are sealed into the database, and the
+     * browser closes (the worker's slot is free). A profile session's directory is archived
+     * back first. Answers the sealed size in bytes.
+     */
+    async hibernateBrowser({ sessionId, profile }: { sessionId: string; profile?: ProfileSource }): Promise<{ bytes: number }> {
+      if (!deps.hibernations) throw failureOf('INTERNAL_ERROR', 'This worker cannot hibernate sessions');
+      const browser = await pool.hibernationState(sessionId);
+      if (!browser) throw failureOf('INSTANCE_LOST', 'The browser of this session is no longer available');
+      const bytes = await deps.hibernations.save(sessionId, { browser, memory: agent.saveMemory(sessionId) } satisfies Hibernated);
+      agent.forget(sessionId);
+      taskContexts.delete(sessionId);
+      await pool.close(sessionId);
+      await onClosed?.(sessionId);
+      if (profile && profiles) await profiles.persist(profile, sessionId);
+      logger.info({ sessionId, bytes, tabs: browser.pages?.tabs.length ?? 0 }, 'session hibernated: its browser is closed');
+      return { bytes };
+    },
+
     /** Closes the session's browser; a profile session's directory is archived back into its profile. */
     async closeBrowser({ sessionId, profile }: { sessionId: string; profile?: ProfileSource }): Promise<void> {
       agent.forget(sessionId);
       taskContexts.delete(sessionId);
       await pool.close(sessionId);
       await store.snapshots.remove(sessionId);
+      await deps.hibernations?.remove(sessionId);
       await onClosed?.(sessionId);
       if (profile && profiles) await profiles.persist(profile, sessionId);
     },
@@ -327,3 +371,9 @@ async function manualStepFacts(page: Page, action: InteractionAction): Promise<{
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How long a lease whose run is gone waits for the run that continued it as new. */
 const LEASE_HANDOVER_MS = 15_000;
+
+/** What a hibernated session saved (sealed): its browser and the agent's memory of its task. */
+interface Hibernated {
+  browser: RestoreState;
+  memory?: SavedMemory;
+}

@@ -11,7 +11,7 @@ import { repetitionNote, type RepetitionVerdict } from './repetition';
 import type { TaskSecrets } from './secrets/secrets';
 import { settleApproval } from './settle-approval';
 import type { AgentRunnerOptions, AgentStepResult, StepContext } from './step-context';
-import { TaskMemory } from './task-memory';
+import { TaskMemory, type SavedMemory } from './task-memory';
 
 export type { AgentRunnerOptions, PolicyProvider } from './step-context';
 export { indexesHint } from './act';
@@ -22,6 +22,8 @@ export { indexesHint } from './act';
  */
 export class AgentRunner {
   private readonly memories = new Map<string, TaskMemory>();
+  /** Conversations of hibernated sessions woken here, taken up by their task's next step. */
+  private readonly woken = new Map<string, SavedMemory>();
 
   constructor(
     private readonly pool: BrowserPool,
@@ -30,7 +32,18 @@ export class AgentRunner {
 
   forget(sessionId: string): void {
     this.memories.delete(sessionId);
+    this.woken.delete(sessionId);
     this.options.vault?.forget(sessionId);
+  }
+
+  /** What the agent remembers of a session's task, for it to go on on any worker after hibernation. */
+  saveMemory(sessionId: string): SavedMemory | undefined {
+    return this.memories.get(sessionId)?.save();
+  }
+
+  /** A hibernated session woke here: its task's next step goes on from this conversation. */
+  restoreMemory(sessionId: string, saved: SavedMemory): void {
+    this.woken.set(sessionId, saved);
   }
 
   /**
@@ -83,7 +96,12 @@ export class AgentRunner {
   /** A new task begins; the human's answer is taken; a replay goes on; or the model decides and the action is performed. */
   private async runStep(step: StepContext): Promise<AgentStepResult> {
     const { input, memory } = step;
-    if (memory.taskId !== input.taskId) await beginTask(step);
+    if (memory.taskId !== input.taskId) {
+      await beginTask(step);
+      const saved = this.woken.get(input.sessionId);
+      this.woken.delete(input.sessionId);
+      if (saved?.taskId === input.taskId) memory.restore(saved);
+    }
     if (input.humanReply !== undefined) {
       const pending = memory.takePendingApproval();
       if (pending) return settleApproval(step, pending, input.humanReply);

@@ -19,6 +19,13 @@ export interface PendingApproval {
   element?: ApprovedElement;
 }
 
+/** A task's conversation and pending approval, saved when its session hibernates (pictures left out). */
+export interface SavedMemory {
+  taskId: string;
+  messages: LlmMessage[];
+  pendingApproval?: PendingApproval;
+}
+
 /** A replayed task: its plan, how far it got, and whether the agent has taken over. */
 export class ReplayProgress {
   /** The next recorded step to perform. */
@@ -79,6 +86,19 @@ export class TaskMemory {
   private failedActions = 0;
   private outputCorrections = 0;
   private failedVerifications = 0;
+
+  /** The task's conversation and pending approval, to go on elsewhere. */
+  save(): SavedMemory | undefined {
+    if (!this.taskId) return undefined;
+    const messages = this.messages.map((m) => (m.role === 'user' && m.image ? { role: m.role, content: m.content } : m));
+    return { taskId: this.taskId, messages, ...(this.pendingApproval ? { pendingApproval: this.pendingApproval } : {}) };
+  }
+
+  /** Goes on from a saved conversation (the task begun again on this worker). */
+  restore(saved: SavedMemory): void {
+    this.messages.splice(0, this.messages.length, ...saved.messages);
+    this.pendingApproval = saved.pendingApproval;
+  }
 
   /** Starts on a new task: its counters from zero, its tools as the model will see them. */
   startTask(taskId: string, specs: LlmToolSpec[]): void {

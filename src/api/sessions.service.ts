@@ -195,10 +195,10 @@ export class SessionsService {
    * Who holds the session's browser now, and the seq up to which the timeline agrees: the
    * seq is read first, so a change published after it comes as an event with a greater seq.
    */
-  async controlState(sessionId: string): Promise<{ manual: boolean; seq: number }> {
+  async controlState(sessionId: string): Promise<{ manual: boolean; asleep: boolean; seq: number }> {
     const seq = await this.deps.store.events.latestSeq(sessionId);
     const view = await this.handle(sessionId).query(sessionQuery);
-    return { manual: view.manual === true, seq };
+    return { manual: view.manual === true, asleep: view.hibernated === true, seq };
   }
 
   async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput): Promise<string> {

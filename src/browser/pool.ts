@@ -1,3 +1,4 @@
+import { readPages, writePages, type PagesState } from './page-state';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import { SessionArtifacts, type PersistDownload } from './artifacts';
@@ -63,6 +64,13 @@ interface ReadyContext {
  * Chromium. A ready context goes to exactly one session and never comes back: closing a
  * session closes its context. Taking one starts making its replacement in the background.
  */
+/** What a session's browser is brought back from: a page and its storage; a hibernated one also has its tabs. */
+export interface RestoreState {
+  url: string;
+  storageState: string;
+  pages?: PagesState;
+}
+
 export class BrowserPool {
   private browser?: Promise<Browser>;
   /** Every Chromium of the pool: the shared one and those of profile sessions (their downloads land in one directory). */
@@ -250,7 +258,7 @@ export class BrowserPool {
    * directory (cookies, storage, extensions persist); `restore` brings back a page and
    * storage saved by another worker.
    */
-  async open(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string; userId?: string; proxy?: SessionProxy } = {}): Promise<BrowserSession> {
+  async open(sessionId: string, opts: { restore?: RestoreState; userDataDir?: string; userId?: string; proxy?: SessionProxy } = {}): Promise<BrowserSession> {
     const existing = this.sessions.get(sessionId);
     if (existing) return existing;
     const plain = !opts.restore && !opts.userDataDir && !opts.proxy;
@@ -267,7 +275,7 @@ export class BrowserPool {
   }
 
   /** A session's context made now (no ready one, or not a plain session). */
-  private async openCold(sessionId: string, opts: { restore?: { url: string; storageState: string }; userDataDir?: string; userId?: string; proxy?: SessionProxy }): Promise<BrowserSession> {
+  private async openCold(sessionId: string, opts: { restore?: RestoreState; userDataDir?: string; userId?: string; proxy?: SessionProxy }): Promise<BrowserSession> {
     const { restore, userDataDir } = opts;
     const storageState = restore ? JSON.parse(restore.storageState) : undefined;
     // With a proxy, the relay chains to it: Chromium never sees its address or credentials.
@@ -307,6 +315,8 @@ export class BrowserPool {
       });
     }
     const session = this.adopt(sessionId, context, page, egress, opts);
+    // A hibernated session: its other tabs, their fields and scroll positions, and the tab it was on.
+    if (restore?.pages?.tabs.length) session.page = await writePages(context, page, restore.pages);
     this.refill();
     return session;
   }
@@ -370,6 +380,15 @@ export class BrowserPool {
         if (rest.length) session.page = rest[rest.length - 1];
       }
     });
+  }
+
+  /** All a hibernating session needs to wake on any worker: storage, every tab, their fields and scroll positions. */
+  async hibernationState(sessionId: string): Promise<Required<RestoreState> | null> {
+    const s = this.sessions.get(sessionId);
+    if (!s || s.crashed) return null;
+    const storageState = JSON.stringify(await s.context.storageState());
+    const pages = await readPages(s.context, s.page);
+    return { url: pages.tabs[0]?.url ?? s.page.url(), storageState, pages };
   }
 
   /** The page and storage of a session, so another worker can bring it back. */

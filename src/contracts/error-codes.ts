@@ -100,6 +100,8 @@ export const ERROR_CATALOGUE = {
   TASK_BUDGET_EXCEEDED: spec(402, 'never'),
   /** The result did not pass the task's verify checks after the agent was told which failed, a few times. */
   TASK_NOT_VERIFIED: spec(500, 'later', 'ends the task'),
+  /** Nobody answered the task's question to a person within GUARDRAIL_MAX_WAIT_MS: the session expired. */
+  HUMAN_WAIT_EXPIRED: spec(408, 'later'),
   INVALID_STRUCTURED_OUTPUT: spec(500, 'later', 'ends the task'),
   ACTION_FAILED: spec(500, 'later'),
 

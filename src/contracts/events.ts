@@ -8,6 +8,10 @@ export type SessionMessage =
   | { type: 'response_update'; data: { message: string; control?: 'manual' | 'agent' }; taskId?: string }
   | { type: 'task_completed'; sessionId: string; taskId: string; data: { message: string; files: unknown[]; network: unknown[] }; usage: Record<string, number> }
   | { type: 'guardrail_trigger'; taskId: string; data: { type: string; value: string } }
+  /** The session waits for a person and let its browser go; an answer or a takeover wakes it. */
+  | { type: 'session_hibernated'; taskId?: string; data: { message: string; bytes: number } }
+  /** A hibernated session has its browser again, on the worker named. */
+  | { type: 'session_resumed'; taskId?: string; data: { message: string; workerId?: string; sleptMs: number } }
   | { type: 'error'; taskId?: string; error: string; code: string; details?: Record<string, unknown> };
 
 /** Connection-level events, sent under their own Socket.IO event names. */

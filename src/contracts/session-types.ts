@@ -114,6 +114,8 @@ export interface SessionView {
   error?: { code: string; message: string; details?: Record<string, unknown> };
   /** A human holds the browser (takeOverControl); the agent waits. */
   manual?: boolean;
+  /** The session waits for a person without a browser; an answer or a takeover wakes it. */
+  hibernated?: boolean;
 }
 
 export interface SessionInput {
@@ -124,6 +126,10 @@ export interface SessionInput {
   maxSteps: number;
   /** How long an orphaned session waits for another worker to restore it. */
   orphanGraceMs: number;
+  /** A wait for a person longer than this lets the browser go (absent on sessions started before: never). */
+  hibernateAfterMs?: number;
+  /** The longest wait for a person; then the session expires. */
+  guardrailMaxWaitMs?: number;
   /** The session's upstream proxy (credentials travel only in encrypted payloads). */
   proxy?: SessionProxy;
   /** The environment or profile whose browser profile the session runs on (locked for it by the API). */

@@ -27,7 +27,7 @@ export const newSessionIds = (): { sessionId: string; taskId: string } => ({ ses
  */
 export class SessionAdmission {
   private readonly locks: ProfileLocks;
-  constructor(private readonly deps: { store: Pick<Store, 'db' | 'users' | 'sessions'>; config: Pick<Config, 'DEFAULT_SESSION_LIMIT' | 'SESSION_IDLE_TIMEOUT_MS' | 'MAX_AGENT_STEPS' | 'ORPHAN_GRACE_MS'> }) {
+  constructor(private readonly deps: { store: Pick<Store, 'db' | 'users' | 'sessions'>; config: Pick<Config, 'DEFAULT_SESSION_LIMIT' | 'SESSION_IDLE_TIMEOUT_MS' | 'MAX_AGENT_STEPS' | 'ORPHAN_GRACE_MS' | 'HIBERNATE_AFTER_MS' | 'GUARDRAIL_MAX_WAIT_MS'> }) {
     this.locks = new ProfileLocks(deps.store.db);
   }
 
@@ -73,8 +73,15 @@ export class SessionAdmission {
   }
 
   /** The session workflow's input, with the service's limits. */
-  input(req: Omit<SessionInput, 'idleTimeoutMs' | 'maxSteps' | 'orphanGraceMs' | 'carried'>): SessionInput {
+  input(req: Omit<SessionInput, 'idleTimeoutMs' | 'maxSteps' | 'orphanGraceMs' | 'hibernateAfterMs' | 'guardrailMaxWaitMs' | 'carried'>): SessionInput {
     const { config } = this.deps;
-    return { ...req, idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS, maxSteps: config.MAX_AGENT_STEPS, orphanGraceMs: config.ORPHAN_GRACE_MS };
+    return {
+      ...req,
+      idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
+      maxSteps: config.MAX_AGENT_STEPS,
+      orphanGraceMs: config.ORPHAN_GRACE_MS,
+      hibernateAfterMs: config.HIBERNATE_AFTER_MS,
+      guardrailMaxWaitMs: config.GUARDRAIL_MAX_WAIT_MS,
+    };
   }
 }

@@ -21,7 +21,8 @@ import type { Config } from '../config';
 import { EventPublisher } from '../events/publisher';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
-import { dataConverter } from '../temporal/connection';
+import { dataConverter, payloadKey } from '../temporal/connection';
+import { HibernationsRepository } from '../store/hibernations.repository';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { temporalMetricsAddress } from '../metrics/temporal';
 import { workerMetrics } from '../metrics/worker-metrics';
@@ -177,7 +178,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const browserWorker = await Worker.create({
     ...common,
     taskQueue,
-    activities: createBrowserActivities({ pool, agent, events, store, profiles, onClosed: (id) => storedFiles.discard(id), vault, recorder, logger }),
+    activities: createBrowserActivities({ pool, agent, events, store, profiles, onClosed: (id) => storedFiles.discard(id), vault, recorder, hibernations: new HibernationsRepository(store.db, payloadKey(config)), logger }),
     maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
     // A stop or pause must reach a running step within a second.
     defaultHeartbeatThrottleInterval: 200,

@@ -115,8 +115,11 @@ export class BrowserLease {
     this.#scope = undefined;
   }
 
-  /** Finds a worker that opens the browser (restoring page and storage if asked), until the deadline. */
-  async acquire(restore: boolean, exclude: string[], deadline: number): Promise<boolean> {
+  /**
+   * Finds a worker that opens the browser (restoring page and storage if asked; `wake`: a
+   * hibernated session's sealed state), until the deadline.
+   */
+  async acquire(restore: boolean | 'wake', exclude: string[], deadline: number): Promise<boolean> {
     const { input, state } = this;
     const sessionId = state.sessionId;
     const tried = [...exclude];
@@ -126,7 +129,9 @@ export class BrowserLease {
       if (assigned) {
         tried.push(assigned.workerId);
         try {
-          if (!assigned.opened) await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore, profile: input.profile, proxy: input.proxy });
+          if (!assigned.opened) {
+            await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore: restore !== false, ...(restore === 'wake' ? { wake: true } : {}), profile: input.profile, proxy: input.proxy });
+          }
           this.#placeOn(assigned.workerId, assigned.taskQueue);
           return true;
         } catch (err) {

@@ -85,6 +85,8 @@ async function interact({ input, state, lease, step }: Session, action: Interact
     return 'Manual control is already taken';
   }
   state.touch(Date.now());
+  // A hibernated session wakes for the person's hand (the task loop brings the browser back).
+  if (state.hibernated) await wf.condition(() => !state.hibernated || state.ended);
   await lease.browser().control.interact({ sessionId: state.sessionId, action, taskId: state.current?.taskId, userId: input.userId });
   return `${action.type} performed`;
 }

@@ -82,6 +82,8 @@ export class SessionState {
   #current?: TaskState;
   /** A human holds the browser (takeOverControl); the agent waits. */
   #manual = false;
+  /** The session let its browser go while it waits for a person (hibernation), since then. */
+  #hibernatedSince?: number;
   #pausedByTakeover = false;
   #queued?: TaskState;
   readonly #recent = new Map<string, TaskState>();
@@ -118,6 +120,19 @@ export class SessionState {
   get queued(): Readonly<TaskState> | undefined {
     return this.#queued;
   }
+  get hibernated(): boolean {
+    return this.#hibernatedSince !== undefined;
+  }
+
+  get hibernatedSince(): number | undefined {
+    return this.#hibernatedSince;
+  }
+
+  /** The browser was let go (true) or brought back (false). */
+  setHibernated(hibernated: boolean, now: number): void {
+    this.#hibernatedSince = hibernated ? now : undefined;
+  }
+
   get manual(): boolean {
     return this.#manual;
   }
@@ -172,6 +187,7 @@ export class SessionState {
       endReason: this.#endReason,
       error: this.#error,
       manual: this.#manual,
+      ...(this.#hibernatedSince !== undefined ? { hibernated: true } : {}),
     };
   }
 

@@ -25,7 +25,7 @@ export async function runTask(s: Session): Promise<void> {
   const task = state.beginTask(Date.now());
   await saveTask(s, task);
   await publish(state, { type: 'response_update', taskId: task.taskId, data: { message: 'Task started' } });
-  const deadline = startTimeLimit(s, task);
+  const deadline = new TimeLimit(s, task);
   try {
     for (;;) {
       await wf.condition(() => (task.status === 'running' && !state.manual) || task.endRequest !== undefined || lease.lost);
@@ -55,6 +55,8 @@ export async function runTask(s: Session): Promise<void> {
         await publish(state, { type: 'guardrail_trigger', taskId: task.taskId, data: result.humanInput });
         // reachOut is absent from sessions started before it existed: their replay takes no new branch.
         if (input.reachOut) await reachOutInChat({ userId: input.userId, sessionId: state.sessionId, taskId: task.taskId, environmentId: input.reachOut.environmentId, what: 'guardrail', step: task.steps });
+        // Sessions started before hibernation replay their wait as it ran (the task's time limit on).
+        if (input.hibernateAfterMs !== undefined && wf.patched('hibernate-human-waits')) await waitForHuman(s, task, deadline);
       }
     }
   } catch (err) {
@@ -82,19 +84,122 @@ function saveTask(s: Session, task: Task): Promise<void> {
   return records.saveTask({ userId: s.input.userId, task: toTaskView(s.state.sessionId, task, Date.now()) });
 }
 
-/** The task's maxDuration: when it is over, the task is asked to end and its step is cancelled. */
-function startTimeLimit(s: Session, task: Task): wf.CancellationScope {
-  const deadline = new wf.CancellationScope();
-  deadline
-    .run(() => wf.sleep(task.params.maxDuration))
-    .then(
-      () => {
-        s.state.requestTimeout(task);
-        s.step.cancel();
-      },
-      () => undefined,
-    );
-  return deadline;
+/**
+ * The task's maxDuration: when it is over, the task is asked to end and its step is
+ * cancelled. Time spent waiting for a person does not count (the clock is paused).
+ */
+class TimeLimit {
+  #scope?: wf.CancellationScope;
+  #left: number;
+  #since = 0;
+
+  constructor(
+    private readonly s: Session,
+    private readonly task: Task,
+  ) {
+    this.#left = task.params.maxDuration;
+    this.#start();
+  }
+
+  #start(): void {
+    const scope = new wf.CancellationScope();
+    this.#scope = scope;
+    this.#since = Date.now();
+    scope
+      .run(() => wf.sleep(this.#left))
+      .then(
+        () => {
+          this.s.state.requestTimeout(this.task);
+          this.s.step.cancel();
+        },
+        () => undefined,
+      );
+  }
+
+  /** The clock stops (a wait for a person begins). */
+  pause(): void {
+    if (!this.#scope) return;
+    this.#left = Math.max(1, this.#left - (Date.now() - this.#since));
+    this.#scope.cancel();
+    this.#scope = undefined;
+  }
+
+  /** The clock goes on with what was left. */
+  resume(): void {
+    if (!this.#scope && !this.task.completedAt) this.#start();
+  }
+
+  cancel(): void {
+    this.#scope?.cancel();
+    this.#scope = undefined;
+  }
+}
+
+/**
+ * A wait for a person (a guardrail, an approval): the task's clock stops; after
+ * hibernateAfterMs without activity the session lets its browser go (hibernates) until an
+ * answer or a takeover wakes it on any worker; after guardrailMaxWaitMs the session expires.
+ */
+async function waitForHuman(s: Session, task: Task, clock: TimeLimit): Promise<void> {
+  const { input, state, lease } = s;
+  const maxWait = input.guardrailMaxWaitMs ?? 86_400_000;
+  const until = Date.now() + maxWait;
+  const answered = () => task.status !== 'guardrail_trigger' || task.endRequest !== undefined || state.endRequested !== undefined;
+  clock.pause();
+  try {
+    while (!answered() && !lease.lost) {
+      const left = until - Date.now();
+      if (left <= 0) {
+        state.requestEnd('expired');
+        throw wf.ApplicationFailure.create({ type: 'HUMAN_WAIT_EXPIRED', message: `Nobody answered within ${maxWait} ms (GUARDRAIL_MAX_WAIT_MS); the session expired`, details: [{ maxWaitMs: maxWait }], nonRetryable: true });
+      }
+      if (state.hibernated) {
+        await wf.condition(() => answered() || state.manual, left);
+        if (answered() || state.manual) await wake(s, task);
+        continue;
+      }
+      if (state.manual) {
+        await wf.condition(() => answered() || lease.lost || !state.manual, left);
+        continue;
+      }
+      const idle = state.lastActivityAt + (input.hibernateAfterMs ?? 0) - Date.now();
+      if (!input.hibernateAfterMs || idle > 0) {
+        await wf.condition(() => answered() || lease.lost || state.manual, input.hibernateAfterMs ? Math.min(left, idle) : left);
+        continue;
+      }
+      if (!(await hibernate(s, task))) await wf.condition(() => answered() || lease.lost || state.manual, left);
+    }
+    // Stopped while asleep: the session goes on with its browser (unless it is ending).
+    if (state.hibernated && state.endRequested === undefined) await wake(s, task);
+  } finally {
+    clock.resume();
+  }
+}
+
+/** The browser is sealed away and closed; the worker's slot is free. False when the worker could not. */
+async function hibernate(s: Session, task: Task): Promise<boolean> {
+  const { input, state, lease } = s;
+  let bytes = 0;
+  try {
+    ({ bytes } = await lease.browser().control.hibernateBrowser({ sessionId: state.sessionId, profile: input.profile }));
+  } catch (err) {
+    wf.log.warn('the session could not hibernate; it waits with its browser', { error: String(err) });
+    return false;
+  }
+  lease.release();
+  state.setHibernated(true, Date.now());
+  await publish(state, { type: 'session_hibernated', taskId: task.taskId, data: { message: 'Waiting for an answer without a browser; an answer or a takeover wakes the session', bytes } });
+  return true;
+}
+
+/** The session gets its browser back on any worker, as it was. */
+async function wake(s: Session, task: Task): Promise<void> {
+  const { input, state, lease } = s;
+  const woke = await lease.acquire('wake', [], Date.now() + input.orphanGraceMs);
+  if (!woke) throw lostInstance();
+  const sleptMs = Date.now() - (state.hibernatedSince ?? Date.now());
+  state.setHibernated(false, Date.now());
+  await publish(state, { type: 'session_resumed', taskId: task.taskId, data: { message: 'The session has its browser again', workerId: lease.worker?.workerId, sleptMs } });
 }
 
 /** Ends the task when it took all the steps it may take. */

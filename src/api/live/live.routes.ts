@@ -63,7 +63,7 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
     // The page opens showing who holds the browser; later changes come as events.
     const control = await sessions.controlState(sessionId).catch((err: unknown) => {
       logger.warn({ err, sessionId }, 'control state not read; the page learns it from the events');
-      return { manual: false, seq: 0 };
+      return { manual: false, asleep: false, seq: 0 };
     });
     res
       .set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'Content-Security-Policy': VIEW_PAGE_CSP, 'X-Content-Type-Options': 'nosniff' })

@@ -15,11 +15,13 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.ch
  * keys on the screen become interaction messages over the session's socket.
  * Self-contained: no external assets but the Socket.IO client the server itself serves.
  */
-export function renderViewPage(opts: { sessionId: string; token: string; control?: { manual: boolean; seq: number } }): string {
+export function renderViewPage(opts: { sessionId: string; token: string; control?: { manual: boolean; asleep?: boolean; seq: number } }): string {
   const config = {
     sessionId: opts.sessionId,
     /** Who held the browser when the page was served, and the event seq that state includes. */
     manual: opts.control?.manual === true,
+    /** The session was hibernated (waiting for an answer without a browser). */
+    asleep: opts.control?.asleep === true,
     controlSeq: opts.control?.seq ?? 0,
     streamUrl: `/view/${encodeURIComponent(opts.sessionId)}/stream?token=${encodeURIComponent(opts.token)}`,
     namedKeys: NAMED_KEYS,
@@ -43,6 +45,7 @@ export function renderViewPage(opts: { sessionId: string; token: string; control
   body.taken #takeover { background: #bf616a; border-color: #bf616a; color: #fff; }
   main { flex: 1; display: flex; min-height: 0; }
   #stage { flex: 1; min-width: 0; padding: 8px; display: flex; }
+  #asleep { margin: auto; max-width: 32em; text-align: center; color: #d8dee9; }
   /* object-fit keeps the 1024:600 picture whole; the click mapping accounts for the bars. */
   #screen { display: block; width: 100%; height: 100%; object-fit: contain; background: #000; user-select: none; -webkit-user-drag: none; }
   body.taken #screen { cursor: crosshair; outline: 2px solid #bf616a; }
@@ -67,7 +70,7 @@ export function renderViewPage(opts: { sessionId: string; token: string; control
   <button id="takeover" type="button" aria-pressed="false">Take over</button>
 </header>
 <main>
-  <div id="stage"><img id="screen" alt="Live screen of the session" draggable="false"></div>
+  <div id="stage"><img id="screen" alt="Live screen of the session" draggable="false"><p id="asleep" hidden>The session is asleep: it waits for an answer without a browser. Answer the question, or wake it to take over.</p></div>
   <aside><h2>Events</h2><div id="log" role="log" aria-live="polite"></div></aside>
 </main>
 <script src="/socket.io/socket.io.js"></script>
@@ -116,13 +119,28 @@ export function renderViewPage(opts: { sessionId: string; token: string; control
       case 'task_completed': return String(d.message);
       case 'guardrail_trigger': return d.type + ': ' + d.value;
       case 'error': return (m.code ? m.code + ': ' : '') + m.error;
+      case 'session_hibernated': return String(d.message);
+      case 'session_resumed': return String(d.message);
       default: return JSON.stringify(m);
     }
   }
 
+  // Asleep (hibernated): no screen; the button wakes the session and takes over.
+  var asleepNote = document.getElementById('asleep');
+  var asleep = false;
+  function setAsleep(value) {
+    asleep = value;
+    asleepNote.hidden = !value;
+    screen.hidden = value;
+    document.body.classList.toggle('asleep', value);
+    if (!ended) statusEl.textContent = value ? 'asleep' : 'live';
+    if (!taken) button.textContent = value ? 'Wake and take over' : 'Take over';
+    if (!value && !ended) startStream();
+  }
+
   function setTaken(value) {
     taken = value;
-    button.textContent = value ? 'Release' : 'Take over';
+    button.textContent = value ? 'Release' : asleep ? 'Wake and take over' : 'Take over';
     button.setAttribute('aria-pressed', String(value));
     document.body.classList.toggle('taken', value);
   }
@@ -143,6 +161,7 @@ export function renderViewPage(opts: { sessionId: string; token: string; control
   screen.addEventListener('error', function () { if (!ended) setTimeout(startStream, 2000); });
   screen.addEventListener('dragstart', function (e) { e.preventDefault(); });
   startStream();
+  if (config.asleep) setAsleep(true);
 
   if (typeof io !== 'function') {
     addLog('error', 'the live channel is not available');
@@ -159,7 +178,7 @@ export function renderViewPage(opts: { sessionId: string; token: string; control
     socket.auth.lastSeq = lastSeq;
     return true;
   }
-  socket.on('connect', function () { if (!ended) statusEl.textContent = 'live'; addLog('connection', 'connected'); });
+  socket.on('connect', function () { if (!ended) statusEl.textContent = asleep ? 'asleep' : 'live'; addLog('connection', 'connected'); });
   socket.on('disconnect', function (reason) { if (!ended) statusEl.textContent = 'reconnecting…'; addLog('connection', 'disconnected (' + reason + ')'); });
   socket.on('connect_error', function (err) {
     addLog('error', err.message);
@@ -169,6 +188,8 @@ export function renderViewPage(opts: { sessionId: string; token: string; control
     if (!fresh(m)) return;
     addLog(m.type || 'message', describe(m), m.timestamp);
     // Control taken or released (through the API, a socket or another viewer): follow it.
+    if (m.type === 'session_hibernated') setAsleep(true);
+    if (m.type === 'session_resumed') setAsleep(false);
     var control = m.type === 'response_update' && m.data && m.data.control;
     if (control && !ended && m.seq > config.controlSeq) setTaken(control === 'manual');
   });

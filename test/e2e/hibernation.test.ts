@@ -1,0 +1,89 @@
+/**
+ * Waits that cost nothing: a task waiting for a person longer than HIBERNATE_AFTER_MS lets
+ * its browser go (its state sealed in the database, the worker's slot free), survives the
+ * restart of the service that ran it, and wakes on any worker when the answer comes: the
+ * agent goes on with its conversation on the same page, with the values it had typed.
+ */
+import { api, waitFor } from '../support/http';
+import { recordedRequests, registerScript, requestText } from '../support/scripted-model';
+import { createUser, startService, type ServiceProcess } from '../support/service';
+
+const fixtures = () => process.env.TEST_FIXTURES_URL!;
+const model = () => process.env.TEST_LLM_BASE_URL!;
+const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
+const HIBERNATE = { HIBERNATE_AFTER_MS: '1500' };
+
+const services: ServiceProcess[] = [];
+afterAll(async () => {
+  for (const svc of services) await svc.stop();
+});
+
+async function events(baseUrl: string, key: string, sessionId: string): Promise<any[]> {
+  const res = await api(baseUrl, 'GET', `/start/sessions/${sessionId}/events?limit=500`, { key });
+  return res.body.events ?? [];
+}
+
+const sessionsOpen = async (baseUrl: string) => (await api(baseUrl, 'GET', '/start/health')).body.sessionsOpen as number;
+
+describe('hibernation', () => {
+  it('frees the browser of a task waiting for a person, survives a service restart, and resumes on the same page with the typed values when answered', async () => {
+    const first = await startService(HIBERNATE);
+    services.push(first);
+    const { apiKey: key } = await createUser({ balance: 10 });
+    const t = token('hibernate');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Ada' } },
+        { tool: 'request_human_input', args: { type: 'approval_needed', value: 'May I send the form as Ada?' } },
+        { tool: 'input_text', args: { index: { ref: 'Email' }, text: 'ada@example.com' } },
+        { tool: 'click_element', args: { index: { ref: 'Send' } } },
+        { tool: 'done', args: { message: 'The page says: {{find:(Thanks, [A-Za-z]+!)}}' } },
+      ],
+    });
+    const before = await sessionsOpen(first.baseUrl);
+    const started = await api(first.baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} send the contact form as Ada`, startingUrl: `${fixtures()}/form.html` } } });
+    expect(started.status).toBe(200);
+    const { sessionId, taskId } = started.body;
+    const asked = await waitFor(async () => {
+      const r = await api(first.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key });
+      return r.body.status === 'guardrail_trigger' ? r.body : null;
+    }, 30_000);
+    expect(asked.data).toEqual({ type: 'approval_needed', value: 'May I send the form as Ada?' });
+    await waitFor(async () => ((await sessionsOpen(first.baseUrl)) > before ? true : null), 10_000);
+    const open = await sessionsOpen(first.baseUrl);
+
+    // Past HIBERNATE_AFTER_MS: the browser is let go, the slot is free, the watchers are told.
+    const slept = await waitFor(async () => (await events(first.baseUrl, key, sessionId)).find((e) => e.type === 'session_hibernated') ?? null, 30_000);
+    expect(slept).toMatchObject({ taskId, data: { bytes: expect.any(Number) } });
+    await waitFor(async () => ((await sessionsOpen(first.baseUrl)) === open - 1 ? true : null), 10_000);
+    // The task still waits for its answer (not expired, not timed out).
+    expect((await api(first.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key })).body.status).toBe('guardrail_trigger');
+
+    // The service that ran it goes away; another one answers.
+    expect(await first.stop()).toBe(0);
+    const second = await startService(HIBERNATE);
+    services.push(second);
+    const answeredAt = Date.now();
+    const answer = await api(second.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'guardrail', newState: 'resume', prompt: 'Yes, send it' } } });
+    expect(answer.status).toBe(200);
+    const done = await waitFor(async () => {
+      const r = await api(second.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key });
+      return r.body.status === 'task_completed' ? r.body : null;
+    }, 60_000);
+    // The Name typed before the hibernation was still in the form it sent.
+    expect(done.data.message).toBe('The page says: Thanks, Ada!');
+    const woke = (await events(second.baseUrl, key, sessionId)).find((e) => e.type === 'session_resumed');
+    expect(woke).toMatchObject({ taskId, data: { sleptMs: expect.any(Number), workerId: expect.any(String) } });
+
+    // The agent went on with its conversation: the next request holds the earlier steps and the answer.
+    const requests = await recordedRequests(model(), t);
+    expect(requests).toHaveLength(5);
+    const resumed = requestText(requests[2]);
+    expect(resumed).toContain('send the contact form as Ada');
+    expect(resumed).toContain('May I send the form as Ada?');
+    expect(resumed).toContain('The human answered your request: Yes, send it');
+    process.stdout.write(`hibernation: answer → next model request ${requests[2].at - answeredAt} ms; slept ${woke.data.sleptMs} ms; sealed state ${slept.data.bytes} bytes\n`);
+    await api(second.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'state', newState: 'terminate' } } });
+  });
+});
