@@ -86,7 +86,7 @@ async function chooseAction(step: StepContext, frame: PromptFrame, pageText: str
 }
 
 /** The dollar budget the step's calls are held to: the task's maxCost, the owner's daily limit, or none. */
-async function costBudgetOf(step: StepContext): Promise<CostBudget | undefined> {
+export async function costBudgetOf(step: StepContext): Promise<CostBudget | undefined> {
   const { input, options } = step;
   const maxCost = input.params.maxCost;
   const own = maxCost !== undefined && input.remaining.cost !== undefined ? { maxCost, left: input.remaining.cost } : undefined;
@@ -95,7 +95,7 @@ async function costBudgetOf(step: StepContext): Promise<CostBudget | undefined> 
 }
 
 /** The output tokens a call may produce with what the dollar budget leaves; the task ends before a call that would pass it. */
-function affordableOutput(step: StepContext, budget: CostBudget | undefined, promptTokens: number, maxTokens: number): number {
+export function affordableOutput(step: StepContext, budget: CostBudget | undefined, promptTokens: number, maxTokens: number): number {
   if (!budget) return maxTokens;
   const { llm, prices } = step.options;
   const left = budget.left - computeCost(step.spent, llm.model, prices);

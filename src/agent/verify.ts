@@ -12,6 +12,8 @@ import { compileUrlPattern, matchesLowercased } from '../contracts/url-patterns'
 import type { StepContext } from './step-context';
 import { observePage } from './observe/observe';
 import type { LlmToolSpec } from './llm/types';
+import { tokensOf } from './context-budget';
+import { affordableOutput, costBudgetOf } from './decide';
 
 /** Failed verifications told to the agent before the task fails. */
 export const MAX_VERIFY_RETRIES = 3;
@@ -100,8 +102,12 @@ async function judge(step: StepContext, criterion: string, answer: string): Prom
   const content = mask(
     [`Task: ${input.params.prompt}`, `Criterion: ${criterion}`, `The agent's final answer: ${answer || '(none)'}`, `The final page (${step.session.page.url()}):`, page.text].join('\n\n'),
   );
+  // The judge's calls are held to the task's dollar budgets like the agent's.
+  const budget = await costBudgetOf(step);
+  const promptTokens = tokensOf(JUDGE_SYSTEM) + tokensOf(content) + tokensOf(JSON.stringify(VERDICT_TOOL));
   for (let attempt = 0; attempt < 2; attempt++) {
-    const reply = await options.llm.complete({ system: JUDGE_SYSTEM, messages: [{ role: 'user', content }], tools: [VERDICT_TOOL], maxTokens: 300, signal });
+    const maxTokens = affordableOutput(step, budget, promptTokens, 300);
+    const reply = await options.llm.complete({ system: JUDGE_SYSTEM, messages: [{ role: 'user', content }], tools: [VERDICT_TOOL], maxTokens, signal });
     spent.inputTokens += reply.usage.inputTokens;
     spent.outputTokens += reply.usage.outputTokens;
     const call = reply.toolCalls.find((c) => c.name === VERDICT_TOOL.name);

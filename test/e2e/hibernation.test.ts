@@ -87,3 +87,39 @@ describe('hibernation', () => {
     await api(second.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'state', newState: 'terminate' } } });
   });
 });
+
+describe('hibernation: waking and expiry', () => {
+  it('wakes for a takeover (the view page button), keeps waiting for the answer, and expires after GUARDRAIL_MAX_WAIT_MS', async () => {
+    const svc = await startService({ HIBERNATE_AFTER_MS: '1000', GUARDRAIL_MAX_WAIT_MS: '12000' });
+    services.push(svc);
+    const { apiKey: key } = await createUser({ balance: 10 });
+    const t = token('hib-wake');
+    await registerScript(model(), { match: t, steps: [{ tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Which plan?' } }] });
+    const started = await api(svc.baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} pick a plan`, startingUrl: `${fixtures()}/form.html` } } });
+    const { sessionId, taskId } = started.body;
+    await waitFor(async () => (await events(svc.baseUrl, key, sessionId)).find((e) => e.type === 'session_hibernated') ?? null, 30_000);
+    // The view page of a sleeping session says so and offers to wake it.
+    const page = await (await fetch(started.body.streaming.webViewURL)).text();
+    expect(page).toContain('"asleep":true');
+    expect(page).toContain('Wake and take over');
+    const takeOver = await api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'interaction', action: { type: 'takeOverControl' } } } });
+    expect(takeOver.status).toBe(200);
+    const woke = await waitFor(async () => (await events(svc.baseUrl, key, sessionId)).find((e) => e.type === 'session_resumed') ?? null, 30_000);
+    expect(woke.data.workerId).toEqual(expect.any(String));
+    // A click by hand reaches the woken browser.
+    const click = await api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'interaction', action: { type: 'CLICK', x: 100, y: 300 } } } });
+    expect(click.status).toBe(200);
+    await api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'interaction', action: { type: 'releaseControl' } } } });
+    // Nobody answers: within GUARDRAIL_MAX_WAIT_MS of the question the task fails and the session expires.
+    const failed = await waitFor(async () => {
+      const r = await api(svc.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key });
+      return r.body.status === 'failed' ? r.body : null;
+    }, 40_000);
+    expect(failed).toMatchObject({ code: 'HUMAN_WAIT_EXPIRED', details: { maxWaitMs: 12000 } });
+    const session = await waitFor(async () => {
+      const r = await api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'state', newState: 'pause' } } });
+      return r.status === 404 || r.status === 400 || r.status === 409 ? r : null;
+    }, 20_000);
+    expect(session.status).not.toBe(200);
+  });
+});
