@@ -48,7 +48,9 @@ const carried = (h) => Boolean(events(h)[0]?.workflowExecutionStartedEventAttrib
 const KINDS = {
   'session-tasks': { type: 'sessionWorkflow', match: (h) => completed(h) && count(activities(h), 'agentStep') >= 2 && !updates(h).some((u) => u === 'interaction' || u === 'guardrail') && !carried(h) },
   'session-takeover': { type: 'sessionWorkflow', match: (h) => completed(h) && updates(h).includes('interaction') && count(activities(h), 'agentStep') >= 1 },
-  'session-guardrail': { type: 'sessionWorkflow', match: (h) => completed(h) && updates(h).includes('guardrail') },
+  'session-guardrail': { type: 'sessionWorkflow', match: (h) => completed(h) && updates(h).includes('guardrail') && !activities(h).includes('hibernateBrowser') },
+  // A wait for a person that let the browser go and woke on an answer.
+  'session-hibernated': { type: 'sessionWorkflow', match: (h) => completed(h) && activities(h).includes('hibernateBrowser') && activities(h).includes('openBrowser') },
   'session-continue-as-new': { type: 'sessionWorkflow', match: (h) => continuedAsNew(h) && !carried(h) },
   'session-continued': { type: 'sessionWorkflow', match: (h) => completed(h) && carried(h) },
   // Restored on another worker (the test may leave it to be terminated).
@@ -58,6 +60,9 @@ const KINDS = {
   'chat-delivery': { type: 'chatDeliveryWorkflow', match: (h) => completed(h) },
 };
 
+// RECORD_KINDS=a,b records only those kinds (the others' files are kept as they are).
+const only = process.env.RECORD_KINDS ? new Set(process.env.RECORD_KINDS.split(',')) : null;
+if (only) for (const name of Object.keys(KINDS)) if (!only.has(name)) delete KINDS[name];
 const found = {};
 for await (const wf of client.workflow.list({ query: 'ExecutionStatus != "Running"' })) {
   const kinds = Object.entries(KINDS).filter(([, k]) => k.type === wf.type);

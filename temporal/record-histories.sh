@@ -3,6 +3,8 @@
 # test stack (as npm test does, on the test ports), runs the end-to-end tests that produce
 # each kind of workflow, then writes one history of each kind to temporal/histories/.
 #   bash temporal/record-histories.sh        # TEST_INFRA_* ports as for npm test
+#   RECORD_KINDS=session-hibernated RECORD_SCENARIOS='frees the browser' RECORD_FILES=test/e2e/hibernation.test.ts \
+#     bash temporal/record-histories.sh      # one kind only (the other files are kept)
 # Review the diff and commit the files. Refresh them when a workflow changes on purpose in a
 # way that running workflows cannot follow (guarded by wf.patched, or a new workflow type).
 source "$(dirname "$0")/../scripts/lib.sh"
@@ -25,8 +27,8 @@ export TEST_TEMPORAL_ADDRESS="127.0.0.1:$INFRA_TEMPORAL_PORT" TEST_MONGODB_URL="
 # and restored; a trigger run with its webhook delivery; a task webhook; a chat reach-out.
 log "running the scenarios"
 npx jest --ci --maxWorkers=2 --selectProjects e2e \
-  -t 'fills and submits a form|asks a human through a guardrail|continues a long session as new|hands the browser to a human and back|restores a session on another worker|runs an at trigger on time|run-task delivers the full response|sends a guardrail once to Telegram' \
-  test/e2e/tasks.test.ts test/e2e/live-channel.test.ts test/e2e/triggers.test.ts test/e2e/webhooks.test.ts test/e2e/reach-out.test.ts \
+  -t "${RECORD_SCENARIOS:-fills and submits a form|asks a human through a guardrail|continues a long session as new|hands the browser to a human and back|restores a session on another worker|runs an at trigger on time|run-task delivers the full response|sends a guardrail once to Telegram|frees the browser of a task waiting for a person}" \
+  ${RECORD_FILES:-test/e2e/tasks.test.ts test/e2e/live-channel.test.ts test/e2e/triggers.test.ts test/e2e/webhooks.test.ts test/e2e/reach-out.test.ts test/e2e/hibernation.test.ts} \
   || log "some scenario tests failed; recording what ran"
 log "recording histories"
 # Sessions a test left open (e.g. the one restored on another worker) are closed first.
