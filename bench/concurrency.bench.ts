@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { descendants, parentOf } from '../src/metrics/process-memory';
+import { descendants } from '../src/metrics/process-memory';
+import { processTable, treePss } from './process-tree';
 import { startFixtureServer } from '../test/support/fixtures-server';
 import { api, waitFor } from '../test/support/http';
 import { recordedRequests, registerScript, startScriptedModel } from '../test/support/scripted-model';
@@ -27,38 +28,6 @@ const pct = (xs: number[], p: number) => {
 };
 const summary = (xs: number[]) => ({ p50: pct(xs, 50), p95: pct(xs, 95), n: xs.length });
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
-
-/** Every process now: the text of its /proc stat, and its parent. */
-function processTable(): { stats: Map<number, string>; parents: Map<number, number> } {
-  const stats = new Map<number, string>();
-  const parents = new Map<number, number>();
-  for (const e of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      const st = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
-      stats.set(Number(e), st);
-      const ppid = parentOf(st);
-      if (ppid !== null) parents.set(Number(e), ppid);
-    } catch {
-      /* ended meanwhile */
-    }
-  }
-  return { stats, parents };
-}
-
-/** Proportional set size of a process and everything below it (bytes). */
-function treePss(root: number): number {
-  const { parents } = processTable();
-  let total = 0;
-  for (const pid of [root, ...descendants(parents, root)]) {
-    try {
-      const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      total += m ? Number(m[1]) * 1024 : 0;
-    } catch {
-      /* ended meanwhile */
-    }
-  }
-  return total;
-}
 
 /** CPU time (clock ticks) of every process now, keyed by pid, with what part of the stack it is. */
 function cpuSnapshot(service: number): Map<number, { part: string; ticks: number }> {

@@ -87,6 +87,7 @@ export const configSchema = z.object({
   SESSION_IDLE_TIMEOUT_MS: int(300_000, 1000),
   ORPHAN_GRACE_MS: int(300_000, 1000).describe('How long a session whose worker died waits to be restored elsewhere'),
   HIBERNATE_AFTER_MS: int(120_000, 0).describe('A session waiting this long for a person (guardrail, approval) lets its browser go until the answer; 0: never'),
+  SESSION_IDLE_DISCARD_MS: int(60_000, 0).describe('An idle session (no task) lets its browser go this long after its last activity, until its next task or a takeover; 0: never'),
   GUARDRAIL_MAX_WAIT_MS: int(86_400_000, 1000).describe('The longest a task waits for a person; then the session expires'),
   INLINE_WAIT_MS: int(50_000, 0, 600_000),
   NAVIGATION_TIMEOUT_MS: int(30_000, 1000),

@@ -128,6 +128,8 @@ export interface SessionInput {
   orphanGraceMs: number;
   /** A wait for a person longer than this lets the browser go (absent on sessions started before: never). */
   hibernateAfterMs?: number;
+  /** An idle session (no task) lets its browser go this long after its last activity (absent: never). */
+  idleDiscardMs?: number;
   /** The longest wait for a person; then the session expires. */
   guardrailMaxWaitMs?: number;
   /** The session's upstream proxy (credentials travel only in encrypted payloads). */

@@ -27,7 +27,7 @@ export const newSessionIds = (): { sessionId: string; taskId: string } => ({ ses
  */
 export class SessionAdmission {
   private readonly locks: ProfileLocks;
-  constructor(private readonly deps: { store: Pick<Store, 'db' | 'users' | 'sessions'>; config: Pick<Config, 'DEFAULT_SESSION_LIMIT' | 'SESSION_IDLE_TIMEOUT_MS' | 'MAX_AGENT_STEPS' | 'ORPHAN_GRACE_MS' | 'HIBERNATE_AFTER_MS' | 'GUARDRAIL_MAX_WAIT_MS'> }) {
+  constructor(private readonly deps: { store: Pick<Store, 'db' | 'users' | 'sessions'>; config: Pick<Config, 'DEFAULT_SESSION_LIMIT' | 'SESSION_IDLE_TIMEOUT_MS' | 'MAX_AGENT_STEPS' | 'ORPHAN_GRACE_MS' | 'HIBERNATE_AFTER_MS' | 'GUARDRAIL_MAX_WAIT_MS' | 'SESSION_IDLE_DISCARD_MS'> }) {
     this.locks = new ProfileLocks(deps.store.db);
   }
 
@@ -73,7 +73,7 @@ export class SessionAdmission {
   }
 
   /** The session workflow's input, with the service's limits. */
-  input(req: Omit<SessionInput, 'idleTimeoutMs' | 'maxSteps' | 'orphanGraceMs' | 'hibernateAfterMs' | 'guardrailMaxWaitMs' | 'carried'>): SessionInput {
+  input(req: Omit<SessionInput, 'idleTimeoutMs' | 'maxSteps' | 'orphanGraceMs' | 'hibernateAfterMs' | 'guardrailMaxWaitMs' | 'idleDiscardMs' | 'carried'>): SessionInput {
     const { config } = this.deps;
     return {
       ...req,
@@ -82,6 +82,7 @@ export class SessionAdmission {
       orphanGraceMs: config.ORPHAN_GRACE_MS,
       hibernateAfterMs: config.HIBERNATE_AFTER_MS,
       guardrailMaxWaitMs: config.GUARDRAIL_MAX_WAIT_MS,
+      idleDiscardMs: config.SESSION_IDLE_DISCARD_MS,
     };
   }
 }

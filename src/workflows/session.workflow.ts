@@ -13,6 +13,7 @@ import { SessionStatusKey } from './search-attributes';
 import { openSession, type Session } from './session-parts';
 import { records, setStatus } from './session-records';
 import { runTask } from './task-loop';
+import { hibernate, wake } from './hibernation';
 import type { EndReason, SessionInput, SessionStatus, SessionView } from '../contracts/session-types';
 
 export async function sessionWorkflow(input: SessionInput): Promise<SessionView> {
@@ -36,10 +37,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
     if (lease.lost && !state.endRequested) await lease.recover();
     if (state.endRequested) return closeSession(session, state.endRequested);
     if (state.queued) {
+      // A session discarded while idle wakes for its next task.
+      if (state.hibernated && !(await wakeUp(session))) continue;
       await runTask(session);
       continue;
     }
-    if (wf.workflowInfo().continueAsNewSuggested) {
+    // (a session without its browser does not continue as new: the next run would not know it)
+    if (wf.workflowInfo().continueAsNewSuggested && !state.hibernated) {
       await continueAsNewWhenQuiet(session);
       continue;
     }
@@ -48,7 +52,44 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
       state.requestEnd('expired');
       continue; // the loop head ends the session
     }
+    // Sessions started before idle discards (or with them off) wait as they did.
+    if (input.idleDiscardMs && wf.patched('discard-idle-sessions')) {
+      await idleWait(session, idleLeft);
+      continue;
+    }
     await wf.condition(() => !!state.queued || !!state.endRequested || lease.lost, idleLeft);
+  }
+}
+
+/**
+ * An idle session (no task) keeps its browser for idleDiscardMs after its last activity,
+ * then lets it go (its state sealed, as a hibernation) until its next task or a takeover.
+ */
+async function idleWait(session: Session, idleLeft: number): Promise<void> {
+  const { input, state, lease } = session;
+  const wakes = () => !!state.queued || !!state.endRequested || lease.lost;
+  if (state.hibernated) {
+    await wf.condition(() => wakes() || state.manual, idleLeft);
+    if (state.manual && !state.endRequested) await wakeUp(session);
+    return;
+  }
+  const discardLeft = state.lastActivityAt + (input.idleDiscardMs ?? 0) - Date.now();
+  if (discardLeft > 0 || state.manual) {
+    await wf.condition(wakes, state.manual ? idleLeft : Math.min(idleLeft, discardLeft));
+    return;
+  }
+  if (!(await hibernate(session))) await wf.condition(wakes, idleLeft);
+}
+
+/** A hibernated session gets its browser back; when no worker can, it ends (instance lost). */
+async function wakeUp(session: Session): Promise<boolean> {
+  try {
+    await wake(session);
+    return true;
+  } catch (err) {
+    wf.log.warn('the session could not wake', { error: String(err) });
+    session.state.requestEnd('instance_lost');
+    return false;
   }
 }
 

@@ -11,6 +11,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import { cancelledStep, describeFailure, failureType, isWorkerLoss, lostInstance, type FailureDescription } from './failures';
+import { hibernate, wake } from './hibernation';
 import { publish, records } from './session-records';
 import { stoppedMessage, toTaskView, type SessionState, type TaskState } from './session-state';
 import type { Session } from './session-parts';
@@ -155,7 +156,7 @@ async function waitForHuman(s: Session, task: Task, clock: TimeLimit): Promise<v
       }
       if (state.hibernated) {
         await wf.condition(() => answered() || state.manual, left);
-        if (answered() || state.manual) await wake(s, task);
+        if (answered() || state.manual) await wake(s, task.taskId);
         continue;
       }
       if (state.manual) {
@@ -167,40 +168,15 @@ async function waitForHuman(s: Session, task: Task, clock: TimeLimit): Promise<v
         await wf.condition(() => answered() || lease.lost || state.manual, input.hibernateAfterMs ? Math.min(left, idle) : left);
         continue;
       }
-      if (!(await hibernate(s, task))) await wf.condition(() => answered() || lease.lost || state.manual, left);
+      if (!(await hibernate(s, task.taskId))) await wf.condition(() => answered() || lease.lost || state.manual, left);
     }
     // Stopped while asleep: the session goes on with its browser (unless it is ending).
-    if (state.hibernated && state.endRequested === undefined) await wake(s, task);
+    if (state.hibernated && state.endRequested === undefined) await wake(s, task.taskId);
   } finally {
     clock.resume();
   }
 }
 
-/** The browser is sealed away and closed; the worker's slot is free. False when the worker could not. */
-async function hibernate(s: Session, task: Task): Promise<boolean> {
-  const { input, state, lease } = s;
-  let bytes = 0;
-  try {
-    ({ bytes } = await lease.browser().control.hibernateBrowser({ sessionId: state.sessionId, profile: input.profile }));
-  } catch (err) {
-    wf.log.warn('the session could not hibernate; it waits with its browser', { error: String(err) });
-    return false;
-  }
-  lease.release();
-  state.setHibernated(true, Date.now());
-  await publish(state, { type: 'session_hibernated', taskId: task.taskId, data: { message: 'Waiting for an answer without a browser; an answer or a takeover wakes the session', bytes } });
-  return true;
-}
-
-/** The session gets its browser back on any worker, as it was. */
-async function wake(s: Session, task: Task): Promise<void> {
-  const { input, state, lease } = s;
-  const woke = await lease.acquire('wake', [], Date.now() + input.orphanGraceMs);
-  if (!woke) throw lostInstance();
-  const sleptMs = Date.now() - (state.hibernatedSince ?? Date.now());
-  state.setHibernated(false, Date.now());
-  await publish(state, { type: 'session_resumed', taskId: task.taskId, data: { message: 'The session has its browser again', workerId: lease.worker?.workerId, sleptMs } });
-}
 
 /** Ends the task when it took all the steps it may take. */
 function outOfSteps({ input, state }: Session, task: Task): boolean {

@@ -123,3 +123,53 @@ describe('hibernation: waking and expiry', () => {
     expect(session.status).not.toBe(200);
   });
 });
+
+describe('idle sessions without a browser', () => {
+  it('lets the browser of an idle session go and brings it back for the next task with its URL, cookies, storage and form values', async () => {
+    const svc = await startService({ SESSION_IDLE_DISCARD_MS: '1500' });
+    services.push(svc);
+    const { apiKey: key } = await createUser({ balance: 10 });
+    const [t1, t2, t3] = [token('idle-one'), token('idle-two'), token('idle-three')];
+    await registerScript(model(), {
+      match: t1,
+      steps: [
+        { tool: 'navigate', args: { url: `${fixtures()}/form.html` } },
+        { tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Ada' } },
+        { tool: 'done', args: { message: 'typed' } },
+      ],
+    });
+    await registerScript(model(), {
+      match: t2,
+      steps: [
+        { tool: 'input_text', args: { index: { ref: 'Email' }, text: 'ada@example.com' } },
+        { tool: 'click_element', args: { index: { ref: 'Send' } } },
+        { tool: 'done', args: { message: 'The page says: {{find:(Thanks, [A-Za-z]+!)}}' } },
+      ],
+    });
+    await registerScript(model(), {
+      match: t3,
+      steps: [
+        { tool: 'navigate', args: { url: `${fixtures()}/state.html` } },
+        { tool: 'done', args: { message: '{{find:(visits=\\d+ member=\\w+)}}' } },
+      ],
+    });
+    const send = (message: Record<string, unknown>) => api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message } });
+    const started = await api(svc.baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t1} type the name`, startingUrl: `${fixtures()}/state.html` } } });
+    const sessionId: string = started.body.sessionId;
+    await waitFor(async () => ((await api(svc.baseUrl, 'GET', `/task/${sessionId}/${started.body.taskId}`, { key })).body.status === 'task_completed' ? true : null), 30_000);
+    const open = await sessionsOpen(svc.baseUrl);
+    // Idle past SESSION_IDLE_DISCARD_MS: the browser is let go.
+    const slept = await waitFor(async () => (await events(svc.baseUrl, key, sessionId)).find((e) => e.type === 'session_hibernated') ?? null, 30_000);
+    expect(slept.data.message).toMatch(/^Idle/);
+    await waitFor(async () => ((await sessionsOpen(svc.baseUrl)) === open - 1 ? true : null), 10_000);
+
+    // The next task wakes it: the form still holds the typed name.
+    const second = await send({ actionType: 'newTask', newState: 'start', prompt: `${t2} send the form` });
+    expect(second.body).toMatchObject({ type: 'task_completed', data: { message: 'The page says: Thanks, Ada!' } });
+    expect((await events(svc.baseUrl, key, sessionId)).filter((e) => e.type === 'session_resumed')).toHaveLength(1);
+    // Its cookies and local storage came back too (the page counts visits in local storage, sets a cookie once).
+    const third = await send({ actionType: 'newTask', newState: 'start', prompt: `${t3} read the state` });
+    expect(third.body).toMatchObject({ type: 'task_completed', data: { message: 'visits=2 member=ada' } });
+    await send({ actionType: 'state', newState: 'terminate' });
+  });
+});

@@ -36,6 +36,8 @@ export function serviceEnv(extra: Record<string, string> = {}): Record<string, s
     WORKER_HEARTBEAT_MS: '1000',
     WORKER_TTL_MS: '4000',
     SHUTDOWN_GRACE_MS: '3000',
+    // Idle sessions keep their browsers (tests that discard them set their own delay).
+    SESSION_IDLE_DISCARD_MS: '0',
     // The test machine is busy by design: every step gets its picture, so tests see them.
     STEP_PICTURES_LOAD_LIMIT: '1000',
     // Only the test's own local servers are reachable through the network guard.
