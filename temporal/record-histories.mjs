@@ -50,7 +50,9 @@ const KINDS = {
   'session-takeover': { type: 'sessionWorkflow', match: (h) => completed(h) && updates(h).includes('interaction') && count(activities(h), 'agentStep') >= 1 },
   'session-guardrail': { type: 'sessionWorkflow', match: (h) => completed(h) && updates(h).includes('guardrail') && !activities(h).includes('hibernateBrowser') },
   // A wait for a person that let the browser go and woke on an answer.
-  'session-hibernated': { type: 'sessionWorkflow', match: (h) => completed(h) && activities(h).includes('hibernateBrowser') && activities(h).includes('openBrowser') },
+  'session-hibernated': { type: 'sessionWorkflow', match: (h) => completed(h) && activities(h).includes('hibernateBrowser') && activities(h).includes('openBrowser') && updates(h).includes('guardrail') },
+  // An idle session that let its browser go and woke for its next task.
+  'session-idle-discarded': { type: 'sessionWorkflow', match: (h) => completed(h) && activities(h).includes('hibernateBrowser') && !updates(h).includes('guardrail') && updates(h).filter((u) => u === 'newTask').length >= 2 },
   'session-continue-as-new': { type: 'sessionWorkflow', match: (h) => continuedAsNew(h) && !carried(h) },
   'session-continued': { type: 'sessionWorkflow', match: (h) => completed(h) && carried(h) },
   // Restored on another worker (the test may leave it to be terminated).
