@@ -156,7 +156,8 @@ async function waitForHuman(s: Session, task: Task, clock: TimeLimit): Promise<v
       }
       if (state.hibernated) {
         await wf.condition(() => answered() || state.manual, left);
-        if (answered() || state.manual) await wake(s, task.taskId);
+        // (a session that ends is closed without its browser)
+        if ((answered() || state.manual) && state.endRequested === undefined) await wake(s, task.taskId);
         continue;
       }
       if (state.manual) {
