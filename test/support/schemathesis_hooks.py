@@ -98,7 +98,8 @@ def before_call(context, case, kwargs):
         requests.delete(f"{base}{path}/{item['_id']}", headers=auth, timeout=10)
 
 # Values of valid requests that a JSON Schema cannot make valid: an `at` time in the future,
-# a cron expression, an interval within a year, a time zone, an RE2 expression.
+# a cron expression, an interval within a year, a time zone, an RE2 expression, a dollar
+# budget the task's first model call fits in.
 CRON_OPERATIONS = {("POST", "/cron-jobs"), ("PUT", "/cron-jobs/{id}")}
 POLICY_OPERATIONS = {("POST", "/policies"), ("PUT", "/policies/{id}")}
 
@@ -109,7 +110,14 @@ def _future() -> str:
     return (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+CHAT_COMPLETIONS = ("POST", "/v1/chat/completions")
+
+
 def realistic(key, body):
+    # A chat completion's task fails (422) when its model calls would pass metadata.max_cost:
+    # a valid request gets a budget its first call fits in (a dollar, as number or text).
+    if key == CHAT_COMPLETIONS and isinstance(body.get("metadata"), dict) and "max_cost" in body["metadata"]:
+        body["metadata"]["max_cost"] = "1" if isinstance(body["metadata"]["max_cost"], str) else 1
     if key in CRON_OPERATIONS:
         if isinstance(body.get("scheduleAt"), str):
             body["scheduleAt"] = _future()

@@ -6,7 +6,7 @@ import type { Store } from '../../store/store';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { UserRecord } from '../../store/users.repository';
 import { TERMINAL_TASK_STATUSES, type TaskView } from '../../contracts/session-types';
-import { CHAT_MODEL_ID, DEFAULT_MAX_TOKENS, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest } from '../../contracts/schemas/chat.schema';
+import { CHAT_MODEL_ID, DEFAULT_MAX_TOKENS, MAX_COST_TEXT, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest } from '../../contracts/schemas/chat.schema';
 import { MAX_COST_USD, maxCostSchema, taskParamsSchema } from '../../contracts/schemas/task.schema';
 import { parseRequest } from '../../contracts/schemas/validation';
 import type { SessionsService } from '../sessions.service';
@@ -194,7 +194,7 @@ export type ChatCompletions = ReturnType<typeof createChatCompletions>;
 /** `metadata.max_cost` as the task's maxCost (USD): a number, or a string of one; anything else is a 400. */
 export function maxCostOf(raw: number | string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  const usd = typeof raw === 'number' ? raw : /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : NaN;
+  const usd = typeof raw === 'number' ? raw : MAX_COST_TEXT.test(raw) ? Number(raw) : NaN;
   if (!maxCostSchema.safeParse(usd).success) {
     throw new OpenAiCompatError(400, `metadata.max_cost must be a number of USD above 0 and at most ${MAX_COST_USD}`, 'invalid_request_error', 'invalid_parameter');
   }

@@ -4,7 +4,10 @@
  * shapes of the official SDKs plus the contract's extra `service` object.
  */
 import { z } from 'zod';
-import { MAX_COST_USD, TASK_LIMITS } from './task.schema';
+import { MAX_COST_USD, maxCostSchema, TASK_LIMITS } from './task.schema';
+
+/** A maxCost written as text (OpenAI metadata values are strings): above 0, at most 10000, as decimals. */
+export const MAX_COST_TEXT = /^(?:[1-9][0-9]{0,3}(?:\.[0-9]+)?|10000|0\.[0-9]*[1-9][0-9]*)$/;
 
 export const CHAT_MODEL_ID = 'service-browser-1';
 export const DEFAULT_MAX_TOKENS = 2000;
@@ -58,7 +61,7 @@ export const chatCompletionRequestSchema = z
     metadata: z
       .looseObject({
         max_cost: z
-          .union([z.number(), z.string()])
+          .union([maxCostSchema, z.string().regex(MAX_COST_TEXT, `must be a number of USD above 0 and at most ${MAX_COST_USD}`)])
           .optional()
           .describe(`The task's maxCost: most USD its model calls may cost, a number or its string (OpenAI metadata values are strings), above 0 and up to ${MAX_COST_USD}`),
       })
