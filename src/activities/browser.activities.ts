@@ -144,6 +144,8 @@ export function createBrowserActivities(deps: {
      */
     async hibernateBrowser({ sessionId, profile }: { sessionId: string; profile?: ProfileSource }): Promise<{ bytes: number }> {
       if (!deps.hibernations) throw failureOf('INTERNAL_ERROR', 'This worker cannot hibernate sessions');
+      // (the workflow never asks it of a session on a profile: its lock is held until the session ends)
+      if (profile) throw failureOf('INTERNAL_ERROR', 'A session on a profile or environment keeps its browser while it waits');
       const browser = await pool.hibernationState(sessionId);
       if (!browser) throw failureOf('INSTANCE_LOST', 'The browser of this session is no longer available');
       const bytes = await deps.hibernations.save(sessionId, { browser, memory: agent.saveMemory(sessionId) } satisfies Hibernated);
@@ -151,7 +153,6 @@ export function createBrowserActivities(deps: {
       taskContexts.delete(sessionId);
       await pool.close(sessionId);
       await onClosed?.(sessionId);
-      if (profile && profiles) await profiles.persist(profile, sessionId);
       logger.info({ sessionId, bytes, tabs: browser.pages?.tabs.length ?? 0 }, 'session hibernated: its browser is closed');
       return { bytes };
     },

@@ -8,9 +8,15 @@ import { lostInstance } from './failures';
 import { publish } from './session-records';
 import type { Session } from './session-parts';
 
-/** The browser is sealed away and closed; the worker's slot is free. False when the worker could not. */
+/**
+ * The browser is sealed away and closed; the worker's slot is free. False when the worker
+ * could not, or the session is on a profile or environment: its directory is archived back
+ * only when the session ends, as the profile's lock is held until then (another session
+ * could take the profile while this one sleeps), so such a session waits with its browser.
+ */
 export async function hibernate(s: Session, taskId?: string): Promise<boolean> {
   const { input, state, lease } = s;
+  if (input.profile) return false;
   let bytes = 0;
   try {
     ({ bytes } = await lease.browser().control.hibernateBrowser({ sessionId: state.sessionId, profile: input.profile }));

@@ -173,3 +173,37 @@ describe('idle sessions without a browser', () => {
     await send({ actionType: 'state', newState: 'terminate' });
   });
 });
+
+describe('hibernation and profiles', () => {
+  it('keeps the browser of a session on an environment while it waits (its profile stays locked to it)', async () => {
+    const svc = await startService({ HIBERNATE_AFTER_MS: '1000', SESSION_IDLE_DISCARD_MS: '1000' });
+    services.push(svc);
+    const { apiKey: key } = await createUser({ balance: 10 });
+    const env = await api(svc.baseUrl, 'POST', '/environments', { key, body: { name: `hibernation ${Date.now()}` } });
+    const environmentId = env.body.environment._id;
+    const t = token('hib-env');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Which plan?' } },
+        { tool: 'done', args: { message: '{{find:The human answered your request: ([a-z]+)}}' } },
+      ],
+    });
+    const started = await api(svc.baseUrl, 'POST', '/start/start-session', { key, body: { environmentId, task: { prompt: `${t} pick a plan`, startingUrl: `${fixtures()}/form.html` } } });
+    expect(started.status).toBe(200);
+    const { sessionId, taskId } = started.body;
+    await waitFor(async () => ((await api(svc.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key })).body.status === 'guardrail_trigger' ? true : null), 30_000);
+    // Well past HIBERNATE_AFTER_MS and SESSION_IDLE_DISCARD_MS: still awake.
+    await new Promise((r) => setTimeout(r, 5000));
+    expect((await events(svc.baseUrl, key, sessionId)).filter((e) => e.type === 'session_hibernated')).toEqual([]);
+    await api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'guardrail', newState: 'resume', prompt: 'basic' } } });
+    const done = await waitFor(async () => {
+      const r = await api(svc.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key });
+      return r.body.status === 'task_completed' ? r.body : null;
+    }, 30_000);
+    expect(done.data.message).toBe('basic');
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await events(svc.baseUrl, key, sessionId)).filter((e) => e.type === 'session_hibernated')).toEqual([]);
+    await api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'state', newState: 'terminate' } } });
+  });
+});

@@ -7,15 +7,30 @@ import { testAllowlist } from './ports';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
+/** Ports this process handed out already (a port is given once, even if not yet bound). */
+const handedOut = new Set<number>();
+
+/**
+ * A free port for a service under test to listen on, below the kernel's ephemeral range
+ * (32768 and up) and below the allowed ports (20000-32000; ports.ts): a port from the
+ * ephemeral range, freed and listened on a moment later, may be taken meanwhile by an
+ * outgoing connection (the global setup failed once with EADDRINUSE on its metrics port).
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+  for (let tries = 0; tries < 1000; tries++) {
+    const port = 10_000 + Math.floor(Math.random() * 10_000);
+    if (handedOut.has(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
     });
-    srv.on('error', reject);
-  });
+    if (free) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free port in 10000-19999');
 }
 
 /** Environment of a service process against the test infrastructure. */
