@@ -5,6 +5,7 @@
  * output tokens the call may produce are capped by what is left after its prompt, so a call
  * that is made cannot pass the budget either.
  */
+import { roundUsd as round6 } from '../contracts/money';
 import type { TokenPrice } from './llm/pricing';
 
 /** Prompt sizes are estimated at 4 characters a token; real tokenizers count up to a quarter more. */
@@ -53,6 +54,3 @@ export function allowCall(left: number, price: TokenPrice | undefined, promptTok
   return { ok: true, maxTokens: Math.max(MIN_CALL_OUTPUT_TOKENS, Math.min(maxTokens, affordable)) };
 }
 
-function round6(n: number): number {
-  return Math.round((n + Number.EPSILON) * 1_000_000) / 1_000_000;
-}

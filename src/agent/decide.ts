@@ -7,6 +7,7 @@ import { TaskFailure } from '../contracts/errors';
 import { observationBudget, tokensOf } from './context-budget';
 import { allowCall, tighterBudget, type CostBudget } from './cost-budget';
 import { computeCost, priceOf } from './llm/pricing';
+import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { boundToPage } from './page-bound-tools';
@@ -110,7 +111,6 @@ export function affordableOutput(step: StepContext, budget: CostBudget | undefin
   });
 }
 
-const round6 = (n: number) => Math.round((n + Number.EPSILON) * 1_000_000) / 1_000_000;
 
 /** One model call, within what the task's token and dollar budgets leave, and how long it took. */
 async function callModel(step: StepContext, frame: PromptFrame, pageText: string, budget: CostBudget | undefined): Promise<{ reply: Reply; callMs: number }> {

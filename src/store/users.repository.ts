@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { roundUsd as round6 } from '../contracts/money';
 import { DocLocks } from './doc-locks';
 import { newId } from './ids';
 
@@ -151,6 +152,3 @@ function spentOn(user: Pick<UserRecord, 'spentToday'>, day: string): number {
   return user.spentToday?.day === day ? user.spentToday.usd : 0;
 }
 
-function round6(n: number): number {
-  return Math.round((n + Number.EPSILON) * 1_000_000) / 1_000_000;
-}
