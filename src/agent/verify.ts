@@ -11,6 +11,7 @@ import type { VerifyCheck, Verdict } from '../contracts/session-types';
 import { compileUrlPattern, matchesLowercased } from '../contracts/url-patterns';
 import type { StepContext } from './step-context';
 import { observePage } from './observe/observe';
+import { clip } from './observe/compose';
 import type { LlmToolSpec } from './llm/types';
 import { tokensOf } from './context-budget';
 import { affordableOutput, costBudgetOf } from './decide';
@@ -134,4 +135,3 @@ export function notVerified(verdicts: Verdict[]): TaskFailure {
   return new TaskFailure('TASK_NOT_VERIFIED', `The result did not pass ${failed.length} of its ${verdicts.length} checks after ${MAX_VERIFY_RETRIES} tries: ${failed.map((v) => v.check).join(', ')}`, { checks: verdicts });
 }
 
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);

@@ -28,7 +28,7 @@ const SECTION_TITLES = { above: 'Above the viewport:', below: 'Below the viewpor
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+export const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
 
 type OffScreen = Exclude<Position, 'in'>;
