@@ -9,7 +9,7 @@ import type { FoundElement } from '../recording/replay';
 import type { RecordedStep } from '../contracts/recording';
 import type { StepResult, Verification, VerifyCheck } from '../contracts/session-types';
 import { MAX_VERIFY_RETRIES, notVerified, notVerifiedNote, runChecks } from './verify';
-import { gateAction, type GateOutcome } from './action-gate';
+import { gateAction } from './action-gate';
 import { elementUnderIndex } from './approval-binding';
 import { observedIndexes } from './page-bound-tools';
 import { reportRefusals } from './policy/navigation-guard';
@@ -94,7 +94,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
     base.timings = action.timings();
     return blocked(step, base, callId, step.mask(gate.reason));
   }
-  if (gate.kind === 'approve') return waitForApproval(step, request, action, gate);
+  if (gate.kind === 'approve') return waitForApproval(step, request, action);
   const result = await tool.execute(toolContext, gate.args as never);
   base.timings = action.timings();
   if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };
@@ -124,12 +124,28 @@ function blocked(step: StepContext, base: ResultBase, callId: string, reason: st
   return { ...base, kind: 'continue' };
 }
 
-/** An action the policy wants approved: the task waits for the human, the element under its index remembered. */
-async function waitForApproval(step: StepContext, request: ActionRequest, action: ActionUnderWay, gate: Extract<GateOutcome, { kind: 'approve' }>): Promise<AgentStepResult> {
-  const { base } = action;
+/**
+ * An action the policy wants approved: the task waits for the human, the element under its
+ * index remembered. The question is made again between two readings of that element: what
+ * the human is asked about is the element remembered, or nothing is asked (a page that moves
+ * its marker meanwhile gets the action refused, and the model looks again).
+ */
+async function waitForApproval(step: StepContext, request: ActionRequest, action: ActionUnderWay): Promise<AgentStepResult> {
+  const { base, toolContext } = action;
   const { tool } = request;
+  const element = await elementUnderIndex(toolContext, request.args);
+  const gate = await gateAction({ tool, args: request.args, ctx: toolContext, policy: step.memory.policy ?? null, secrets: step.secrets });
+  const still = element ? await elementUnderIndex(toolContext, request.args) : undefined;
   base.timings = action.timings();
-  const element = await elementUnderIndex(action.toolContext, request.args);
+  if (gate.kind !== 'approve' || (element && still?.identity !== element.identity)) {
+    const now = still ? `it is now ${still.shown}` : 'it is no longer on the page';
+    const changed = element ? `the element [${element.index}] changed while the action was checked (it was ${element.shown}; ${now})` : 'the page changed while the action was checked';
+    step.memory.answerCall(request.callId, step.mask(`Not performed: ${changed}. Look at the page again and ask again if the action is still needed.`));
+    emit(step, { type: 'action', taskId: step.input.taskId, data: { name: tool.name, refused: true, reason: 'the element changed while the action was checked' } });
+    step.log.info({ action: tool.name }, 'action not performed: its element changed while it was checked');
+    base.action.target = 'element changed';
+    return { ...base, kind: 'continue' };
+  }
   step.memory.awaitApproval({ callId: request.callId, tool: tool.name, args: request.args, element });
   base.action.target = 'waiting for approval';
   step.log.info({ action: tool.name, reason: step.mask(gate.reason) }, 'agent action waits for approval');

@@ -216,12 +216,14 @@ describe('policies on agent actions', () => {
     const policy = await createPolicy(key, { rules: [{ effect: 'approve', keywords: ['pay'] }] });
     const t = token('swap');
     await registerScript(model(), { match: t, steps: [{ tool: 'click_element', args: { index: { ref: 'Pay now' } } }, { tool: 'done', args: { message: 'Result: {{find:(Nothing done yet|Paid|Account deleted)}}' } }] });
-    const res = await runTask(key, { policyId: policy._id, task: { prompt: `${t} pay the order`, startingUrl: `${fixtures()}/approval-swap.html` } });
+    const flag = `swap-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
+    const res = await runTask(key, { policyId: policy._id, task: { prompt: `${t} pay the order`, startingUrl: `${fixtures()}/approval-swap.html?flag=${flag}` } });
     expect(res.body).toMatchObject({ type: 'guardrail_trigger', data: { type: 'approval_needed' } });
     expect(res.body.data.value).toContain('click "Pay now"');
     const { sessionId, taskId } = res.body;
-    // The page moved the index to "Delete account" while the human read the question.
-    await new Promise((r) => setTimeout(r, 800));
+    // The page moves the index to "Delete account" while the human reads the question.
+    await fetch(`${fixtures()}/flag?raise=1&name=${flag}`);
+    await waitFor(async () => ((await (await fetch(`${fixtures()}/flag?name=${flag}-moved`)).json()) as { raised: boolean }).raised || null, 10_000);
     await sendMessage(key, sessionId, { actionType: 'guardrail', prompt: 'approve', newState: 'resume' });
     const done = await pollUntil(sessionId, taskId, 'task_completed');
     expect(done.data.message).toBe('Result: Nothing done yet');

@@ -10,16 +10,25 @@ const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.j
  * /hang never answers (navigation timeouts), /beacon?t= records a page's report (benchmarks),
  * /download/<name> answers a CSV attachment, /redirect?to=<url> answers 302 to it,
  * /embed?target=<origin> is a page that loads an image, a script, a fetch, a WebSocket and an
- * iframe from that origin (the network guard must keep all of them out).
+ * iframe from that origin (the network guard must keep all of them out), /flag?name=N answers
+ * whether the flag N was raised and /flag?name=N&raise=1 raises it (a test tells a page when to
+ * change).
  */
 export async function startFixtureServer(dir: string): Promise<{ url: string; beacons: { t: number; at: number }[]; close(): Promise<void> }> {
   const hanging = new Set<http.ServerResponse>();
   const beacons: { t: number; at: number }[] = [];
+  const flags = new Set<string>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/beacon') {
       beacons.push({ t: Number(url.searchParams.get('t')), at: Date.now() });
       res.writeHead(204).end();
+      return;
+    }
+    if (url.pathname === '/flag') {
+      const name = url.searchParams.get('name') ?? '';
+      if (url.searchParams.get('raise') === '1') flags.add(name);
+      res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(JSON.stringify({ raised: flags.has(name) }));
       return;
     }
     if (url.pathname === '/hang') {
