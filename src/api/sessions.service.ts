@@ -105,7 +105,10 @@ export class SessionsService {
     const replay = await this.replaySource(user, task?.replayOf, 'task.replayOf');
     if (task) task = await this.withReplayedAsk(user, task, replay);
     await this.claimFiles(user, task);
-    if ((await registry.alive()).length === 0) throw new NoInstancesError();
+    const workers = await registry.alive();
+    // Placement happens in the workflow: a plain session is answered before it, so a service
+    // whose every worker is full is refused here (the workflow's own refusal stays the backstop).
+    if (workers.length === 0 || !workers.some((w) => w.sessions < w.capacity)) throw new NoInstancesError();
     const profile: ProfileSource | undefined = attach.environmentId
       ? { kind: 'environment', id: attach.environmentId, userId: user._id }
       : attach.profileId
@@ -126,19 +129,35 @@ export class SessionsService {
       initialTask: task && taskId ? { taskId, params: toTaskParams(task, replay) } : undefined,
       ...(attach.singleTask && task ? { singleTask: true } : {}),
     });
-    // One request starts the workflow and waits for its browser (update-with-start): the
-    // workflow's first task picks the worker and, when it can, opens the browser in place.
-    const operation = new WithStartWorkflowOperation(SESSION_WORKFLOW, {
+    const startOptions = {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       workflowId: sessionWorkflowId(sessionId),
-      workflowIdConflictPolicy: 'FAIL',
-      args: [input],
+      workflowIdConflictPolicy: 'FAIL' as const,
+      args: [input] as [typeof input],
       typedSearchAttributes: [
         { key: OwnerUserIdKey, value: user._id },
         { key: SessionStatusKey, value: 'pending' },
       ],
       memo: { userId: user._id },
-    });
+    };
+    if (!profile && !proxy) {
+      // A plain session gets a ready browser context of the worker the workflow's first task
+      // picks: it is answered once the workflow is started, and what comes next (a task, an
+      // interaction, a viewer) waits for that hand-over in the workflow. A failure to place it
+      // ends the session (end_session, instance_lost) instead of answering 503.
+      try {
+        await temporal.workflow.start(SESSION_WORKFLOW, startOptions);
+      } catch (err) {
+        await this.admission.abandon({ sessionId, userId: user._id, profile });
+        throw err;
+      }
+      log.info({ admitMs: Math.round(admitted - t0), startMs: Math.round(performance.now() - admitted) }, 'session started');
+      return { sessionId, taskId, balance };
+    }
+    // One request starts the workflow and waits for its browser (update-with-start): the
+    // session's proxy is tried and its profile opened before the answer, whose failure is the
+    // answer's (400 PROXY_CONNECTION_FAILED, 503).
+    const operation = new WithStartWorkflowOperation(SESSION_WORKFLOW, startOptions);
     let ready: SessionView;
     try {
       ready = await temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation: operation });

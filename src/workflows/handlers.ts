@@ -18,7 +18,7 @@ import {
 } from './messages';
 import { publishControl, publishUpdate } from './session-records';
 import type { Session } from './session-parts';
-import type { SessionState } from './session-state';
+import { reject, type SessionState } from './session-state';
 import type { InteractionAction, SessionView, TaskOutcome, TaskParams } from '../contracts/session-types';
 
 type StateChange = 'pause' | 'resume' | 'stop' | 'terminate';
@@ -70,6 +70,11 @@ async function changeState({ state, step }: Session, lock: Mutex, newState: Stat
  * control first). Taking control waits until the agent's step stopped.
  */
 async function interact({ input, state, lease, step }: Session, action: InteractionAction): Promise<string> {
+  // start-session answers before the browser is handed over: an interaction that comes first waits for it.
+  if (state.status === 'pending') {
+    await wf.condition(() => state.status !== 'pending');
+    if (state.ended || state.endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
+  }
   if (action.type === 'releaseControl') {
     const text = state.release(Date.now()) ? 'Control returned to the agent; the task resumes' : 'Control returned to the agent';
     await publishControl(state, text);

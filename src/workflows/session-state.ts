@@ -337,7 +337,8 @@ export class SessionState {
 
   assertInteraction(): void {
     if (this.ended || this.#endRequested) throw reject('SESSION_NOT_FOUND', 'Session has ended');
-    if (!this.#workerId) throw reject('SESSION_NOT_READY', 'The session has no browser yet');
+    // A session still getting its first browser takes the interaction when it has one.
+    if (!this.#workerId && this.#status !== 'pending') throw reject('SESSION_NOT_READY', 'The session has no browser yet');
   }
 
   /** The human takes the browser; a running task pauses. Answers whether the agent was stopped. */

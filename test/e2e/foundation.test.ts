@@ -3,6 +3,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import Redis from 'ioredis';
+import { MongoClient } from 'mongodb';
 import { api, waitFor } from '../support/http';
 import { admin, createUser, ROOT, serviceEnv, startService, type ServiceProcess, temporalClient } from '../support/service';
 
@@ -160,6 +162,26 @@ describe('sessions on the real stack', () => {
     expect(again.body.code).toBe('SESSION_NOT_FOUND');
   });
 
+  it('answers start-session before the browser is handed over; an interaction sent at once waits for it and is performed', async () => {
+    const { apiKey: key } = await createUser();
+    const send = (sessionId: string, message: Record<string, unknown>) => api(base(), 'POST', '/start/send-message', { key, body: { sessionId, message } });
+    // twice (4 rated requests each, within the 10 a minute)
+    for (let i = 0; i < 2; i++) {
+      const { sessionId } = (await api(base(), 'POST', '/start/start-session', { key, body: {} })).body;
+      const [takeOver, click] = await Promise.all([
+        send(sessionId, { actionType: 'interaction', action: { type: 'takeOverControl' } }),
+        // sent with the takeover: the two run in the order the session took them, each once the browser is there
+        new Promise((r) => setTimeout(r, 5)).then(() => send(sessionId, { actionType: 'interaction', action: { type: 'CLICK', x: 10, y: 200 } })),
+      ]);
+      expect([takeOver.status, takeOver.body]).toEqual([200, { success: true, message: 'Manual control taken' }]);
+      expect([click.status, click.body]).toEqual([200, { success: true, message: 'CLICK performed' }]);
+      // the session went through pending to active with its browser on a worker
+      const view = await temporal.workflow.getHandle(`session-${sessionId}`).query('session');
+      expect(view).toMatchObject({ status: 'active', workerId: expect.any(String) });
+      expect((await send(sessionId, { actionType: 'state', newState: 'terminate' })).status).toBe(200);
+    }
+  });
+
   it("treats another user's session as not found", async () => {
     const alice = await createUser();
     const bob = await createUser();
@@ -261,6 +283,24 @@ describe('browser workers come and go', () => {
       expect(Date.now() - killedAt).toBeLessThan(30_000);
     } finally {
       await worker.stop('SIGKILL');
+    }
+  });
+
+  it('answers 503 when every worker is full, before a session is admitted', async () => {
+    const { userId, apiKey: key } = await createUser();
+    const redis = new Redis(redisDb);
+    const mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL!);
+    try {
+      await redis.hset('bas:workers', 'full', JSON.stringify({ workerId: 'full', taskQueue: 'browser-full', sessions: 2, capacity: 2, heartbeatAt: Date.now() }));
+      const refused = await api(apiOnly.baseUrl, 'POST', '/start/start-session', { key, body: {} });
+      expect([refused.status, refused.body.code]).toEqual([503, 'NO_INSTANCES_AVAILABLE']);
+      // nothing was admitted: no slot held, no session record
+      expect((await mongo.db().collection<any>('users').findOne({ _id: userId }))?.activeSessions ?? 0).toBe(0);
+      expect(await mongo.db().collection('sessions').countDocuments({ userId })).toBe(0);
+    } finally {
+      await redis.hdel('bas:workers', 'full');
+      redis.disconnect();
+      await mongo.close();
     }
   });
 
