@@ -22,8 +22,15 @@ const startSession = async (key: string) => {
   expect(res.status).toBe(200);
   return res.body as { sessionId: string; streaming: { webRTCURL: string } };
 };
-/** A client address of its own per test (the API trusts X-Forwarded-For from loopback). */
-const address = () => `198.51.100.${1 + Math.floor(Math.random() * 250)}`;
+/**
+ * A client address of its own per call (the API trusts X-Forwarded-For from loopback): a new
+ * documentation address each time (two ranges, 508 of them), so two clients never share one.
+ */
+let addresses = 0;
+const address = () => {
+  const n = addresses++;
+  return `${n < 254 ? '198.51.100' : '203.0.113'}.${1 + (n % 254)}`;
+};
 
 describe('outputSchema bounds', () => {
   const big = { type: 'object', description: 'x'.repeat(65 * 1024), properties: { a: { type: 'string' } } };
