@@ -21,6 +21,11 @@ const RAMP = (process.env.BENCH_RAMP ?? '5,10,15,25,30').split(',').filter(Boole
 const LIMIT_MS = 2_000;
 const PAGE = process.env.BENCH_CONCURRENT_PAGE ?? 'form.html';
 const ONE_USER = process.env.BENCH_ONE_USER === 'true';
+/** What each step does: `click` (the agent's usual step: a button that changes the page and sends a request, on clicks.html) or `scroll` (on BENCH_CONCURRENT_PAGE). */
+const ACTION = process.env.BENCH_CONCURRENT_ACTION === 'scroll' ? 'scroll' : 'click';
+const ITEMS = ['coffee', 'tea', 'milk', 'chocolate', 'bread'];
+const stepOf = (k: number) => (ACTION === 'click' ? { tool: 'click_element', args: { index: { ref: `Add ${ITEMS[k % ITEMS.length]}` } } } : { tool: 'scroll', args: { direction: k % 2 ? 'up' : 'down' } });
+const PAGE_OF_ACTION = ACTION === 'click' ? 'clicks.html' : PAGE;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -82,7 +87,8 @@ it('many sessions at once', async () => {
   process.env.TEST_FIXTURES_URL = fixtures.url;
   process.env.TEST_LLM_BASE_URL = model.url;
   const queue = `bench-many-${Date.now()}`;
-  const common = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '180000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100', ...(process.env.BENCH_STEP_PICTURES ? { STEP_PICTURES: process.env.BENCH_STEP_PICTURES } : {}) };
+  // BENCH_NODE_OPTIONS: e.g. `--require <file>` to profile the service process.
+  const common = { ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '180000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100', ...(process.env.BENCH_STEP_PICTURES ? { STEP_PICTURES: process.env.BENCH_STEP_PICTURES } : {}) };
   const maxSessions = String(Math.max(CONCURRENT, ...RAMP) + 5);
   let service: ServiceProcess | undefined = await startService({ ...common, BROWSER_MAX_SESSIONS: maxSessions });
   const mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL!);
@@ -114,10 +120,10 @@ it('many sessions at once', async () => {
     );
   const end = (base: ServiceProcess, sessions: { key: string; sessionId: string }[]) =>
     Promise.all(sessions.map((s) => api(base.baseUrl, 'POST', '/start/send-message', { key: s.key, body: { sessionId: s.sessionId, message: { actionType: 'state', newState: 'terminate' } } })));
-  /** Runs a task of STEPS scrolls on a page of ordinary size (BENCH_CONCURRENT_PAGE) in every session at once; the intervals between a task's model requests are its step times. */
+  /** Runs a task of STEPS clicks (or scrolls) on a page of ordinary size in every session at once; the intervals between a task's model requests are its step times. */
   const runTasks = async (base: ServiceProcess, sessions: { key: string; sessionId: string }[], label: string, opts: { memory?: boolean } = {}) => {
     const tokens = sessions.map((_, i) => `[bench-many-${label}-${i}-${Date.now()}]`);
-    await Promise.all(tokens.map((t) => registerScript(model.url, { match: t, steps: [...Array.from({ length: STEPS }, (_, k) => ({ tool: 'scroll', args: { direction: k % 2 ? 'up' : 'down' } })), { tool: 'done', args: { message: 'ok' } }] })));
+    await Promise.all(tokens.map((t) => registerScript(model.url, { match: t, steps: [...Array.from({ length: STEPS }, (_, k) => stepOf(k)), { tool: 'done', args: { message: 'ok' } }] })));
     let peak = 0;
     // Reading the memory maps of 40 processes takes the bench's thread (which answers as the
     // model) for about half a second each time, and CPU of its own: only a run that measures
@@ -149,7 +155,7 @@ it('many sessions at once', async () => {
     }, 20);
     // Each client waits for its task's answer inline, as a user of send-message does (no polling load beside the steps).
     const started = await Promise.all(
-      sessions.map((s, i) => api(base.baseUrl, 'POST', '/start/send-message', { key: s.key, body: { sessionId: s.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${tokens[i]} scroll`, startingUrl: `${fixtures.url}/${PAGE}` } } })),
+      sessions.map((s, i) => api(base.baseUrl, 'POST', '/start/send-message', { key: s.key, body: { sessionId: s.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${tokens[i]} ${ACTION}`, startingUrl: `${fixtures.url}/${PAGE_OF_ACTION}` } } })),
     );
     started.forEach((r) => {
       if (!r.body.taskId) throw new Error(`newTask: ${r.status} ${r.text}`);
@@ -257,7 +263,8 @@ it('many sessions at once', async () => {
       machine: '2 cores, one worker process (API and worker in one process), Debian Chromium',
       concurrentSessions: CONCURRENT,
       stepsPerTask: STEPS,
-      page: PAGE,
+      page: PAGE_OF_ACTION,
+      stepAction: ACTION,
       tasksCompleted: run.completed,
       stepMs: summary(run.steps),
       stepMsByIndex: run.byIndex,
