@@ -1,4 +1,4 @@
-import type { Frame, Locator } from 'playwright-core';
+import type { ElementHandle, Frame, Locator } from 'playwright-core';
 import type { ElementInfo } from '../agent/observe/element-info';
 import type { ElementDescription } from '../contracts/recording';
 
@@ -51,9 +51,9 @@ function readInPage(el: Element): PageSide {
 }
 
 /** The element's description for the recording; undefined when the page would not say (a closed frame). */
-export async function describeForRecording(locator: Locator, frame: Frame, info: ElementInfo, timeoutMs = 2_000): Promise<ElementDescription | undefined> {
+export async function describeForRecording(element: Locator | ElementHandle, frame: Frame, info: ElementInfo, timeoutMs = 2_000): Promise<ElementDescription | undefined> {
   try {
-    const side = await locator.evaluate(readInPage, undefined, { timeout: timeoutMs });
+    const side = 'count' in element ? await element.evaluate(readInPage, undefined, { timeout: timeoutMs }) : await element.evaluate(readInPage as (el: Node) => ReturnType<typeof readInPage>);
     const desc: ElementDescription = { role: info.role, name: info.label, ...dropEmpty(side) };
     if (frame.parentFrame()) desc.frame = { url: frame.url(), ...(frame.name() ? { name: frame.name() } : {}) };
     return desc;

@@ -1,12 +1,14 @@
-import type { Locator } from 'playwright-core';
+import type { ElementHandle, Locator } from 'playwright-core';
 import { STATE_KEY } from './marker';
 import { describeInPage, type ElementInfo } from './page-script';
 
 export type { ElementInfo };
 
 /** Role and label of an element by the observation's rules, and whether what is typed into it is secret. */
-export async function describeElement(locator: Locator, timeoutMs = 2_000): Promise<ElementInfo> {
-  return locator.evaluate(describeInPage, STATE_KEY, { timeout: timeoutMs });
+export async function describeElement(element: Locator | ElementHandle, timeoutMs = 2_000): Promise<ElementInfo> {
+  // A handle is the element itself; a locator finds it again first (within timeoutMs).
+  if (!('count' in element)) return element.evaluate(describeInPage as (el: Node, key: string) => ElementInfo, STATE_KEY);
+  return element.evaluate(describeInPage, STATE_KEY, { timeout: timeoutMs });
 }
 
 /** `button "Send"`: how summaries and action targets name an element. */
