@@ -64,6 +64,22 @@ function indexOf(text: string, label: string): number {
 }
 const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as Error);
 
+describe('clicks', () => {
+  it('clicks plainly clickable buttons (one in a shadow root too); a covered one takes the checked click and is reported', async () => {
+    await navigateTool.execute(ctx, { url: url('click-cases.html') });
+    const status = () => ctx.page.locator('#status').textContent();
+    let obs = await observe();
+    await clickElementTool.execute(ctx, { index: indexOf(obs, 'Plain') });
+    expect(await status()).toBe('Plain');
+    await clickElementTool.execute(ctx, { index: indexOf(obs, 'Inside shadow') });
+    expect(await status()).toBe('shadow');
+    obs = await observe();
+    const covered = await failureOf(clickElementTool.execute(ctx, { index: indexOf(obs, 'Covered') }));
+    expect(covered!.message).toBe(`Clicking [${indexOf(obs, 'Covered')}] button "Covered" failed: another element covers it: <div id="cover"></div>`);
+    expect(await status()).toBe('shadow');
+  }, 20_000);
+});
+
 describe('form and login flows', () => {
   it('fills and submits the contact form', async () => {
     const nav = await navigateTool.execute(ctx, { url: url('form.html') });
