@@ -1,4 +1,4 @@
-import type { Frame, Locator, Page } from 'playwright-core';
+import type { ElementHandle, Frame, Locator, Page } from 'playwright-core';
 import { TaskFailure } from '../../contracts/errors';
 import { indexSelector } from './marker';
 import { isPageCrash, pageCrashFailure } from './page-errors';
@@ -20,6 +20,47 @@ export async function resolveElementIn(page: Page, index: number): Promise<{ loc
     }
   }
   throw new TaskFailure('ELEMENT_NOT_FOUND', `No element with index ${index} on the page`, { index });
+}
+
+/**
+ * The element the last observation numbered `index` as a handle, its frame and a locator of
+ * it: one native query per frame (light DOM first, then open shadow roots), where a locator
+ * runs Playwright's selector engine over the whole document for each call.
+ */
+export async function resolveHandleIn(page: Page, index: number): Promise<{ handle: ElementHandle; locator: Locator; frame: Frame }> {
+  if (Number.isInteger(index) && index > 0) {
+    const selector = indexSelector(index);
+    for (const frame of page.frames()) {
+      if (frame.isDetached()) continue;
+      const handle = await findIn(frame, selector);
+      if (handle) return { handle, locator: frame.locator(selector).first(), frame };
+    }
+  }
+  throw new TaskFailure('ELEMENT_NOT_FOUND', `No element with index ${index} on the page`, { index });
+}
+
+async function findIn(frame: Frame, selector: string): Promise<ElementHandle | null> {
+  try {
+    const found = await frame.evaluateHandle((sel) => {
+      const find = (root: Document | ShadowRoot): Element | null => {
+        const hit = root.querySelector(sel);
+        if (hit) return hit;
+        const all = root.querySelectorAll('*');
+        for (let i = 0; i < all.length; i++) {
+          const inner = all[i].shadowRoot ? find(all[i].shadowRoot!) : null;
+          if (inner) return inner;
+        }
+        return null;
+      };
+      return find(document);
+    }, selector);
+    const element = found.asElement();
+    if (!element) await found.dispose();
+    return element as ElementHandle | null;
+  } catch (err) {
+    if (isPageCrash(err)) throw pageCrashFailure(err);
+    return null; // a frame that goes away while it is searched holds no match
+  }
 }
 
 /** A frame that goes away while it is searched simply holds no match. */

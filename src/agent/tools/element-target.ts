@@ -1,7 +1,7 @@
 import type { ElementHandle, Frame, Locator } from 'playwright-core';
 import { describeElement, elementName, type ElementInfo } from '../observe/element-info';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
-import { resolveElementIn } from '../observe/resolve';
+import { resolveHandleIn } from '../observe/resolve';
 import { describeForRecording } from '../../recording/describe';
 import type { ToolContext } from '../types';
 import { abortable } from './abort';
@@ -27,12 +27,8 @@ export interface ElementTarget {
  * the handle is returned, and the caller disposes of it; otherwise it is disposed of here.
  */
 export async function targetElement(ctx: ToolContext, index: number, opts: { keepHandle?: boolean } = {}): Promise<ElementTarget & { handle?: ElementHandle }> {
-  const { locator, frame } = ctx.pinned ?? (await abortable(resolveElementIn(ctx.page, index), ctx.signal));
-  const handle = await abortable(locator.elementHandle({ timeout: 2_000 }), ctx.signal).catch((err: unknown) => {
-    if (ctx.signal.aborted) throw err;
-    if (isPageCrash(err)) throw pageCrashFailure(err);
-    return null;
-  });
+  const found = ctx.pinned ? { ...ctx.pinned, handle: await pinnedHandle(ctx) } : await abortable(resolveHandleIn(ctx.page, index), ctx.signal);
+  const { locator, frame, handle } = found;
   let kept = false;
   try {
     let info: ElementInfo;
@@ -51,4 +47,13 @@ export async function targetElement(ctx: ToolContext, index: number, opts: { kee
   } finally {
     if (!kept) void handle?.dispose().catch(() => undefined);
   }
+}
+
+/** A replayed step's element (found again by its description) as a handle, or null. */
+async function pinnedHandle(ctx: ToolContext): Promise<ElementHandle | null> {
+  return abortable(ctx.pinned!.locator.elementHandle({ timeout: 2_000 }), ctx.signal).catch((err: unknown) => {
+    if (ctx.signal.aborted) throw err;
+    if (isPageCrash(err)) throw pageCrashFailure(err);
+    return null;
+  });
 }
