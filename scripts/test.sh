@@ -21,7 +21,8 @@ ensure_build
 # Unit tests first, two at a time, before the stack is up (they need none of it).
 status=0
 log "jest: unit tests"
-timeout --kill-after=30s 20m npx jest --ci --maxWorkers=2 --forceExit --passWithNoTests "$@" --selectProjects unit || status=$?
+results_dir="$(mktemp -d)"
+timeout --kill-after=30s 20m npx jest --ci --maxWorkers=2 --forceExit --passWithNoTests --json --outputFile="$results_dir/unit.json" "$@" --selectProjects unit || status=$?
 
 export DATA_DIR="${TEST_DATA_DIR:-$ROOT/.data/test}"
 # Test ports (overridable, so two checkouts can run their suites side by side).
@@ -41,5 +42,13 @@ export TEST_TEMPORAL_ADDRESS="127.0.0.1:$INFRA_TEMPORAL_PORT" TEST_MONGODB_URL="
 # worker process of its own, renewed when it grows, keeps a crash from ending the run.)
 log "jest: end-to-end tests"
 # A run that outlives its budget is stopped, so what it printed is seen rather than lost.
-timeout --kill-after=30s "${TEST_E2E_TIMEOUT:-65m}" npx jest --ci --maxWorkers=1 --workerIdleMemoryLimit=3GB --forceExit --passWithNoTests "$@" --selectProjects e2e || status=$?
+timeout --kill-after=30s "${TEST_E2E_TIMEOUT:-65m}" npx jest --ci --maxWorkers=1 --workerIdleMemoryLimit=3GB --forceExit --passWithNoTests --json --outputFile="$results_dir/e2e.json" "$@" --selectProjects e2e || status=$?
+
+# The stack is stopped first, so the closing line is the last one printed.
+bash "$ROOT/scripts/infra.sh" down; trap - EXIT
+
+# One closing line over both runs, in the plain form CI reads ("tests: N passed, N failed, N skipped").
+# A run that wrote no results (it crashed or was stopped) counts as a failure.
+node "$ROOT/scripts/test-summary.js" "$results_dir/unit.json" "$results_dir/e2e.json" || status=1
+rm -rf "$results_dir"
 exit $status
