@@ -105,8 +105,14 @@ describe('StepPictures.store', () => {
 
 /** A page whose view signature the test sets, counting the shots DevTools was asked for. */
 function fakePage() {
-  const state = { signature: 'a', frames: 1, captures: [] as unknown[] };
-  const frame = { isDetached: () => false, evaluate: async (fn: { name: string }) => (fn.name === 'viewSignature' ? state.signature : 0) };
+  const state = { signature: 'a', frames: 1, boxes: 0, captures: [] as unknown[], calls: [] as string[] };
+  const frame = {
+    isDetached: () => false,
+    evaluate: async (_fn: unknown, args: { mode: string; previous?: string | null; cover?: boolean }) => {
+      state.calls.push(args.mode);
+      return args.mode === 'look' ? { signature: state.signature, covered: args.cover && state.signature !== args.previous ? state.boxes : -1 } : { covered: args.mode === 'cover' ? state.boxes : 0 };
+    },
+  };
   const page = {
     isClosed: () => false,
     url: () => 'http://example.test/',
@@ -146,6 +152,26 @@ describe('StepPictures.shoot', () => {
       answers.push(shot.jpeg ? 'picture' : shot.skipped);
     }
     expect(answers).toEqual(['picture', 'busy', 'picture', 'busy']);
+  });
+
+  it('asks the page once for the signature and the covers, and again only to take boxes away', async () => {
+    const { page, state } = fakePage();
+    const pictures = make(page);
+    expect((await pictures.shoot('s', 't')).jpeg).toBeDefined();
+    expect(await pictures.shoot('s', 't')).toEqual({ skipped: 'unchanged' });
+    expect(state.calls).toEqual(['look', 'look']);
+    // A secret field on the page: covered in the same call, uncovered after the capture.
+    state.calls = [];
+    state.boxes = 1;
+    state.signature = 'b';
+    expect((await pictures.shoot('s', 't')).jpeg).toBeDefined();
+    expect(state.calls).toEqual(['look', 'uncover']);
+    // With frames, each frame is covered on its own and uncovered after.
+    state.calls = [];
+    state.frames = 2;
+    expect((await pictures.shoot('s', 't')).jpeg).toBeDefined();
+    expect(state.calls).toEqual(['cover', 'cover', 'uncover', 'uncover']);
+    expect(state.captures).toHaveLength(3);
   });
 
   it('says there is no page when the session has none', async () => {

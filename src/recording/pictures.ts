@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { INDEX_ATTRIBUTE, STATE_KEY } from '../agent/observe/marker';
-import type { CDPSession, Page } from 'playwright-core';
+import type { CDPSession, Frame, Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import type { BlobStore } from '../contracts/profiles';
 import type { FilesRepository } from '../store/files.repository';
@@ -30,46 +30,96 @@ const COVER_ATTRIBUTE = 'data-agent-cover';
 const REMEMBERED_SESSIONS = 5_000;
 const WATCH_KEY = '__agentPictureWatch';
 
-/**
- * Runs in the page's main frame: what the viewport shows, as a string that changes when it
- * may have changed (the document, the address, the scroll position, the viewport size, and
- * a count of DOM changes, input, scrolling and focus since the watcher was installed in this
- * document, on the first call). The service's own marks (element indexes, secret covers)
- * are not changes.
- */
-function viewSignature(a: { key: string; ignore: string[] }): string {
-  const holder = window as unknown as Record<string, { id: string; changes: number } | undefined>;
-  let watch = holder[a.key];
-  if (!watch) {
-    // The id tells this document from another at the same address (a reload starts at 0 again).
-    const counter = { id: Math.random().toString(36).slice(2), changes: 0 };
-    holder[a.key] = watch = counter;
-    const ours = (node: Node) => node instanceof Element && a.ignore.some((attr) => node.hasAttribute(attr));
-    new MutationObserver((records) => {
-      for (const r of records) {
-        if (r.type === 'attributes' && a.ignore.includes(r.attributeName ?? '')) continue;
-        if (ours(r.target) || (r.type === 'childList' && [...Array.from(r.addedNodes), ...Array.from(r.removedNodes)].every(ours))) continue;
-        counter.changes++;
-        return;
-      }
-    }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-    for (const type of ['input', 'change', 'scroll', 'resize', 'focusin', 'focusout', 'load']) addEventListener(type, () => counter.changes++, true);
-  }
-  return [watch.id, location.href, scrollX, scrollY, innerWidth, innerHeight, document.readyState, watch.changes].join('|');
+interface PictureScriptArgs {
+  /** 'look': the view's signature, then (unless it equals `previous`, or `cover` is false) the secret fields covered; 'cover' / 'uncover': the boxes only. */
+  mode: 'look' | 'cover' | 'uncover';
+  watchKey: string;
+  stateKey: string;
+  attr: string;
+  ignore: string[];
+  previous?: string | null;
+  cover?: boolean;
 }
 
-/** The signature of what the page shows, or null when it cannot be told (child frames, a fresh document, no answer). */
-async function signatureOf(page: Page): Promise<string | null> {
-  // Frames draw on their own: a page that has any is always shot.
-  if (page.frames().length > 1) return null;
+/**
+ * Runs in a frame, in one call per picture where it can: the view's signature (what the
+ * viewport shows, as a string that changes when it may have changed: the document, the
+ * address, the scroll position, the viewport size, and a count of DOM changes, input,
+ * scrolling and focus since the watcher was installed in this document; the service's own
+ * marks are not changes), and black boxes over every field that holds or held a secret
+ * (password fields, fields the observation took for secret, fields a secret was typed into).
+ * Answers the signature (in 'look') and how many boxes it put up (-1: none asked for).
+ */
+function pictureScript(a: PictureScriptArgs): { signature?: string; covered: number } {
+  const signature = (): string => {
+    const holder = window as unknown as Record<string, { id: string; changes: number } | undefined>;
+    let watch = holder[a.watchKey];
+    if (!watch) {
+      // The id tells this document from another at the same address (a reload starts at 0 again).
+      const counter = { id: Math.random().toString(36).slice(2), changes: 0 };
+      holder[a.watchKey] = watch = counter;
+      const ours = (node: Node) => node instanceof Element && a.ignore.some((attr) => node.hasAttribute(attr));
+      new MutationObserver((records) => {
+        for (const r of records) {
+          if (r.type === 'attributes' && a.ignore.includes(r.attributeName ?? '')) continue;
+          if (ours(r.target) || (r.type === 'childList' && [...Array.from(r.addedNodes), ...Array.from(r.removedNodes)].every(ours))) continue;
+          counter.changes++;
+          return;
+        }
+      }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      for (const type of ['input', 'change', 'scroll', 'resize', 'focusin', 'focusout', 'load']) addEventListener(type, () => counter.changes++, true);
+    }
+    return [watch.id, location.href, scrollX, scrollY, innerWidth, innerHeight, document.readyState, watch.changes].join('|');
+  };
+  const cover = (): number => {
+    const state = (window as unknown as Record<string, { secrets?: WeakSet<Element>; describe?: (el: Element) => { secret: boolean } } | undefined>)[a.stateKey];
+    const fields: Element[] = [];
+    const collect = (root: Document | ShadowRoot): void => {
+      for (const el of Array.from(root.querySelectorAll('*'))) {
+        if (el.shadowRoot) collect(el.shadowRoot);
+        if (!el.matches('input, textarea, [contenteditable]:not([contenteditable="false"])')) continue;
+        let secret = (el as HTMLInputElement).type === 'password' || !!state?.secrets?.has(el);
+        if (!secret && state?.describe) {
+          try {
+            secret = state.describe(el).secret;
+          } catch {
+            secret = false;
+          }
+        }
+        if (secret) fields.push(el);
+      }
+    };
+    collect(document);
+    let n = 0;
+    for (const el of fields) {
+      const r = el.getBoundingClientRect();
+      if (r.width <= 0 || r.height <= 0) continue;
+      const box = document.createElement('div');
+      box.setAttribute(a.attr, '');
+      box.style.cssText = `position:fixed;left:${r.left - 2}px;top:${r.top - 2}px;width:${r.width + 4}px;height:${r.height + 4}px;background:#000;z-index:2147483647;pointer-events:none;`;
+      document.documentElement.appendChild(box);
+      n++;
+    }
+    return n;
+  };
+  for (const old of Array.from(document.querySelectorAll(`[${a.attr}]`))) old.remove();
+  if (a.mode === 'uncover') return { covered: 0 };
+  if (a.mode === 'cover') return { covered: cover() };
+  const seen = signature();
+  return { signature: seen, covered: a.cover && seen !== a.previous ? cover() : -1 };
+}
+
+const scriptArgs = { watchKey: WATCH_KEY, stateKey: STATE_KEY, attr: COVER_ATTRIBUTE, ignore: [INDEX_ATTRIBUTE, COVER_ATTRIBUTE] };
+
+/** A frame's answer, or undefined when it did not answer within a second (or went away). */
+async function inFrame(frame: Frame, args: Pick<PictureScriptArgs, 'mode' | 'previous' | 'cover'>): Promise<{ signature?: string; covered: number } | undefined> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    const signature = await Promise.race([
-      page.mainFrame().evaluate(viewSignature, { key: WATCH_KEY, ignore: [INDEX_ATTRIBUTE, COVER_ATTRIBUTE] }),
-      new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref()),
-    ]);
-    return signature ? `${page.url()}#${signature}` : null;
+    return await Promise.race([frame.evaluate(pictureScript, { ...scriptArgs, ...args }), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 1_000)))]);
   } catch {
-    return null;
+    return undefined;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -78,72 +128,41 @@ export function cpuShort(perCore: number): boolean {
   return os.loadavg()[0] > os.availableParallelism() * perCore;
 }
 
-
 /**
- * Runs in each frame: puts a black box over every field that holds or held a secret (password
- * fields, fields the observation took for secret, fields a secret was typed into) and answers
- * how many; `remove` takes the boxes away again.
+ * The page as the step left it: its view's signature (null when it cannot be told: a page
+ * with child frames, which draw on their own, or no answer) and, unless the view equals
+ * `previous` or `shoot` is false, its secret fields covered ready for the picture: `covered`
+ * false when a frame could not be covered (then no picture is taken).
  */
-function coverSecretFields(a: { key: string; attr: string; remove: boolean }): number {
-  for (const old of Array.from(document.querySelectorAll(`[${a.attr}]`))) old.remove();
-  if (a.remove) return 0;
-  const state = (window as unknown as Record<string, { secrets?: WeakSet<Element>; describe?: (el: Element) => { secret: boolean } } | undefined>)[a.key];
-  const fields: Element[] = [];
-  const collect = (root: Document | ShadowRoot): void => {
-    for (const el of Array.from(root.querySelectorAll('input, textarea, [contenteditable]:not([contenteditable="false"]), *'))) {
-      if (el.shadowRoot) collect(el.shadowRoot);
-      if (!el.matches('input, textarea, [contenteditable]:not([contenteditable="false"])')) continue;
-      let secret = (el as HTMLInputElement).type === 'password' || !!state?.secrets?.has(el);
-      if (!secret && state?.describe) {
-        try {
-          secret = state.describe(el).secret;
-        } catch {
-          secret = false;
-        }
-      }
-      if (secret) fields.push(el);
-    }
-  };
-  collect(document);
-  let n = 0;
-  for (const el of fields) {
-    const r = el.getBoundingClientRect();
-    if (r.width <= 0 || r.height <= 0) continue;
-    const box = document.createElement('div');
-    box.setAttribute(a.attr, '');
-    box.style.cssText = `position:fixed;left:${r.left - 2}px;top:${r.top - 2}px;width:${r.width + 4}px;height:${r.height + 4}px;background:#000;z-index:2147483647;pointer-events:none;`;
-    document.documentElement.appendChild(box);
-    n++;
+async function look(page: Page, previous: string | null | undefined, shoot: boolean): Promise<{ signature: string | null; covered?: boolean; boxes: number }> {
+  const prefix = `${page.url()}#`;
+  if (page.frames().length === 1) {
+    // One call: the signature and, when a picture follows, the covers.
+    const answer = await inFrame(page.mainFrame(), { mode: 'look', previous: previous?.startsWith(prefix) ? previous.slice(prefix.length) : null, cover: shoot });
+    const signature = answer?.signature ? prefix + answer.signature : null;
+    if (!answer || answer.covered < 0) return { signature, covered: answer || !shoot ? undefined : false, boxes: 0 };
+    return { signature, covered: true, boxes: answer.covered };
   }
-  return n;
+  if (!shoot) return { signature: null, boxes: 0 };
+  const answers = await Promise.all(page.frames().map(async (f) => (f.isDetached() ? { covered: 0 } : ((await inFrame(f, { mode: 'cover' })) ?? (f.isDetached() ? { covered: 0 } : undefined)))));
+  // A frame that went away holds nothing to show; one that does not answer may.
+  return { signature: null, covered: answers.every(Boolean), boxes: answers.reduce((n, x) => n + (x ? x.covered : 1), 0) };
 }
 
-/** Covers the secret fields of every frame; false when a frame could not be covered (then no picture is taken). */
-async function cover(page: Page, remove: boolean): Promise<boolean> {
-  const results = await Promise.all(
-    page.frames().map(async (f) => {
-      if (f.isDetached()) return true;
-      try {
-        await Promise.race([f.evaluate(coverSecretFields, { key: STATE_KEY, attr: COVER_ATTRIBUTE, remove }), new Promise((_, reject) => setTimeout(() => reject(new Error('frame did not answer')), 1_000).unref())]);
-        return true;
-      } catch {
-        // A frame that went away holds nothing to show; one that does not answer may.
-        return f.isDetached();
-      }
-    }),
-  );
-  return results.every(Boolean);
+/** Takes the boxes away again (in every frame). */
+async function uncover(page: Page): Promise<void> {
+  await Promise.all(page.frames().map((f) => (f.isDetached() ? undefined : inFrame(f, { mode: 'uncover' }))));
 }
 
 /**
  * The viewport as JPEG, straight from DevTools with speed before size (about half the time of
- * Playwright's screenshot, which waits for fonts and settles animations first). Fields that
- * hold a secret are covered with black boxes first (and uncovered after): a picture never
- * shows a typed secret; a page whose fields could not be covered has no picture.
+ * Playwright's screenshot, which waits for fonts and settles animations first), its secret
+ * fields covered (by look) and uncovered after when there were any: a picture never shows a
+ * typed secret; a page whose fields could not be covered has no picture.
  */
-async function shoot(page: Page): Promise<StepShot> {
-  if (!(await cover(page, false))) {
-    await cover(page, true);
+async function shoot(page: Page, looked: { covered?: boolean; boxes: number }): Promise<StepShot> {
+  if (!looked.covered) {
+    await uncover(page);
     return { skipped: 'secret_fields' };
   }
   try {
@@ -151,7 +170,7 @@ async function shoot(page: Page): Promise<StepShot> {
   } catch {
     return { skipped: page.isClosed() ? 'no_page' : 'failed' };
   } finally {
-    await cover(page, true).catch(() => undefined);
+    if (looked.boxes > 0) await uncover(page).catch(() => undefined);
   }
 }
 
@@ -225,10 +244,12 @@ export class StepPictures implements StepPictureSource {
     }
     const before = this.last.get(sessionId);
     const sameTask = before?.taskId === taskId;
-    const signature = await signatureOf(page);
+    const busy = sameTask && before.taken && this.deps.cpuShort();
+    const looked = await look(page, sameTask ? before.signature : null, !busy);
+    const { signature } = looked;
     if (sameTask && signature !== null && signature === before.signature) return this.note(sessionId, taskId, signature, false, { skipped: 'unchanged' });
-    if (sameTask && before.taken && this.deps.cpuShort()) return this.note(sessionId, taskId, before.signature, false, { skipped: 'busy' });
-    const shot = await shoot(page);
+    if (busy) return this.note(sessionId, taskId, before.signature, false, { skipped: 'busy' });
+    const shot = await shoot(page, looked);
     return this.note(sessionId, taskId, shot.jpeg ? signature : null, Boolean(shot.jpeg), shot);
   }
 

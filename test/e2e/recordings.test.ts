@@ -502,6 +502,23 @@ describe('recordings and replays', () => {
       // Captured at the width the page shows them (640 px for a 1024 px viewport), not larger.
       const width = await page.evaluate(() => document.images[0].naturalWidth);
       expect(width).toBe(640);
+
+      // The picture after the password was typed shows a black box where the field is, and the
+      // name field beside it as it was (white, but for the name).
+      const form = await browser.newPage({ viewport: { width: 1024, height: 600 } });
+      await form.goto(`${site.url}/order.html`);
+      const boxOf = async (selector: string) => (await form.locator(selector).boundingBox())!;
+      const [passwordBox, nameBox] = [await boxOf('#password'), await boxOf('#name')];
+      const res = await fetch(`${rec.pageUrl.split('?')[0]}/pictures/1?${rec.pageUrl.split('?')[1]}`);
+      const image = jpeg.decode(Buffer.from(await res.arrayBuffer()), { useTArray: true });
+      const scale = image.width / 1024;
+      const brightness = (x: number, y: number) => {
+        const at = (image.width * Math.round(y * scale) + Math.round(x * scale)) * 4;
+        return (image.data[at] + image.data[at + 1] + image.data[at + 2]) / 3;
+      };
+      const inside = (b: { x: number; y: number; width: number; height: number }) => [0.15, 0.5, 0.85].map((f) => brightness(b.x + b.width * f, b.y + b.height / 2));
+      expect(inside(passwordBox).every((v) => v < 50)).toBe(true);
+      expect(brightness(nameBox.x + nameBox.width * 0.85, nameBox.y + nameBox.height / 2)).toBeGreaterThan(200);
     } finally {
       await browser.close();
     }
