@@ -22,6 +22,7 @@ const LIMIT_MS = 2_000;
 const PAGE = process.env.BENCH_CONCURRENT_PAGE ?? 'form.html';
 const ONE_USER = process.env.BENCH_ONE_USER === 'true';
 /** What each step does: `click` (the agent's usual step: a button that changes the page and sends a request, on clicks.html) or `scroll` (on BENCH_CONCURRENT_PAGE). */
+const EVERY_PICTURE = process.env.BENCH_EVERY_PICTURE === 'true';
 const ACTION = process.env.BENCH_CONCURRENT_ACTION === 'scroll' ? 'scroll' : 'click';
 const ITEMS = ['coffee', 'tea', 'milk', 'chocolate', 'bread'];
 const stepOf = (k: number) => (ACTION === 'click' ? { tool: 'click_element', args: { index: { ref: `Add ${ITEMS[k % ITEMS.length]}` } } } : { tool: 'scroll', args: { direction: k % 2 ? 'up' : 'down' } });
@@ -87,8 +88,11 @@ it('many sessions at once', async () => {
   process.env.TEST_FIXTURES_URL = fixtures.url;
   process.env.TEST_LLM_BASE_URL = model.url;
   const queue = `bench-many-${Date.now()}`;
+  // Pictures degrade under load as shipped (every other step while the CPU is short); with
+  // BENCH_EVERY_PICTURE=true every step that changed the view gets one, as the tests have it.
+  const picturesUnderLoad: Record<string, string> = EVERY_PICTURE ? {} : { STEP_PICTURES_LOAD_LIMIT: '1.2', STEP_PICTURES_BUSY_CPU: '0.85' };
   // BENCH_NODE_OPTIONS: e.g. `--require <file>` to profile the service process.
-  const common = { ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '180000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100', ...(process.env.BENCH_STEP_PICTURES ? { STEP_PICTURES: process.env.BENCH_STEP_PICTURES } : {}) };
+  const common = { ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', TEMPORAL_TASK_QUEUE: queue, INLINE_WAIT_MS: '180000', RATE_LIMIT_PER_MINUTE: '1000', DEFAULT_SESSION_LIMIT: '100', ...(process.env.BENCH_STEP_PICTURES ? { STEP_PICTURES: process.env.BENCH_STEP_PICTURES } : {}), ...picturesUnderLoad };
   const maxSessions = String(Math.max(CONCURRENT, ...RAMP) + 5);
   let service: ServiceProcess | undefined = await startService({ ...common, BROWSER_MAX_SESSIONS: maxSessions });
   const mongo = await MongoClient.connect(process.env.TEST_MONGODB_URL!);
@@ -195,7 +199,15 @@ it('many sessions at once', async () => {
       const c = cpuBetween(from.cpu, to.cpu);
       if (n > 0) steadyState = { ms: to.at - from.at, steps: n, cpuMsPerStep: Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Math.round(v / n)])), cpuMsPerStepTotal: Math.round(Object.values(c).reduce((x, y) => x + y, 0) / n) };
     }
-    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, byIndex: byIndex.map(summary), firstCall: summary(firstCall), peakPss: peak, wallMs: Math.round(wall), cpu, steadyState, memorySamplingMs: Math.round(sampling) };
+    const pictures = await picturesOf(started.map((r) => r.body.taskId as string));
+    return { completed: ended.filter((e) => e.status === 'task_completed').length, steps, byIndex: byIndex.map(summary), firstCall: summary(firstCall), peakPss: peak, wallMs: Math.round(wall), cpu, steadyState, pictures, memorySamplingMs: Math.round(sampling) };
+  };
+  /** The recorded steps of the tasks: how many have a picture, and why the others have none. */
+  const picturesOf = async (taskIds: string[]) => {
+    const recorded = await mongo.db().collection('recording_steps').find({ taskId: { $in: taskIds } }, { projection: { pictureFileId: 1, pictureSkipped: 1 } }).toArray();
+    const skipped: Record<string, number> = {};
+    for (const r of recorded) if (!r.pictureFileId) skipped[String(r.pictureSkipped ?? 'none')] = (skipped[String(r.pictureSkipped ?? 'none')] ?? 0) + 1;
+    return { steps: recorded.length, taken: recorded.filter((r) => r.pictureFileId).length, skipped };
   };
 
   try {
@@ -220,7 +232,7 @@ it('many sessions at once', async () => {
     await end(service, sessions);
 
     // The ramp: from few sessions at once to many, up to the first count whose step p95 passes 2 s.
-    const ramp: { sessions: number; completed: number; stepMs: ReturnType<typeof summary> }[] = [];
+    const ramp: { sessions: number; completed: number; stepMs: ReturnType<typeof summary>; pictures: { steps: number; taken: number; skipped: Record<string, number> } }[] = [];
     let sustained = 0;
     const levels = [...new Set([...RAMP, CONCURRENT])].sort((x, y) => x - y);
     for (const n of levels) {
@@ -233,7 +245,7 @@ it('many sessions at once', async () => {
           await end(service!, more);
         }
       })();
-      ramp.push({ sessions: n, completed: r.completed, stepMs: summary(r.steps) });
+      ramp.push({ sessions: n, completed: r.completed, stepMs: summary(r.steps), pictures: r.pictures });
       if (r.completed === n && pct(r.steps, 95)! <= LIMIT_MS) sustained = n;
       else break;
     }
@@ -276,6 +288,8 @@ it('many sessions at once', async () => {
       cpuMsPerStep: Object.fromEntries(Object.entries(run.cpu).map(([k, v]) => [k, Math.round(v / (run.steps.length + sessions.length))])),
       // The same while every task is stepping and none starts or ends (see runTasks).
       steadyState: run.steadyState,
+      // The tasks' recorded steps: how many got a picture, and why the others got none (unchanged: nothing visible changed; busy: the CPU was short).
+      pictures: run.pictures,
       memorySamplingMs: measured.memorySamplingMs,
       // Opening the sessions, until the stack was quiet: wall time and CPU ms per session.
       sessionsWarmUp: { quiet: warmUp, ms: warmUpMs, cpuMsPerSession: Object.fromEntries(Object.entries(warmCpu).map(([k, v]) => [k, Math.round(v / CONCURRENT)])) },
@@ -291,7 +305,7 @@ it('many sessions at once', async () => {
       ramp,
       sustainedConcurrentSessions: sustained,
       twoWorkers: { sessions: 10, perWorker: spread },
-      stepPictures: process.env.BENCH_STEP_PICTURES !== 'false',
+      stepPictures: process.env.BENCH_STEP_PICTURES === 'false' ? 'off' : EVERY_PICTURE ? 'every step that changed the view' : 'as shipped (every other step while the CPU is short)',
       users: ONE_USER ? 1 : 'one per session',
       target: { stepP95Ms: 1000, perIdleSessionMB: 120 },
     };

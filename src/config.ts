@@ -68,6 +68,7 @@ export const configSchema = z.object({
   LLM_VISION: bool.default(false).describe('Send a screenshot with each observation'),
   STEP_PICTURES: bool.default(true).describe("A JPEG of the page after each recorded step, 640 px wide, shown on the task's record page; a step that changed nothing visible has none"),
   STEP_PICTURES_LOAD_LIMIT: z.coerce.number().positive().default(1.2).describe("Load average per core above which a task's steps get a picture every other step (the recording says `busy` for the others)"),
+  STEP_PICTURES_BUSY_CPU: z.coerce.number().gt(0).lte(1).default(0.85).describe("Share of the machine's CPU busy over the last 3 s above which a task's steps get a picture every other step (the recording says `busy` for the others)"),
   LLM_MAX_RETRIES: int(2, 0, 10),
   LLM_TIMEOUT_MS: int(120_000, 1000),
   LLM_PRICES: pricesSchema.optional().describe('USD per million tokens by model name ("*" the fallback); 0.15/0.6 by default, 0 with the local model'),

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import { INDEX_ATTRIBUTE, STATE_KEY } from '../agent/observe/marker';
 import type { CDPSession, Frame, Page } from 'playwright-core';
 import type { Logger } from '../logger';
@@ -121,11 +120,6 @@ async function inFrame(frame: Frame, args: Pick<PictureScriptArgs, 'mode' | 'pre
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Whether this machine's CPU is short: the load of the last minute above `perCore` times its cores. */
-export function cpuShort(perCore: number): boolean {
-  return os.loadavg()[0] > os.availableParallelism() * perCore;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Recorder } from '../recording/recorder';
-import { cpuShort, StepPictures } from '../recording/pictures';
+import { StepPictures } from '../recording/pictures';
+import { CpuGauge } from '../metrics/cpu-gauge';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -131,7 +132,8 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     },
     logger,
   );
-  const pictures = new StepPictures({ files: store.files, blobs, quota: store.quota, logger, pageOf: (sessionId) => pool.get(sessionId)?.page, cpuShort: () => cpuShort(config.STEP_PICTURES_LOAD_LIMIT) });
+  const cpuGauge = new CpuGauge({ busyLimit: config.STEP_PICTURES_BUSY_CPU, loadPerCore: config.STEP_PICTURES_LOAD_LIMIT });
+  const pictures = new StepPictures({ files: store.files, blobs, quota: store.quota, logger, pageOf: (sessionId) => pool.get(sessionId)?.page, cpuShort: () => cpuGauge.short() });
   const recorder = new Recorder({ recordings: store.recordings, logger, ...(config.STEP_PICTURES ? { pictures } : {}) });
   const agent = new AgentRunner(pool, {
     files: storedFiles,

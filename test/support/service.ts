@@ -55,6 +55,7 @@ export function serviceEnv(extra: Record<string, string> = {}): Record<string, s
     SESSION_IDLE_DISCARD_MS: '0',
     // The test machine is busy by design: every step gets its picture, so tests see them.
     STEP_PICTURES_LOAD_LIMIT: '1000',
+    STEP_PICTURES_BUSY_CPU: '1',
     // Only the test's own local servers are reachable through the network guard.
     PRIVATE_NETWORK_ALLOWLIST: testAllowlist(),
     ...(process.env.TEST_LLM_BASE_URL ? { LLM_BASE_URL: process.env.TEST_LLM_BASE_URL } : {}),
