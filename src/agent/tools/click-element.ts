@@ -5,7 +5,7 @@ import { attempt } from './action-error';
 import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
 import { elementIndex } from './fields';
 import { actAndSettle, outcomeNote } from './navigation-watch';
-import { plainlyClickable } from './plain-click';
+import { clickAt, plainlyClickable } from './plain-click';
 
 const schema = z.object({ index: elementIndex() });
 
@@ -18,14 +18,12 @@ export const clickElementTool: AgentTool<typeof schema> = {
     const urlBefore = ctx.page.url();
     let outcome;
     try {
-      // Plainly clickable: clicked through the handle without Playwright's checks; else the
-      // locator's checked click, which waits and says what stands in the way (plain-click.ts).
-      const plain = handle && (await abortable(plainlyClickable(handle, frame), ctx.signal)) ? handle : undefined;
+      // Plainly clickable: the mouse clicks the centre of its box, without Playwright's checks;
+      // else the locator's checked click, which waits and says what stands in the way (plain-click.ts).
+      const point = handle ? await abortable(plainlyClickable(handle, frame), ctx.signal) : null;
       // noWaitAfter: a slow navigation must not turn a successful click into a timeout; actAndSettle waits for it.
       outcome = await attempt(ctx.signal, `Clicking ${name}`, () =>
-        actAndSettle(ctx, () =>
-          abortable(plain ? plain.click({ timeout: ACTION_TIMEOUT_MS, noWaitAfter: true, force: true }) : locator.click({ timeout: ACTION_TIMEOUT_MS, noWaitAfter: true }), ctx.signal),
-        ),
+        actAndSettle(ctx, () => abortable(point ? clickAt(frame, point) : locator.click({ timeout: ACTION_TIMEOUT_MS, noWaitAfter: true }), ctx.signal)),
       );
     } finally {
       void handle?.dispose().catch(() => undefined);

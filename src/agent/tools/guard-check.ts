@@ -6,6 +6,16 @@ import type { ToolContext } from '../types';
 /** The session's refusals, looked up by host and port (a refused image on another port of the same host is not the page's). */
 type Refusals = { refusalOf(host: string, since: number, port?: number): { host: string; reason: string } | undefined };
 
+/** A navigation request of the page's main frame (a service worker's request has no frame). */
+export function isNavigationOf(request: Request, page: Page): boolean {
+  if (!request.isNavigationRequest() || request.serviceWorker()) return false;
+  try {
+    return request.frame() === page.mainFrame();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Watches the main-frame navigations of `page` during an action, and answers whether one of
  * them (the first request or any redirect hop) was refused by the network guard. A refused
@@ -18,7 +28,7 @@ export function watchBlockedNavigation(ctx: ToolContext, page: Page): { stop(): 
   const since = Date.now();
   const hosts: { url: string; host: string; port: number; request: Request }[] = [];
   const onRequest = (request: Request) => {
-    if (!request.isNavigationRequest() || request.frame() !== page.mainFrame()) return;
+    if (!isNavigationOf(request, page)) return;
     try {
       const url = new URL(request.url());
       if (url.protocol === 'http:' || url.protocol === 'https:') hosts.push({ url: `${url.origin}${url.pathname}`, host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)), request });
@@ -26,9 +36,10 @@ export function watchBlockedNavigation(ctx: ToolContext, page: Page): { stop(): 
       /* not a URL the guard sees */
     }
   };
-  page.on('request', onRequest);
+  // On the context (kept subscribed by the session's request log), not the page: see actAndSettle.
+  ctx.context.on('request', onRequest);
   return {
-    stop: () => page.off('request', onRequest),
+    stop: () => ctx.context.off('request', onRequest),
     check: () => {
       const egress = ctx.egress as Refusals | undefined;
       if (!egress) return;

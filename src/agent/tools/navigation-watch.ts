@@ -1,7 +1,7 @@
 import type { CDPSession, Page, Request } from 'playwright-core';
 import type { ToolContext } from '../types';
 import { abortable, sleep } from './abort';
-import { watchBlockedNavigation } from './guard-check';
+import { isNavigationOf, watchBlockedNavigation } from './guard-check';
 
 /**
  * Only without a DevTools session on the page (the announcements below): time for a
@@ -83,7 +83,7 @@ export async function actAndSettle<T>(ctx: ToolContext, action: () => Promise<T>
   let markLoaded = () => {};
   const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
   const onRequest = (request: Request) => {
-    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) navigated = true;
+    if (isNavigationOf(request, page)) navigated = true;
   };
   let markOpened = () => {};
   const opened = new Promise<void>((resolve) => (markOpened = resolve));
@@ -91,7 +91,9 @@ export async function actAndSettle<T>(ctx: ToolContext, action: () => Promise<T>
     newPage ??= tab;
     markOpened();
   };
-  page.on('request', onRequest);
+  // On the context, which the session's request log keeps subscribed: a listener on the page
+  // would subscribe and unsubscribe it with a DevTools message each, every step.
+  ctx.context.on('request', onRequest);
   page.on('domcontentloaded', markLoaded);
   ctx.context.on('page', onPage);
   const guard = watchBlockedNavigation(ctx, page);
@@ -125,7 +127,7 @@ export async function actAndSettle<T>(ctx: ToolContext, action: () => Promise<T>
   } finally {
     announced?.stopped.delete(markLoaded);
     guard.stop();
-    page.off('request', onRequest);
+    ctx.context.off('request', onRequest);
     page.off('domcontentloaded', markLoaded);
     ctx.context.off('page', onPage);
   }

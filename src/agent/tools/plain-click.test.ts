@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startFixtureServer } from '../../../test/support/fixtures-server';
-import { plainlyClickable } from './plain-click';
+import { clickAt, plainlyClickable } from './plain-click';
 
 let browser: Browser;
 let server: { url: string; close(): Promise<void> };
@@ -22,7 +22,7 @@ afterAll(async () => {
 async function clickable(selector: string): Promise<boolean> {
   const handle = (await page.locator(selector).elementHandle())!;
   try {
-    return await plainlyClickable(handle, page.mainFrame());
+    return (await plainlyClickable(handle, page.mainFrame())) !== null;
   } finally {
     await handle.dispose();
   }
@@ -44,6 +44,18 @@ describe('plainlyClickable', () => {
     expect(await clickable('#covered')).toBe(false);
   });
 
+  it('answers the centre of the box, where the mouse then clicks the button', async () => {
+    const handle = (await page.locator('#plain').elementHandle())!;
+    const point = (await plainlyClickable(handle, page.mainFrame()))!;
+    const box = (await handle.boundingBox())!;
+    expect(point.x).toBeCloseTo(box.x + box.width / 2, 3);
+    expect(point.y).toBeCloseTo(box.y + box.height / 2, 3);
+    await handle.evaluate((el) => el.addEventListener('click', () => ((window as unknown as { clicked: number }).clicked = ((window as unknown as { clicked?: number }).clicked ?? 0) + 1)));
+    await clickAt(page.mainFrame(), point);
+    expect(await page.evaluate(() => (window as unknown as { clicked?: number }).clicked)).toBe(1);
+    await handle.dispose();
+  });
+
   it('scrolls a button below the fold into view first, then takes it', async () => {
     expect(await page.evaluate(() => scrollY)).toBe(0);
     expect(await clickable('#far')).toBe(true);
@@ -59,7 +71,7 @@ describe('plainlyClickable', () => {
     const frame = page.frames()[1];
     await frame.waitForSelector('button');
     const handle = (await frame.$('button'))!;
-    expect(await plainlyClickable(handle, frame)).toBe(false);
+    expect(await plainlyClickable(handle, frame)).toBeNull();
     await handle.dispose();
   });
 });
