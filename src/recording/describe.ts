@@ -2,14 +2,14 @@ import type { ElementHandle, Frame, Locator } from 'playwright-core';
 import type { ElementInfo } from '../agent/observe/element-info';
 import type { ElementDescription } from '../contracts/recording';
 
-type PageSide = Omit<ElementDescription, 'role' | 'name' | 'frame'>;
+export type PageSide = Omit<ElementDescription, 'role' | 'name' | 'frame'>;
 
 /**
  * Runs in the page (Playwright serialises it): everything it uses is declared inside. Reads
  * what finds the element again: its text, label, placeholder, test id, stable id, field name,
  * a CSS path and its box.
  */
-function readInPage(el: Element): PageSide {
+export function readInPage(el: Element): PageSide {
   const clean = (s: string | null | undefined, max = 120) => (s ?? '').replace(/\s+/g, ' ').trim().slice(0, max) || undefined;
   const looksGenerated = (id: string) => /\d{4,}|[0-9a-f]{8,}|^[:_]|^(ember|react|mui|radix|headlessui)/i.test(id);
   const esc = (s: string) => (typeof CSS !== 'undefined' && CSS.escape ? CSS.escape(s) : s.replace(/[^\w-]/g, (c) => `\\${c}`));
@@ -54,12 +54,17 @@ function readInPage(el: Element): PageSide {
 export async function describeForRecording(element: Locator | ElementHandle, frame: Frame, info: ElementInfo, timeoutMs = 2_000): Promise<ElementDescription | undefined> {
   try {
     const side = 'count' in element ? await element.evaluate(readInPage, undefined, { timeout: timeoutMs }) : await element.evaluate(readInPage as (el: Node) => ReturnType<typeof readInPage>);
-    const desc: ElementDescription = { role: info.role, name: info.label, ...dropEmpty(side) };
-    if (frame.parentFrame()) desc.frame = { url: frame.url(), ...(frame.name() ? { name: frame.name() } : {}) };
-    return desc;
+    return recordedDescription(side, frame, info);
   } catch {
     return undefined;
   }
+}
+
+/** What the page read of an element (readInPage) and how the observation names it, as the recording keeps it. */
+export function recordedDescription(side: PageSide, frame: Frame, info: ElementInfo): ElementDescription {
+  const desc: ElementDescription = { role: info.role, name: info.label, ...dropEmpty(side) };
+  if (frame.parentFrame()) desc.frame = { url: frame.url(), ...(frame.name() ? { name: frame.name() } : {}) };
+  return desc;
 }
 
 /** The element at a point of the viewport (a human's click), described the same way. */

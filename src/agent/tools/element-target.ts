@@ -2,7 +2,9 @@ import type { ElementHandle, Frame, Locator } from 'playwright-core';
 import { describeElement, elementName, type ElementInfo } from '../observe/element-info';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
 import { resolveHandleIn } from '../observe/resolve';
-import { describeForRecording } from '../../recording/describe';
+import { describeForRecording, readInPage, recordedDescription, type PageSide } from '../../recording/describe';
+import { STATE_KEY } from '../observe/marker';
+import { describeInPage } from '../observe/page-script';
 import type { ToolContext } from '../types';
 import { abortable } from './abort';
 
@@ -32,15 +34,18 @@ export async function targetElement(ctx: ToolContext, index: number, opts: { kee
   let kept = false;
   try {
     let info: ElementInfo;
+    let recorded: PageSide | undefined;
     try {
-      info = await abortable(describeElement(handle ?? locator), ctx.signal);
+      // Through a handle, both descriptions in one page call.
+      if (handle && ctx.record) ({ info, side: recorded } = await abortable(handle.evaluate(describeAndRead, STATE_KEY), ctx.signal));
+      else info = await abortable(describeElement(handle ?? locator), ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (isPageCrash(err)) throw pageCrashFailure(err);
       // Described or not, the action itself will tell whether the element can be used.
       info = { role: 'element', label: '', secret: false, tag: '', inputType: '' };
     }
-    if (ctx.record) ctx.record.element = await abortable(describeForRecording(handle ?? locator, frame, info), ctx.signal);
+    if (ctx.record) ctx.record.element = recorded ? recordedDescription(recorded, frame, info) : await abortable(describeForRecording(handle ?? locator, frame, info), ctx.signal);
     const target = elementName(info);
     kept = !!opts.keepHandle && !!handle;
     return { locator, frame, info, target, name: `[${index}] ${target}`, ...(kept ? { handle: handle! } : {}) };
@@ -48,6 +53,12 @@ export async function targetElement(ctx: ToolContext, index: number, opts: { kee
     if (!kept) void handle?.dispose().catch(() => undefined);
   }
 }
+
+/**
+ * The observation's description and the recording's of one element, in one page call: both
+ * page functions declare everything they use inside, so their sources compose into one.
+ */
+const describeAndRead = new Function(`return (el, key) => ({ info: (${describeInPage.toString()})(el, key), side: (${readInPage.toString()})(el) });`)() as (el: Node, key: string) => { info: ElementInfo; side: PageSide };
 
 /** A replayed step's element (found again by its description) as a handle, or null. */
 async function pinnedHandle(ctx: ToolContext): Promise<ElementHandle | null> {
