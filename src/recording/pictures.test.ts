@@ -105,7 +105,7 @@ describe('StepPictures.store', () => {
 
 /** A page whose view signature the test sets, counting the shots DevTools was asked for. */
 function fakePage() {
-  const state = { signature: 'a', frames: 1, boxes: 0, captures: [] as unknown[], calls: [] as string[] };
+  const state = { signature: 'a', frames: 1, boxes: 0, captures: [] as unknown[], calls: [] as string[], sent: [] as string[] };
   const frame = {
     isDetached: () => false,
     evaluate: async (_fn: unknown, args: { mode: string; previous?: string | null; cover?: boolean }) => {
@@ -119,7 +119,24 @@ function fakePage() {
     viewportSize: () => ({ width: 1024, height: 600 }),
     frames: () => Array.from({ length: state.frames }, () => frame),
     mainFrame: () => frame,
-    context: () => ({ newCDPSession: async () => ({ send: async (_method: string, params: unknown) => (state.captures.push(params), { data: Buffer.from('jpeg').toString('base64') }) }) }),
+    context: () => ({
+      newCDPSession: async () => {
+        const listeners = new Set<(frame: unknown) => void>();
+        return {
+          on: (_event: string, fn: (frame: unknown) => void) => listeners.add(fn),
+          off: (_event: string, fn: (frame: unknown) => void) => listeners.delete(fn),
+          send: async (method: string, params: unknown) => {
+            state.sent.push(method);
+            // The screencast's first frame follows its start, as Chromium sends it.
+            if (method === 'Page.startScreencast') {
+              state.captures.push(params);
+              setImmediate(() => listeners.forEach((fn) => fn({ data: Buffer.from('jpeg').toString('base64'), sessionId: state.captures.length })));
+            }
+            return {};
+          },
+        };
+      },
+    }),
   };
   return { page: page as unknown as Page, state };
 }
@@ -131,7 +148,9 @@ describe('StepPictures.shoot', () => {
     const { page, state } = fakePage();
     const pictures = make(page);
     expect((await pictures.shoot('s', 't1')).jpeg).toBeDefined();
-    expect(state.captures[0]).toMatchObject({ format: 'jpeg', clip: { x: 0, y: 0, width: 1024, height: 600, scale: PICTURE_WIDTH / 1024 } });
+    // The first frame of a screencast at the record page's width, started and stopped for it.
+    expect(state.captures[0]).toMatchObject({ format: 'jpeg', maxWidth: PICTURE_WIDTH, maxHeight: Math.round((600 * PICTURE_WIDTH) / 1024) });
+    expect(state.sent).toEqual(['Page.startScreencast', 'Page.screencastFrameAck', 'Page.stopScreencast']);
     expect(await pictures.shoot('s', 't1')).toEqual({ skipped: 'unchanged' });
     state.signature = 'b';
     expect((await pictures.shoot('s', 't1')).jpeg).toBeDefined();

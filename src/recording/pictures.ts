@@ -149,8 +149,8 @@ async function uncover(page: Page): Promise<void> {
 }
 
 /**
- * The viewport as JPEG, straight from DevTools with speed before size (about half the time of
- * Playwright's screenshot, which waits for fonts and settles animations first), its secret
+ * The viewport as JPEG, straight from DevTools (see capture: Playwright's screenshot waits
+ * for fonts and settles animations first, about twice the time), its secret
  * fields covered (by look) and uncovered after when there were any: a picture never shows a
  * typed secret; a page whose fields could not be covered has no picture.
  */
@@ -168,6 +168,14 @@ async function shoot(page: Page, looked: { covered?: boolean; boxes: number }): 
   }
 }
 
+/**
+ * The viewport as the compositor shows it now, scaled to the width the record page shows
+ * (PICTURE_WIDTH): the first frame of a screencast started for it and stopped at once.
+ * Chromium draws that frame anew when the screencast starts, so it is never older than the
+ * call; the compositor scales it, where a scaled screenshot (Page.captureScreenshot with a
+ * clip) has the renderer lay out and paint the page again at that scale and back (about 5 ms
+ * more of Chromium's CPU per picture, twice the renderer's time).
+ */
 async function capture(page: Page): Promise<Buffer> {
   let session = sessions.get(page);
   if (!session) {
@@ -176,18 +184,23 @@ async function capture(page: Page): Promise<Buffer> {
     sessions.set(page, session);
   }
   const cdp = await session;
+  const viewport = page.viewportSize() ?? (await page.evaluate(() => ({ width: innerWidth, height: innerHeight })));
+  const maxWidth = Math.min(PICTURE_WIDTH, viewport.width);
+  const maxHeight = Math.max(1, Math.round((viewport.height * maxWidth) / Math.max(1, viewport.width)));
+  let onFrame: (frame: { data: string; sessionId: number }) => void = () => {};
+  const frame = new Promise<{ data: string; sessionId: number }>((resolve) => (onFrame = resolve));
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('picture timed out')), SHOT_TIMEOUT_MS)));
+  cdp.on('Page.screencastFrame', onFrame);
   try {
-    // Captured at the width the record page shows (PICTURE_WIDTH): the compositor draws a
-    // smaller bitmap instead of copying and encoding the full viewport.
-    const viewport = page.viewportSize() ?? (await page.evaluate(() => ({ width: innerWidth, height: innerHeight })));
-    const scale = Math.min(1, PICTURE_WIDTH / Math.max(1, viewport.width));
-    const clip = { x: 0, y: 0, width: viewport.width, height: viewport.height, scale };
-    const shot = await Promise.race([cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: QUALITY, optimizeForSpeed: true, clip }), timeout]);
+    await Promise.race([cdp.send('Page.startScreencast', { format: 'jpeg', quality: QUALITY, maxWidth, maxHeight, everyNthFrame: 1 }), timeout]);
+    const shot = await Promise.race([frame, timeout]);
+    void cdp.send('Page.screencastFrameAck', { sessionId: shot.sessionId }).catch(() => undefined);
     return Buffer.from(shot.data, 'base64');
   } finally {
     clearTimeout(timer);
+    cdp.off('Page.screencastFrame', onFrame);
+    await cdp.send('Page.stopScreencast').catch(() => undefined);
   }
 }
 
