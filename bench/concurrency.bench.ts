@@ -206,7 +206,11 @@ it('many sessions at once', async () => {
   const picturesOf = async (taskIds: string[]) => {
     const recorded = await mongo.db().collection('recording_steps').find({ taskId: { $in: taskIds } }, { projection: { pictureFileId: 1, pictureSkipped: 1 } }).toArray();
     const skipped: Record<string, number> = {};
-    for (const r of recorded) if (!r.pictureFileId) skipped[String(r.pictureSkipped ?? 'none')] = (skipped[String(r.pictureSkipped ?? 'none')] ?? 0) + 1;
+    for (const r of recorded) {
+      if (r.pictureFileId) continue;
+      const why = String(r.pictureSkipped ?? 'none');
+      skipped[why] = (skipped[why] ?? 0) + 1;
+    }
     return { steps: recorded.length, taken: recorded.filter((r) => r.pictureFileId).length, skipped };
   };
 

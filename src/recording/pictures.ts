@@ -134,7 +134,9 @@ async function look(page: Page, previous: string | null | undefined, shoot: bool
     // One call: the signature and, when a picture follows, the covers.
     const answer = await inFrame(page.mainFrame(), { mode: 'look', previous: previous?.startsWith(prefix) ? previous.slice(prefix.length) : null, cover: shoot });
     const signature = answer?.signature ? prefix + answer.signature : null;
-    if (!answer || answer.covered < 0) return { signature, covered: answer || !shoot ? undefined : false, boxes: 0 };
+    // No answer: no signature, and a page that could not be covered (when a picture was to follow).
+    if (!answer) return { signature: null, covered: shoot ? false : undefined, boxes: 0 };
+    if (answer.covered < 0) return { signature, boxes: 0 };
     return { signature, covered: true, boxes: answer.covered };
   }
   if (!shoot) return { signature: null, boxes: 0 };
