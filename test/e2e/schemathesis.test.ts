@@ -129,7 +129,7 @@ function run(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): 
       // The summary without its banner lines: schemathesis closes with pytest's closing line ("=== 1 warning in 95.55s ==="),
       // which a reader of the suite's output would take for a pytest run that executed no test.
       const summary = output
-        .slice(output.lastIndexOf('SUMMARY') - 40)
+        .slice(output.indexOf('\n', output.lastIndexOf('SUMMARY')) + 1)
         .split('\n')
         .filter((line) => !/^\s*={3,}/.test(line))
         .join('\n');
