@@ -25,13 +25,14 @@ export async function resolveElementIn(page: Page, index: number): Promise<{ loc
 /**
  * The element the last observation numbered `index` as a handle, its frame and a locator of
  * it: one native query per frame (light DOM first, then open shadow roots), where a locator
- * runs Playwright's selector engine over the whole document for each call.
+ * runs Playwright's selector engine over the whole document for each call. `searched`: a frame
+ * already searched (without a match), skipped.
  */
-export async function resolveHandleIn(page: Page, index: number): Promise<{ handle: ElementHandle; locator: Locator; frame: Frame }> {
+export async function resolveHandleIn(page: Page, index: number, searched?: Frame): Promise<{ handle: ElementHandle; locator: Locator; frame: Frame }> {
   if (Number.isInteger(index) && index > 0) {
     const selector = indexSelector(index);
     for (const frame of page.frames()) {
-      if (frame.isDetached()) continue;
+      if (frame.isDetached() || frame === searched) continue;
       const handle = await findIn(frame, selector);
       if (handle) return { handle, locator: frame.locator(selector).first(), frame };
     }
@@ -41,19 +42,7 @@ export async function resolveHandleIn(page: Page, index: number): Promise<{ hand
 
 async function findIn(frame: Frame, selector: string): Promise<ElementHandle | null> {
   try {
-    const found = await frame.evaluateHandle((sel) => {
-      const find = (root: Document | ShadowRoot): Element | null => {
-        const hit = root.querySelector(sel);
-        if (hit) return hit;
-        const all = root.querySelectorAll('*');
-        for (let i = 0; i < all.length; i++) {
-          const inner = all[i].shadowRoot ? find(all[i].shadowRoot!) : null;
-          if (inner) return inner;
-        }
-        return null;
-      };
-      return find(document);
-    }, selector);
+    const found = await frame.evaluateHandle(findInDocument, selector);
     const element = found.asElement();
     if (!element) await found.dispose();
     return element as ElementHandle | null;
@@ -62,6 +51,21 @@ async function findIn(frame: Frame, selector: string): Promise<ElementHandle | n
     return null; // a frame that goes away while it is searched holds no match
   }
 }
+
+/** Runs in the page: the first element matching `sel` in the light DOM, else in open shadow roots (depth first). */
+export function findInPage(root: Document | ShadowRoot, sel: string): Element | null {
+  const hit = root.querySelector(sel);
+  if (hit) return hit;
+  const all = root.querySelectorAll('*');
+  for (let i = 0; i < all.length; i++) {
+    const inner = all[i].shadowRoot ? findInPage(all[i].shadowRoot!, sel) : null;
+    if (inner) return inner;
+  }
+  return null;
+}
+
+/** `findInPage` from the document, as a page function: composed from its source (a page function cannot call the service's functions). */
+export const findInDocument = new Function(`return (sel) => (${findInPage.toString()})(document, sel);`)() as (sel: string) => Element | null;
 
 /** A frame that goes away while it is searched simply holds no match. */
 async function countIn(locator: Locator): Promise<number> {

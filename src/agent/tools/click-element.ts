@@ -5,7 +5,7 @@ import { attempt } from './action-error';
 import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
 import { elementIndex } from './fields';
 import { actAndSettle, outcomeNote } from './navigation-watch';
-import { clickAt, plainlyClickable } from './plain-click';
+import { clickAt } from './plain-click';
 
 const schema = z.object({ index: elementIndex() });
 
@@ -14,20 +14,14 @@ export const clickElementTool: AgentTool<typeof schema> = {
   description: 'Click an interactive element (link, button, checkbox, tab, ...) by its [index]. A link that opens a new tab makes it the active tab.',
   schema,
   async execute(ctx, { index }) {
-    const { locator, handle, frame, info, target, name } = await targetElement(ctx, index, { keepHandle: true });
+    const { locator, frame, info, target, name, point } = await targetElement(ctx, index, { clickPoint: true });
     const urlBefore = ctx.page.url();
-    let outcome;
-    try {
-      // Plainly clickable: the mouse clicks the centre of its box, without Playwright's checks;
-      // else the locator's checked click, which waits and says what stands in the way (plain-click.ts).
-      const point = handle ? await abortable(plainlyClickable(handle, frame), ctx.signal) : null;
-      // noWaitAfter: a slow navigation must not turn a successful click into a timeout; actAndSettle waits for it.
-      outcome = await attempt(ctx.signal, `Clicking ${name}`, () =>
-        actAndSettle(ctx, () => abortable(point ? clickAt(frame, point) : locator.click({ timeout: ACTION_TIMEOUT_MS, noWaitAfter: true }), ctx.signal)),
-      );
-    } finally {
-      void handle?.dispose().catch(() => undefined);
-    }
+    // Plainly clickable: the mouse clicks the centre of its box, without Playwright's checks;
+    // else the locator's checked click, which waits and says what stands in the way (plain-click.ts).
+    // noWaitAfter: a slow navigation must not turn a successful click into a timeout; actAndSettle waits for it.
+    const outcome = await attempt(ctx.signal, `Clicking ${name}`, () =>
+      actAndSettle(ctx, () => abortable(point ? clickAt(frame, point) : locator.click({ timeout: ACTION_TIMEOUT_MS, noWaitAfter: true }), ctx.signal)),
+    );
     const hint = info.tag === 'SELECT' ? ' (to choose an option of a select, use select_option)' : '';
     return { summary: `Clicked ${name}${outcomeNote(ctx, urlBefore, outcome)}${hint}`, target };
   },

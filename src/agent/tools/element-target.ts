@@ -1,12 +1,13 @@
 import type { ElementHandle, Frame, Locator } from 'playwright-core';
 import { describeElement, elementName, type ElementInfo } from '../observe/element-info';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
-import { resolveHandleIn } from '../observe/resolve';
+import { findInPage, resolveHandleIn } from '../observe/resolve';
+import { indexSelector, STATE_KEY } from '../observe/marker';
 import { describeForRecording, readInPage, recordedDescription, type PageSide } from '../../recording/describe';
-import { STATE_KEY } from '../observe/marker';
 import { describeInPage } from '../observe/page-script';
 import type { ToolContext } from '../types';
 import { abortable } from './abort';
+import { clickableInPage, plainlyClickable } from './plain-click';
 
 /** Short, so that a bad action fails fast and the model can try something else. */
 export const ACTION_TIMEOUT_MS = 5_000;
@@ -22,18 +23,25 @@ export interface ElementTarget {
   name: string;
 }
 
+/** Where a click may go at once (plain-click.ts), or null: the checked click then. */
+type ClickPoint = { x: number; y: number } | null;
+
 /**
  * The element an action works on, found by its observation index (ELEMENT_NOT_FOUND when gone).
- * Its descriptions are read through one handle on it: a locator finds the element again for
- * every call (about 8 ms each on a page of 1,600 elements), a handle does not. `keepHandle`:
- * the handle is returned, and the caller disposes of it; otherwise it is disposed of here.
+ * In the main frame one page call finds it, describes it (for the model and the recording) and,
+ * with `clickPoint`, checks where it may be plainly clicked: no handle, which would cost a
+ * DevTools call for Playwright's preview of it and one to release it. Elsewhere (a child frame,
+ * a replayed step's element) its descriptions are read through one handle on it: a locator
+ * finds the element again for every call (about 8 ms each on a page of 1,600 elements).
  */
-export async function targetElement(ctx: ToolContext, index: number, opts: { keepHandle?: boolean } = {}): Promise<ElementTarget & { handle?: ElementHandle }> {
-  const found = ctx.pinned ? { ...ctx.pinned, handle: await pinnedHandle(ctx) } : await abortable(resolveHandleIn(ctx.page, index), ctx.signal);
+export async function targetElement(ctx: ToolContext, index: number, opts: { clickPoint?: boolean } = {}): Promise<ElementTarget & { point: ClickPoint }> {
+  const main = ctx.page.mainFrame();
+  const seen = ctx.pinned ? null : await sightInMainFrame(ctx, index, !!opts.clickPoint);
+  if (seen) return { locator: main.locator(indexSelector(index)).first(), frame: main, ...named(ctx, index, main, seen.info, seen.side), point: seen.point };
+  const found = ctx.pinned ? { ...ctx.pinned, handle: await pinnedHandle(ctx) } : await abortable(resolveHandleIn(ctx.page, index, main), ctx.signal);
   const { locator, frame, handle } = found;
-  let kept = false;
   try {
-    let info: ElementInfo;
+    let info: ElementInfo | undefined;
     let recorded: PageSide | undefined;
     try {
       // Through a handle, both descriptions in one page call.
@@ -42,15 +50,39 @@ export async function targetElement(ctx: ToolContext, index: number, opts: { kee
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (isPageCrash(err)) throw pageCrashFailure(err);
-      // Described or not, the action itself will tell whether the element can be used.
-      info = { role: 'element', label: '', secret: false, tag: '', inputType: '' };
     }
-    if (ctx.record) ctx.record.element = recorded ? recordedDescription(recorded, frame, info) : await abortable(describeForRecording(handle ?? locator, frame, info), ctx.signal);
-    const target = elementName(info);
-    kept = !!opts.keepHandle && !!handle;
-    return { locator, frame, info, target, name: `[${index}] ${target}`, ...(kept ? { handle: handle! } : {}) };
+    if (ctx.record && !recorded) ctx.record.element = await abortable(describeForRecording(handle ?? locator, frame, info ?? UNDESCRIBED), ctx.signal);
+    const point = opts.clickPoint && handle ? await abortable(plainlyClickable(handle, frame), ctx.signal) : null;
+    return { locator, frame, ...named(ctx, index, frame, info, recorded), point };
   } finally {
-    if (!kept) void handle?.dispose().catch(() => undefined);
+    void handle?.dispose().catch(() => undefined);
+  }
+}
+
+/** Described or not, the action itself will tell whether the element can be used. */
+const UNDESCRIBED: ElementInfo = { role: 'element', label: '', secret: false, tag: '', inputType: '' };
+
+/** The element's names, and its description for the recording when one was read. */
+function named(ctx: ToolContext, index: number, frame: Frame, described: ElementInfo | null | undefined, side: PageSide | null | undefined): Omit<ElementTarget, 'locator' | 'frame'> {
+  const info = described ?? UNDESCRIBED;
+  if (ctx.record && side) ctx.record.element = recordedDescription(side, frame, info);
+  const target = elementName(info);
+  return { info, target, name: `[${index}] ${target}` };
+}
+
+/**
+ * The main frame's element numbered `index`, found, described and (with `check`) checked for a
+ * plain click in one page call; null when the main frame holds none or was replaced during the
+ * call (the frames are then searched one by one).
+ */
+async function sightInMainFrame(ctx: ToolContext, index: number, check: boolean): Promise<{ info: ElementInfo | null; side: PageSide | null; point: ClickPoint } | null> {
+  if (!Number.isInteger(index) || index <= 0) return null;
+  try {
+    return await abortable(ctx.page.mainFrame().evaluate(sightInPage, { sel: indexSelector(index), key: STATE_KEY, read: !!ctx.record, check }), ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    if (isPageCrash(err)) throw pageCrashFailure(err);
+    return null;
   }
 }
 
@@ -59,6 +91,22 @@ export async function targetElement(ctx: ToolContext, index: number, opts: { kee
  * page functions declare everything they use inside, so their sources compose into one.
  */
 const describeAndRead = new Function(`return (el, key) => ({ info: (${describeInPage.toString()})(el, key), side: (${readInPage.toString()})(el) });`)() as (el: Node, key: string) => { info: ElementInfo; side: PageSide };
+
+/**
+ * The page function of `sightInMainFrame`, composed the same way. A description that fails in
+ * the page is left out (the action tells whether the element can be used); the check comes
+ * last, as it may scroll the element into view.
+ */
+const sightInPage = new Function(`return ({ sel, key, read, check }) => {
+  const el = (${findInPage.toString()})(document, sel);
+  if (!el) return null;
+  const attempt = (f) => { try { return f(); } catch { return null; } };
+  return {
+    info: attempt(() => (${describeInPage.toString()})(el, key)),
+    side: read ? attempt(() => (${readInPage.toString()})(el)) : null,
+    point: check ? attempt(() => (${clickableInPage.toString()})(el)) : null,
+  };
+};`)() as (args: { sel: string; key: string; read: boolean; check: boolean }) => { info: ElementInfo | null; side: PageSide | null; point: ClickPoint } | null;
 
 /** A replayed step's element (found again by its description) as a handle, or null. */
 async function pinnedHandle(ctx: ToolContext): Promise<ElementHandle | null> {

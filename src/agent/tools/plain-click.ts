@@ -23,7 +23,7 @@ export async function clickAt(frame: Frame, point: { x: number; y: number }): Pr
 }
 
 /** Runs in the page: the checks above, on the element itself. */
-function clickableInPage(el: Element): { x: number; y: number } | null {
+export function clickableInPage(el: Element): { x: number; y: number } | null {
   if (!el.isConnected) return null;
   if ((el as HTMLButtonElement).disabled || el.closest('fieldset[disabled]') || el.getAttribute('aria-disabled') === 'true') return null;
   const style = getComputedStyle(el);
