@@ -1,9 +1,9 @@
 import type { ElementHandle, Frame, Locator } from 'playwright-core';
-import { describeElement, elementName, type ElementInfo } from '../observe/element-info';
+import { elementName, type ElementInfo } from '../observe/element-info';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
 import { findInPage, resolveHandleIn } from '../observe/resolve';
 import { indexSelector, STATE_KEY } from '../observe/marker';
-import { describeForRecording, readInPage, recordedDescription, type PageSide } from '../../recording/describe';
+import { readInPage, recordedDescription, type PageSide } from '../../recording/describe';
 import { describeInPage } from '../observe/page-script';
 import type { ToolContext } from '../types';
 import { abortable } from './abort';
@@ -36,24 +36,22 @@ type ClickPoint = { x: number; y: number } | null;
  */
 export async function targetElement(ctx: ToolContext, index: number, opts: { clickPoint?: boolean } = {}): Promise<ElementTarget & { point: ClickPoint }> {
   const main = ctx.page.mainFrame();
-  const seen = ctx.pinned ? null : await sightInMainFrame(ctx, index, !!opts.clickPoint);
-  if (seen) return { locator: main.locator(indexSelector(index)).first(), frame: main, ...named(ctx, index, main, seen.info, seen.side), point: seen.point };
+  const sighted = ctx.pinned ? null : await sightInMainFrame(ctx, index, !!opts.clickPoint);
+  if (sighted) return { locator: main.locator(indexSelector(index)).first(), frame: main, ...named(ctx, index, main, sighted.info, sighted.side), point: sighted.point };
   const found = ctx.pinned ? { ...ctx.pinned, handle: await pinnedHandle(ctx) } : await abortable(resolveHandleIn(ctx.page, index, main), ctx.signal);
   const { locator, frame, handle } = found;
   try {
-    let info: ElementInfo | undefined;
-    let recorded: PageSide | undefined;
+    let seen: Seen | null = null;
     try {
-      // Through a handle, both descriptions in one page call.
-      if (handle && ctx.record) ({ info, side: recorded } = await abortable(handle.evaluate(describeAndRead, STATE_KEY), ctx.signal));
-      else info = await abortable(describeElement(handle ?? locator), ctx.signal);
+      // Both descriptions in one page call, through the handle (or the locator, within 2 s).
+      const args = { key: STATE_KEY, read: !!ctx.record, check: false };
+      seen = await abortable(handle ? handle.evaluate(seeInPage, args) : locator.evaluate(seeInPage, args, { timeout: 2_000 }), ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       if (isPageCrash(err)) throw pageCrashFailure(err);
     }
-    if (ctx.record && !recorded) ctx.record.element = await abortable(describeForRecording(handle ?? locator, frame, info ?? UNDESCRIBED), ctx.signal);
     const point = opts.clickPoint && handle ? await abortable(plainlyClickable(handle, frame), ctx.signal) : null;
-    return { locator, frame, ...named(ctx, index, frame, info, recorded), point };
+    return { locator, frame, ...named(ctx, index, frame, seen?.info, seen?.side), point };
   } finally {
     void handle?.dispose().catch(() => undefined);
   }
@@ -75,7 +73,7 @@ function named(ctx: ToolContext, index: number, frame: Frame, described: Element
  * plain click in one page call; null when the main frame holds none or was replaced during the
  * call (the frames are then searched one by one).
  */
-async function sightInMainFrame(ctx: ToolContext, index: number, check: boolean): Promise<{ info: ElementInfo | null; side: PageSide | null; point: ClickPoint } | null> {
+async function sightInMainFrame(ctx: ToolContext, index: number, check: boolean): Promise<Seen | null> {
   if (!Number.isInteger(index) || index <= 0) return null;
   try {
     return await abortable(ctx.page.mainFrame().evaluate(sightInPage, { sel: indexSelector(index), key: STATE_KEY, read: !!ctx.record, check }), ctx.signal);
@@ -86,27 +84,34 @@ async function sightInMainFrame(ctx: ToolContext, index: number, check: boolean)
   }
 }
 
-/**
- * The observation's description and the recording's of one element, in one page call: both
- * page functions declare everything they use inside, so their sources compose into one.
- */
-const describeAndRead = new Function(`return (el, key) => ({ info: (${describeInPage.toString()})(el, key), side: (${readInPage.toString()})(el) });`)() as (el: Node, key: string) => { info: ElementInfo; side: PageSide };
+/** What one page call learns of an element: its descriptions (for the model and the recording) and where it may be plainly clicked. */
+interface Seen {
+  info: ElementInfo | null;
+  side: PageSide | null;
+  point: ClickPoint;
+}
 
 /**
- * The page function of `sightInMainFrame`, composed the same way. A description that fails in
- * the page is left out (the action tells whether the element can be used); the check comes
- * last, as it may scroll the element into view.
+ * Runs in the page on the element: the observation's description, the recording's (`read`)
+ * and the plain click's check (`check`). The page functions declare everything they use
+ * inside, so their sources compose into one. A description that fails in the page is left
+ * out (the action tells whether the element can be used); the check comes last, as it may
+ * scroll the element into view.
  */
-const sightInPage = new Function(`return ({ sel, key, read, check }) => {
-  const el = (${findInPage.toString()})(document, sel);
-  if (!el) return null;
+const seeInPage = new Function(`return (el, { key, read, check }) => {
   const attempt = (f) => { try { return f(); } catch { return null; } };
   return {
     info: attempt(() => (${describeInPage.toString()})(el, key)),
     side: read ? attempt(() => (${readInPage.toString()})(el)) : null,
     point: check ? attempt(() => (${clickableInPage.toString()})(el)) : null,
   };
-};`)() as (args: { sel: string; key: string; read: boolean; check: boolean }) => { info: ElementInfo | null; side: PageSide | null; point: ClickPoint } | null;
+};`)() as (el: Node, args: { key: string; read: boolean; check: boolean }) => Seen;
+
+/** The page function of `sightInMainFrame`: the element found in the document (or null), then seen. */
+const sightInPage = new Function(`return ({ sel, key, read, check }) => {
+  const el = (${findInPage.toString()})(document, sel);
+  return el ? (${seeInPage.toString()})(el, { key, read, check }) : null;
+};`)() as (args: { sel: string; key: string; read: boolean; check: boolean }) => Seen | null;
 
 /** A replayed step's element (found again by its description) as a handle, or null. */
 async function pinnedHandle(ctx: ToolContext): Promise<ElementHandle | null> {
