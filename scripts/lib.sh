@@ -305,6 +305,8 @@ start_local_model() {
     ensure_model || die "the default model could not be fetched; set LLM_MODEL to a GGUF file, or LLM_BASE_URL / LLM_PROVIDER=anthropic for a hosted model"
     model="$DEFAULT_MODEL_PATH"
   fi
+  # A key of this run's own: the model role answers only callers that send it (the service, which inherits it).
+  [ -n "${MODEL_API_KEY:-}" ] || export MODEL_API_KEY="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   start_bg "the local model ($(basename "$model"))" "$logf" "$pidf" env ROLE=model LLM_PROVIDER=local LLM_MODEL="$model" MODEL_HOST=127.0.0.1 MODEL_PORT="$port" node "$ROOT/dist/main.js"
   local deadline=$((SECONDS + 180))
   # The server listens once the model is loaded.

@@ -82,4 +82,17 @@ describe('the model settings', () => {
     expect(loadConfig({ LLM_BASE_URL: 'http://localhost:11434/v1', LLM_MODEL: 'qwen' })).toMatchObject({ LLM_PROVIDER: 'openai', LLM_MODEL: 'qwen' });
     expect(loadConfig({ LLM_PROVIDER: 'anthropic', LLM_API_KEY: 'k' })).toMatchObject({ LLM_PROVIDER: 'anthropic', LLM_MODEL: 'claude-sonnet-4-5' });
   });
+
+  it('let the model role listen beyond loopback only with a key, and keep the key out of errors', () => {
+    expect(() => loadConfig({ ROLE: 'model', MODEL_HOST: '0.0.0.0' })).toThrow(/MODEL_API_KEY: required when the model role listens beyond loopback/);
+    expect(loadConfig({ ROLE: 'model', MODEL_HOST: '0.0.0.0', MODEL_API_KEY: 'k'.repeat(24) }).MODEL_API_KEY).toBe('k'.repeat(24));
+    expect(loadConfig({ ROLE: 'model' }).MODEL_HOST).toBe('127.0.0.1');
+    expect(loadConfig({ ROLE: 'model', MODEL_HOST: '::1' }).MODEL_API_KEY).toBeUndefined();
+    expect(() => loadConfig({ MODEL_API_KEY: 'short-secret' })).toThrow(/MODEL_API_KEY.*a value of 12 characters, not shown/);
+  });
+
+  it('bound the local answer: the predictor, the thought and the actions of one answer', () => {
+    expect(loadConfig({})).toMatchObject({ LLM_PREDICTOR: 'none', LLM_MAX_ACTIONS: 4 });
+    expect(() => loadConfig({ LLM_PREDICTOR: 'guess' })).toThrow(/LLM_PREDICTOR/);
+  });
 });

@@ -61,6 +61,11 @@ export const configSchema = z.object({
   LOCAL_MODEL_URL: url(['http:', 'https:']).optional().describe('Where workers reach the local model server (LLM_PROVIDER=local); http://127.0.0.1:MODEL_PORT/v1 by default'),
   MODEL_HOST: z.string().default('127.0.0.1').describe('Address the model role listens on (loopback by default)'),
   MODEL_PORT: int(3090, 1, 65535).describe('Port of the model role'),
+  MODEL_API_KEY: z.string().min(16).optional().describe('Key the model role asks every caller for (as a bearer token) and workers send it; required when MODEL_HOST is not loopback. `npm start` generates one'),
+  LLM_PREDICTOR: z.enum(['none', 'lookup', 'draft']).default('none').describe("How the local model's next tokens are guessed ahead and checked in one pass: lookup (copies runs of the prompt), draft (a smaller model of the same vocabulary, LLM_DRAFT_MODEL), none. The answer is the same"),
+  LLM_DRAFT_MODEL: z.string().min(1).optional().describe('GGUF file of the draft model (LLM_PREDICTOR=draft)'),
+  LLM_THOUGHT_CHARS: int(240, 0, 500).describe("Bound of the local model's thought before its actions, in characters (0: no thought)"),
+  LLM_MAX_ACTIONS: int(4, 1, 10).describe('Actions one answer of the local model may list (the fields of a form, then its submit)'),
   LLM_THREADS: int(0, 0, 256).describe('CPU threads of the local model (0: all cores)'),
   LLM_CONTEXT_SIZE: int(8192, 512, 131072).describe('Context window of the local model, in tokens (each of its LLM_SEQUENCES)'),
   LLM_SEQUENCES: int(2, 1, 16).describe('Conversations the local model keeps evaluated at once (tasks beyond that re-evaluate their prompt)'),
@@ -198,6 +203,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const cfg = result.data;
+  if (cfg.ROLE === 'model' && cfg.MODEL_API_KEY === undefined && !isLoopback(cfg.MODEL_HOST)) {
+    throw new ConfigError(`Invalid configuration:\n  MODEL_API_KEY: required when the model role listens beyond loopback (MODEL_HOST=${cfg.MODEL_HOST}), so only the service's workers can use it`);
+  }
   // Nothing configured: the local model, so a fresh install has an agent that works.
   const provider = cfg.LLM_PROVIDER ?? (cfg.LLM_BASE_URL || cfg.LLM_API_KEY ? 'openai' : 'local');
   const local = provider === 'local';
@@ -211,6 +219,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // One local model serves every worker's calls one at a time on the CPU: a call may wait behind others.
     LLM_TIMEOUT_MS: local && present.LLM_TIMEOUT_MS === undefined ? LOCAL_TIMEOUT_MS : cfg.LLM_TIMEOUT_MS,
   };
+}
+
+/** Whether a listening address is reachable only from this machine. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** Settings whose whole value is a secret. */

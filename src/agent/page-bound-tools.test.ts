@@ -22,12 +22,12 @@ describe('tools bound to the page', () => {
   it("leaves the tools' description unchanged from page to page, and the element tools out of the grammar on a page without elements", () => {
     const empty = boundToPage(toolSpecs(), 'URL: http://x/\nTitle: Text only\nTabs: [0] Text only (active)\nVisible text:\nHello');
     expect(describeTools(empty)).toBe(describeTools(boundToPage(toolSpecs(), observation)));
-    const names = ((answerSchema(empty) as any).properties.action.oneOf as any[]).map((c) => c.properties.name.const);
+    const names = ((answerSchema(empty) as any).properties.actions.items.oneOf as any[]).map((c) => c.properties.name.const);
     expect(names).not.toContain('click_element');
     expect(names).not.toContain('input_text');
     expect(names).toEqual(expect.arrayContaining(['done', 'navigate', 'scroll', 'extract', 'switch_tab']));
     // scroll's index is optional: without elements it can only be left out (null).
-    const scroll = ((answerSchema(empty) as any).properties.action.oneOf as any[]).find((c) => c.properties.name.const === 'scroll');
+    const scroll = ((answerSchema(empty) as any).properties.actions.items.oneOf as any[]).find((c) => c.properties.name.const === 'scroll');
     expect(scroll.properties.arguments.properties.index).toEqual({ type: 'null' });
   });
 });

@@ -12,7 +12,8 @@ function check(tools: OfferedTool[], answers: unknown[]): { compiled: boolean; e
   return JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'test/support/grammar-check.mjs')], { input, encoding: 'utf8', timeout: 60_000 }));
 }
 
-const call = (name: string, args: Record<string, unknown>, thought = 'I see the form and type the name.') => ({ thought, action: { name, arguments: args } });
+const call = (name: string, args: Record<string, unknown>, thought = 'I see the form and type the name.') => ({ thought, actions: [{ name, arguments: args }] });
+const calls = (...list: [string, Record<string, unknown>][]) => ({ thought: 'I fill the form and send it.', actions: list.map(([name, args]) => ({ name, arguments: args })) });
 
 describe('the answer grammar', () => {
   const tools = toolSpecs();
@@ -34,6 +35,7 @@ describe('the answer grammar', () => {
       call('upload_file', { index: 5, fileIds: ['file_1'] }),
       call('request_human_input', { type: null, value: 'What is the code?' }),
       call('done', { message: 'The title is **Home**', success: true }),
+      calls(['input_text', { index: 2, text: 'Ada', clear: null }], ['input_text', { index: 3, text: 'ada@example.com', clear: null }], ['click_element', { index: 4 }]),
     ];
     const invalid = [
       call('click_element', { index: 'three' }), // wrong type
@@ -41,9 +43,11 @@ describe('the answer grammar', () => {
       call('click', { index: 3 }), // no such tool
       call('scroll', { direction: 'sideways', amount: null, index: null }), // not in the enum
       call('navigate', { url: 'https://x', extra: 1 }), // an argument the tool does not have
-      { action: { name: 'go_back', arguments: {} } }, // no thought
+      { actions: [{ name: 'go_back', arguments: {} }] }, // no thought
+      { thought: 'x', actions: [] }, // no action
+      calls(['go_back', {}], ['go_back', {}], ['go_back', {}], ['go_back', {}], ['go_back', {}]), // more actions than one answer may list
       call('upload_file', { index: 5, fileIds: [] }), // fewer items than the schema's minimum
-      { thought: 'x'.repeat(241), action: { name: 'go_back', arguments: {} } }, // a thought past its bound
+      { thought: 'x'.repeat(241), actions: [{ name: 'go_back', arguments: {} }] }, // a thought past its bound
       'I will click the button', // prose
     ];
     const res = check(tools, [...valid, ...invalid]);
@@ -69,6 +73,17 @@ describe('the answer grammar', () => {
     expect(res.results.map((r) => r.ok)).toEqual([true, false, false]);
   });
 
+  it('takes a shorter thought, or none, and one action when the shape says so', () => {
+    const res = check(tools, []);
+    expect(res.compiled).toBe(true);
+    const none = answerSchema(tools, { thoughtMaxChars: 0, maxActions: 1 }) as any;
+    expect(none.properties.thought).toBeUndefined();
+    expect(none.properties.actions.maxItems).toBe(1);
+    expect((answerSchema(tools, { thoughtMaxChars: 60 }) as any).properties.thought).toEqual({ type: 'string', maxLength: 60 });
+    expect(describeTools(tools, { thoughtMaxChars: 0, maxActions: 1 })).toContain('Answer with one JSON object: {"actions": [{"name": "<tool>", "arguments": {...}}]}. Arguments marked ? may be null.');
+    expect(describeTools(tools)).toContain('"thought": "<a few words: what you do next>", "actions"');
+  });
+
   it('keeps bounds llama.cpp can compile and leaves longer ones to max_tokens', () => {
     expect(toGrammarSchema({ type: 'string', maxLength: 100 })).toEqual({ type: 'string', maxLength: 100 });
     expect(toGrammarSchema({ type: 'string', minLength: 1, maxLength: 5000 })).toEqual({ type: 'string', minLength: 1 });
@@ -83,12 +98,21 @@ describe('parseAnswer', () => {
   const tools: OfferedTool[] = [{ name: 'input_text' }, { name: 'done' }];
 
   it('gives the call with the nulls of left-out arguments removed, and the thought apart', () => {
-    expect(parseAnswer(JSON.stringify(call('input_text', { index: 2, text: 'a', clear: null }, ' I type. ')), tools)).toEqual({ thought: 'I type.', name: 'input_text', arguments: '{"index":2,"text":"a"}' });
+    expect(parseAnswer(JSON.stringify(call('input_text', { index: 2, text: 'a', clear: null }, ' I type. ')), tools)).toEqual({ thought: 'I type.', actions: [{ name: 'input_text', arguments: '{"index":2,"text":"a"}' }] });
+  });
+
+  it('gives several calls in the order the answer lists them', () => {
+    const answer = parseAnswer(JSON.stringify(calls(['input_text', { index: 2, text: 'a' }], ['done', { message: 'ok', success: null }])), tools);
+    expect(answer.actions).toEqual([
+      { name: 'input_text', arguments: '{"index":2,"text":"a"}' },
+      { name: 'done', arguments: '{"message":"ok"}' },
+    ]);
   });
 
   it('refuses an answer naming a tool that was not offered, and text that is not JSON', () => {
     expect(() => parseAnswer(JSON.stringify(call('navigate', { url: 'x' })), tools)).toThrow(/no offered tool/);
     expect(() => parseAnswer('{"thought": "cut off', tools)).toThrow();
+    expect(() => parseAnswer('{"thought": "x", "actions": []}', tools)).toThrow(/no action/);
   });
 });
 
@@ -120,6 +144,19 @@ describe('toPrompt', () => {
         'Observation (step 2):\n[1] textbox "Name" value="Ada"',
       ].join('\n'),
     );
+  });
+
+  it('lists each call of an answer with several as a step of its own, with its result', () => {
+    const prompt = toPrompt(
+      [
+        { role: 'user', content: 'New task: sign up' },
+        { role: 'assistant', content: 'I fill the form.', tool_calls: [{ id: 'a', function: { name: 'input_text', arguments: '{"index":1,"text":"Ada"}' } }, { id: 'b', function: { name: 'click_element', arguments: '{"index":2}' } }] },
+        { role: 'tool', tool_call_id: 'a', content: 'Typed "Ada"' },
+        { role: 'tool', tool_call_id: 'b', content: 'Clicked' },
+      ],
+      [],
+    );
+    expect((prompt[1] as { text: string }).text).toBe(['New task: sign up', 'Steps so far:', '1. input_text {"index":1,"text":"Ada"} → Typed "Ada"', '2. click_element {"index":2} → Clicked'].join('\n'));
   });
 
   it('keeps what it has already written as the start of the next prompt (the evaluated prefix is reused)', () => {

@@ -1,9 +1,9 @@
 /**
  * What the local model may answer, and how a chat-completions request becomes its prompt.
  * Pure: no model, no I/O. The answer is one JSON object
- * `{"thought": "...", "action": {"name": "<tool>", "arguments": {...}}}` whose `arguments`
- * follow the named tool's parameter schema: every answer is one well-formed call of an
- * offered tool.
+ * `{"thought": "...", "actions": [{"name": "<tool>", "arguments": {...}}, ...]}` whose
+ * `arguments` follow the named tool's parameter schema: every answer is one or a few
+ * well-formed calls of offered tools, performed in the order given.
  */
 
 /** A JSON Schema as the tools carry it (zod's output, a caller's outputSchema). */
@@ -31,8 +31,19 @@ export interface OfferedTool {
   parameters?: JsonSchema;
 }
 
-/** The thought is one or two sentences; bounded so a model cannot ramble through its budget. */
+/**
+ * The thought is one short sentence: bounded so a model cannot ramble through its budget
+ * (each of its tokens is a pass of the model: most of a step's time on a CPU).
+ */
 export const THOUGHT_MAX_CHARS = 240;
+/** Actions one answer may list (the fields of a form, then its submit). */
+export const MAX_ACTIONS = 4;
+
+export interface AnswerShape {
+  /** The thought's bound in characters; 0 leaves the thought out. */
+  thoughtMaxChars?: number;
+  maxActions?: number;
+}
 /** The grammar's longest length bound (llama.cpp refuses grammars with larger repetitions); longer bounds are left to max_tokens. */
 const LENGTH_BOUND_MAX = 500;
 const MAX_DEPTH = 8;
@@ -114,36 +125,49 @@ function objectSchema(s: JsonSchema, depth: number): GrammarSchema {
 const isScalar = (v: unknown): v is string | number | boolean | null => v === null || ['string', 'number', 'boolean'].includes(typeof v);
 
 /**
- * The whole answer: a thought, then one offered tool and its arguments. The thought comes
+ * The whole answer: a thought, then one or more calls of offered tools. The thought comes
  * first and outside the tools' alternatives, so while it is written the grammar follows one
  * path instead of one per tool (with 13 tools side by side every token cost 13 times the
- * grammar's work); the alternatives part at the tool's name.
+ * grammar's work); the alternatives part at each call's name.
  */
-export function answerSchema(tools: OfferedTool[]): GrammarSchema {
+export function answerSchema(tools: OfferedTool[], shape: AnswerShape = {}): GrammarSchema {
   const calls = tools.flatMap((t): GrammarSchema[] => {
     const args = toGrammarSchema(t.parameters ?? { type: 'object', properties: {} });
     // A tool whose required argument no value satisfies (no element on the page to name) is left out.
     return args === IMPOSSIBLE ? [] : [{ type: 'object', properties: { name: { const: t.name }, arguments: args } }];
   });
-  return { type: 'object', properties: { thought: { type: 'string', maxLength: THOUGHT_MAX_CHARS }, action: calls.length === 1 ? calls[0] : { oneOf: calls } } };
+  const thoughtMax = shape.thoughtMaxChars ?? THOUGHT_MAX_CHARS;
+  const call = calls.length === 1 ? calls[0] : { oneOf: calls };
+  const actions: GrammarSchema = { type: 'array', items: call, minItems: 1, maxItems: Math.max(1, shape.maxActions ?? MAX_ACTIONS) };
+  return { type: 'object', properties: { ...(thoughtMax > 0 ? { thought: { type: 'string', maxLength: thoughtMax } } : {}), actions } };
 }
 
-export interface ParsedAnswer {
-  thought: string;
+export interface ParsedCall {
   name: string;
   /** The arguments as JSON text, the `null`s the grammar wrote for left-out properties removed. */
   arguments: string;
 }
 
+export interface ParsedAnswer {
+  thought: string;
+  /** The calls in the order given: at least one. */
+  actions: ParsedCall[];
+}
+
 /** Reads the model's answer (already constrained by the grammar, checked again here). */
 export function parseAnswer(text: string, tools: OfferedTool[]): ParsedAnswer {
-  const value = JSON.parse(text) as { thought?: unknown; action?: { name?: unknown; arguments?: unknown } };
+  const value = JSON.parse(text) as { thought?: unknown; actions?: unknown };
   if (typeof value !== 'object' || value === null) throw new Error('the answer is not a JSON object');
-  const action = value.action && typeof value.action === 'object' ? value.action : {};
-  const name = typeof action.name === 'string' ? action.name : '';
-  if (!tools.some((t) => t.name === name)) throw new Error(`the answer names no offered tool (${JSON.stringify(action.name)})`);
-  const args = action.arguments && typeof action.arguments === 'object' && !Array.isArray(action.arguments) ? withoutNulls(action.arguments as Record<string, unknown>) : {};
-  return { thought: typeof value.thought === 'string' ? value.thought.trim() : '', name, arguments: JSON.stringify(args) };
+  const list = Array.isArray(value.actions) ? (value.actions as unknown[]) : [];
+  if (!list.length) throw new Error('the answer names no action');
+  const actions = list.map((item) => {
+    const action = (item && typeof item === 'object' ? item : {}) as { name?: unknown; arguments?: unknown };
+    const name = typeof action.name === 'string' ? action.name : '';
+    if (!tools.some((t) => t.name === name)) throw new Error(`the answer names no offered tool (${JSON.stringify(action.name)})`);
+    const args = action.arguments && typeof action.arguments === 'object' && !Array.isArray(action.arguments) ? withoutNulls(action.arguments as Record<string, unknown>) : {};
+    return { name, arguments: JSON.stringify(args) };
+  });
+  return { thought: typeof value.thought === 'string' ? value.thought.trim() : '', actions };
 }
 
 /** Top-level `null` arguments are properties left out (the grammar writes every property). */
@@ -152,7 +176,7 @@ function withoutNulls(args: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** The offered tools as the model reads them: one compact line each, its arguments with types. */
-export function describeTools(tools: OfferedTool[]): string {
+export function describeTools(tools: OfferedTool[], shape: AnswerShape = {}): string {
   const lines = tools.map((t) => {
     const params = (t.parameters?.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set(Array.isArray(t.parameters?.required) ? (t.parameters!.required as string[]) : []);
@@ -163,8 +187,14 @@ export function describeTools(tools: OfferedTool[]): string {
     'Tools:',
     ...lines,
     '',
-    'Answer with one JSON object: {"thought": "<one short sentence: what you see and what you do next>", "action": {"name": "<tool>", "arguments": {...}}}. Arguments marked ? may be null.',
+    answerInstruction(shape),
   ].join('\n');
+}
+
+function answerInstruction(shape: AnswerShape): string {
+  const thought = (shape.thoughtMaxChars ?? THOUGHT_MAX_CHARS) > 0 ? '"thought": "<a few words: what you do next>", ' : '';
+  const several = (shape.maxActions ?? MAX_ACTIONS) > 1 ? ' List several actions only when none changes the page before the next (the fields of a form, then its submit); done only alone.' : '';
+  return `Answer with one JSON object: {${thought}"actions": [{"name": "<tool>", "arguments": {...}}]}. Arguments marked ? may be null.${several}`;
 }
 
 function typeLabel(s: JsonSchema): string {
@@ -209,7 +239,7 @@ const STEP_RESULT_MAX_CHARS = 300;
  * every step in each of the 5 easy tasks it ran. The list only grows at its end, so the
  * evaluated prefix (system, tools, task, earlier steps) is reused from step to step.
  */
-export function toPrompt(messages: WireMessage[], tools: OfferedTool[]): PromptItem[] {
+export function toPrompt(messages: WireMessage[], tools: OfferedTool[], shape: AnswerShape = {}): PromptItem[] {
   const system: string[] = [];
   const body: string[] = [];
   const steps = new Map<string, number>();
@@ -223,16 +253,18 @@ export function toPrompt(messages: WireMessage[], tools: OfferedTool[]): PromptI
       if (OBSERVATION.test(text)) latest = text;
       else body.push(text);
     } else if (m.role === 'assistant') {
-      const call = m.tool_calls?.[0];
-      if (!call?.function?.name) {
+      const calls = (m.tool_calls ?? []).filter((c) => c.function?.name);
+      if (!calls.length) {
         const said = textOf(m.content).trim();
         if (said) body.push(`(You answered without an action: ${clipLine(said)})`);
         continue;
       }
-      if (!stepCount) body.push('Steps so far:');
-      stepCount += 1;
-      body.push(`${stepCount}. ${call.function.name} ${compactArgs(call.function.arguments)} →`);
-      if (call.id) steps.set(call.id, body.length - 1);
+      for (const call of calls) {
+        if (!stepCount) body.push('Steps so far:');
+        stepCount += 1;
+        body.push(`${stepCount}. ${call.function!.name} ${compactArgs(call.function!.arguments)} →`);
+        if (call.id) steps.set(call.id, body.length - 1);
+      }
     } else if (m.role === 'tool') {
       const at = m.tool_call_id !== undefined ? steps.get(m.tool_call_id) : undefined;
       if (at !== undefined) body[at] += ` ${clipLine(textOf(m.content))}`;
@@ -241,7 +273,7 @@ export function toPrompt(messages: WireMessage[], tools: OfferedTool[]): PromptI
   }
   if (latest) body.push(latest);
   const items: PromptItem[] = body.length ? [{ type: 'user', text: body.join('\n') }] : [];
-  const toolText = tools.length ? `\n\n${describeTools(tools)}` : '';
+  const toolText = tools.length ? `\n\n${describeTools(tools, shape)}` : '';
   return [{ type: 'system', text: `${system.join('\n\n')}${toolText}`.trim() }, ...items];
 }
 

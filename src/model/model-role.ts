@@ -17,6 +17,10 @@ export async function runModelRole(config: Config, logger: Logger): Promise<void
     threads: config.LLM_THREADS,
     contextSize: config.LLM_CONTEXT_SIZE,
     sequences: config.LLM_SEQUENCES,
+    predictor: config.LLM_PREDICTOR,
+    draftModelPath: config.LLM_DRAFT_MODEL,
+    apiKey: config.MODEL_API_KEY || undefined,
+    shape: { thoughtMaxChars: config.LLM_THOUGHT_CHARS, maxActions: config.LLM_MAX_ACTIONS },
     cacheDir: path.dirname(path.resolve(modelPath.startsWith('hf:') ? path.join(config.DATA_DIR, 'models', 'x') : modelPath)),
     logger: logger.child({ role: 'model' }),
   });

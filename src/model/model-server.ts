@@ -8,13 +8,18 @@
  * - The context of each conversation is kept evaluated in one of LLM_SEQUENCES sequences:
  *   a task's next step re-evaluates only what changed since its last one (node-llama-cpp
  *   compares the new prompt's tokens with the sequence's and keeps the common prefix).
- * - Requests are served one at a time (generation already uses every thread).
+ * - Conversations in different sequences are generated at once: node-llama-cpp batches their
+ *   tokens into one evaluation, so several tasks share the model's passes over its weights.
+ * - A token predictor (LLM_PREDICTOR) guesses the next tokens, which one pass then checks
+ *   together: prompt lookup copies runs of the prompt (element names, values, the answer's
+ *   keys), a draft model of the same vocabulary drafts them. Neither changes the answer.
+ * - With MODEL_API_KEY set, only callers that send it as their bearer token are answered.
  */
 import http from 'node:http';
 import os from 'node:os';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../logger';
-import { answerSchema, parseAnswer, toPrompt, type OfferedTool, type PromptItem, type WireMessage } from './answer-format';
+import { answerSchema, parseAnswer, toPrompt, type AnswerShape, type OfferedTool, type PromptItem, type WireMessage } from './answer-format';
 
 export interface ModelServerOptions {
   modelPath: string;
@@ -26,8 +31,18 @@ export interface ModelServerOptions {
   sequences: number;
   /** Directory where an `hf:` model is downloaded to. */
   cacheDir: string;
+  /** How the next tokens are guessed ahead of the model: none, prompt lookup, or a draft model. */
+  predictor?: PredictorKind;
+  /** The draft model (a GGUF of the same vocabulary) when predictor is `draft`. */
+  draftModelPath?: string;
+  /** When set, every request but /health must carry it as `Authorization: Bearer <key>`. */
+  apiKey?: string;
+  /** The answer's thought bound and how many actions one answer may list. */
+  shape?: AnswerShape;
   logger: Logger;
 }
+
+export type PredictorKind = 'none' | 'lookup' | 'draft';
 
 export interface RunningModelServer {
   url: string;
@@ -48,6 +63,8 @@ type Grammar = Awaited<ReturnType<Llama['createGrammarForJsonSchema']>>;
 interface Slot {
   sequence: Sequence;
   chat: Chat;
+  /** Generating now: another request takes another slot. */
+  busy: boolean;
   /** The prompt it last evaluated (as JSON), to find the conversation it holds. */
   key: string | null;
   lastUsed: number;
@@ -57,93 +74,194 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_TOKENS = 512;
 const GRAMMAR_CACHE = 16;
 
-export async function startModelServer(opts: ModelServerOptions): Promise<RunningModelServer> {
-  const log = opts.logger;
+interface Loaded {
+  mod: LlamaModule;
+  llama: Llama;
+  model: Model;
+  context: Context;
+  modelName: string;
+  /** The draft model and its context, when the predictor is `draft`. */
+  draft?: { model: Model; context: Context };
+  dispose(): Promise<void>;
+}
+
+/** Loads the model (and the draft model), with a context of `sequences` conversations. */
+async function loadModel(opts: ModelServerOptions): Promise<Loaded> {
   const mod = await importModule('node-llama-cpp');
   const started = performance.now();
   const llama = await mod.getLlama({ gpu: false, build: 'never', logLevel: mod.LlamaLogLevel.error });
   const modelPath = opts.modelPath.startsWith('hf:') ? await mod.resolveModelFile(opts.modelPath, { directory: opts.cacheDir, cli: false }) : opts.modelPath;
   const model = await llama.loadModel({ modelPath });
   // One thread per core: more threads than cores make llama.cpp's threads wait on each other.
-  const context = await model.createContext({ contextSize: opts.contextSize, sequences: opts.sequences, threads: opts.threads || os.availableParallelism() });
-  const slots: Slot[] = Array.from({ length: opts.sequences }, () => {
-    const sequence = context.getSequence();
-    return { sequence, chat: new mod.LlamaChat({ contextSequence: sequence }), key: null, lastUsed: 0 };
-  });
+  const threads = opts.threads || os.availableParallelism();
+  const context = await model.createContext({ contextSize: opts.contextSize, sequences: opts.sequences, threads });
+  let draft: Loaded['draft'];
+  if (opts.predictor === 'draft') {
+    if (!opts.draftModelPath) throw new Error('LLM_PREDICTOR=draft needs LLM_DRAFT_MODEL (a GGUF file of the same vocabulary)');
+    const draftModel = await llama.loadModel({ modelPath: opts.draftModelPath });
+    assertSameVocabulary(model, draftModel);
+    draft = { model: draftModel, context: await draftModel.createContext({ contextSize: opts.contextSize, sequences: opts.sequences, threads }) };
+  }
   const modelName = String(model.fileInfo.metadata?.general?.name ?? modelPath.split('/').pop());
-  log.info({ model: modelName, path: modelPath, loadMs: Math.round(performance.now() - started), contextSize: context.contextSize, sequences: opts.sequences, threads: context.currentThreads }, 'model loaded');
+  opts.logger.info({ model: modelName, path: modelPath, loadMs: Math.round(performance.now() - started), contextSize: context.contextSize, sequences: opts.sequences, threads: context.currentThreads, predictor: opts.predictor ?? 'none' }, 'model loaded');
+  const dispose = async () => {
+    await context.dispose();
+    await draft?.context.dispose();
+    await draft?.model.dispose();
+    await model.dispose();
+    await llama.dispose();
+  };
+  return { mod, llama, model, context, modelName, draft, dispose };
+}
 
+/** A draft model must tokenize as the model does: its guesses are token ids of the model. */
+function assertSameVocabulary(model: Model, draft: Model): void {
+  const a = model.fileInfo.metadata?.tokenizer?.ggml?.tokens ?? [];
+  const b = draft.fileInfo.metadata?.tokenizer?.ggml?.tokens ?? [];
+  const same = a.length === b.length && a.every((t, i) => t === b[i]);
+  if (!same) throw new Error(`the draft model's vocabulary differs from the model's (${b.length} tokens against ${a.length}): it cannot draft for it`);
+}
+
+function predictorFor(loaded: Loaded, kind: PredictorKind | undefined) {
+  if (kind === 'lookup') return new loaded.mod.InputLookupTokenPredictor({ patternLength: { min: 2 }, predictionLength: { max: 8 } });
+  if (kind === 'draft' && loaded.draft) return new loaded.mod.DraftSequenceTokenPredictor(loaded.draft.context.getSequence(), { maxTokens: 8, minConfidence: 0.6 });
+  return undefined;
+}
+
+/**
+ * The sequences and which conversation each holds. A request takes the free slot whose last
+ * prompt shares the longest start with its own (the same conversation a step later), or the
+ * free one unused longest; with every slot busy it waits for one.
+ */
+function slotPool(loaded: Loaded, opts: ModelServerOptions) {
+  const slots: Slot[] = Array.from({ length: opts.sequences }, () => {
+    const sequence = loaded.context.getSequence({ tokenPredictor: predictorFor(loaded, opts.predictor) });
+    return { sequence, chat: new loaded.mod.LlamaChat({ contextSequence: sequence }), busy: false, key: null, lastUsed: 0 };
+  });
+  const waiting: (() => void)[] = [];
+  const pick = (text: string, system: number): Slot | undefined => {
+    const free = slots.filter((s) => !s.busy);
+    if (!free.length) return undefined;
+    let best: Slot | undefined;
+    let bestShared = system;
+    for (const slot of free) {
+      const shared = commonPrefix(slot.key ?? '', text);
+      if (shared > bestShared) [best, bestShared] = [slot, shared];
+    }
+    return best ?? free.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
+  };
+  return {
+    async acquire(prompt: PromptItem[], signal: AbortSignal): Promise<Slot> {
+      const text = JSON.stringify(prompt);
+      const system = JSON.stringify(prompt[0] ?? '').length;
+      for (;;) {
+        if (signal.aborted) throw new Error('the client went away');
+        const slot = pick(text, system);
+        if (slot) {
+          Object.assign(slot, { busy: true, key: text, lastUsed: Date.now() });
+          return slot;
+        }
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+    },
+    release(slot: Slot): void {
+      slot.busy = false;
+      waiting.shift()?.();
+    },
+  };
+}
+
+interface Completion {
+  text: string;
+  stop: string;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  /** Guessed tokens the model confirmed, and those it refuted (token prediction). */
+  predicted: { validated: number; refuted: number };
+  ms: number;
+  tools: OfferedTool[];
+}
+
+function completer(loaded: Loaded, opts: ModelServerOptions) {
   const grammars = new Map<string, Grammar>();
   const grammarFor = async (tools: OfferedTool[]): Promise<Grammar> => {
-    const schema = answerSchema(tools);
+    const schema = answerSchema(tools, opts.shape);
     const key = createHash('sha256').update(JSON.stringify(schema)).digest('hex');
     let grammar = grammars.get(key);
     if (!grammar) {
-      grammar = await llama.createGrammarForJsonSchema(schema as never);
+      grammar = await loaded.llama.createGrammarForJsonSchema(schema as never);
       if (grammars.size >= GRAMMAR_CACHE) grammars.delete(grammars.keys().next().value!);
       grammars.set(key, grammar);
     }
     return grammar;
   };
-
-  /**
-   * The slot whose last prompt shares the longest start with this one (the same conversation
-   * a step later), or the one unused longest when none shares more than the system text.
-   */
-  const slotFor = (prompt: PromptItem[]): Slot => {
-    const text = JSON.stringify(prompt);
-    const system = JSON.stringify(prompt[0] ?? '').length;
-    let best: Slot | undefined;
-    let bestShared = system;
-    for (const slot of slots) {
-      const shared = commonPrefix(slot.key ?? '', text);
-      if (shared > bestShared) [best, bestShared] = [slot, shared];
-    }
-    const slot = best ?? slots.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
-    slot.key = text;
-    slot.lastUsed = Date.now();
-    return slot;
-  };
-
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialized = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = queue.then(fn, fn);
-    queue = run.catch(() => undefined);
-    return run;
-  };
-
-  const complete = async (body: ChatRequest, signal: AbortSignal) => {
+  const pool = slotPool(loaded, opts);
+  return async (body: ChatRequest, signal: AbortSignal): Promise<Completion> => {
     const tools: OfferedTool[] = (body.tools ?? []).filter((t) => t?.type === 'function' && t.function?.name).map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
-    const prompt = toPrompt(body.messages, tools);
+    const prompt = toPrompt(body.messages, tools, opts.shape);
     const maxTokens = Math.max(16, Math.min(Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS) || DEFAULT_MAX_TOKENS, 4096));
     const grammar = tools.length ? await grammarFor(tools) : undefined;
-    return serialized(async () => {
-      if (signal.aborted) throw new Error('the client went away');
-      const slot = slotFor(prompt);
+    const slot = await pool.acquire(prompt, signal);
+    try {
       const before = slot.sequence.tokenMeter.getState();
+      const guessedBefore = slot.sequence.tokenPredictions;
       const t0 = performance.now();
       const res = await slot.chat.generateResponse(prompt as never, { grammar, maxTokens, temperature: 0, signal });
       const after = slot.sequence.tokenMeter.getState();
+      const guessed = slot.sequence.tokenPredictions;
       const completionTokens = after.usedOutputTokens - before.usedOutputTokens;
       const evaluated = after.usedInputTokens - before.usedInputTokens;
       const promptTokens = Math.max(evaluated, slot.sequence.contextTokens.length - completionTokens);
-      const ms = Math.round(performance.now() - t0);
-      return { text: res.response, stop: res.metadata.stopReason, promptTokens, cachedTokens: promptTokens - evaluated, completionTokens, ms, tools };
-    });
+      const predicted = { validated: guessed.validated - guessedBefore.validated, refuted: guessed.refuted - guessedBefore.refuted };
+      return { text: res.response, stop: res.metadata.stopReason, promptTokens, cachedTokens: promptTokens - evaluated, completionTokens, predicted, ms: Math.round(performance.now() - t0), tools };
+    } finally {
+      pool.release(slot);
+    }
   };
+}
 
-  const server = http.createServer((req, res) => {
-    void handle(req, res).catch((err) => {
-      log.error({ err }, 'model request failed');
-      if (!res.headersSent) sendJson(res, 500, { error: { message: 'The model failed to answer', type: 'server_error' } });
-      else res.end();
-    });
-  });
+/** The chat-completions answer: the model's calls as tool_calls when tools were offered. */
+function chatCompletion(out: Completion, modelName: string, log: Logger): Record<string, unknown> {
+  let message: Record<string, unknown> = { role: 'assistant', content: out.text };
+  let finish = out.stop === 'maxTokens' ? 'length' : 'stop';
+  if (out.tools.length) {
+    try {
+      const answer = parseAnswer(out.text, out.tools);
+      const calls = answer.actions.map((a) => ({ id: `call_${randomUUID().slice(0, 12)}`, type: 'function', function: { name: a.name, arguments: a.arguments } }));
+      message = { role: 'assistant', content: answer.thought || null, tool_calls: calls };
+      finish = 'tool_calls';
+    } catch (err) {
+      // Cut off by max_tokens: returned as text, which the agent answers as a malformed call.
+      log.warn({ err: (err as Error).message, stop: out.stop }, 'model answer is not a complete call');
+    }
+  }
+  return {
+    id: `chatcmpl-${randomUUID()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: modelName,
+    choices: [{ index: 0, message, finish_reason: finish }],
+    usage: { prompt_tokens: out.promptTokens, completion_tokens: out.completionTokens, total_tokens: out.promptTokens + out.completionTokens, prompt_tokens_details: { cached_tokens: out.cachedTokens } },
+  };
+}
 
-  const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+/** Whether the request carries the server's key (always, when it has none). */
+export function authorized(header: string | undefined, apiKey: string | undefined): boolean {
+  if (!apiKey) return true;
+  const given = Buffer.from(/^Bearer (.+)$/i.exec(header ?? '')?.[1] ?? '');
+  const want = Buffer.from(apiKey);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+function requestHandler(opts: ModelServerOptions, loaded: Loaded) {
+  const log = opts.logger;
+  const complete = completer(loaded, opts);
+  return async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && (url === '/health' || url === '/v1/health')) return sendJson(res, 200, { status: 'ok', model: modelName });
-    if (req.method === 'GET' && url === '/v1/models') return sendJson(res, 200, { object: 'list', data: [{ id: modelName, object: 'model', owned_by: 'local' }] });
+    if (req.method === 'GET' && (url === '/health' || url === '/v1/health')) return sendJson(res, 200, { status: 'ok' });
+    if (!authorized(req.headers.authorization, opts.apiKey)) return sendJson(res, 401, { error: { message: 'A valid API key is required', type: 'invalid_request_error', code: 'invalid_api_key' } });
+    if (req.method === 'GET' && url === '/v1/models') return sendJson(res, 200, { object: 'list', data: [{ id: loaded.modelName, object: 'model', owned_by: 'local' }] });
     if (req.method !== 'POST' || url !== '/v1/chat/completions') return sendJson(res, 404, { error: { message: `No route ${req.method} ${url}`, type: 'invalid_request_error' } });
     let body: ChatRequest;
     try {
@@ -158,45 +276,35 @@ export async function startModelServer(opts: ModelServerOptions): Promise<Runnin
       if (!res.writableEnded) abort.abort();
     });
     const out = await complete(body, abort.signal);
-    const id = `chatcmpl-${randomUUID()}`;
-    let message: Record<string, unknown> = { role: 'assistant', content: out.text };
-    let finish = out.stop === 'maxTokens' ? 'length' : 'stop';
-    if (out.tools.length) {
-      try {
-        const answer = parseAnswer(out.text, out.tools);
-        message = { role: 'assistant', content: answer.thought || null, tool_calls: [{ id: `call_${randomUUID().slice(0, 12)}`, type: 'function', function: { name: answer.name, arguments: answer.arguments } }] };
-        finish = 'tool_calls';
-      } catch (err) {
-        // Cut off by max_tokens: returned as text, which the agent answers as a malformed call.
-        log.warn({ err: (err as Error).message, stop: out.stop }, 'model answer is not a complete call');
-      }
-    }
-    log.info({ promptTokens: out.promptTokens, cachedTokens: out.cachedTokens, completionTokens: out.completionTokens, ms: out.ms }, 'completion');
-    sendJson(res, 200, {
-      id,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: modelName,
-      choices: [{ index: 0, message, finish_reason: finish }],
-      usage: { prompt_tokens: out.promptTokens, completion_tokens: out.completionTokens, total_tokens: out.promptTokens + out.completionTokens, prompt_tokens_details: { cached_tokens: out.cachedTokens } },
-    });
+    log.info({ promptTokens: out.promptTokens, cachedTokens: out.cachedTokens, completionTokens: out.completionTokens, predicted: out.predicted, ms: out.ms }, 'completion');
+    sendJson(res, 200, chatCompletion(out, loaded.modelName, log));
   };
+}
 
+export async function startModelServer(opts: ModelServerOptions): Promise<RunningModelServer> {
+  const log = opts.logger;
+  const loaded = await loadModel(opts);
+  const handle = requestHandler(opts, loaded);
+  const server = http.createServer((req, res) => {
+    void handle(req, res).catch((err) => {
+      log.error({ err }, 'model request failed');
+      if (!res.headersSent) sendJson(res, 500, { error: { message: 'The model failed to answer', type: 'server_error' } });
+      else res.end();
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());
   });
   const address = server.address() as { port: number };
   const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${address.port}/v1`;
-  log.info({ url }, 'model server listening');
+  log.info({ url, authenticated: Boolean(opts.apiKey) }, 'model server listening');
   return {
     url,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await context.dispose();
-      await model.dispose();
-      await llama.dispose();
+      await loaded.dispose();
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
  * The real default model, end to end: the model role (node-llama-cpp, the packaged GGUF)
  * started as `npm start` starts it, a service whose agent reaches it as LLM_PROVIDER=local,
- * and one short form task of the evaluation suite, judged by what the site received.
+ * and one short form task of the evaluation suite, judged by what the site received. The
+ * model role asks for its key (MODEL_API_KEY, which npm start generates): a caller without it
+ * is refused, the service sends it.
  * Skipped, saying so, only when the model could not be fetched (scripts/test.sh fetches it
  * once into the cache and passes its path as TEST_LOCAL_MODEL).
  */
@@ -27,10 +29,11 @@ let modelProc: ChildProcess | undefined;
 let modelOut = '';
 let service: ServiceProcess | undefined;
 let sites: SiteServer | undefined;
+const MODEL_KEY = `model-key-${Date.now()}-${Math.random().toString(36).slice(2)}`;
 
 async function startModel(port: number): Promise<void> {
   modelProc = spawn(process.execPath, [path.join(ROOT, 'dist/main.js')], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ROLE: 'model', LLM_PROVIDER: 'local', LLM_MODEL: MODEL, MODEL_PORT: String(port), LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ROLE: 'model', LLM_PROVIDER: 'local', LLM_MODEL: MODEL, MODEL_PORT: String(port), MODEL_API_KEY: MODEL_KEY, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   modelProc.stdout!.on('data', (d) => (modelOut += d));
@@ -62,11 +65,18 @@ describe('the agent with the real default model', () => {
     async () => {
       const modelPort = await freePort();
       await startModel(modelPort);
+      // Only the service's workers may use the model: a caller without its key is refused.
+      const chat = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 16 }) };
+      const anonymous = await fetch(`http://127.0.0.1:${modelPort}/v1/chat/completions`, chat);
+      expect(anonymous.status).toBe(401);
+      const wrongKey = await fetch(`http://127.0.0.1:${modelPort}/v1/models`, { headers: { authorization: 'Bearer local' } });
+      expect(wrongKey.status).toBe(401);
       sites = await startSiteServer({ port: allowedPort() });
       // A service of its own (own queue and registry), its agent on the local model as npm start configures it.
       service = await startService({
         LLM_PROVIDER: 'local',
         MODEL_PORT: String(modelPort),
+        MODEL_API_KEY: MODEL_KEY,
         LLM_MODEL: MODEL,
         LLM_TIMEOUT_MS: '300000',
         INLINE_WAIT_MS: '5000',

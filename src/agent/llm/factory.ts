@@ -13,6 +13,8 @@ export interface LlmConfig {
   /** LLM_PROVIDER=local: where the model role serves its OpenAI-compatible endpoint. */
   LOCAL_MODEL_URL?: string;
   MODEL_PORT?: number;
+  /** The key the model role asks for (MODEL_API_KEY), when it has one. */
+  MODEL_API_KEY?: string;
 }
 
 /** The model name the agent sends to (and prices for) the local model server. */
@@ -23,7 +25,7 @@ export function createLlmClient(config: LlmConfig): LlmClient {
     // The model role speaks the OpenAI wire format: the agent reaches it like any hosted provider.
     const client = createOpenAiClient({
       baseURL: config.LOCAL_MODEL_URL ?? `http://127.0.0.1:${config.MODEL_PORT ?? 3090}/v1`,
-      apiKey: LOCAL_MODEL_NAME,
+      apiKey: config.MODEL_API_KEY || LOCAL_MODEL_NAME,
       model: LOCAL_MODEL_NAME,
       maxRetries: config.LLM_MAX_RETRIES,
       timeoutMs: config.LLM_TIMEOUT_MS,
