@@ -66,7 +66,7 @@ it(
       const local = !SCRIPTED && process.env.LLM_PROVIDER === 'local';
       service = await startService({
         ...passedOnLlmSettings(),
-        ...(local ? { LLM_PROVIDER: 'local', LOCAL_MODEL_URL: proxy.baseUrl } : { LLM_PROVIDER: provider }),
+        ...(local ? { LLM_PROVIDER: 'local', LOCAL_MODEL_URL: proxy.baseUrl, ...(process.env.MODEL_API_KEY ? { MODEL_API_KEY: process.env.MODEL_API_KEY } : {}) } : { LLM_PROVIDER: provider }),
         LLM_BASE_URL: proxy.baseUrl,
         LLM_MODEL: model,
         LLM_API_KEY: apiKey,
