@@ -34,6 +34,8 @@ function traceCall(file: string, requestBody: Buffer, answer: any, ms: number): 
     const req = JSON.parse(requestBody.toString('utf8')) as { messages?: { role: string; content?: unknown }[] };
     const last = (req.messages ?? []).slice(-3).map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content.slice(0, 4000) : m.content }));
     fs.appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), ms: Math.round(ms), last, answer: answer?.choices?.[0]?.message ?? answer?.content ?? answer })}\n`);
+    // Whole requests, for replaying them against the model (bench/model-speed.bench.ts).
+    if (process.env.EVAL_REQUESTS_OUT) fs.appendFileSync(process.env.EVAL_REQUESTS_OUT, `${JSON.stringify(req)}\n`);
   } catch {
     /* a trace is best effort */
   }
