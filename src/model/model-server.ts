@@ -180,6 +180,8 @@ interface Completion {
   /** Guessed tokens the model confirmed, and those it refuted (token prediction). */
   predicted: { validated: number; refuted: number };
   ms: number;
+  /** Until the first answer token: the prompt's new part evaluated (and the first token's pass). */
+  promptMs: number;
   tools: OfferedTool[];
 }
 
@@ -207,14 +209,18 @@ function completer(loaded: Loaded, opts: ModelServerOptions) {
       const before = slot.sequence.tokenMeter.getState();
       const guessedBefore = slot.sequence.tokenPredictions;
       const t0 = performance.now();
-      const res = await slot.chat.generateResponse(prompt as never, { grammar, maxTokens, temperature: 0, signal });
+      let firstToken = 0;
+      const onToken = () => (firstToken ||= performance.now());
+      const res = await slot.chat.generateResponse(prompt as never, { grammar, maxTokens, temperature: 0, signal, onToken });
       const after = slot.sequence.tokenMeter.getState();
       const guessed = slot.sequence.tokenPredictions;
       const completionTokens = after.usedOutputTokens - before.usedOutputTokens;
       const evaluated = after.usedInputTokens - before.usedInputTokens;
       const promptTokens = Math.max(evaluated, slot.sequence.contextTokens.length - completionTokens);
       const predicted = { validated: guessed.validated - guessedBefore.validated, refuted: guessed.refuted - guessedBefore.refuted };
-      return { text: res.response, stop: res.metadata.stopReason, promptTokens, cachedTokens: promptTokens - evaluated, completionTokens, predicted, ms: Math.round(performance.now() - t0), tools };
+      const ms = Math.round(performance.now() - t0);
+      const promptMs = firstToken ? Math.round(firstToken - t0) : ms;
+      return { text: res.response, stop: res.metadata.stopReason, promptTokens, cachedTokens: promptTokens - evaluated, completionTokens, predicted, ms, promptMs, tools };
     } finally {
       pool.release(slot);
     }
@@ -243,6 +249,8 @@ function chatCompletion(out: Completion, modelName: string, log: Logger): Record
     model: modelName,
     choices: [{ index: 0, message, finish_reason: finish }],
     usage: { prompt_tokens: out.promptTokens, completion_tokens: out.completionTokens, total_tokens: out.promptTokens + out.completionTokens, prompt_tokens_details: { cached_tokens: out.cachedTokens } },
+    // Where the call's time went (as llama.cpp's own server reports it): the prompt, then the answer.
+    timings: { prompt_ms: out.promptMs, generation_ms: out.ms - out.promptMs, predicted_validated: out.predicted.validated, predicted_refuted: out.predicted.refuted },
   };
 }
 
@@ -276,7 +284,7 @@ function requestHandler(opts: ModelServerOptions, loaded: Loaded) {
       if (!res.writableEnded) abort.abort();
     });
     const out = await complete(body, abort.signal);
-    log.info({ promptTokens: out.promptTokens, cachedTokens: out.cachedTokens, completionTokens: out.completionTokens, predicted: out.predicted, ms: out.ms }, 'completion');
+    log.info({ promptTokens: out.promptTokens, cachedTokens: out.cachedTokens, completionTokens: out.completionTokens, predicted: out.predicted, promptMs: out.promptMs, ms: out.ms }, 'completion');
     sendJson(res, 200, chatCompletion(out, loaded.modelName, log));
   };
 }

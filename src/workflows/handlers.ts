@@ -23,6 +23,21 @@ import type { InteractionAction, SessionView, TaskOutcome, TaskParams } from '..
 
 type StateChange = 'pause' | 'resume' | 'stop' | 'terminate';
 
+/**
+ * What each message does, as the Temporal UI and `temporal workflow metadata` list it: an
+ * operator can send the updates from there (docs/operations.md) with the same effect as the API.
+ */
+export const DESCRIPTIONS = {
+  session: "The session's view: status, current task, manual control, timestamps (as GET /session/:id).",
+  task: "One task's view by its id (as GET /task/:sessionId/:taskId); null for an unknown id.",
+  awaitReady: 'Waits until the session holds its browser (or failed to get one); answers its view.',
+  newTask: 'Queues a task. Input {"taskId": "task_...", "params": {"prompt": "..."}}; refused while a task runs.',
+  awaitTask: 'Waits until the task ends or asks for a human, at most timeoutMs. Input {"taskId": "...", "timeoutMs": 30000}.',
+  state: 'Pauses, resumes or stops the running task, or terminates the session. Input {"newState": "pause" | "resume" | "stop" | "terminate"}; answers the confirmation ("Task paused").',
+  guardrail: 'Answers the question the agent asked a human (a code, an approval). Input {"prompt": "<the answer>"}.',
+  interaction: 'A human\'s hand on the browser: takeOverControl, releaseControl, or an action (click, type, scroll...). Input {"action": {"type": "takeOverControl"}}.',
+} as const;
+
 export function registerHandlers(s: Session): void {
   const { state } = s;
   // Handlers that wait on activities (interactions, confirmations) run one at a time, in
@@ -30,14 +45,14 @@ export function registerHandlers(s: Session): void {
   // while the takeover before it still waits for the agent's step to stop.
   const lock = new Mutex();
 
-  wf.setHandler(sessionQuery, () => state.view());
-  wf.setHandler(taskQuery, (taskId) => state.taskView(taskId, Date.now()));
-  wf.setHandler(awaitReadyUpdate, () => untilReady(state));
-  wf.setHandler(newTaskUpdate, ({ taskId, params }) => newTask(state, taskId, params), { validator: (_task) => state.assertCanStartTask() });
-  wf.setHandler(awaitTaskUpdate, ({ taskId, timeoutMs }) => untilSettled(state, taskId, timeoutMs));
-  wf.setHandler(stateUpdate, ({ newState }) => changeState(s, lock, newState), { validator: ({ newState }) => state.assertStateChange(newState) });
-  wf.setHandler(guardrailUpdate, ({ prompt }) => state.answerGuardrail(prompt, Date.now()), { validator: (_answer) => state.assertGuardrailAnswer() });
-  wf.setHandler(interactionUpdate, ({ action }) => lock.runExclusive(() => interact(s, action)), { validator: (_action) => state.assertInteraction() });
+  wf.setHandler(sessionQuery, () => state.view(), { description: DESCRIPTIONS.session });
+  wf.setHandler(taskQuery, (taskId) => state.taskView(taskId, Date.now()), { description: DESCRIPTIONS.task });
+  wf.setHandler(awaitReadyUpdate, () => untilReady(state), { description: DESCRIPTIONS.awaitReady });
+  wf.setHandler(newTaskUpdate, ({ taskId, params }) => newTask(state, taskId, params), { validator: (_task) => state.assertCanStartTask(), description: DESCRIPTIONS.newTask });
+  wf.setHandler(awaitTaskUpdate, ({ taskId, timeoutMs }) => untilSettled(state, taskId, timeoutMs), { description: DESCRIPTIONS.awaitTask });
+  wf.setHandler(stateUpdate, ({ newState }) => changeState(s, lock, newState), { validator: ({ newState }) => state.assertStateChange(newState), description: DESCRIPTIONS.state });
+  wf.setHandler(guardrailUpdate, ({ prompt }) => state.answerGuardrail(prompt, Date.now()), { validator: (_answer) => state.assertGuardrailAnswer(), description: DESCRIPTIONS.guardrail });
+  wf.setHandler(interactionUpdate, ({ action }) => lock.runExclusive(() => interact(s, action)), { validator: (_action) => state.assertInteraction(), description: DESCRIPTIONS.interaction });
 }
 
 /** The session has a browser, or failed to get one. */
