@@ -5,28 +5,34 @@
  * Writes the JSON report to EVAL_OUT. EVAL_SCRIPTED=1 runs the tasks' right scripts on the
  * scripted model instead (a check of the harness itself: every task must pass).
  *
- * Settings: EVAL_TASKS (ids or tiers, comma-separated), EVAL_REPEAT (runs of each task),
- * EVAL_TASK_TIMEOUT_MS (wall-clock cap of one task, 6 min), EVAL_MAX_STEPS (the agent's step
- * limit, 20).
+ * Settings: EVAL_SPLIT (tuning, the default; test; all), EVAL_TASKS (ids or tiers,
+ * comma-separated, within the split), EVAL_REPEAT (runs of each task, 3), EVAL_TASK_TIMEOUT_MS
+ * (wall-clock cap of one task, 6 min), EVAL_MAX_STEPS (the agent's step limit, 20),
+ * EVAL_DOCS_ROW=0 (no row in docs/eval.md). A run with a real model appends a row per split to
+ * the results table of docs/eval.md; a scripted run never does.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startScriptedModel, type ScriptedModel } from '../test/support/scripted-model';
 import { createUser, ROOT, startService, type ServiceProcess } from '../test/support/service';
 import { startModelProxy, type ModelProxy } from './model-proxy';
-import { summarise, summariseTiers, taskResult, type TaskResult } from './report';
-import { runEvalTask } from './run-task';
+import { summariseSplits, taskResult, type TaskResult } from './report';
+import { appendResultRows, resultRows } from './results-table';
+import { runEvalTask, type RunContext } from './run-task';
 import { startSiteServer, type SiteServer } from './site-server';
-import { selectTasks } from './tasks';
+import { parseSplit, selectTasks, type EvalTask } from './tasks';
 
 const log = (line: string) => process.stderr.write(`[eval ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const int = (v: string | undefined, d: number) => (v && /^\d+$/.test(v) && Number(v) > 0 ? Number(v) : d);
 
 const OUT = process.env.EVAL_OUT ?? path.join(ROOT, '.data/eval-results/eval.json');
-const REPEAT = int(process.env.EVAL_REPEAT, 1);
+const REPEAT = int(process.env.EVAL_REPEAT, 3);
+const SPLIT = parseSplit(process.env.EVAL_SPLIT);
 const TASK_TIMEOUT_MS = int(process.env.EVAL_TASK_TIMEOUT_MS, 360_000);
 const MAX_STEPS = int(process.env.EVAL_MAX_STEPS, 20);
 const SCRIPTED = process.env.EVAL_SCRIPTED === '1';
+const DOCS = path.join(ROOT, 'docs/eval.md');
 
 /** The LLM_* settings passed on to the service as they are (a local provider's threads, vision, prices...). */
 function passedOnLlmSettings(): Record<string, string> {
@@ -34,10 +40,104 @@ function passedOnLlmSettings(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('LLM_') && !own.has(e[0]) && e[1] !== undefined));
 }
 
+interface ModelTarget {
+  provider: 'openai' | 'anthropic';
+  upstream: string;
+  /** What the service is configured with (LLM_MODEL). */
+  model: string;
+  /** The model's name in the report: the local model's file when the service runs it. */
+  name: string;
+  apiKey: string;
+}
+
+/** The model the run measures: the scripted one, the local one, or the configured hosted one. */
+function modelTarget(scripted: ScriptedModel | undefined): ModelTarget {
+  if (scripted) return { provider: 'openai', upstream: scripted.url, model: 'scripted-model', name: 'scripted-model', apiKey: 'test-key' };
+  if (process.env.LLM_PROVIDER === 'local') {
+    // The local model role: the service runs it as LLM_PROVIDER=local (its tools bound to the page), through the proxy.
+    return { provider: 'openai', upstream: process.env.LOCAL_MODEL_URL ?? 'http://127.0.0.1:3090/v1', model: 'local', name: process.env.EVAL_MODEL_NAME || 'local', apiKey: 'local' };
+  }
+  const provider = process.env.LLM_PROVIDER === 'anthropic' ? 'anthropic' : 'openai';
+  const model = process.env.LLM_MODEL || (provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini');
+  return {
+    provider,
+    upstream: process.env.LLM_BASE_URL || (provider === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1'),
+    model,
+    name: model,
+    apiKey: process.env.LLM_API_KEY ?? '',
+  };
+}
+
+function startEvalService(target: ModelTarget, proxy: ModelProxy, sites: SiteServer): Promise<ServiceProcess> {
+  const local = !SCRIPTED && process.env.LLM_PROVIDER === 'local';
+  return startService({
+    ...passedOnLlmSettings(),
+    ...(local ? { LLM_PROVIDER: 'local', LOCAL_MODEL_URL: proxy.baseUrl, ...(process.env.MODEL_API_KEY ? { MODEL_API_KEY: process.env.MODEL_API_KEY } : {}) } : { LLM_PROVIDER: target.provider }),
+    LLM_BASE_URL: proxy.baseUrl,
+    LLM_MODEL: target.model,
+    LLM_API_KEY: target.apiKey,
+    LLM_PRICES: process.env.LLM_PRICES ?? JSON.stringify({ '*': { input: 0, output: 0 } }),
+    // a local model on a small machine may take long for one answer
+    LLM_TIMEOUT_MS: process.env.LLM_TIMEOUT_MS ?? '300000',
+    PRIVATE_NETWORK_ALLOWLIST: `127.0.0.1:${sites.port}`,
+    TEMPORAL_TASK_QUEUE: `eval-${Date.now()}`,
+    INLINE_WAIT_MS: '60000',
+    MAX_AGENT_STEPS: String(MAX_STEPS),
+    RATE_LIMIT_PER_MINUTE: '1000',
+    LOG_LEVEL: process.env.EVAL_LOG_LEVEL ?? 'warn',
+  });
+}
+
+/** The checkout's short commit, with a + when tracked files differ from it. */
+function commitOf(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? '+' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Every task of the selection, `REPEAT` times over (all tasks, then all again). */
+async function runAll(ctx: RunContext, tasks: EvalTask[], proxy: ModelProxy): Promise<TaskResult[]> {
+  const results: TaskResult[] = [];
+  for (let repeat = 1; repeat <= REPEAT; repeat++) {
+    for (const task of tasks) {
+      log(`${task.id} (${task.split}, ${task.tier}${REPEAT > 1 ? `, run ${repeat} of ${REPEAT}` : ''})…`);
+      const run = await runEvalTask(ctx, task, SCRIPTED ? { steps: task.scripted.right } : {});
+      await proxy.idle();
+      const result = taskResult(task, repeat, run, proxy.calls);
+      results.push(result);
+      log(`${task.id}: ${result.verdict}, ${result.steps} steps, ${(result.wallMs / 1000).toFixed(1)} s (model ${(result.modelMs / 1000).toFixed(1)} s), ${result.promptTokens} prompt tokens`);
+    }
+  }
+  return results;
+}
+
+function buildReport(target: ModelTarget, startedAt: string, results: TaskResult[]) {
+  return {
+    model: { provider: target.provider, name: target.name, baseUrl: target.upstream, scripted: SCRIPTED },
+    commit: commitOf(),
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    settings: { split: SPLIT, repeat: REPEAT, maxSteps: MAX_STEPS, taskTimeoutMs: TASK_TIMEOUT_MS, selected: process.env.EVAL_TASKS || 'all' },
+    notes: {
+      splits: 'tuning: the tasks the agent was tuned on; test: held-out tasks, run to report, never to tune. Every figure is of one split (splits.<split>).',
+      passed: 'tasks passed per repeat (perRepeat), their mean over the repeats and the lowest and highest repeat; passRate the same as a fraction of the tasks',
+      steps: 'the agent steps the task recording lists (stepsFrom: recording); the model calls when it could not be read',
+      time: 'wallMs runs from submitting the task to seeing it end; modelMs is the time in model calls (measured at a proxy), serviceMs the rest. secondsPerStep: median over the runs of each run\'s time per step, mean over all steps',
+      tokens: 'per step over all steps; reused: prompt tokens the model server had already evaluated (cached)',
+      unstable: 'tasks that passed in one repeat and failed in another, with the reason of each failure',
+    },
+    splits: summariseSplits(results, REPEAT),
+    tasks: results,
+  };
+}
+
 it(
   'runs the evaluation tasks',
   async () => {
-    const tasks = selectTasks(process.env.EVAL_TASKS);
+    const tasks = selectTasks(process.env.EVAL_TASKS, SPLIT);
     const startedAt = new Date().toISOString();
     let sites: SiteServer | undefined;
     let scripted: ScriptedModel | undefined;
@@ -45,73 +145,25 @@ it(
     let service: ServiceProcess | undefined;
     try {
       sites = await startSiteServer();
-      let provider: 'openai' | 'anthropic';
-      let upstream: string;
-      let model: string;
-      let apiKey: string;
-      if (SCRIPTED) {
-        scripted = await startScriptedModel();
-        [provider, upstream, model, apiKey] = ['openai', scripted.url, 'scripted-model', 'test-key'];
-      } else if (process.env.LLM_PROVIDER === 'local') {
-        // The local model role: the service runs it as LLM_PROVIDER=local (its tools bound to the page), through the proxy.
-        [provider, upstream, model, apiKey] = ['openai', process.env.LOCAL_MODEL_URL ?? 'http://127.0.0.1:3090/v1', 'local', 'local'];
-      } else {
-        provider = process.env.LLM_PROVIDER === 'anthropic' ? 'anthropic' : 'openai';
-        upstream = process.env.LLM_BASE_URL || (provider === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1');
-        model = process.env.LLM_MODEL || (provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o-mini');
-        apiKey = process.env.LLM_API_KEY ?? '';
-      }
-      proxy = await startModelProxy({ upstream, provider, trace: process.env.EVAL_TRACE ?? path.join(path.dirname(OUT), 'calls.jsonl') });
-      log(`model ${model} (${provider}) at ${upstream}; ${tasks.length} task(s) × ${REPEAT}; sites on ${sites.url}`);
-      const local = !SCRIPTED && process.env.LLM_PROVIDER === 'local';
-      service = await startService({
-        ...passedOnLlmSettings(),
-        ...(local ? { LLM_PROVIDER: 'local', LOCAL_MODEL_URL: proxy.baseUrl, ...(process.env.MODEL_API_KEY ? { MODEL_API_KEY: process.env.MODEL_API_KEY } : {}) } : { LLM_PROVIDER: provider }),
-        LLM_BASE_URL: proxy.baseUrl,
-        LLM_MODEL: model,
-        LLM_API_KEY: apiKey,
-        LLM_PRICES: process.env.LLM_PRICES ?? JSON.stringify({ '*': { input: 0, output: 0 } }),
-        // a local model on a small machine may take long for one answer
-        LLM_TIMEOUT_MS: process.env.LLM_TIMEOUT_MS ?? '300000',
-        PRIVATE_NETWORK_ALLOWLIST: `127.0.0.1:${sites.port}`,
-        TEMPORAL_TASK_QUEUE: `eval-${Date.now()}`,
-        INLINE_WAIT_MS: '60000',
-        MAX_AGENT_STEPS: String(MAX_STEPS),
-        RATE_LIMIT_PER_MINUTE: '1000',
-        LOG_LEVEL: process.env.EVAL_LOG_LEVEL ?? 'warn',
-      });
+      if (SCRIPTED) scripted = await startScriptedModel();
+      const target = modelTarget(scripted);
+      proxy = await startModelProxy({ upstream: target.upstream, provider: target.provider, trace: process.env.EVAL_TRACE ?? path.join(path.dirname(OUT), 'calls.jsonl') });
+      log(`model ${target.name} (${target.provider}) at ${target.upstream}; split ${SPLIT}: ${tasks.length} task(s) × ${REPEAT}; sites on ${sites.url}`);
+      service = await startEvalService(target, proxy, sites);
       const { apiKey: key } = await createUser({ balance: 1000 });
-      const ctx = { baseUrl: service.baseUrl, apiKey: () => key, sites, timeoutMs: TASK_TIMEOUT_MS, scriptedModelUrl: scripted?.url, log };
+      const ctx: RunContext = { baseUrl: service.baseUrl, apiKey: () => key, sites, timeoutMs: TASK_TIMEOUT_MS, scriptedModelUrl: scripted?.url, log };
 
-      const results: TaskResult[] = [];
-      for (let repeat = 1; repeat <= REPEAT; repeat++) {
-        for (const task of tasks) {
-          log(`${task.id} (${task.tier}${REPEAT > 1 ? `, run ${repeat}` : ''})…`);
-          const run = await runEvalTask(ctx, task, SCRIPTED ? { steps: task.scripted.right } : {});
-          await proxy.idle();
-          const result = taskResult(task, repeat, run, proxy.calls);
-          results.push(result);
-          log(`${task.id}: ${result.verdict}, ${result.steps} steps, ${(result.wallMs / 1000).toFixed(1)} s (model ${(result.modelMs / 1000).toFixed(1)} s), ${result.promptTokens} prompt tokens`);
-        }
-      }
-      const report = {
-        model: { provider, name: model, baseUrl: upstream, scripted: SCRIPTED },
-        startedAt,
-        finishedAt: new Date().toISOString(),
-        settings: { repeat: REPEAT, maxSteps: MAX_STEPS, taskTimeoutMs: TASK_TIMEOUT_MS, selected: process.env.EVAL_TASKS || 'all' },
-        notes: {
-          steps: 'the agent steps the task recording lists (stepsFrom: recording); the model calls when it could not be read',
-          time: 'wallMs runs from submitting the task to seeing it end; modelMs is the time in model calls (measured at a proxy), serviceMs the rest; perStep divides both by steps',
-        },
-        tasks: results,
-        tiers: summariseTiers(results),
-        total: summarise(results),
-      };
+      const results = await runAll(ctx, tasks, proxy);
+      const report = buildReport(target, startedAt, results);
       fs.mkdirSync(path.dirname(OUT), { recursive: true });
       fs.writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
-      log(`passed ${report.total.passed} of ${report.total.tasks}; report in ${OUT}`);
+      log(`passed ${results.filter((r) => r.verdict === 'pass').length} of ${results.length} runs; report in ${OUT}`);
       // tasks failing is a result; every task failing to run at all is a broken run
       if (results.length && results.every((r) => r.verdict === 'error')) throw new Error(`every task errored; first: ${results[0].reason}`);
+      if (!SCRIPTED && process.env.EVAL_DOCS_ROW !== '0') {
+        appendResultRows(DOCS, resultRows(report));
+        log(`results row added to ${DOCS}`);
+      }
     } finally {
       await service?.stop();
       await proxy?.close();

@@ -16,6 +16,14 @@ export const SITES_DIR = path.join(__dirname, 'sites');
 
 /** The account of the login site (given to the agent as the task's secrets). */
 export const LOGIN = { username: 'ada.l', password: 'Analytical#1843' } as const;
+/** The account of the bank site (test split). */
+export const BANK_LOGIN = { customer: '40517732', pin: '6093' } as const;
+
+/** Sites with a page that needs a sign-in: posting these fields to it signs in; without it, its form is shown again. */
+const SIGN_INS: Record<string, { page: string; fields: Readonly<Record<string, string>> }> = {
+  'm-login': { page: 'account.html', fields: LOGIN },
+  'tm-bank': { page: 'accounts.html', fields: BANK_LOGIN },
+};
 
 export interface SiteFile {
   field: string;
@@ -32,7 +40,7 @@ export interface SiteRecord {
   /** Form fields (a form post) or the JSON a page reported. */
   fields: Record<string, unknown>;
   files: SiteFile[];
-  /** The request carried the session cookie of a successful sign-in (login site). */
+  /** The request carried the session cookie of a successful sign-in (the sites of SIGN_INS). */
   signedIn: boolean;
   at: number;
 }
@@ -148,10 +156,10 @@ export async function startSiteServer(opts: { port?: number } = {}): Promise<Sit
       return;
     }
 
-    // The login site: the profile page needs a successful sign-in.
-    if (site === 'm-login' && rel === 'account.html') {
+    const signIn = SIGN_INS[site];
+    if (signIn && rel === signIn.page) {
       if (method === 'POST') {
-        if (fields.username === LOGIN.username && fields.password === LOGIN.password) {
+        if (Object.entries(signIn.fields).every(([k, v]) => fields[k] === v)) {
           serveFile(res, file, undefined, { 'set-cookie': `${sessionCookie}=ok; Path=/${runId}/; HttpOnly` });
         } else {
           res.writeHead(303, { location: 'index.html?error=1' }).end();

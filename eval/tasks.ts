@@ -1,13 +1,23 @@
 import type { Step } from '../test/support/scripted-model';
 import { LOGIN } from './site-server';
+import { choose, click, done, type } from './steps';
+import { TEST_TASKS } from './tasks-test';
 import { all, answerJson, answerNames, digits, fail, norm, pass, posted, reports, visited, type Outcome, type Verdict } from './verdicts';
 
 export type Tier = 'easy' | 'medium' | 'hard';
 export const TIERS: Tier[] = ['easy', 'medium', 'hard'];
 
+/**
+ * tuning: the tasks the agent and its prompts were tuned on; test: held-out tasks written
+ * before any tuning on them, run to report, never to tune.
+ */
+export type Split = 'tuning' | 'test';
+export const SPLITS: Split[] = ['tuning', 'test'];
+
 export interface EvalTask {
   id: string;
   tier: Tier;
+  split: Split;
   /** The site (a folder of eval/sites/) and the page the task starts on. */
   site: string;
   start?: string;
@@ -28,10 +38,8 @@ export interface EvalTask {
   scripted: { right: Step[]; wrong: Step[] | { answer: string } };
 }
 
-const done = (message = 'Done'): Step => ({ tool: 'done', args: { message } });
-const click = (label: string): Step => ({ tool: 'click_element', args: { index: { ref: label } } });
-const type = (label: string, text: string): Step => ({ tool: 'input_text', args: { index: { ref: label }, text } });
-const choose = (label: string, value: string): Step => ({ tool: 'select_option', args: { index: { ref: label }, value } });
+/** A task as written in its split's list. */
+export type TaskSpec = Omit<EvalTask, 'split'>;
 
 const CV = 'Grace Hopper\nCOBOL, compilers, Harvard Mark I\n';
 const TEAM = [
@@ -40,7 +48,7 @@ const TEAM = [
   { name: 'Grace Hopper', city: 'New York' },
 ];
 
-export const TASKS: EvalTask[] = [
+const TUNING_TASKS: TaskSpec[] = [
   // ---- easy: one page ----
   {
     id: 'easy-read-price',
@@ -350,14 +358,28 @@ export const TASKS: EvalTask[] = [
   },
 ];
 
-/** Tasks chosen by EVAL_TASKS: a comma list of task ids and tier names; all when empty. */
-export function selectTasks(spec: string | undefined): EvalTask[] {
+export const TASKS: EvalTask[] = [...TUNING_TASKS.map((t) => ({ ...t, split: 'tuning' as const })), ...TEST_TASKS.map((t) => ({ ...t, split: 'test' as const }))];
+
+/** EVAL_SPLIT: tuning (the default), test, or all. */
+export function parseSplit(value: string | undefined): Split | 'all' {
+  const v = (value ?? '').trim() || 'tuning';
+  if (v === 'all' || SPLITS.includes(v as Split)) return v as Split | 'all';
+  throw new Error(`EVAL_SPLIT must be tuning, test or all, not "${v}"`);
+}
+
+/**
+ * Tasks chosen by EVAL_SPLIT and EVAL_TASKS (a comma list of task ids and tier names): a tier
+ * name selects that tier of the split, a task id selects that task whatever its split; the
+ * whole split when EVAL_TASKS is empty.
+ */
+export function selectTasks(spec: string | undefined, split: Split | 'all' = 'tuning'): EvalTask[] {
   const wanted = (spec ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  if (!wanted.length) return TASKS;
+  const inSplit = (t: EvalTask) => split === 'all' || t.split === split;
+  if (!wanted.length) return TASKS.filter(inSplit);
   const unknown = wanted.filter((w) => !TIERS.includes(w as Tier) && !TASKS.some((t) => t.id === w));
   if (unknown.length) throw new Error(`EVAL_TASKS names no task or tier: ${unknown.join(', ')} (tiers: ${TIERS.join(', ')}; tasks: ${TASKS.map((t) => t.id).join(', ')})`);
-  return TASKS.filter((t) => wanted.includes(t.id) || wanted.includes(t.tier));
+  return TASKS.filter((t) => wanted.includes(t.id) || (wanted.includes(t.tier) && inSplit(t)));
 }

@@ -2,8 +2,11 @@
 # npm run eval: the agent on the evaluation tasks (eval/) with the configured model, on its own
 # Temporal, FerretDB and Redis (eval ports, fresh data); prints the JSON report on stdout, logs
 # on stderr. With no model configured (no LLM_BASE_URL, LLM_PROVIDER not anthropic) the local
-# default model is started for the run. Settings: EVAL_TASKS, EVAL_REPEAT, EVAL_TASK_TIMEOUT_MS,
-# EVAL_MAX_STEPS (see eval/run.eval.ts). Exits non-zero only when the run itself broke.
+# default model is started for the run. Settings: EVAL_SPLIT (tuning | test | all), EVAL_TASKS,
+# EVAL_REPEAT (3), EVAL_TASK_TIMEOUT_MS, EVAL_MAX_STEPS, EVAL_DOCS_ROW=0 (see eval/run.eval.ts and
+# docs/eval.md). A run with a real model appends its row to the table of docs/eval.md.
+# Ports: EVAL_INFRA_{TEMPORAL,TEMPORAL_UI,FERRETDB,REDIS}_PORT, EVAL_MODEL_PORT.
+# Exits non-zero only when the run itself broke.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 ensure_node_modules >&2
@@ -33,6 +36,10 @@ if [ "${EVAL_SCRIPTED:-}" != "1" ] && uses_local_model; then
   declare -F start_local_model >/dev/null || die "no model configured (set LLM_BASE_URL, or LLM_PROVIDER=anthropic with LLM_API_KEY) and this checkout cannot start the local one"
   log "no model configured: starting the local default model on 127.0.0.1:$MODEL_PORT"
   start_local_model "$MODEL_PORT" "$DATA_DIR/logs/model.log" "$MODEL_PIDFILE" >&2
+  # the model file start_local_model runs, named in the report and the results table
+  model_file="$DEFAULT_MODEL_PATH"
+  [ -n "${LLM_MODEL:-}" ] && [ "${LLM_PROVIDER:-}" = "local" ] && model_file="$LLM_MODEL"
+  export EVAL_MODEL_NAME="${EVAL_MODEL_NAME:-$(basename "$model_file" .gguf)}"
   export LLM_PROVIDER=local LOCAL_MODEL_URL="http://127.0.0.1:$MODEL_PORT/v1"
 fi
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runEvalTask, type RunContext, type TaskRun } from '../../eval/run-task';
 import { SITES_DIR, startSiteServer, type SiteServer } from '../../eval/site-server';
-import { selectTasks, TASKS, TIERS } from '../../eval/tasks';
+import { parseSplit, selectTasks, TASKS, TIERS } from '../../eval/tasks';
 import { allowedPort } from '../support/ports';
 import { createUser } from '../support/service';
 
@@ -62,20 +62,31 @@ afterAll(async () => {
 });
 
 describe('eval task set', () => {
-  it('has at least 8 tasks per tier, unique ids, a site folder for each, and EVAL_TASKS selects by id and tier', () => {
-    for (const tier of TIERS) expect({ tier, n: TASKS.filter((t) => t.tier === tier).length >= 8 }).toEqual({ tier, n: true });
+  it('has 8 tuning tasks and at least 4 test tasks per tier, unique ids and sites of their own per split, and EVAL_SPLIT / EVAL_TASKS select', () => {
+    for (const tier of TIERS) {
+      expect({ tier, tuning: TASKS.filter((t) => t.tier === tier && t.split === 'tuning').length }).toEqual({ tier, tuning: 8 });
+      expect({ tier, test: TASKS.filter((t) => t.tier === tier && t.split === 'test').length >= 4 }).toEqual({ tier, test: true });
+    }
     expect(new Set(TASKS.map((t) => t.id)).size).toBe(TASKS.length);
     for (const t of TASKS) expect({ id: t.id, start: fs.existsSync(path.join(SITES_DIR, t.site, t.start ?? 'index.html')) }).toEqual({ id: t.id, start: true });
-    expect(selectTasks('').length).toBe(TASKS.length);
-    expect(selectTasks('hard, easy-radio').map((t) => t.id)).toEqual(['easy-radio', ...TASKS.filter((t) => t.tier === 'hard').map((t) => t.id)]);
+    const sitesOf = (split: string) => new Set(TASKS.filter((t) => t.split === split).map((t) => t.site));
+    expect([...sitesOf('test')].filter((s) => sitesOf('tuning').has(s))).toEqual([]);
+
+    expect(selectTasks('').map((t) => t.split)).toEqual(TASKS.filter((t) => t.split === 'tuning').map(() => 'tuning'));
+    expect(selectTasks('', 'test').length).toBe(TASKS.filter((t) => t.split === 'test').length);
+    expect(selectTasks('', 'all').length).toBe(TASKS.length);
+    expect(selectTasks('hard, easy-radio').map((t) => t.id)).toEqual(['easy-radio', ...TASKS.filter((t) => t.tier === 'hard' && t.split === 'tuning').map((t) => t.id)]);
+    expect(selectTasks('easy, test-hard-combobox', 'test').map((t) => t.id)).toEqual([...TASKS.filter((t) => t.tier === 'easy' && t.split === 'test').map((t) => t.id), 'test-hard-combobox']);
     expect(() => selectTasks('easy,nonsense')).toThrow('EVAL_TASKS names no task or tier: nonsense');
+    expect(parseSplit(undefined)).toBe('tuning');
+    expect(() => parseSplit('held-out')).toThrow('EVAL_SPLIT must be tuning, test or all');
   });
 });
 
 describe('eval verdicts', () => {
   for (const task of TASKS) {
     it.concurrent(
-      `${task.id} (${task.tier}): the right actions pass, a wrong run fails`,
+      `${task.id} (${task.split}, ${task.tier}): the right actions pass, a wrong run fails`,
       async () => {
         const ctx = await setup();
         // nothing done, no answer: never a pass
