@@ -1,7 +1,7 @@
 import { BANK_LOGIN } from './site-server';
 import { choose, click, done, scrollDown, type, wait } from './steps';
 import type { TaskSpec } from './tasks';
-import { all, answerNames, digits, fail, norm, pass, posted, reports, visited, type Outcome, type Verdict } from './verdicts';
+import { all, answerNames, digits, fail, norm, pass, posted, reports, type Outcome, type Verdict } from './verdicts';
 
 /**
  * The test split: held-out tasks on sites of their own (eval/sites/te-*, tm-*, th-*), worded
