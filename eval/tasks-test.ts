@@ -91,7 +91,9 @@ const MEDIUM: TaskSpec[] = [
     secrets: { customer_number: BANK_LOGIN.customer, pin: BANK_LOGIN.pin },
     verdict: (o) =>
       all(
-        o.records.some((r) => r.path === 'accounts.html' && r.method === 'POST') ? pass('logged in') : fail('never logged in'),
+        o.records.some((r) => r.path === 'accounts.html' && r.method === 'POST' && r.fields.customer === BANK_LOGIN.customer && r.fields.pin === BANK_LOGIN.pin)
+          ? pass('logged in')
+          : fail('never logged in with the customer number and PIN'),
         answerNames(o, /8,?316([.,]20?)?\b/, [/1,?204/, /\b240\b/]),
       ),
     scripted: {
