@@ -199,7 +199,7 @@ const HARD: TaskSpec[] = [
     prompt: 'A customer called marco_p reviewed this mug. What was the title of the review?',
     verdict: (o) => answerNames(o, /cracked lid/),
     scripted: {
-      right: [scrollDown(), wait(1), scrollDown(), wait(1), scrollDown(), wait(1), scrollDown(), wait(1), { tool: 'extract', args: { query: 'the review by marco_p' } }, done('{{find:([^\\n]*)\\n[^\\n]*by marco_p}}')],
+      right: [...[1, 2, 3, 4, 5, 6].flatMap(() => [scrollDown(), wait(1)]), { tool: 'extract', args: { query: 'the review by marco_p' } }, done('{{find:([^\\n]*)\\n[^\\n]*by marco_p}}')],
       wrong: { answer: 'Lid is a bit stiff' },
     },
   },
