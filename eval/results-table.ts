@@ -39,7 +39,7 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s+/g, ' ');
 /** One table row per split of the report, in SPLITS order. */
 export function resultRows(report: ReportForTable): string[] {
   const date = report.startedAt.slice(0, 16).replace('T', ' ');
-  const selected = report.settings.selected && report.settings.selected !== 'all' ? ` (only ${report.settings.selected})` : '';
+  const selected = report.settings.selected && report.settings.selected !== 'all' ? ` (only ${report.settings.selected.split(',').map((s) => s.trim()).join(', ')})` : '';
   return SPLITS.flatMap((split) => {
     const s = report.splits[split];
     if (!s) return [];

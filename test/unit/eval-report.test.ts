@@ -94,7 +94,7 @@ describe('eval report: the results row of docs/eval.md', () => {
   });
 
   it('names a partial selection in the split column', () => {
-    expect(resultRows({ ...report, settings: { ...report.settings, selected: 'easy' } })[0]).toContain('| tuning (only easy) |');
+    expect(resultRows({ ...report, settings: { ...report.settings, selected: 'easy,hard-modal' } })[0]).toContain('| tuning (only easy, hard-modal) |');
   });
 
   it('adds rows at the end of the table under the marker, keeping what follows it, and makes the table when missing', () => {
