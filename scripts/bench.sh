@@ -2,11 +2,8 @@
 # npm run bench: benchmarks on the real stack (own Temporal, FerretDB, Redis on bench ports); prints JSON.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
-ensure_node_modules >&2
-ensure_system_packages >&2
-ensure_temporal >&2
-ensure_ferretdb >&2
-ensure_build >&2
+# What is missing is installed side by side (run_steps prints on stderr only).
+run_steps ensure_app ensure_system_packages ensure_temporal ensure_ferretdb
 export DATA_DIR="$ROOT/.data/bench"
 OUT_DIR="$ROOT/.data/bench-results"
 rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR"

@@ -9,11 +9,11 @@
 # Exits non-zero only when the run itself broke.
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
-ensure_node_modules >&2
-ensure_system_packages >&2
-ensure_temporal >&2
-ensure_ferretdb >&2
-ensure_build >&2
+# What is missing is installed side by side (run_steps prints on stderr only), the default
+# model too when the run will start it.
+steps=(ensure_app ensure_system_packages ensure_temporal ensure_ferretdb)
+if [ "${EVAL_SCRIPTED:-}" != "1" ] && uses_local_model && { [ -z "${LLM_MODEL:-}" ] || [ "${LLM_PROVIDER:-}" != "local" ]; }; then steps+=(ensure_default_model); fi
+run_steps "${steps[@]}"
 export DATA_DIR="$ROOT/.data/eval"
 OUT_DIR="$ROOT/.data/eval-results"
 export EVAL_OUT="$OUT_DIR/eval.json"

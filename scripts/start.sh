@@ -5,8 +5,13 @@
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 export DATA_DIR="${DATA_DIR:-$ROOT/.data}"
-ensure_node_modules
-ensure_build
+# What is missing is installed side by side: the npm packages and the build, Debian's
+# packages, the Temporal CLI and FerretDB (unless external services are given) and the
+# default model (unless another model is configured).
+steps=(ensure_app ensure_system_packages)
+[ -n "${TEMPORAL_ADDRESS:-}${MONGODB_URL:-}${REDIS_URL:-}" ] || steps+=(ensure_temporal ensure_ferretdb)
+if uses_local_model && [ -z "${LLM_MODEL:-}" ]; then steps+=(ensure_default_model); fi
+run_steps "${steps[@]}"
 
 # One npm start at a time per data directory and per Temporal port: a run holds both locks
 # from start-up to the end of its clean-up, so a start made while an earlier run still runs
@@ -39,7 +44,6 @@ if [ -z "${TEMPORAL_ADDRESS:-}${MONGODB_URL:-}${REDIS_URL:-}" ]; then
   export TEMPORAL_ADDRESS="127.0.0.1:${INFRA_TEMPORAL_PORT:-7233}" MONGODB_URL="mongodb://127.0.0.1:${INFRA_FERRETDB_PORT:-27018}/browser_agent" REDIS_URL="redis://127.0.0.1:${INFRA_REDIS_PORT:-6390}"
 else
   log "using the external services given by TEMPORAL_ADDRESS / MONGODB_URL / REDIS_URL"
-  ensure_system_packages
 fi
 
 # No model configured: the local one (the model role, on loopback), fetched once.
