@@ -398,21 +398,23 @@ run_steps() {
   local dir="$CACHE_DIR/logs/steps" step pid status failed=()
   local -A step_of=()
   mkdir -p "$dir"
-  # Job control gives each step a process group of its own, to be stopped whole.
-  set -m
   for step in "$@"; do
     ( "$step" 2>&1 | tee "$dir/$$-$step.log" >&2 ) </dev/null &
     step_of[$!]="$step"
   done
   trap 'stop_steps "${!step_of[@]}"; exit 130' INT TERM
   while [ ${#step_of[@]} -gt 0 ]; do
-    status=0; wait -n -p pid "${!step_of[@]}" || status=$?
-    step="${step_of[$pid]}"; unset "step_of[$pid]"
-    if [ "$status" -eq 0 ]; then rm -f "$dir/$$-$step.log"; continue; fi
-    failed+=("$step")
-    log "$step failed (exit $status); its log: $dir/$$-$step.log"
+    for pid in "${!step_of[@]}"; do
+      kill -0 "$pid" 2>/dev/null && continue
+      status=0; wait "$pid" || status=$?
+      step="${step_of[$pid]}"; unset "step_of[$pid]"
+      if [ "$status" -eq 0 ]; then rm -f "$dir/$$-$step.log"; continue; fi
+      failed+=("$step")
+      log "$step failed (exit $status); its log: $dir/$$-$step.log"
+    done
+    [ ${#step_of[@]} -eq 0 ] || sleep 0.3
   done
-  trap - INT TERM; set +m
+  trap - INT TERM
   [ ${#failed[@]} -eq 0 ] && return 0
   local last
   for step in "${failed[@]}"; do
@@ -422,9 +424,26 @@ run_steps() {
   die "${#failed[@]} of $# set-up steps failed: ${failed[*]}"
 }
 
-# stop_steps PID...: stops the process groups of the steps run_steps started and still runs.
+# stop_steps PID...: stops the steps run_steps started, each with the processes it started.
 stop_steps() {
-  local pid
-  for pid in "$@"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  local pid tree=()
+  for pid in "$@"; do tree+=("$pid" $(descendants "$pid")); done
+  [ ${#tree[@]} -eq 0 ] || kill -TERM "${tree[@]}" 2>/dev/null || true
   log "stopped the set-up steps still running"
+}
+
+# descendants PID: the pids of PID's children, their children and so on (read from /proc).
+descendants() {
+  local -A kids=()
+  local f line fields pid child queue=("$1") out=()
+  for f in /proc/[0-9]*/stat; do
+    read -r line 2>/dev/null <"$f" || continue
+    fields=(${line##*) }) # the fields after the command name (which may hold spaces): state, parent pid, ...
+    pid="${f#/proc/}"; kids[${fields[1]}]+="${pid%/stat} "
+  done
+  while [ ${#queue[@]} -gt 0 ]; do
+    pid="${queue[0]}"; queue=("${queue[@]:1}")
+    for child in ${kids[$pid]:-}; do out+=("$child"); queue+=("$child"); done
+  done
+  echo "${out[*]}"
 }

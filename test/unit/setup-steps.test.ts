@@ -1,0 +1,161 @@
+/**
+ * The bootstrap helpers of scripts/lib.sh, run by bash as npm start and npm test run them, in a
+ * cache folder of the test's own (BAS_CACHE_DIR) and with stand-ins for pip and Go, so nothing
+ * is downloaded or built:
+ *   run_steps        — steps side by side; one that fails fails the whole, naming its log;
+ *                      SIGTERM stops them with what they started
+ *   ensure_temporal  — the prebuilt CLI of the pinned version, else the Go build; neither is
+ *                      taken for the other, nor is a CLI cached unversioned in bin/
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const LIB = path.resolve(__dirname, '../../scripts/lib.sh');
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `script` in bash after sourcing lib.sh, with the cache in `cache` and `fakeBin` first on PATH. */
+function bash(script: string, cache: string, fakeBin?: string): Run {
+  const PATH = fakeBin ? `${fakeBin}:${process.env.PATH ?? ''}` : (process.env.PATH ?? '');
+  const r = spawnSync('bash', ['-c', `source "${LIB}"\n${script}`], {
+    env: { ...process.env, BAS_CACHE_DIR: cache, PATH },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function writeExecutable(file: string, body: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+}
+
+let cache: string;
+beforeEach(() => {
+  cache = fs.mkdtempSync(path.join(os.tmpdir(), 'setup-steps-'));
+});
+afterEach(() => fs.rmSync(cache, { recursive: true, force: true }));
+
+describe('run_steps', () => {
+  it('runs the steps side by side and returns when all succeeded', () => {
+    // a finishes only once b has started: run one after the other, a would give up.
+    const r = bash(
+      `a() { for _ in $(seq 1 100); do [ -f "$CACHE_DIR/b-started" ] && { log "a done"; return 0; }; sleep 0.1; done; die "b never started"; }
+       b() { touch "$CACHE_DIR/b-started"; log "b done"; }
+       run_steps a b; echo "all done"`,
+      cache,
+    );
+    expect(r.stderr).toContain('a done');
+    expect(r.stderr).toContain('b done');
+    expect(r.stdout.trim()).toBe('all done');
+    expect(r.status).toBe(0);
+  });
+
+  it('fails when one step fails, after the others finished, naming the step, its log and its last line', () => {
+    const r = bash(
+      `ok() { sleep 1; log "ok done"; }
+       broken() { log "broken starts"; die "FerretDB build failed; see /the/build.log"; }
+       run_steps ok broken; echo "not reached"`,
+      cache,
+    );
+    expect(r.status).not.toBe(0);
+    expect(r.stdout).not.toContain('not reached');
+    expect(r.stderr).toContain('ok done');
+    const failed = /FAILED: broken: .*FerretDB build failed; see \/the\/build\.log \(its log: (\S+)\)/.exec(r.stderr);
+    expect(failed).not.toBeNull();
+    expect(fs.readFileSync(failed![1], 'utf8')).toContain('broken starts');
+    expect(r.stderr).toMatch(/1 of 2 set-up steps failed: broken/);
+  });
+
+  it('stops the steps still running, with what they started, on SIGTERM', async () => {
+    const pidFile = path.join(cache, 'sleeper.pid');
+    const child = spawn('bash', ['-c', `source "${LIB}"\nslow() { sleep 60 & echo $! >"${pidFile}"; wait; }\nrun_steps slow`], {
+      env: { ...process.env, BAS_CACHE_DIR: cache },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    for (let i = 0; i < 100 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
+    const sleeper = Number(fs.readFileSync(pidFile, 'utf8'));
+    expect(alive(sleeper)).toBe(true);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(130);
+    for (let i = 0; i < 50 && alive(sleeper); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(sleeper)).toBe(false);
+  });
+
+  it('counts a step that stops on a failing command (set -e) as failed', () => {
+    const r = bash(`quiet() { false; log "never"; }\nrun_steps quiet`, cache);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/FAILED: quiet: \(it printed nothing\)/);
+    expect(r.stderr).not.toContain('never');
+  });
+});
+
+describe('ensure_temporal', () => {
+  const bin = () => path.join(cache, 'bin');
+  /** Where lib.sh keeps the prebuilt CLI and the Go build in this cache (folders named by version). */
+  function cliPaths(): { prebuilt: string; goBuild: string } {
+    const [prebuilt, goBuild] = bash('echo "$TEMPORAL_PREBUILT_BIN"; echo "$TEMPORAL_GO_BIN"', cache).stdout.trim().split('\n');
+    return { prebuilt, goBuild };
+  }
+  /** Stand-ins: pip (python3) that cannot reach the registry, and go that "builds" a CLI saying which it is. */
+  function offlineTools(): string {
+    const fake = path.join(cache, 'fake-tools');
+    writeExecutable(path.join(fake, 'python3'), 'echo "no network" >&2; exit 1');
+    writeExecutable(
+      path.join(fake, 'go'),
+      'mkdir -p "$GOBIN" && printf \'#!/bin/sh\\necho "go-built $*"\\n\' >"$GOBIN/temporal" && chmod +x "$GOBIN/temporal"',
+    );
+    return fake;
+  }
+
+  it('uses the prebuilt CLI of the pinned version, not a CLI cached unversioned or built with Go', () => {
+    const { prebuilt, goBuild } = cliPaths();
+    writeExecutable(path.join(bin(), 'temporal'), 'echo old');
+    writeExecutable(goBuild, 'echo go');
+    writeExecutable(prebuilt, 'echo prebuilt');
+    const r = bash('ensure_temporal; "$TEMPORAL_BIN"', cache, offlineTools());
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('prebuilt');
+  });
+
+  it('builds the fallback with Go when the wheel cannot be had, and takes the prebuilt once it is there', () => {
+    const { prebuilt, goBuild } = cliPaths();
+    writeExecutable(path.join(bin(), 'temporal'), 'echo old');
+    const fake = offlineTools();
+    const first = bash('ensure_temporal; echo "$TEMPORAL_BIN"', cache, fake);
+    expect(first.status).toBe(0);
+    expect(first.stdout.trim()).toBe(goBuild);
+    expect(first.stderr).toMatch(/prebuilt Temporal CLI could not be installed \(see .*temporal-install\.log\)/);
+    expect(fs.readFileSync(path.join(cache, 'logs', 'temporal-install.log'), 'utf8')).toContain('no network');
+
+    writeExecutable(prebuilt, 'echo prebuilt');
+    const later = bash('ensure_temporal; "$TEMPORAL_BIN"', cache, fake);
+    expect(later.stdout.trim()).toBe('prebuilt');
+  });
+
+  it('fails, naming both logs, when neither the wheel nor the Go build works', () => {
+    const fake = offlineTools();
+    writeExecutable(path.join(fake, 'go'), 'echo "compile error" >&2; exit 2');
+    const r = bash('ensure_temporal; echo "not reached"', cache, fake);
+    expect(r.status).not.toBe(0);
+    expect(r.stdout).not.toContain('not reached');
+    expect(r.stderr).toMatch(/could not be installed; see \S+temporal-install\.log and \S+temporal-build\.log/);
+    expect(fs.readFileSync(path.join(cache, 'logs', 'temporal-build.log'), 'utf8')).toContain('compile error');
+  });
+});
