@@ -396,11 +396,11 @@ start_local_model() {
 # its log and its last line, when any did. Ctrl-C or SIGTERM stops the steps still running.
 run_steps() {
   local dir="$CACHE_DIR/logs/steps" step pid status failed=()
-  local -A step_of=()
+  local -A step_of=() started=()
   mkdir -p "$dir"
   for step in "$@"; do
     ( "$step" 2>&1 | tee "$dir/$$-$step.log" >&2 ) </dev/null &
-    step_of[$!]="$step"
+    step_of[$!]="$step"; started[$!]=$SECONDS
   done
   trap 'stop_steps "${!step_of[@]}"; exit 130' INT TERM
   while [ ${#step_of[@]} -gt 0 ]; do
@@ -408,7 +408,11 @@ run_steps() {
       kill -0 "$pid" 2>/dev/null && continue
       status=0; wait "$pid" || status=$?
       step="${step_of[$pid]}"; unset "step_of[$pid]"
-      if [ "$status" -eq 0 ]; then rm -f "$dir/$$-$step.log"; continue; fi
+      # (a step that had something to do says how long it took)
+      if [ "$status" -eq 0 ]; then
+        [ -s "$dir/$$-$step.log" ] && log "$step: done in $((SECONDS - started[$pid])) s"
+        rm -f "$dir/$$-$step.log"; continue
+      fi
       failed+=("$step")
       log "$step failed (exit $status); its log: $dir/$$-$step.log"
     done
