@@ -17,6 +17,7 @@
  * Writes JSON to BENCH_MODEL_OUT (scripts/bench.sh prints it).
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, ROOT } from '../test/support/service';
@@ -84,12 +85,26 @@ async function startModel(env: Record<string, string>, sequences: number): Promi
   return { proc, url: `http://127.0.0.1:${port}/v1/chat/completions`, output: () => out };
 }
 
+/** A POST without a deadline: a call on a busy machine may take minutes (fetch gives up after 5). */
+function post(url: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function call(url: string, body: Body, conversation: number): Promise<CallFigure> {
   const t0 = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const json = (await res.json()) as any;
+  const res = await post(url, JSON.stringify(body));
+  const json = JSON.parse(res.text) as any;
   const wallMs = performance.now() - t0;
-  if (!res.ok) throw new Error(`model answered ${res.status}: ${JSON.stringify(json)}`);
+  if (res.status !== 200) throw new Error(`model answered ${res.status}: ${res.text}`);
   const t = json.timings ?? {};
   const u = json.usage ?? {};
   const m = json.choices?.[0]?.message ?? {};

@@ -5,6 +5,7 @@
  * and events as the API's send-message.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +19,9 @@ const run = promisify(execFile);
 const base = () => process.env.TEST_API_URL!;
 const model = () => process.env.TEST_LLM_BASE_URL!;
 const cacheDir = () => process.env.BAS_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'browser-agent-service');
-const temporalBin = () => path.join(cacheDir(), 'bin', 'temporal');
+/** The CLI the set-up installed (scripts/lib.sh): the prebuilt one, else the Go-built fallback. */
+const temporalBin = () =>
+  process.env.TEMPORAL_BIN || ['temporal-1.9.1', 'temporal-1.5.1-go'].map((dir) => path.join(cacheDir(), 'bin', dir, 'temporal')).find((file) => fs.existsSync(file)) || 'temporal';
 const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
 
 /** `temporal workflow update execute` against the test stack, as docs/operations.md shows it. */
