@@ -15,7 +15,7 @@ import { createLogger } from './logger';
 import { connectMongo } from './store/mongo';
 import { runStorageSweep } from './store/files.repository';
 import { createStore } from './store/store';
-import { connectTemporal } from './temporal/connection';
+import { connectTemporal, payloadKey } from './temporal/connection';
 import { startBrowserWorker, startWorkflowWorker } from './workers/browser-worker';
 import { WorkerRegistry } from './workers/worker-registry';
 import { startMetricsServer } from './metrics/http';
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     downloadTtlMs: config.DOWNLOAD_TTL_MS,
     storageMaxBytes: config.USER_STORAGE_MAX_BYTES,
     blobDir: config.BLOB_STORE === 'files' ? (config.BLOB_DIR ?? path.join(config.DATA_DIR, 'blobs')) : undefined,
+    sealingKey: payloadKey(config),
   });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: true });
   await redis.connect().catch((err) => {

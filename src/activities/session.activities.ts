@@ -2,6 +2,7 @@ import type { Config } from '../config';
 import type { EventPublisher } from '../events/publisher';
 import { atMost } from '../at-most';
 import { ProfileLocks } from '../store/profile-locks';
+import { removeSavedState } from '../store/saved-state';
 import { wireFiles } from '../files/links';
 import type { ProfileSource } from '../contracts/profiles';
 import { TIMELINE_KEPT_AFTER_END_MS, type ConnectionEvent, type SessionMessage } from '../contracts/events';
@@ -142,6 +143,8 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
       if (released) await store.users.releaseSessionSlot(userId);
       await events.connection(sessionId, { event: 'end_session', reason });
       await store.events.markExpiry(sessionId, new Date(Date.now() + TIMELINE_KEPT_AFTER_END_MS));
+      // Whatever ended it (its worker gone included), nothing it saved to come back elsewhere stays.
+      await removeSavedState(store.db, sessionId);
       logger.info({ sessionId, status, reason }, 'session ended');
     },
   };

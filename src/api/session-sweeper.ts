@@ -1,6 +1,6 @@
 /**
  * Frees what a session workflow that is gone left held: its concurrent-session slot and
- * its profile lock. A workflow terminated from the Temporal UI, or one that failed between
+ * its profile lock; removes what ended sessions saved to come back elsewhere (saved-state.ts). A workflow terminated from the Temporal UI, or one that failed between
  * steps, never runs its own end (endSession), so without this its owner would stay at
  * SESSION_LIMIT_REACHED or PROFILE_IN_USE. Each API process runs it periodically; every
  * step is idempotent, so several instances may sweep at once.
@@ -9,6 +9,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { ConnectionEvent } from '../contracts/events';
 import type { Logger } from '../logger';
 import { ProfileLocks } from '../store/profile-locks';
+import { sweepSavedState } from '../store/saved-state';
 import { LIVE_SESSION_STATUSES, type SessionRecord } from '../store/sessions.repository';
 import type { Store } from '../store/store';
 import { sessionWorkflowId } from '../workflows/messages';
@@ -33,6 +34,8 @@ export interface SessionSweepResult {
   sessionsEnded: number;
   locksReleased: number;
   slotsCorrected: number;
+  /** Snapshots, hibernation records and masked values of sessions that ended, removed. */
+  savedStatesRemoved: number;
 }
 
 /** What became of a workflow, for a live session record: null while it runs (or cannot be told). */
@@ -53,8 +56,9 @@ export class SessionSweeper {
     const sessionsEnded = await this.endClosedSessions(now);
     const locksReleased = await this.releaseLeftLocks(now);
     const slotsCorrected = await this.correctSlotCounts(now);
-    if (sessionsEnded || locksReleased || slotsCorrected) this.logger.info({ sessionsEnded, locksReleased, slotsCorrected }, 'session sweep');
-    return { sessionsEnded, locksReleased, slotsCorrected };
+    const savedStatesRemoved = await sweepSavedState(this.deps.store.db, this.deps.store.sessions, now);
+    if (sessionsEnded || locksReleased || slotsCorrected || savedStatesRemoved) this.logger.info({ sessionsEnded, locksReleased, slotsCorrected, savedStatesRemoved }, 'session sweep');
+    return { sessionsEnded, locksReleased, slotsCorrected, savedStatesRemoved };
   }
 
   /** Live records whose workflow is closed (asked of Temporal, never assumed) are ended, and their slot given back. */

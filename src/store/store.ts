@@ -37,7 +37,8 @@ export interface Store {
 }
 
 /** `blobDir`: blobs as files there (one machine or a shared volume); without it, GridFS in the database. */
-export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?: number; storageMaxBytes?: number; blobDir?: string } = {}): Store {
+/** `sealingKey`: the payload key, which seals what a session saves to come back elsewhere (browser snapshots). */
+export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?: number; storageMaxBytes?: number; blobDir?: string; sealingKey?: Buffer } = {}): Store {
   const blobs = opts.blobDir ? new FileBlobStore(db, opts.blobDir) : new GridFsBlobStore(db);
   const reservations = new MongoReservationLedger(db);
   return {
@@ -50,5 +51,5 @@ export function createStore(db: Db, opts: { uploadTtlMs?: number; downloadTtlMs?
     db,
     policies: new PoliciesRepository(db),
     recordings: new RecordingsRepository(db),
-    users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db) };
+    users: new UsersRepository(db), apiKeys: new ApiKeysRepository(db), sessions: new SessionsRepository(db), tasks: new TasksRepository(db), events: new EventsRepository(db), snapshots: new SnapshotsRepository(db, opts.sealingKey) };
 }
