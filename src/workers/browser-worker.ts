@@ -24,6 +24,7 @@ import type { Logger } from '../logger';
 import type { Store } from '../store/store';
 import { dataConverter, payloadKey } from '../temporal/connection';
 import { HibernationsRepository } from '../store/hibernations.repository';
+import { MasksRepository } from '../store/masks.repository';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { temporalMetricsAddress } from '../metrics/temporal';
 import { workerMetrics } from '../metrics/worker-metrics';
@@ -115,7 +116,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     maxExpandedBytes: config.PROFILE_MAX_EXPANDED_BYTES,
     logger,
   });
-  const vault = new SecretVault();
+  const vault = new SecretVault(new MasksRepository(store.db, payloadKey(config)), (sessionId, err) => logger.warn({ sessionId, err: String(err) }, 'masked values not stored; they stay masked on this worker'));
   const persistDownload = storedFiles.persistDownload((sessionId) => pool.get(sessionId)?.userId);
   // The download sink asks the pool whose session a download belongs to (called only later).
   const pool: BrowserPool = new BrowserPool(

@@ -1,4 +1,5 @@
 import { TaskSecrets, type SecretEntry } from './secrets';
+import type { SessionMasks } from '../../store/masks.repository';
 
 interface SessionSecrets {
   taskId: string;
@@ -11,20 +12,48 @@ interface SessionSecrets {
   masked: SecretEntry[];
 }
 
+/** Where the values a session masks are kept for it beyond this worker's memory (sealed; see MasksRepository). */
+export interface MasksStore {
+  save(sessionId: string, masks: SessionMasks): Promise<void>;
+  get(sessionId: string): Promise<SessionMasks | null>;
+}
+
+/** Each entry once, in the order first seen. */
+function distinct(entries: SecretEntry[]): SecretEntry[] {
+  const seen = new Set<string>();
+  return entries.filter((e) => {
+    const key = JSON.stringify(e);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 /**
  * Where secret values live on a browser worker: in memory, per session, handed over by the
  * session workflow once per task and worker, dropped when the session's browser closes.
+ * What the session masks (every task's secrets, what a person typed into a secret field) is
+ * also kept in `store` as it changes, and read back when its browser opens elsewhere.
  */
 export class SecretVault {
   private readonly sessions = new Map<string, SessionSecrets>();
+  /** The last write of each session's masks to the store. */
+  private readonly writes = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly store?: MasksStore,
+    /** Told when the masks could not be stored (they stay masked on this worker). */
+    private readonly onStoreFailed?: (sessionId: string, err: unknown) => void,
+  ) {}
 
   /** The task's secrets arrive (its first step on this worker). */
   hold(sessionId: string, taskId: string, entries: SecretEntry[]): void {
     const prev = this.sessions.get(sessionId);
-    const all = [...(prev?.entries ?? []), ...entries];
+    const all = distinct([...(prev?.entries ?? []), ...entries]);
     const masked = prev?.masked ?? [];
     const current = new TaskSecrets(entries, (name, code) => this.maskAlso(sessionId, name, code));
     this.sessions.set(sessionId, { taskId, current, all: new TaskSecrets([...all, ...masked]), entries: all, masked });
+    if (all.length !== prev?.entries.length) this.keep(sessionId);
   }
 
   /**
@@ -38,6 +67,38 @@ export class SecretVault {
     const entries = prev?.entries ?? [];
     const masked = [...(prev?.masked ?? []), { match: 'all', fields: { [name]: value } }];
     this.sessions.set(sessionId, { taskId: prev?.taskId ?? '', current: prev?.current ?? new TaskSecrets([]), all: new TaskSecrets([...entries, ...masked]), entries, masked });
+    this.keep(sessionId);
+  }
+
+  /**
+   * The session's browser opened on this worker again (a wake, a restore): what it masked
+   * before comes back from the store, before anything of its pages is sent out.
+   */
+  async recall(sessionId: string): Promise<void> {
+    const saved = await this.store?.get(sessionId);
+    if (!saved) return;
+    const prev = this.sessions.get(sessionId);
+    const entries = distinct([...saved.given, ...(prev?.entries ?? [])]);
+    const masked = distinct([...saved.masked, ...(prev?.masked ?? [])]);
+    this.sessions.set(sessionId, { taskId: prev?.taskId ?? '', current: prev?.current ?? new TaskSecrets([]), all: new TaskSecrets([...entries, ...masked]), entries, masked });
+  }
+
+  /** Waits until what the session masks is in the store (a worker lost right after still has it elsewhere). */
+  async flush(sessionId: string): Promise<void> {
+    await this.writes.get(sessionId);
+  }
+
+  /** The session's masks go to the store, after the write before (never out of order). */
+  private keep(sessionId: string): void {
+    const store = this.store;
+    const held = this.sessions.get(sessionId);
+    if (!store || !held) return;
+    const masks: SessionMasks = { given: held.entries, masked: held.masked };
+    const write = (this.writes.get(sessionId) ?? Promise.resolve()).then(() => store.save(sessionId, masks)).catch((err) => this.onStoreFailed?.(sessionId, err));
+    this.writes.set(sessionId, write);
+    void write.finally(() => {
+      if (this.writes.get(sessionId) === write) this.writes.delete(sessionId);
+    });
   }
 
   /** The secrets of this task, if this worker holds them. */
