@@ -1,6 +1,6 @@
 import type { ManualAction } from '../contracts/actions';
 import { CancelledFailure, Context } from '@temporalio/activity';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { describeAtPoint } from '../recording/describe';
 import type { Recorder } from '../recording/recorder';
 import type { ElementDescription } from '../contracts/recording';
@@ -106,34 +106,30 @@ export function createBrowserActivities(deps: {
      * the worker that held it; `wake` a hibernated session: its tabs, typed values, scroll
      * positions and the agent's conversation.
      */
-    async openBrowser({ sessionId, userId, restore, wake, profile, proxy }: { sessionId: string; userId: string; restore?: boolean; wake?: boolean; profile?: ProfileSource; proxy?: SessionProxy }): Promise<void> {
+    async openBrowser({ sessionId, userId, restore, wake, profile, proxy, policyId }: { sessionId: string; userId: string; restore?: boolean; wake?: boolean; profile?: ProfileSource; proxy?: SessionProxy; policyId?: string }): Promise<void> {
       if (pool.has(sessionId)) return;
       const woken = wake ? await deps.hibernations?.get<Hibernated>(sessionId) : null;
-      if (woken) {
-        if (profile && !profiles) throw failureOf('PROFILES_UNAVAILABLE', 'This worker has no profile storage');
-        const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
-        try {
-          await pool.open(sessionId, { restore: woken.browser, userDataDir, userId, proxy });
-        } catch (err) {
-          if (isServiceError(err)) throw toTemporalFailure(err, { retry: false });
-          throw err;
-        }
-        if (woken.memory) agent.restoreMemory(sessionId, woken.memory);
-        await deps.hibernations?.remove(sessionId);
-        logger.info({ sessionId, tabs: woken.browser.pages?.tabs.length ?? 0 }, 'hibernated session woke on this worker');
-        return;
-      }
-      const snapshot = restore || wake ? await store.snapshots.get(sessionId) : null;
+      const snapshot = !woken && (restore || wake) ? await store.snapshots.get(sessionId) : null;
       if (profile && !profiles) throw failureOf('PROFILES_UNAVAILABLE', 'This worker has no profile storage');
       const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
+      // Restored pages load under the session's policy: its domain guard is on before the first of them.
+      const prepare = woken || snapshot ? (context: BrowserContext) => agent.guardContext(context, { policyId, userId }) : undefined;
       try {
-        await pool.open(sessionId, { restore: snapshot ?? undefined, userDataDir, userId, proxy });
+        await pool.open(sessionId, { restore: woken?.browser ?? snapshot ?? undefined, userDataDir, userId, proxy, prepare });
       } catch (err) {
         // The workflow decides what a browser that does not open means: never retried here.
         if (isServiceError(err)) throw toTemporalFailure(err, { retry: false });
         throw err;
       }
-      if (restore) logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
+      // What the session masked on the worker before comes back before anything of its pages goes out.
+      if (restore || wake) await vault?.recall(sessionId);
+      if (woken) {
+        if (woken.memory) agent.restoreMemory(sessionId, woken.memory);
+        await deps.hibernations?.remove(sessionId);
+        logger.info({ sessionId, tabs: woken.browser.pages?.tabs.length ?? 0 }, 'hibernated session woke on this worker');
+      } else if (restore) {
+        logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
+      }
     },
 
     /**
@@ -152,6 +148,8 @@ export function createBrowserActivities(deps: {
       agent.forget(sessionId);
       taskContexts.delete(sessionId);
       await pool.close(sessionId);
+      // One sealed copy: the hibernation record holds all the snapshot did.
+      await store.snapshots.remove(sessionId);
       await onClosed?.(sessionId);
       logger.info({ sessionId, bytes, tabs: browser.pages?.tabs.length ?? 0 }, 'session hibernated: its browser is closed');
       return { bytes };
@@ -245,7 +243,10 @@ export function createBrowserActivities(deps: {
       const facts = await manualStepFacts(page, action);
       const recording = deps.recorder && taskId && userId ? { urlBefore, ...facts } : undefined;
       // Typed by hand into a secret field: masked from now on wherever the session's data goes (the page may put it in an address).
-      if (action.type === 'TYPE' && facts.args.secret) vault?.maskAlso(sessionId, 'typed_by_hand', action.text);
+      if (action.type === 'TYPE' && facts.args.secret) {
+        vault?.maskAlso(sessionId, 'typed_by_hand', action.text);
+        await vault?.flush(sessionId);
+      }
       switch (action.type) {
         case 'CLICK':
           await page.mouse.click(action.x, action.y);
@@ -298,6 +299,8 @@ export function createBrowserActivities(deps: {
       const heard: { said?: string } = {};
       try {
         const result = await agent.step(input, ctx.cancellationSignal, log, spent, heard);
+        // (a one-time code typed in the step is masked from now on, on any worker)
+        await vault?.flush(input.sessionId);
         const session = pool.get(input.sessionId);
         if (session) session.changedAt = Date.now();
         if (session?.proxyPricePerByte !== undefined) {

@@ -12,6 +12,10 @@ import type { TaskSecrets } from './secrets/secrets';
 import { settleApproval } from './settle-approval';
 import type { AgentRunnerOptions, AgentStepResult, StepContext } from './step-context';
 import { TaskMemory, type SavedMemory } from './task-memory';
+import type { BrowserContext } from 'playwright-core';
+import { unrestoredNote } from '../browser/page-state';
+import { guardNavigations } from './policy/navigation-guard';
+import { CompiledPolicy } from './policy/policy';
 
 export type { AgentRunnerOptions, PolicyProvider } from './step-context';
 export { indexesHint } from './act';
@@ -44,6 +48,17 @@ export class AgentRunner {
   /** A hibernated session woke here: its task's next step goes on from this conversation. */
   restoreMemory(sessionId: string, saved: SavedMemory): void {
     this.woken.set(sessionId, saved);
+  }
+
+  /**
+   * A restored session's pages load under its policy: when the policy restricts domains, its
+   * guard is on the context before the first of them (beginTask takes the same guard up).
+   */
+  async guardContext(context: BrowserContext, { policyId, userId }: { policyId?: string; userId: string }): Promise<void> {
+    if (!policyId) return;
+    const document = await this.options.policies?.get(policyId, userId);
+    const policy = document ? new CompiledPolicy(document) : null;
+    if (policy?.restrictsDomains) (await guardNavigations(context)).policy = policy;
   }
 
   /**
@@ -102,6 +117,7 @@ export class AgentRunner {
       this.woken.delete(input.sessionId);
       if (saved?.taskId === input.taskId) memory.restore(saved);
     }
+    tellUnrestored(step);
     if (input.humanReply !== undefined) {
       const pending = memory.takePendingApproval();
       if (pending) return settleApproval(step, pending, input.humanReply);
@@ -122,6 +138,15 @@ export class AgentRunner {
     }
     return result;
   }
+}
+
+/** Form values a wake could not put back (their tab shows another site now): the model is told, once. */
+function tellUnrestored(step: StepContext): void {
+  const { session, memory, mask } = step;
+  const unrestored = session.unrestored;
+  if (!unrestored?.length) return;
+  session.unrestored = undefined;
+  memory.tell(mask(unrestoredNote(unrestored)));
 }
 
 /** The same action chosen again on an unchanged page: counted, and the task ends when it is once too many. */

@@ -58,8 +58,13 @@ function readTab(limits: { fields: number; chars: number }): { scroll: { x: numb
   return { scroll: { x: window.scrollX, y: window.scrollY }, fields };
 }
 
-/** Put back in the page: each field's value (with the events a person's typing fires), then the scroll position. */
-function writeTab(state: { scroll: { x: number; y: number }; fields: FieldValue[] }): number {
+/**
+ * Put back in the page, only while it shows the origin the values were read from (checked in
+ * the same call that writes them): each field's value (with the events a person's typing
+ * fires), then the scroll position. -1: another origin, nothing written.
+ */
+function writeTab(state: { origin: string; scroll: { x: number; y: number }; fields: FieldValue[] }): number {
+  if (location.origin !== state.origin) return -1;
   let restored = 0;
   for (const field of state.fields) {
     const el = document.querySelector(field.path);
@@ -74,6 +79,26 @@ function writeTab(state: { scroll: { x: number; y: number }; fields: FieldValue[
   window.scrollTo(state.scroll.x, state.scroll.y);
   return restored;
 }
+
+/** A tab whose saved values were not put back: the page it was read from, and what it shows now. */
+export interface UnrestoredTab {
+  url: string;
+  now: string;
+}
+
+/** What the model is told of tabs whose form values were not put back. */
+export function unrestoredNote(tabs: UnrestoredTab[]): string {
+  const lines = tabs.map((t) => `- ${t.url}: the tab now shows ${t.now}`);
+  return `The browser was let go while waiting and opened again. The values typed into these pages' forms were not put back, as the pages no longer show the site they were typed on; type them again where needed:\n${lines.join('\n')}`;
+}
+
+const originOf = (url: string): string => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+};
 
 /** The session's tabs as they are now (http(s) pages only). */
 export async function readPages(context: BrowserContext, active: Page): Promise<PagesState> {
@@ -91,15 +116,18 @@ export async function readPages(context: BrowserContext, active: Page): Promise<
 
 /**
  * Opens the saved tabs in a restored context whose first page already shows the first tab's
- * address, puts back their fields and scroll positions, and answers the page to act on.
+ * address, puts back their fields and scroll positions where a tab shows the origin they were
+ * read from, and answers the page to act on and the tabs whose fields were not put back.
  */
-export async function writePages(context: BrowserContext, first: Page, state: PagesState, timeoutMs = 30_000): Promise<Page> {
+export async function writePages(context: BrowserContext, first: Page, state: PagesState, timeoutMs = 30_000): Promise<{ page: Page; unrestored: UnrestoredTab[] }> {
   const pages: Page[] = [];
+  const unrestored: UnrestoredTab[] = [];
   for (const [i, tab] of state.tabs.entries()) {
     const page = i === 0 ? first : await context.newPage();
     if (i > 0 || page.url() !== tab.url) await page.goto(tab.url, { waitUntil: 'domcontentloaded', timeout: timeoutMs }).catch(() => undefined);
-    await page.evaluate(writeTab, { scroll: tab.scroll, fields: tab.fields }).catch(() => 0);
+    const written = await page.evaluate(writeTab, { origin: originOf(tab.url), scroll: tab.scroll, fields: tab.fields }).catch(() => -1);
+    if (written < 0 && tab.fields.length) unrestored.push({ url: tab.url, now: page.url() });
     pages.push(page);
   }
-  return pages[state.active] ?? first;
+  return { page: pages[state.active] ?? first, unrestored };
 }

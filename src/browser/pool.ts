@@ -1,4 +1,4 @@
-import { readPages, writePages, type PagesState } from './page-state';
+import { readPages, writePages, type PagesState, type UnrestoredTab } from './page-state';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import { SessionArtifacts, type PersistDownload } from './artifacts';
@@ -46,6 +46,8 @@ export interface BrowserSession {
   proxyPricePerByte?: number;
   /** When its pages last sent a request or navigated, or something acted on them (ms): a snapshot older than this is out of date. */
   changedAt: number;
+  /** Woken from hibernation: tabs whose form values were not put back (they show another site now), until the agent is told. */
+  unrestored?: UnrestoredTab[];
 }
 
 /** A context made ahead of any session, with its own relay and first page: handed to one session, once. */
@@ -69,6 +71,15 @@ export interface RestoreState {
   url: string;
   storageState: string;
   pages?: PagesState;
+}
+
+export interface OpenOptions {
+  restore?: RestoreState;
+  userDataDir?: string;
+  userId?: string;
+  proxy?: SessionProxy;
+  /** Runs on the new context before a restored page loads in it (the session's domain guard). */
+  prepare?: (context: BrowserContext) => Promise<void>;
 }
 
 export class BrowserPool {
@@ -258,7 +269,7 @@ export class BrowserPool {
    * directory (cookies, storage, extensions persist); `restore` brings back a page and
    * storage saved by another worker.
    */
-  async open(sessionId: string, opts: { restore?: RestoreState; userDataDir?: string; userId?: string; proxy?: SessionProxy } = {}): Promise<BrowserSession> {
+  async open(sessionId: string, opts: OpenOptions = {}): Promise<BrowserSession> {
     const existing = this.sessions.get(sessionId);
     if (existing) return existing;
     const plain = !opts.restore && !opts.userDataDir && !opts.proxy;
@@ -275,7 +286,7 @@ export class BrowserPool {
   }
 
   /** A session's context made now (no ready one, or not a plain session). */
-  private async openCold(sessionId: string, opts: { restore?: RestoreState; userDataDir?: string; userId?: string; proxy?: SessionProxy }): Promise<BrowserSession> {
+  private async openCold(sessionId: string, opts: OpenOptions): Promise<BrowserSession> {
     const { restore, userDataDir } = opts;
     const storageState = restore ? JSON.parse(restore.storageState) : undefined;
     // With a proxy, the relay chains to it: Chromium never sees its address or credentials.
@@ -283,7 +294,7 @@ export class BrowserPool {
     const egress = await EgressRelay.start({ guard: this.opts.guard, logger: this.logger, sessionId, upstream });
     // The context's only way out is its relay (Playwright makes Chromium proxy loopback too).
     const proxy = { server: egress.url };
-    let context: BrowserContext;
+    let context: BrowserContext | undefined;
     try {
       if (userDataDir) {
         context = await chromium.launchPersistentContext(userDataDir, {
@@ -304,7 +315,10 @@ export class BrowserPool {
         const browser = await this.launch();
         context = await browser.newContext({ viewport: VIEWPORT, acceptDownloads: true, proxy, ...(storageState ? { storageState } : {}) });
       }
+      // (before any restored page loads)
+      await opts.prepare?.(context);
     } catch (err) {
+      await context?.close().catch(() => undefined);
       await egress.close();
       throw err;
     }
@@ -316,7 +330,11 @@ export class BrowserPool {
     }
     const session = this.adopt(sessionId, context, page, egress, opts);
     // A hibernated session: its other tabs, their fields and scroll positions, and the tab it was on.
-    if (restore?.pages?.tabs.length) session.page = await writePages(context, page, restore.pages);
+    if (restore?.pages?.tabs.length) {
+      const written = await writePages(context, page, restore.pages);
+      session.page = written.page;
+      if (written.unrestored.length) session.unrestored = written.unrestored;
+    }
     this.refill();
     return session;
   }

@@ -130,7 +130,7 @@ export class BrowserLease {
         tried.push(assigned.workerId);
         try {
           if (!assigned.opened) {
-            await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore: restore !== false, ...(restore === 'wake' ? { wake: true } : {}), profile: input.profile, proxy: input.proxy });
+            await browserOn(assigned.taskQueue).control.openBrowser({ sessionId, userId: input.userId, restore: restore !== false, ...(restore === 'wake' ? { wake: true } : {}), profile: input.profile, proxy: input.proxy, policyId: input.policyId });
           }
           this.#placeOn(assigned.workerId, assigned.taskQueue);
           return true;
@@ -181,7 +181,7 @@ export class BrowserLease {
     try {
       await wf
         .proxyActivities<BrowserActivities>({ taskQueue, scheduleToStartTimeout: RECLAIM_WAIT, startToCloseTimeout: '60s', retry: { maximumAttempts: 1 } })
-        .openBrowser({ sessionId: state.sessionId, userId: input.userId, restore: true, profile: input.profile, proxy: input.proxy });
+        .openBrowser({ sessionId: state.sessionId, userId: input.userId, restore: true, profile: input.profile, proxy: input.proxy, policyId: input.policyId });
     } catch (err) {
       wf.log.warn('the browser worker did not answer; the session is restored elsewhere', { workerId, error: String(err) });
       return false;
