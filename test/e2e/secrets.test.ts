@@ -14,6 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { EncryptionCodec } from '../../src/temporal/codec';
+import { unseal } from '../../src/store/sealing';
 import { api, waitFor } from '../support/http';
 import { allowedPort } from '../support/ports';
 import { recordedRequests, registerScript, requestText } from '../support/scripted-model';
@@ -148,9 +149,12 @@ describe('secrets', () => {
     expect(leaks(hook.body)).toEqual([]);
 
     // events and timeline, the saved page and storage of the live session, and everything else MongoDB holds
+    // (sealed under the payload key: opened here with it)
+    const payloadKey = Buffer.from(fs.readFileSync(path.join(serviceEnv().DATA_DIR, 'payload.key'), 'utf8').trim(), 'hex');
     const snapshot = await waitFor(async () => {
       const snap = await db.collection<any>('browserSnapshots').findOne({ _id: sessionId });
-      return snap?.url.includes('signed-in.html') ? snap : null;
+      const opened = snap?.sealed ? unseal<{ url: string; storageState: string }>(payloadKey, snap.sealed) : null;
+      return opened?.url.includes('signed-in.html') ? opened : null;
     }, 15_000);
     expect(snapshot.url).toBe(`${site.url}/signed-in.html?user=<secret>email</secret>&phrase=<secret>password</secret>&token_field=`);
     const events = await db.collection('events').find({ sessionId }).toArray();

@@ -1,5 +1,6 @@
 import { SecretVault } from './vault';
 import { TaskSecrets } from './secrets';
+import type { SessionMasks } from '../../store/masks.repository';
 
 const secrets = new TaskSecrets([
   { match: '*.example.com', fields: { email: 'Ada@Example.com', password: 'p@ss w0rd&"x' } },
@@ -86,6 +87,30 @@ describe('SecretVault.maskAlso', () => {
     vault.maskAlso('s2', 'typed_by_hand', 'only-by-hand-3');
     expect(vault.maskDeep('s2', { url: 'https://a.test/?p=only-by-hand-3' })).toEqual({ url: 'https://a.test/?p=<secret>typed_by_hand</secret>' });
     expect(vault.mask('s3', 'only-by-hand-3')).toBe('only-by-hand-3');
+  });
+});
+
+describe('the masks of a session beyond one worker', () => {
+  it('stores what a session masks as it changes and brings it back on another worker, mask-only', async () => {
+    const stored = new Map<string, SessionMasks>();
+    const store = { save: async (id: string, m: SessionMasks) => void stored.set(id, structuredClone(m)), get: async (id: string) => stored.get(id) ?? null };
+    const first = new SecretVault(store);
+    first.hold('s1', 't1', [{ match: 'all', fields: { key: 'earlier-task-key-1' } }]);
+    first.maskAlso('s1', 'typed_by_hand', 'by-hand-secret-2');
+    await first.flush('s1');
+    first.forget('s1');
+    // Another worker (or the same one after a hibernation) opens the session's browser again.
+    const second = new SecretVault(store);
+    expect(second.mask('s1', 'earlier-task-key-1')).toBe('earlier-task-key-1');
+    await second.recall('s1');
+    expect(second.mask('s1', 'a earlier-task-key-1 b by-hand-secret-2')).toBe('a <secret>key</secret> b <secret>typed_by_hand</secret>');
+    // The next task's own secrets are typeable; the earlier ones stay masked only.
+    second.hold('s1', 't2', [{ match: 'all', fields: { pin: 'next-task-pin-3' } }]);
+    expect(second.forTask('s1', 't2')!.substitute('<secret>key</secret>', 'https://a.test/')).toMatchObject({ ok: false });
+    expect(second.mask('s1', 'earlier-task-key-1 next-task-pin-3')).toBe('<secret>key</secret> <secret>pin</secret>');
+    await second.flush('s1');
+    expect(stored.get('s1')!.given.map((e) => Object.keys(e.fields)[0])).toEqual(['key', 'pin']);
+    expect(stored.get('s1')!.masked).toEqual([{ match: 'all', fields: { typed_by_hand: 'by-hand-secret-2' } }]);
   });
 });
 
