@@ -133,7 +133,8 @@ describe('a session that sleeps (idle discard)', () => {
     const { apiKey: key } = await createUser({ balance: 10 });
     const KEY = unique('sk-live-EarlierTaskKey');
     const PIN = unique('Hand-Typed-Pin');
-    const [t1, t2] = [token('mask-one'), token('mask-two')];
+    const [t0, t1, t2] = [token('mask-idle'), token('mask-one'), token('mask-two')];
+    await registerScript(model(), { match: t0, steps: [{ tool: 'done', args: { message: 'ok' } }] });
     await registerScript(model(), {
       match: t1,
       steps: [
@@ -147,6 +148,8 @@ describe('a session that sleeps (idle discard)', () => {
     const first = await send({ actionType: 'newTask', newState: 'start', prompt: `${t1} type the key`, startingUrl: `${a.url}/keys.html`, secrets: [{ match: `127.0.0.1:${a.port}`, fields: { apiKey: KEY } }] });
     expect(first.body).toMatchObject({ type: 'task_completed' });
     await typePinByHand(send, PIN);
+    // (an idle session's discard is timed from its last task)
+    expect((await send({ actionType: 'newTask', newState: 'start', prompt: `${t0} nothing more` })).body).toMatchObject({ type: 'task_completed' });
     await asleep(key, sessionId);
 
     // The next task (no secrets of its own) wakes it on the same page, its fields filled again.
@@ -263,7 +266,7 @@ describe('a session restored on another worker', () => {
     const timeline = JSON.stringify(await events(apiProc.baseUrl, key, sessionId));
     expect({ key: partsIn(timeline, KEY), pin: partsIn(timeline, PIN) }).toEqual({ key: [], pin: [] });
     await send({ actionType: 'state', newState: 'terminate' });
-  });
+  }, 240_000);
 });
 
 describe('saved browser state ends with its session', () => {
@@ -339,5 +342,5 @@ describe('saved browser state ends with its session', () => {
     } finally {
       await Promise.all([apiProc.stop(), workflows.stop(), worker.stop('SIGKILL')]);
     }
-  });
+  }, 300_000);
 });
