@@ -195,6 +195,34 @@ describe('a session that sleeps (idle discard)', () => {
     expect(await sent(t2)).toContain(`${a.url}/signup.html: the tab now shows ${b.url}/catch.html`);
     await send({ actionType: 'state', newState: 'terminate' });
   });
+  it("opens a woken session's saved pages under its policy: a page that now sends it to a site the policy does not allow takes it nowhere", async () => {
+    const { apiKey: key } = await createUser({ balance: 10 });
+    const policy = (await api(svc.baseUrl, 'POST', '/policies', { key, body: { name: 'only A', domainRules: { mode: 'allowlist', domains: [`127.0.0.1:${a.port}`] } } })).body.policy;
+    const [t1, t2] = [token('guard-one'), token('guard-two')];
+    await registerScript(model(), {
+      match: t1,
+      steps: [
+        { tool: 'input_text', args: { index: { ref: 'Nickname' }, text: 'grace-hopper' } },
+        { tool: 'done', args: { message: 'filled' } },
+      ],
+    });
+    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'ok' } }] });
+    a.pages['/guarded.html'] = a.pages['/signup.html'];
+    const { sessionId } = (await api(svc.baseUrl, 'POST', '/start/start-session', { key, body: { policyId: policy._id } })).body;
+    const send = (message: Record<string, unknown>) => api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message } });
+    expect((await send({ actionType: 'newTask', newState: 'start', prompt: `${t1} fill in the form`, startingUrl: `${a.url}/guarded.html` })).body).toMatchObject({ type: 'task_completed' });
+    await asleep(key, sessionId);
+
+    // While it sleeps, A's page sends its visitors on to another site as soon as it loads.
+    a.pages['/guarded.html'] = () => `<title>Moved</title><p>Moved.</p><script>location.href = '${b.url}/catch.html?from=guarded';</script>`;
+    const second = await send({ actionType: 'newTask', newState: 'start', prompt: `${t2} go on` });
+    const done = second.body.type === 'task_completed' ? second.body : await taskEnd(svc.baseUrl, key, sessionId, second.body.taskId);
+    const reached = b.hits.filter((h) => h.searchParams.get('from') === 'guarded' || h.pathname === '/got').map((h) => `${h.pathname}${h.search}`);
+    process.stdout.write(`under the policy the other site was reached with: ${JSON.stringify(reached)}\n`);
+    expect(reached).toEqual([]);
+    expect(done.data?.message ?? done.message).toBe('ok');
+    await send({ actionType: 'state', newState: 'terminate' });
+  });
 });
 
 describe('a session restored on another worker', () => {
