@@ -228,4 +228,23 @@ describe('secrets', () => {
     const missing = await send([{ fields: { a: 'b' } }]);
     expect(missing.body).toMatchObject({ code: 'MISSING_REQUIRED_FIELD', details: { field: 'task.secrets.0.match' } });
   });
+
+  it('refuses a secrets entry with an unknown key, too many fields or too many entries without echoing a value', async () => {
+    const { apiKey: key } = await createUser();
+    const send = (secrets: unknown) => api(service.baseUrl, 'POST', '/start/run-task', { key, body: { task: { prompt: 'x', secrets } } });
+    const unknownKey = await send([{ match: 'all', fields: { password: PASSWORD }, note: API_KEY }]);
+    expect(unknownKey.status).toBe(400);
+    expect(unknownKey.body).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'task.secrets.0', value: { match: 'all', fields: { password: '[redacted]' }, note: '[redacted]' } } });
+    const fields = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`f${i}`, i === 7 ? EMAIL : `${PASSWORD}-${i}`]));
+    const tooManyFields = await send([{ match: 'all', fields }]);
+    expect(tooManyFields.status).toBe(400);
+    expect(tooManyFields.body).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'task.secrets.0.fields', value: { f0: '[redacted]', f7: '[redacted]' } } });
+    const entries = Array.from({ length: 51 }, () => ({ match: 'bank.example', fields: { password: PASSWORD, apiKey: API_KEY } }));
+    const tooManyEntries = await send(entries);
+    expect(tooManyEntries.status).toBe(400);
+    expect(tooManyEntries.body).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'task.secrets' } });
+    const seed = await send([{ match: 'all', fields: { otp: { totp: PASSWORD, digits: 6, period: 30, extra: EMAIL } } }]);
+    expect(seed.status).toBe(400);
+    for (const res of [unknownKey, tooManyFields, tooManyEntries, seed]) expect(leaks(res.text)).toEqual([]);
+  });
 });

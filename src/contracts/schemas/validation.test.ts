@@ -38,3 +38,24 @@ describe('request validation', () => {
     expect(() => parseRequest(startSessionSchema, { task: { outputType: 'structured_csv', outputSchema: ['a', 'b'] } })).not.toThrow();
   });
 });
+
+describe('errors about secrets', () => {
+  const PASSWORD = 'hunter2-very-secret';
+  const entry = (extra: Record<string, unknown>) => ({ task: { prompt: 'hi', secrets: [{ match: 'bank.example', fields: { password: PASSWORD }, ...extra }] } });
+
+  it('show an entry with an unknown key with every value but its match redacted', () => {
+    const e = errorOf(() => parseRequest(startSessionSchema, entry({ note: PASSWORD })));
+    expect(e.details).toEqual({ parameter: 'task.secrets.0', value: { match: 'bank.example', fields: { password: '[redacted]' }, note: '[redacted]' } });
+  });
+
+  it('show too many fields or entries by their names only', () => {
+    const fields = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`f${i}`, PASSWORD]));
+    const many = errorOf(() => parseRequest(startSessionSchema, { task: { prompt: 'hi', secrets: [{ match: 'all', fields }] } }));
+    expect(many.details.parameter).toBe('task.secrets.0.fields');
+    expect(JSON.stringify(many.details)).not.toContain(PASSWORD);
+    const entries = Array.from({ length: 51 }, () => ({ match: 'all', fields: { password: PASSWORD, seed: { totp: 'JBSWY3DPEHPK3PXP' } } }));
+    const tooMany = errorOf(() => parseRequest(startSessionSchema, { task: { prompt: 'hi', secrets: entries } }));
+    expect(tooMany.details.parameter).toBe('task.secrets');
+    expect(JSON.stringify(tooMany.details)).not.toMatch(new RegExp(`${PASSWORD}|JBSWY3DPEHPK3PXP`));
+  });
+});

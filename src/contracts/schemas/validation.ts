@@ -17,7 +17,7 @@ export function toServiceError(error: z.ZodError, input: unknown, prefix = ''): 
   const issue = error.issues[0];
   const field = prefix + issue.path.map(String).join('.');
   // A secret's value is never repeated, not even to its sender.
-  const value = issue.path.includes('secrets') && issue.path.includes('fields') && issue.path.length > issue.path.indexOf('fields') + 1 ? '[redacted]' : valueAt(input, issue.path);
+  const value = shownValue(input, issue.path);
   if (value === undefined && issue.code !== 'custom') return new MissingFieldError(field);
   switch (issue.code) {
     case 'invalid_type':
@@ -52,6 +52,49 @@ export function toServiceError(error: z.ZodError, input: unknown, prefix = ''): 
       return new InvalidParameterError(field, shown, field ? `${field}: ${issue.message}` : issue.message);
     }
   }
+}
+
+const REDACTED = '[redacted]';
+
+/**
+ * The value at `path` as an error may show it: every value under a task's `secrets` (a
+ * field's value, a seed, whatever an unknown key holds) is redacted; names, the shape and
+ * an entry's `match` stay, so the sender still sees what was wrong.
+ */
+function shownValue(input: unknown, path: PropertyKey[]): unknown {
+  const at = path.indexOf('secrets');
+  if (at < 0) return withSecretsRedacted(valueAt(input, path));
+  const below = path.slice(at + 1);
+  // A field's own value (a string or a seed), even one left null, is never shown.
+  if (below.length >= 3 && below[1] === 'fields') return REDACTED;
+  return redactSecrets(valueAt(input, path), below);
+}
+
+/** `value`, found at `below` under a `secrets` list, with every value in it redacted but an entry's match. */
+function redactSecrets(value: unknown, below: PropertyKey[]): unknown {
+  if (below.length === 0) return Array.isArray(value) ? value.map((entry) => redactEntry(entry)) : redactLeaves(value);
+  if (below.length === 1) return redactEntry(value);
+  return below.length === 2 && below[1] === 'match' ? value : redactLeaves(value);
+}
+
+function redactEntry(entry: unknown): unknown {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return redactLeaves(entry);
+  return Object.fromEntries(Object.entries(entry).map(([k, v]) => [k, k === 'match' && typeof v === 'string' ? v : redactLeaves(v)]));
+}
+
+/** The same shape with every string, number and boolean replaced; null and undefined kept (they say a field is missing). */
+function redactLeaves(value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  if (Array.isArray(value)) return value.map(redactLeaves);
+  if (typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactLeaves(v)]));
+  return REDACTED;
+}
+
+/** A value that holds a `secrets` list somewhere inside (a whole body, a whole task) with that list redacted. */
+function withSecretsRedacted(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(withSecretsRedacted);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'secrets' ? redactSecrets(v, []) : withSecretsRedacted(v)]));
 }
 
 function valueAt(input: unknown, path: PropertyKey[]): unknown {
