@@ -18,6 +18,8 @@ export interface Refusal {
   port: number;
   reason: string;
   at: number;
+  /** The guard refused the address the name resolved to (false: the name did not resolve or the resolver did not answer). */
+  byGuard: boolean;
 }
 
 /** Refusals kept for the agent's look-up; the oldest go first. */
@@ -64,12 +66,12 @@ export class EgressRelay {
           return { dnsLookup: fixedLookup(resolved) as never };
         } catch (err) {
           if (isGuardRefusal(err)) {
-            self.relay?.refused({ host: err.host, port: err.port, reason: err.reason, at: Date.now() });
+            self.relay?.refused({ host: err.host, port: err.port, reason: err.reason, at: Date.now(), byGuard: !err.unresolved });
             // The page (and so the model) reads the same words for every refusal; the reason is in the operator's log.
             throw new RequestError(err.message, 403, { 'x-network-guard': 'blocked', 'content-type': 'text/plain; charset=utf-8' });
           }
           // Other lookup failures (a resolver that does not answer): said and recorded as a refusal too (the guard logged why).
-          self.relay?.refused({ host: hostname.replace(/^\[|\]$/g, '').toLowerCase(), port, reason: 'lookup failed', at: Date.now() });
+          self.relay?.refused({ host: hostname.replace(/^\[|\]$/g, '').toLowerCase(), port, reason: 'lookup failed', at: Date.now(), byGuard: false });
           throw new RequestError(REFUSAL_MESSAGE, 403, { 'x-network-guard': 'blocked', 'content-type': 'text/plain; charset=utf-8' });
         }
       },

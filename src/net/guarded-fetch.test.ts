@@ -34,7 +34,7 @@ describe('deliveries through the network guard', () => {
   it.each(['127.0.0.1', '[::ffff:127.0.0.1]', '2130706433', '127.1', 'localhost'])('makes no connection to %s and records why, as final', async (host) => {
     const res = await hook(`http://${host}:${port}/hook`, guardedFetch(new NetworkGuard()));
     // the same words for every refusal: the reason is the operator's (logged), never the user's
-    expect(res).toMatchObject({ outcome: 'final', statusCode: null, error: 'Not sent: blocked by the network guard: the address is not allowed' });
+    expect(res).toMatchObject({ outcome: 'final', statusCode: null, error: 'Not sent: the address could not be reached or is not allowed' });
     expect(connections).toBe(0);
   });
 
@@ -45,14 +45,14 @@ describe('deliveries through the network guard', () => {
     const guard = new NetworkGuard({ logger, resolver: async (h) => (h === 'redis' ? [{ address: '10.0.0.7', family: 4 }] : Promise.reject(nowhere)) });
     const [internal, unknown] = [await hook('http://redis/hook', guardedFetch(guard)), await hook('http://no-such-name/hook', guardedFetch(guard))];
     expect(internal).toEqual({ ...unknown, durationMs: internal.durationMs });
-    expect(unknown).toMatchObject({ outcome: 'final', error: 'Not sent: blocked by the network guard: the address is not allowed' });
+    expect(unknown).toMatchObject({ outcome: 'final', error: 'Not sent: the address could not be reached or is not allowed' });
     expect(lines.map((l) => JSON.parse(l)).filter((e) => e.msg === 'network guard refused a destination')).toEqual([
       expect.objectContaining({ host: 'redis', reason: 'a private address' }),
       expect.objectContaining({ host: 'no-such-name', reason: 'not resolved (ENOTFOUND)' }),
     ]);
     // behind an upstream proxy, a name this machine cannot resolve is the proxy's to resolve
     await expect(guard.checkThroughProxy('no-such-name', 80)).resolves.toBeUndefined();
-    await expect(guard.checkThroughProxy('redis', 80)).rejects.toMatchObject({ message: 'blocked by the network guard: the address is not allowed' });
+    await expect(guard.checkThroughProxy('redis', 80)).rejects.toMatchObject({ message: 'the address could not be reached or is not allowed' });
   });
 
   it('reaches an allowlisted port, and never echoes what the receiver answered', async () => {
@@ -77,7 +77,7 @@ describe('deliveries through the network guard', () => {
     expect(paths).toEqual(['/hook']);
     // the next resolution says 10.0.0.1: refused, nothing connects
     const again = await hook(`http://rebind.test:${port}/hook`, guardedFetch(guard));
-    expect(again.error).toBe('Not sent: blocked by the network guard: the address is not allowed');
+    expect(again.error).toBe('Not sent: the address could not be reached or is not allowed');
     expect(paths).toEqual(['/hook']);
   });
 
@@ -98,7 +98,7 @@ describe('deliveries through the network guard', () => {
 
   it('chat deliveries (a Teams webhook URL of the user) go through the guard too', async () => {
     const res = await sendChatMessage('teams', { webhookUrl: `http://127.0.0.1:${port}/teams` }, 'hi', { fetch: guardedFetch(new NetworkGuard()) });
-    expect(res).toMatchObject({ outcome: 'final', error: expect.stringContaining('blocked by the network guard') });
+    expect(res).toMatchObject({ outcome: 'final', error: expect.stringContaining('could not be reached or is not allowed') });
     expect(connections).toBe(0);
   });
 });

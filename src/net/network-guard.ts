@@ -12,13 +12,30 @@ import type { Logger } from '../logger';
 import { AddressPolicy, bareHost, ownAddressSet, parseAllowlist } from '../contracts/address-policy';
 
 /**
- * What users (the model, the page, task results, delivery records) are told of any refused
- * destination, whatever the reason: a private address, an address of the service, a name that
- * does not resolve. The same words for all, so the refusals cannot map the deployment's
- * internal names; the reason goes to the operator's log only.
+ * What users (the model, the page, task results, delivery records) are told of any
+ * destination that was not reached through the guard, whatever the reason: a private
+ * address, an address of the service, a name that does not resolve, a resolver that does not
+ * answer (this machine offline). The same words for all, true for each, so the refusals
+ * cannot map the deployment's internal names; the reason goes to the operator's log only.
  */
-export const REFUSED_ADDRESS = 'the address is not allowed';
-export const REFUSAL_MESSAGE = `blocked by the network guard: ${REFUSED_ADDRESS}`;
+export const REFUSED_ADDRESS = 'the address could not be reached or is not allowed';
+export const REFUSAL_MESSAGE = REFUSED_ADDRESS;
+
+/** Special-use and customary internal top-level names (RFC 6761, RFC 6762, RFC 8375 and usual private ones). */
+const INTERNAL_TOP_LEVEL = new Set(['localhost', 'local', 'localdomain', 'internal', 'intranet', 'lan', 'home', 'corp', 'private', 'test', 'invalid', 'example', 'onion', 'arpa', 'svc', 'cluster']);
+
+/**
+ * Whether a host is a public name: a dotted name whose top-level label looks like a public
+ * one (letters, or an IDN's xn--) and is not a special-use or customary internal one. Only
+ * for such names may a user be told whether the guard refused them: whether a public name
+ * resolves is anyone's to know, an internal name's is the deployment's.
+ */
+export function isPublicName(host: string): boolean {
+  const name = host.replace(/\.$/, '').toLowerCase();
+  if (net.isIP(name.replace(/^\[|\]$/g, '')) || !name.includes('.')) return false;
+  const top = name.slice(name.lastIndexOf('.') + 1);
+  return /^([a-z]{2,63}|xn--[a-z0-9-]{1,59})$/.test(top) && !INTERNAL_TOP_LEVEL.has(top);
+}
 
 export class GuardRefusal extends Error {
   readonly guard = true;

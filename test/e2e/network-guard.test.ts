@@ -97,8 +97,8 @@ describe("the agent's browser", () => {
     const requests = await recordedRequests(model(), t);
     // Every refusal says the same (the reason, kept in the operator's log, would map the deployment).
     const results = toolResults(requests);
-    expect(results.filter((m) => m === 'Action failed: blocked by the network guard: the address is not allowed')).toHaveLength(blocked.length);
-    expect(toolMessages(requests).filter((m) => m.includes('network guard'))).toEqual(['Action failed: blocked by the network guard: the address is not allowed']);
+    expect(results.filter((m) => m === 'Action failed: the address could not be reached or is not allowed')).toHaveLength(blocked.length);
+    expect(toolMessages(requests).filter((m) => m.includes('could not be reached'))).toEqual(['Action failed: the address could not be reached or is not allowed']);
     const seen = everything(requests);
     expect(seen).not.toContain(victimSession.body.sessionId);
     expect(seen).not.toContain('internal admin page');
@@ -137,11 +137,35 @@ describe("the agent's browser", () => {
       success: false,
       status: 'failed',
       code: 'NAVIGATION_BLOCKED',
-      error: 'blocked by the network guard: the address is not allowed',
-      details: { url: `http://localhost:${lp}/internal`, reason: 'the address is not allowed' },
+      error: 'the address could not be reached or is not allowed',
+      details: { url: `http://localhost:${lp}/internal`, reason: 'the address could not be reached or is not allowed' },
     });
     expect(await recordedRequests(model(), t)).toHaveLength(0);
     expect(connections).toBe(0);
+    expect(res.body.details).not.toHaveProperty('refusedByGuard');
+  });
+
+  it('a public name that cannot be reached is said to be unreachable or not allowed, and not refused by the guard; an internal name says neither', async () => {
+    const { apiKey: key } = await createUser();
+    const t = token('unreach');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'should not get here' } }] });
+    // A name under a public suffix that resolves nowhere (as every name does on a machine offline).
+    const url = `https://unreachable-${Date.now()}.example.com/start`;
+    const res = await runTask(key, { prompt: `${t} open it`, startingUrl: url });
+    expect(res.body).toMatchObject({
+      status: 'failed',
+      code: 'NAVIGATION_BLOCKED',
+      error: 'the address could not be reached or is not allowed',
+      details: { url, reason: 'the address could not be reached or is not allowed', refusedByGuard: false },
+    });
+    expect(res.body.error).not.toMatch(/blocked by the network guard/);
+    // An internal name (no public suffix) tells nothing of whether it exists.
+    const u = token('internal');
+    await registerScript(model(), { match: u, steps: [{ tool: 'done', args: { message: 'should not get here' } }] });
+    const internal = `http://no-such-service-${Date.now()}/`;
+    const hidden = await runTask(key, { prompt: `${u} open it`, startingUrl: internal });
+    expect(hidden.body).toMatchObject({ status: 'failed', code: 'NAVIGATION_BLOCKED', error: 'the address could not be reached or is not allowed', details: { url: internal } });
+    expect(hidden.body.details).not.toHaveProperty('refusedByGuard');
   });
 });
 
@@ -172,7 +196,7 @@ describe('deliveries', () => {
         const list = await deliveriesOf(refused.body.taskId);
         return list.length && list[0].status === 'failed' ? list : null;
       }, 30_000);
-      expect(record).toMatchObject({ status: 'failed', attempts: 1, lastStatusCode: null, lastError: 'Not sent: blocked by the network guard: the address is not allowed' });
+      expect(record).toMatchObject({ status: 'failed', attempts: 1, lastStatusCode: null, lastError: 'Not sent: the address could not be reached or is not allowed' });
       expect(connections).toBe(0);
 
       // The same name on a port the operator allowlisted is reached.

@@ -272,13 +272,13 @@ describe('the network guard around an allowed page', () => {
     const res = await finished(await runTask(key, { task: { prompt: `${t} look`, startingUrl: `${a.url}/keys.html` } }));
     expect(res).toMatchObject({ type: 'task_completed' });
     const tools = (await toolMessages(t)).filter((m) => !m.startsWith('Navigated to'));
-    expect(tools).toEqual(['Action failed: blocked by the network guard: the address is not allowed']);
+    expect(tools).toEqual(['Action failed: the address could not be reached or is not allowed']);
     const seen = await sent(t);
     expect(seen).not.toMatch(/private|loopback|resolve|ENOTFOUND|Cannot reach/i);
     // a startingUrl: the same failure whatever the reason
     for (const url of [`http://localhost:${hp}/x`, 'http://no-such-name.invalid/x']) {
       const failed = await finished(await runTask(key, { task: { prompt: `${t} start`, startingUrl: url } }));
-      expect(failed).toMatchObject({ status: 'failed', code: 'NAVIGATION_BLOCKED', error: 'blocked by the network guard: the address is not allowed', details: { url } });
+      expect(failed).toMatchObject({ status: 'failed', code: 'NAVIGATION_BLOCKED', error: 'the address could not be reached or is not allowed', details: { url } });
     }
     expect(connections).toBe(0);
   });

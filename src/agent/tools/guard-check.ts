@@ -1,10 +1,10 @@
 import type { Page, Request } from 'playwright-core';
 import { TaskFailure } from '../../contracts/errors';
-import { REFUSAL_MESSAGE, REFUSED_ADDRESS } from '../../net/network-guard';
+import { isPublicName, REFUSAL_MESSAGE, REFUSED_ADDRESS } from '../../net/network-guard';
 import type { ToolContext } from '../types';
 
 /** The session's refusals, looked up by host and port (a refused image on another port of the same host is not the page's). */
-type Refusals = { refusalOf(host: string, since: number, port?: number): { host: string; reason: string } | undefined };
+type Refusals = { refusalOf(host: string, since: number, port?: number): { host: string; reason: string; byGuard?: boolean } | undefined };
 
 /** A navigation request of the page's main frame (a service worker's request has no frame). */
 export function isNavigationOf(request: Request, page: Page): boolean {
@@ -48,13 +48,17 @@ export function watchBlockedNavigation(ctx: ToolContext, page: Page): { stop(): 
         // sent ahead to that host (a preconnect the guard refused) is not this navigation's refusal.
         if (navigation.request.failure()?.errorText === 'net::ERR_BLOCKED_BY_CLIENT') continue;
         const refusal = egress.refusalOf(navigation.host, since, navigation.port);
-        if (refusal) throw blockedNavigation(navigation.url);
+        if (refusal) throw blockedNavigation(navigation.url, isPublicName(navigation.host) ? { refusedByGuard: refusal.byGuard === true } : {});
       }
     },
   };
 }
 
-/** The same words for every refused address (why is in the operator's log): the refused address itself in `details.url`. */
-export function blockedNavigation(url: string): TaskFailure {
-  return new TaskFailure('NAVIGATION_BLOCKED', REFUSAL_MESSAGE, { url, reason: REFUSED_ADDRESS });
+/**
+ * The same words for every address not reached (why is in the operator's log): the address
+ * itself in `details.url`; for a public name also `refusedByGuard` (false: it did not resolve
+ * or could not be looked up, as when the service is offline).
+ */
+export function blockedNavigation(url: string, said: { refusedByGuard?: boolean } = {}): TaskFailure {
+  return new TaskFailure('NAVIGATION_BLOCKED', REFUSAL_MESSAGE, { url, reason: REFUSED_ADDRESS, ...said });
 }
