@@ -22,6 +22,17 @@ const failureType = (fn: () => unknown) => {
 };
 
 describe('SessionState', () => {
+  it('queues the first task asked to end when the session was terminated while it started', () => {
+    const s = new SessionState('s1', 0);
+    s.applyStateChange('terminate', 5);
+    expect(failureType(() => s.enqueueTask('t1', params, 10))).toBe('SESSION_NOT_FOUND');
+    s.enqueueInitialTask('t1', params, 10);
+    const t = s.beginTask(20);
+    expect(t).toMatchObject({ taskId: 't1', endRequest: 'terminate' });
+    s.finishTask(t, 'stopped', 30);
+    expect(t.status).toBe('stopped');
+  });
+
   it('runs one task at a time', () => {
     const s = new SessionState('s1', 0);
     s.enqueueTask('t1', params, 10);

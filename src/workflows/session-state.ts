@@ -199,6 +199,18 @@ export class SessionState {
     if (busy) throw reject('TASK_ALREADY_RUNNING', 'A task is already running in this session', { taskId: busy.taskId });
   }
 
+  /**
+   * The session's first task, queued even when the session was asked to end while it got
+   * its browser: then the task is queued asked to end too, so it ends `stopped` and is
+   * recorded like any stopped task.
+   */
+  enqueueInitialTask(taskId: string, params: TaskParams, now: number): void {
+    if (!this.#endRequested) return this.enqueueTask(taskId, params, now);
+    const task: TaskState = { taskId, params, status: 'running', createdAt: now, inputTokens: 0, outputTokens: 0, cost: 0, steps: 0, endRequest: 'terminate' };
+    this.#queued = task;
+    this.remember(task);
+  }
+
   enqueueTask(taskId: string, params: TaskParams, now: number): void {
     this.assertCanStartTask();
     const task: TaskState = { taskId, params, status: 'running', createdAt: now, inputTokens: 0, outputTokens: 0, cost: 0, steps: 0 };

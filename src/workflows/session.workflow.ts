@@ -29,7 +29,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionView>
   } else {
     return failToStart(session);
   }
-  if (input.initialTask) state.enqueueTask(input.initialTask.taskId, input.initialTask.params, Date.now());
+  if (input.initialTask) {
+    state.enqueueInitialTask(input.initialTask.taskId, input.initialTask.params, Date.now());
+    // Asked to end while it got its browser (a client that left at once): the task ends stopped, then the session.
+    if (state.endRequested) await runTask(session);
+  }
 
   // The session's life: tasks as they come, a lost worker recovered, continue-as-new when
   // Temporal suggests it, the end when asked or after the idle timeout.

@@ -183,6 +183,35 @@ describe('OpenAI-compatible endpoint', () => {
     expect((await recordedRequests(model(), t)).length).toBe(after);
   });
 
+  it('ends the session within 15 s when an openai Python SDK client closes the stream after the first chunk, or gives up on a plain request', async () => {
+    const python = path.join(process.env.BAS_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'browser-agent-service'), 'py/bin/python');
+    expect(existsSync(python)).toBe(true);
+    const { apiKey } = await createUser({ balance: 10 });
+    const streamed = token('pyleave');
+    const plain = token('pygiveup');
+    for (const t of [streamed, plain]) await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.5 }, delayMs: 200 }] });
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(python, [path.join(__dirname, '../support/openai-python-leave.py'), base(), apiKey, `${streamed} wait forever`, `${plain} wait forever`], { timeout: 60_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    const { streamSessionId, streamTaskId, streamLeftAt, plainTimedOut, plainLeftAt } = JSON.parse(out);
+    expect(plainTimedOut).toBe(true);
+    // The streamed one's session: ended within 15 s of the close (the plain request took 3 s of them).
+    await waitFor(async () => !(await liveSessions(apiKey)).includes(streamSessionId), Math.max(1000, streamLeftAt * 1000 + 15_000 - Date.now()));
+    // Its task (left before it began) reads stopped, like any task of a client that left.
+    const polled = await waitFor(async () => {
+      const r = await api(base(), 'GET', `/task/${streamSessionId}/${streamTaskId}`);
+      return ['stopped', 'failed'].includes(r.body.status) ? r.body : null;
+    }, 10_000);
+    expect(polled.status).toBe('stopped');
+    // The plain one's session (the only other this user has): ended within 15 s of the time-out.
+    await waitFor(async () => (await liveSessions(apiKey)).length === 0, Math.max(1000, plainLeftAt * 1000 + 15_000 - Date.now()));
+    const calls = (await recordedRequests(model(), streamed)).length + (await recordedRequests(model(), plain)).length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await recordedRequests(model(), streamed)).length + (await recordedRequests(model(), plain)).length).toBe(calls);
+  });
+
   it('ends the request with the guardrail error body when the agent needs a human, streaming or not', async () => {
     const { apiKey } = await createUser({ balance: 10 });
     const t = token('guard');

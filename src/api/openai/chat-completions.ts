@@ -88,11 +88,16 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
 
   /** Stops the task and frees the session as soon as the client goes away. */
   const watchDisconnect = (run: Run, res: Response) => {
-    res.on('close', () => {
-      if (res.writableFinished) return;
+    const left = () => {
+      if (run.aborted) return;
       run.aborted = true;
       logger.info({ sessionId: run.sessionId, taskId: run.taskId }, 'client left; terminating the session');
       void release(run);
+    };
+    // Gone while its session was being started: no close event comes any more.
+    if (res.destroyed || res.socket?.destroyed) return left();
+    res.on('close', () => {
+      if (!res.writableFinished) left();
     });
   };
 
