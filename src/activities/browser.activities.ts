@@ -7,6 +7,8 @@ import type { ElementDescription } from '../contracts/recording';
 import type { AgentRunner } from '../agent/agent';
 import type { SecretVault } from '../agent/secrets/vault';
 import type { BrowserPool, RestoreState } from '../browser/pool';
+import type { TrafficMeter } from '../browser/traffic-meter';
+import type { Spending } from '../agent/step-context';
 import type { SavedMemory } from '../agent/task-memory';
 import type { HibernationsRepository } from '../store/hibernations.repository';
 import type { ProfileMaterializer, ProfileSource } from '../contracts/profiles';
@@ -47,11 +49,25 @@ export function createBrowserActivities(deps: {
   recorder?: Recorder;
   /** Sealed states of hibernated sessions. */
   hibernations?: HibernationsRepository;
+  /** Charges what each step spent as it ends (the task's end charges only the rest). */
+  spending?: Pick<Spending, 'charge'>;
+  /** Metered proxy traffic: charged as it flows, reported with the step. */
+  meter?: Pick<TrafficMeter, 'takeForStep'>;
   logger: Logger;
 }) {
   const { pool, agent, events, store, profiles, onClosed, vault } = deps;
   const mask = (sessionId: string, text: string) => (vault ? vault.mask(sessionId, text) : text);
   const logger = deps.logger.child({ component: 'browser-activities' });
+
+  /** Charges the user what a step's model calls cost, as the step ends; not charged now (a busy database), the task's end charges it. */
+  async function chargeStep(input: StepInput, usd: number): Promise<void> {
+    if (!deps.spending || !(usd > 0)) return;
+    try {
+      await deps.spending.charge(input.userId, usd, input.taskId);
+    } catch (err) {
+      logger.warn({ err, sessionId: input.sessionId, taskId: input.taskId }, 'step not charged yet; its task charges it when it ends');
+    }
+  }
 
   /** Stores the task's downloads and captured requests on its record. */
   async function collect(sessionId: string, taskId: string): Promise<{ files: number; requests: number }> {
@@ -297,18 +313,21 @@ export function createBrowserActivities(deps: {
       const timing = workerMetrics.stepStarted();
       const spent = { inputTokens: 0, outputTokens: 0 };
       const heard: { said?: string } = {};
+      let charged = false;
       try {
+        const session = pool.get(input.sessionId);
+        if (session) session.billedTaskId = input.taskId;
         const result = await agent.step(input, ctx.cancellationSignal, log, spent, heard);
         // (a one-time code typed in the step is masked from now on, on any worker)
         await vault?.flush(input.sessionId);
-        const session = pool.get(input.sessionId);
         if (session) session.changedAt = Date.now();
-        if (session?.proxyPricePerByte !== undefined) {
-          // Managed proxy traffic since the previous step, charged with the step.
-          const bytes = session.egress.takeBytes();
-          const cost = Math.round(bytes * session.proxyPricePerByte * 1e9) / 1e9;
-          result.proxy = { bytes, cost };
-          result.cost = Math.round((result.cost + cost) * 1e9) / 1e9;
+        await chargeStep(input, result.cost);
+        charged = true;
+        const proxy = session ? await deps.meter?.takeForStep(session) : undefined;
+        if (proxy) {
+          // Managed proxy traffic since the previous step (already charged as it flowed), reported with the step.
+          result.proxy = proxy;
+          result.cost = Math.round((result.cost + proxy.cost) * 1e9) / 1e9;
         }
         // The task waits for a person now: its recording so far is there for them to look at.
         if (result.kind === 'human_input') await deps.recorder?.settle(input.taskId);
@@ -326,8 +345,12 @@ export function createBrowserActivities(deps: {
         return result;
       } catch (err) {
         timing.failed(ctx.cancellationSignal.aborted);
+        // The model calls made before the step stopped were paid for all the same.
+        if (!charged) await chargeStep(input, agent.costOf(spent));
         // Cancelled (pause, stop, takeover, timeout): the tokens already used go back with the cancellation.
-        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The agent step was cancelled', [{ usage: spent, cost: agent.costOf(spent), ...(heard.said ? { said: heard.said } : {}) } satisfies CancelledStep]);
+        if (ctx.cancellationSignal.aborted) {
+          throw new CancelledFailure('The agent step was cancelled', [{ usage: spent, cost: agent.costOf(spent), ...(heard.said ? { said: heard.said } : {}) } satisfies CancelledStep]);
+        }
         if (isServiceError(err)) {
           const message = mask(input.sessionId, err.message);
           log.warn({ code: err.code, err: message }, 'agent step failed');

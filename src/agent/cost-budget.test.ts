@@ -29,4 +29,10 @@ describe('dollar budgets', () => {
     expect(tighterBudget({ maxCost: 1, left: 0.4 }, { limit: 5, left: 0.7 }, 0.6)).toEqual({ kind: 'dailyLimit', limit: 5, left: 0.1 });
     expect(tighterBudget({ maxCost: 1, left: 0.4 }, { limit: 5, left: 2 }, 0.6)).toEqual({ kind: 'maxCost', limit: 1, left: 0.4 });
   });
+
+  it('holds a step to the balance too, less what the task has spent and not yet been charged', () => {
+    expect(tighterBudget(undefined, undefined, 0.1, 0.3)).toEqual({ kind: 'balance', limit: 0.3, left: 0.2 });
+    expect(tighterBudget({ maxCost: 1, left: 0.4 }, { limit: 5, left: 2 }, 0, 0.3)).toEqual({ kind: 'balance', limit: 0.3, left: 0.3 });
+    expect(tighterBudget({ maxCost: 1, left: 0.1 }, { limit: 5, left: 2 }, 0, 0.3)).toEqual({ kind: 'maxCost', limit: 1, left: 0.1 });
+  });
 });

@@ -13,27 +13,30 @@ export const PROMPT_ESTIMATE_MARGIN = 1.25;
 /** The fewest output tokens a call is made with (a tool call needs at least these). */
 export const MIN_CALL_OUTPUT_TOKENS = 16;
 
-export type BudgetKind = 'maxCost' | 'dailyLimit';
+export type BudgetKind = 'maxCost' | 'dailyLimit' | 'balance';
 
 /** The budget a step's calls are held to: the tighter of the two, in USD left when the step began. */
 export interface CostBudget {
   kind: BudgetKind;
-  /** The budget itself (the task's maxCost, or the daily limit), USD. */
+  /** The budget itself (the task's maxCost, the daily limit, or the balance), USD. */
   limit: number;
   /** What it leaves for this step's calls, USD. */
   left: number;
 }
 
 /**
- * The tighter of the task's budget (what maxCost leaves) and the daily one (what the owner's
- * limit leaves today, less what this task has spent and not yet been charged).
+ * The tightest of the task's budget (what maxCost leaves), the daily one (what the owner's
+ * limit leaves today) and the owner's balance, the last two less what this task has spent
+ * and not yet been charged (every running task's steps are charged as they happen, so
+ * tasks running at once each see what the others spent).
  */
-export function tighterBudget(task: { maxCost: number; left: number } | undefined, daily: { limit: number; left: number } | undefined, taskSpent: number): CostBudget | undefined {
+export function tighterBudget(task: { maxCost: number; left: number } | undefined, daily: { limit: number; left: number } | undefined, uncharged: number, balance?: number): CostBudget | undefined {
   const own = task ? { kind: 'maxCost' as const, limit: task.maxCost, left: task.left } : undefined;
-  const day = daily ? { kind: 'dailyLimit' as const, limit: daily.limit, left: round6(daily.left - taskSpent) } : undefined;
-  if (!own) return day;
-  if (!day) return own;
-  return day.left < own.left ? day : own;
+  const day = daily ? { kind: 'dailyLimit' as const, limit: daily.limit, left: round6(daily.left - uncharged) } : undefined;
+  const funds = balance !== undefined ? { kind: 'balance' as const, limit: balance, left: round6(balance - uncharged) } : undefined;
+  let tightest: CostBudget | undefined;
+  for (const b of [own, day, funds]) if (b && (!tightest || b.left < tightest.left)) tightest = b;
+  return tightest;
 }
 
 const usd = (tokens: number, perMillion: number) => (tokens * perMillion) / 1_000_000;

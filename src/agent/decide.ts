@@ -86,14 +86,21 @@ async function chooseAction(step: StepContext, frame: PromptFrame, pageText: str
   }
 }
 
-/** The dollar budget the step's calls are held to: the task's maxCost, the owner's daily limit, or none. */
+/** The dollar budget the step's calls are held to: the task's maxCost, the owner's daily limit or balance, or none. */
 export async function costBudgetOf(step: StepContext): Promise<CostBudget | undefined> {
   const { input, options } = step;
   const maxCost = input.params.maxCost;
   const own = maxCost !== undefined && input.remaining.cost !== undefined ? { maxCost, left: input.remaining.cost } : undefined;
-  const daily = options.spending ? await options.spending.dailyLeft(input.userId) : undefined;
-  return tighterBudget(own, daily, input.spentCost ?? 0);
+  const left = options.spending ? await options.spending.left(input.userId, input.taskId) : undefined;
+  const uncharged = Math.max(0, (input.spentCost ?? 0) - (left?.taskCharged ?? 0));
+  return tighterBudget(own, left?.daily, uncharged, left?.balance);
 }
+
+const BUDGET_WORDS: Record<CostBudget['kind'], (limit: number) => string> = {
+  maxCost: (limit) => `the task's maxCost of $${limit}`,
+  dailyLimit: (limit) => `the daily spending limit of $${limit}`,
+  balance: (limit) => `the account balance of $${limit}`,
+};
 
 /** The output tokens a call may produce with what the dollar budget leaves; the task ends before a call that would pass it. */
 export function affordableOutput(step: StepContext, budget: CostBudget | undefined, promptTokens: number, maxTokens: number): number {
@@ -102,7 +109,7 @@ export function affordableOutput(step: StepContext, budget: CostBudget | undefin
   const left = budget.left - computeCost(step.spent, llm.model, prices);
   const allowance = allowCall(left, priceOf(llm.model, prices), promptTokens, maxTokens);
   if (allowance.ok) return allowance.maxTokens;
-  const what = budget.kind === 'maxCost' ? `the task's maxCost of $${budget.limit}` : `the daily spending limit of $${budget.limit}`;
+  const what = BUDGET_WORDS[budget.kind](budget.limit);
   throw new TaskFailure('TASK_BUDGET_EXCEEDED', `The next model call (about $${allowance.estimatedCost}) would pass ${what}; $${Math.max(0, round6(left))} is left`, {
     budget: budget.kind,
     limit: budget.limit,

@@ -36,10 +36,17 @@ export interface AgentRunnerOptions {
   vault?: SecretVault;
   /** Writes what the agent does into the task's recording. */
   recorder?: Recorder;
-  /** What each user's daily spending limit leaves today (USD); undefined for a user without one. */
-  spending?: { dailyLeft(userId: string): Promise<{ limit: number; left: number } | undefined> };
+  /** What each user may still spend (charged so far: every running task's steps included), and the charge of what a step spent. */
+  spending?: Spending;
   /** Reads the recording a replayed task performs. */
   recordings?: { list(taskId: string, userId: string): Promise<RecordedStep[]> };
+}
+
+export interface Spending {
+  /** The balance, what the daily limit leaves today (undefined without one), and what the task was charged so far. */
+  left(userId: string, taskId: string): Promise<{ balance: number; daily?: { limit: number; left: number }; taskCharged: number } | undefined>;
+  /** Charges the user (and the task's share) what was spent just now. */
+  charge(userId: string, usd: number, taskId?: string): Promise<void>;
 }
 
 /** What a step ends with: its result for the workflow and what its model tokens cost. */

@@ -44,6 +44,8 @@ export interface BrowserSession {
   egress: EgressRelay;
   /** USD per byte relayed, when the session runs on a managed (metered) proxy. */
   proxyPricePerByte?: number;
+  /** The task whose share its metered traffic is charged to (the last one a step ran for). */
+  billedTaskId?: string;
   /** When its pages last sent a request or navigated, or something acted on them (ms): a snapshot older than this is out of date. */
   changedAt: number;
   /** Woken from hibernation: tabs whose form values were not put back (they show another site now), until the agent is told. */
@@ -105,6 +107,8 @@ export class BrowserPool {
       headless: boolean;
       capacity: number;
       guard: NetworkGuard;
+      /** Reads metered sessions' relays as their traffic flows, and once more before a relay closes. */
+      meter?: { watch(session: BrowserSession): void; stop(session: BrowserSession): Promise<void> };
       /** Chromium's own sandbox; it cannot run as root. */
       sandbox?: boolean;
       /** Contexts kept ready for plain sessions (0: none). */
@@ -349,6 +353,7 @@ export class BrowserPool {
       artifacts.onRequest(r);
     });
     this.watchPage(session, page);
+    this.opts.meter?.watch(session);
     context.on('page', (p) => {
       // A tab the page opens (target=_blank, window.open) becomes the active one.
       this.watchPage(session, p);
@@ -435,6 +440,7 @@ export class BrowserPool {
     if (!s) return false;
     this.sessions.delete(sessionId);
     await s.context.close().catch(() => undefined);
+    await this.opts.meter?.stop(s).catch((err) => this.logger.warn({ err, sessionId }, 'last reading of the proxy traffic failed'));
     await s.egress.close();
     this.logger.info({ sessionId, open: this.sessions.size }, 'browser context closed');
     this.refill();

@@ -96,7 +96,7 @@ export const ERROR_CATALOGUE = {
   /** The agent kept repeating one action on a page it did not change, after being told. */
   TASK_LOOP_DETECTED: spec(500, 'later'),
   TOKEN_BUDGET_EXCEEDED: spec(500, 'later'),
-  /** The next model call would pass the task's maxCost or its owner's daily spending limit (another run meets the same budget). */
+  /** The next model call would pass the task's maxCost, its owner's daily spending limit or balance (another run meets the same budget). */
   TASK_BUDGET_EXCEEDED: spec(402, 'never'),
   /** The result did not pass the task's verify checks after the agent was told which failed, a few times. */
   TASK_NOT_VERIFIED: spec(500, 'later', 'ends the task'),

@@ -17,6 +17,8 @@ export interface UserRecord {
   dailyLimit?: number | null;
   /** What the user's tasks were charged on `day` (UTC, YYYY-MM-DD). */
   spentToday?: { day: string; usd: number };
+  /** Running tasks: what each was charged so far, step by step (its end charges the rest). */
+  taskCharges?: Record<string, number>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -65,9 +67,34 @@ export class UsersRepository {
 
   /** What the user's daily limit leaves today (tasks charged today counted); undefined without a limit. */
   async dailyLeft(id: string, now = new Date()): Promise<{ limit: number; left: number } | undefined> {
-    const user = await this.users.findOne({ _id: id }, { projection: { dailyLimit: 1, spentToday: 1 } });
-    if (typeof user?.dailyLimit !== 'number') return undefined;
-    return { limit: user.dailyLimit, left: round6(user.dailyLimit - spentOn(user, utcDay(now))) };
+    return (await this.spendingLeft(id, undefined, now))?.daily;
+  }
+
+  /**
+   * What the user may still spend, as charged so far (every running task's steps included):
+   * the balance, what the daily limit leaves today (undefined without a limit), and what
+   * `taskId` was charged of it already.
+   */
+  async spendingLeft(id: string, taskId?: string, now = new Date()): Promise<SpendingLeft | undefined> {
+    const user = await this.users.findOne({ _id: id }, { projection: { balance: 1, dailyLimit: 1, spentToday: 1, taskCharges: 1 } });
+    if (!user) return undefined;
+    const daily = typeof user.dailyLimit === 'number' ? { limit: user.dailyLimit, left: round6(user.dailyLimit - spentOn(user, utcDay(now))) } : undefined;
+    return { balance: user.balance, daily, taskCharged: (taskId && user.taskCharges?.[taskId]) || 0 };
+  }
+
+  /**
+   * Charges what a running task (or, without one, the session) spent just now: the balance
+   * and today's spending at once, and the task's share so far, so its end charges only the
+   * rest. What a task spends after its end was charged goes to the user alone.
+   */
+  async chargeSpent(id: string, usd: number, taskId?: string, now = new Date()): Promise<void> {
+    if (!(usd > 0)) return;
+    const day = utcDay(now);
+    await this.change(id, (u) => {
+      const open = taskId && !(u.chargedTasks ?? []).includes(taskId);
+      const taskCharges = open ? withCharge(u.taskCharges ?? {}, taskId, usd) : u.taskCharges;
+      return { balance: round9(u.balance - usd), spentToday: { day, usd: round9(spentOn(u, day) + usd) }, ...(taskCharges ? { taskCharges } : {}) };
+    });
   }
 
   /** Takes a session slot if one is free; null when the limit is reached. */
@@ -106,8 +133,9 @@ export class UsersRepository {
   }
 
   /**
-   * Charges a task's cost once: the charge and the record of it are one write of the user
-   * document (under its lock), so a retried activity finds the task already charged.
+   * Charges a task's cost once, less what its steps were charged as they happened: the
+   * charge and the record of it are one write of the user document (under its lock), so a
+   * retried activity finds the task already charged.
    */
   async chargeTask(id: string, taskId: string, cost: number, now = new Date()): Promise<{ charged: boolean; balance: number | null }> {
     let charged = false;
@@ -115,10 +143,13 @@ export class UsersRepository {
     const after = await this.change(id, (u) => {
       if ((u.chargedTasks ?? []).includes(taskId)) return null;
       charged = true;
+      const { [taskId]: already = 0, ...others } = u.taskCharges ?? {};
+      const rest = Math.max(0, cost - already);
       return {
-        balance: u.balance - cost,
+        balance: round9(u.balance - rest),
         chargedTasks: [...(u.chargedTasks ?? []), taskId].slice(-CHARGE_MEMORY),
-        spentToday: { day, usd: round6(spentOn(u, day) + cost) },
+        spentToday: { day, usd: round9(spentOn(u, day) + rest) },
+        taskCharges: others,
       };
     });
     return { charged, balance: after?.balance ?? null };
@@ -140,6 +171,24 @@ export class UsersRepository {
       return { ...user, ...changed };
     });
   }
+}
+
+export interface SpendingLeft {
+  balance: number;
+  daily?: { limit: number; left: number };
+  /** What the task was charged so far (its steps, its traffic). */
+  taskCharged: number;
+}
+
+/** To 9 decimals: a second of proxy traffic may cost less than a millionth of a dollar. */
+const round9 = (usd: number) => Math.round(usd * 1e9) / 1e9;
+
+/** The running tasks' charges with `usd` more for `taskId`; the oldest dropped past CHARGE_MEMORY (a task that never ended). */
+function withCharge(charges: Record<string, number>, taskId: string, usd: number): Record<string, number> {
+  const next = { ...charges, [taskId]: round9((charges[taskId] ?? 0) + usd) };
+  const ids = Object.keys(next);
+  for (const old of ids.slice(0, Math.max(0, ids.length - CHARGE_MEMORY))) delete next[old];
+  return next;
 }
 
 /** A date's UTC day, YYYY-MM-DD (the day a daily limit counts in). */

@@ -10,6 +10,8 @@ import { createSessionActivities } from '../activities/session.activities';
 import { createTriggerActivities } from '../activities/trigger.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
 import { NetworkGuard } from '../net/network-guard';
+import { TrafficMeter } from '../browser/traffic-meter';
+import type { Spending } from '../agent/step-context';
 import { Watchers } from '../environments/reach-out';
 import { AgentRunner } from '../agent/agent';
 import { SecretVault } from '../agent/secrets/vault';
@@ -117,6 +119,12 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     logger,
   });
   const vault = new SecretVault(new MasksRepository(store.db, payloadKey(config)), (sessionId, err) => logger.warn({ sessionId, err: String(err) }, 'masked values not stored; they stay masked on this worker'));
+  // Spending is charged as it happens (each step, metered traffic as it flows), so every running task of a user sees what the others spent.
+  const spending: Spending = {
+    left: (userId, taskId) => store.users.spendingLeft(userId, taskId),
+    charge: (userId, usd, taskId) => store.users.chargeSpent(userId, usd, taskId),
+  };
+  const meter = new TrafficMeter(spending.charge, logger);
   const persistDownload = storedFiles.persistDownload((sessionId) => pool.get(sessionId)?.userId);
   // The download sink asks the pool whose session a download belongs to (called only later).
   const pool: BrowserPool = new BrowserPool(
@@ -126,6 +134,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
       capacity: config.BROWSER_MAX_SESSIONS,
       ready: config.BROWSER_READY_CONTEXTS,
       guard,
+      meter,
       sandbox: config.CHROMIUM_SANDBOX,
       maxNetworkEntries: config.NETWORK_CAPTURE_MAX,
       maxDownloadBytes: config.FILE_MAX_BYTES,
@@ -147,7 +156,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     navigationTimeoutMs: config.NAVIGATION_TIMEOUT_MS,
     vision: config.LLM_VISION,
     policies: store.policies,
-    spending: { dailyLeft: (userId) => store.users.dailyLeft(userId) },
+    spending,
     vault,
     onEvent: (sessionId, message) => {
       events.message(sessionId, message).catch((err) => logger.warn({ err, sessionId }, 'event publish failed'));
@@ -181,7 +190,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const browserWorker = await Worker.create({
     ...common,
     taskQueue,
-    activities: createBrowserActivities({ pool, agent, events, store, profiles, onClosed: (id) => storedFiles.discard(id), vault, recorder, hibernations: new HibernationsRepository(store.db, payloadKey(config)), logger }),
+    activities: createBrowserActivities({ pool, agent, events, store, profiles, spending, meter, onClosed: (id) => storedFiles.discard(id), vault, recorder, hibernations: new HibernationsRepository(store.db, payloadKey(config)), logger }),
     maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
     // A stop or pause must reach a running step within a second.
     defaultHeartbeatThrottleInterval: 200,

@@ -24,6 +24,21 @@ async function modelRequests(match: string): Promise<any[]> {
 const typingSteps = (n: number) => Array.from({ length: n }, (_, i) => ({ tool: 'input_text', args: { index: { ref: 'Name' }, text: `Ada ${i}` }, usage, text: `Typing name ${i}.` }));
 
 const runTask = (key: string, task: Record<string, unknown>) => api(base(), 'POST', '/start/run-task', { key, body: { task } });
+/** Opens the form page once in a task of its own, so tasks started together next do not meet a cold browser. */
+async function warmUp(key: string): Promise<void> {
+  const t = token('warm');
+  await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'warm' }, usage }] });
+  await settled(await runTask(key, { prompt: `${t} warm up`, startingUrl: `${fixtures()}/form.html` }));
+}
+
+/** A run-task's outcome: its answer, or (not ended within the inline wait) the task polled until it ends. */
+async function settled(res: { body: any }): Promise<any> {
+  if (res.body.status === 'failed' || res.body.type === 'task_completed') return res.body;
+  return waitFor(async () => {
+    const r = await api(base(), 'GET', `/task/${res.body.sessionId}/${res.body.taskId}`);
+    return ['task_completed', 'failed', 'stopped'].includes(r.body.type ?? r.body.status) ? r.body : null;
+  }, 120_000);
+}
 
 describe('dollar budgets', () => {
   it('stops a task before the model call that would pass its maxCost, with the usage so far and the partial message; nothing is charged beyond it', async () => {
@@ -89,6 +104,40 @@ describe('dollar budgets', () => {
     await registerScript(model(), { match: c, steps: [...typingSteps(3), { tool: 'done', args: { message: 'typed' }, usage }] });
     const third = await runTask(key, { prompt: `${c} type three names`, startingUrl: `${fixtures()}/form.html` });
     expect(third.body).toMatchObject({ status: 'task_completed', data: { message: 'typed' } });
+  });
+
+  it('holds tasks started at once to the daily limit: together they pass it by at most one model call each', async () => {
+    const { userId, apiKey: key } = await createUser({ balance: 10 });
+    await warmUp((await createUser({ balance: 10 })).apiKey);
+    const limit = 10 * CALL_COST;
+    expect((await admin(['users', 'set-daily-limit', '--user', userId, '--usd', String(limit)])).code).toBe(0);
+    const tasks = Array.from({ length: 5 }, (_, i) => token(`together-${i}`));
+    for (const t of tasks) await registerScript(model(), { match: t, steps: typingSteps(15) });
+    const results = await Promise.all(tasks.map(async (t) => settled(await runTask(key, { prompt: `${t} keep typing`, startingUrl: `${fixtures()}/form.html` }))));
+    const spent = results.reduce((sum, r) => sum + r.usage.cost, 0);
+    console.log(`daily limit ${limit}: ${results.length} tasks at once spent ${spent} (${results.map((r) => r.usage.cost).join(', ')})`);
+    const calls = (await Promise.all(tasks.map((t) => modelRequests(t)))).reduce((n, reqs) => n + reqs.length, 0);
+    expect(spent).toBeCloseTo(calls * CALL_COST, 6);
+    expect(spent).toBeLessThanOrEqual(limit + tasks.length * CALL_COST + 1e-9);
+    for (const r of results) expect(r).toMatchObject({ status: 'failed', code: 'TASK_BUDGET_EXCEEDED', details: { budget: 'dailyLimit' } });
+    const user = (await admin(['users', 'list'])).json.users.find((x: any) => x.userId === userId);
+    expect(user.spentToday).toBeCloseTo(spent, 6);
+  });
+
+  it('holds tasks started at once to the balance: together they pass it by at most one model call each', async () => {
+    const balance = 0.012;
+    const { userId, apiKey: key } = await createUser({ balance });
+    const tasks = Array.from({ length: 5 }, (_, i) => token(`funds-${i}`));
+    await warmUp((await createUser({ balance: 10 })).apiKey);
+    for (const t of tasks) await registerScript(model(), { match: t, steps: typingSteps(25) });
+    const results = await Promise.all(tasks.map(async (t) => settled(await runTask(key, { prompt: `${t} keep typing`, startingUrl: `${fixtures()}/form.html` }))));
+    const spent = results.reduce((sum, r) => sum + r.usage.cost, 0);
+    console.log(`balance ${balance}: ${results.length} tasks at once spent ${spent} (${results.map((r) => r.usage.cost).join(', ')})`);
+    expect(spent).toBeLessThanOrEqual(balance + tasks.length * CALL_COST + 1e-9);
+    for (const r of results) expect(r).toMatchObject({ status: 'failed', code: 'TASK_BUDGET_EXCEEDED', details: { budget: 'balance' } });
+    const user = (await admin(['users', 'list'])).json.users.find((x: any) => x.userId === userId);
+    expect(user.balance).toBeCloseTo(balance - spent, 6);
+    expect(user.balance).toBeGreaterThanOrEqual(-tasks.length * CALL_COST - 1e-9);
   });
 
   it('refuses a maxCost that is not a positive number of USD (run-task, chat completions metadata)', async () => {

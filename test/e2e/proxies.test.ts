@@ -156,12 +156,37 @@ describe('managed proxies', () => {
     const { userId, apiKey: key } = await createUser({ balance: 10 });
     const t = token('managed-charge');
     await registerScript(model(), { match: t, steps: [{ tool: 'navigate', args: { url: `${fixtures()}/big.html` } }, { tool: 'done', args: { message: 'browsed' } }] });
-    const outcome = await finished(svc.baseUrl, await runTask(svc.baseUrl, key, { proxy: { source: 'Service', country: 'de' }, task: { prompt: `${t} go`, startingUrl: `${fixtures()}/index.html` } }));
+    const started = await runTask(svc.baseUrl, key, { proxy: { source: 'Service', country: 'de' }, task: { prompt: `${t} go`, startingUrl: `${fixtures()}/index.html` } });
+    const outcome = await finished(svc.baseUrl, started);
     expect(outcome.usage.proxy_cost).toBeGreaterThan(0);
+    // Charged step by step as the task ran; with its end, all of it.
     const user = await waitFor(async () => {
       const u = await db.collection<any>('users').findOne({ _id: userId as any });
-      return u && u.balance < 10 ? u : null;
+      return u && u.chargedTasks?.includes(started.body.taskId) ? u : null;
     }, 20_000);
     expect(user.balance).toBeCloseTo(10 - outcome.usage.cost, 9);
+  });
+
+  it('charges the traffic as it flows: what a page sends after the last step, until the session ends, is charged too', async () => {
+    const { userId, apiKey: key } = await createUser({ balance: 10 });
+    const t = token('managed-flow');
+    await registerScript(model(), { match: t, steps: [{ tool: 'navigate', args: { url: `${fixtures()}/chatty.html` } }, { tool: 'done', args: { message: 'browsed' } }] });
+    // A session that stays after its task (start-session: not ended on completion).
+    const started = await api(svc.baseUrl, 'POST', '/start/start-session', { key, body: { proxy: { source: 'Service', country: 'DE' }, task: { prompt: `${t} go`, startingUrl: `${fixtures()}/index.html` } } });
+    expect(started.status).toBe(200);
+    const outcome = await finished(svc.baseUrl, { body: { sessionId: started.body.sessionId, taskId: started.body.taskId } });
+    expect(outcome).toMatchObject({ type: 'task_completed' });
+    // The page goes on sending 50 KB five times a second while the session idles.
+    await new Promise((r) => setTimeout(r, 4000));
+    const term = await api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId: started.body.sessionId, message: { actionType: 'state', newState: 'terminate' } } });
+    expect(term.status).toBe(200);
+    // About 1 MB after the last step: at 4 USD/GB about 0.004 USD, charged though no step reported it.
+    const user = await waitFor(async () => {
+      const u = await db.collection<any>('users').findOne({ _id: userId as any });
+      return u && 10 - u.balance > outcome.usage.cost + 0.002 ? u : null;
+    }, 20_000);
+    console.log(`proxy traffic as it flows: task cost ${outcome.usage.cost} (proxy ${outcome.usage.proxy_cost}), charged ${10 - user.balance} by the session's end`);
+    expect(user.spentToday.usd).toBeCloseTo(10 - user.balance, 9);
+    expect(user.taskCharges ?? {}).toEqual({});
   });
 });
