@@ -10,16 +10,22 @@ import type { RecordedStep } from '../contracts/recording';
 import type { StepResult, Verification, VerifyCheck } from '../contracts/session-types';
 import { MAX_VERIFY_RETRIES, notVerified, notVerifiedNote, runChecks } from './verify';
 import { gateAction } from './action-gate';
+import { indexOf } from './tools/fields';
+import { elementKey, readObservation } from './observe/page-diff';
 import { elementUnderIndex } from './approval-binding';
 import { observedIndexes } from './page-bound-tools';
 import { reportRefusals } from './policy/navigation-guard';
 import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
+import { rightToolHint } from './tool-hints';
+import { doneObjection, trackFilling } from './done-check';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
 const MAX_CONSECUTIVE_FAILED_ACTIONS = 3;
+/** Failed actions in a row allowed on top of the others once the model was told the right tool. */
+const EXTRA_TRIES_AFTER_HINT = 2;
 /** A structured result that does not validate is sent back this many times, then the task fails. */
 const MAX_OUTPUT_CORRECTIONS = 2;
 
@@ -71,6 +77,8 @@ function startAction(step: StepContext, request: ActionRequest): ActionUnderWay 
   const said = step.heard.said;
   const base: ResultBase = { usage: request.usage, cost: request.cost, action: { name: tool.name }, ...(said ? { said } : {}) };
   const toolContext = toolContextOf(step);
+  // The next observation says what the action changed (0: an action on no element).
+  step.memory.acted.push(indexOf(request.args) ?? 0);
   toolContext.pinned = request.replay?.pinned;
   toolContext.record = {};
   const urlBefore = toolContext.page.url();
@@ -97,6 +105,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   if (gate.kind === 'approve') return waitForApproval(step, request, action);
   const result = await tool.execute(toolContext, gate.args as never);
   base.timings = action.timings();
+  if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && step.input.params.verify?.length) {
     const verification = await verifiedAnswer(step, callId, step.input.params.verify, result.done.message);
@@ -152,6 +161,15 @@ async function waitForApproval(step: StepContext, request: ActionRequest, action
   return { ...base, kind: 'human_input', humanInput: { type: 'approval_needed', value: step.mask(gate.request) } };
 }
 
+/** A done that claims success, held once against what the page shows (done-check.ts). */
+async function doneStands(step: StepContext, callId: string, toolContext: ToolContext): Promise<boolean> {
+  const objection = await doneObjection(step, toolContext);
+  if (!objection) return true;
+  step.memory.answerCall(callId, step.mask(objection));
+  step.log.info({ objection: step.mask(objection) }, 'done answered with what the page shows');
+  return false;
+}
+
 /**
  * The task's answer checked against the requested format: accepted, `done.message` becomes
  * the checked answer; refused, the model is told what is wrong (a few times, then the task fails).
@@ -195,6 +213,8 @@ async function performed(step: StepContext, request: ActionRequest, action: Acti
   const { tool, callId, replay } = request;
   const { base } = action;
   memory.actionSucceeded();
+  countPress(step, tool.name, request.args);
+  trackFilling(step, tool.name, request.args);
   const note = await reportRefusals(memory.guard, action.toolContext.page);
   const summary = mask(`${request.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`);
   if (!replay) memory.answerCall(callId, summary);
@@ -226,12 +246,23 @@ async function failed(step: StepContext, request: ActionRequest, action: ActionU
   action.base.timings = action.timings();
   const failures = memory.actionFailed();
   const code = isServiceError(err) ? err.code : 'ACTION_FAILED';
-  memory.answerCall(request.callId, `Action failed: ${reason}`);
+  const hint = rightToolHint(tool.name, request.args, reason, memory.lastObservation);
+  // Told the right tool, the model gets a few more tries before the task ends.
+  if (hint) memory.toldRightTool = true;
+  memory.answerCall(request.callId, `Action failed: ${reason}${hint ? ` ${mask(hint)}` : ''}`);
   log.info({ action: tool.name, reason, failures }, 'agent action failed');
-  if (failures >= MAX_CONSECUTIVE_FAILED_ACTIONS) {
+  if (failures >= MAX_CONSECUTIVE_FAILED_ACTIONS + (memory.toldRightTool ? EXTRA_TRIES_AFTER_HINT : 0)) {
     throw new TaskFailure(code, `Action ${tool.name} failed ${failures} times in a row: ${reason}`);
   }
   return { ...action.base, kind: 'continue' };
+}
+
+/** A press of an element counted with the element's line in the observation it was chosen from. */
+function countPress(step: StepContext, tool: string, args: unknown): void {
+  const { memory } = step;
+  const index = indexOf(args);
+  const line = index === undefined ? undefined : readObservation(memory.lastObservation ?? '').elements.get(index);
+  memory.presses.note(tool, args, line ? elementKey(line).replace(/^\[\d+\] /, '') : '', memory.lastObservation ?? '');
 }
 
 /** For an index that is not on the page: which ones the latest observation offers. */

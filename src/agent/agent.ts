@@ -3,6 +3,7 @@ import type { BrowserPool } from '../browser/pool';
 import type { Logger } from '../logger';
 import type { StepInput, StepResult } from '../contracts/session-types';
 import { act } from './act';
+import { keepRest, performListed } from './action-list';
 import { beginTask } from './begin-task';
 import { decide, type Decision } from './decide';
 import { computeCost } from './llm/pricing';
@@ -108,10 +109,11 @@ export class AgentRunner {
     return memory;
   }
 
-  /** A new task begins; the human's answer is taken; a replay goes on; or the model decides and the action is performed. */
+  /** A new task begins; the human's answer is taken; a replay goes on; the rest of an action list; or the model decides and the action is performed. */
   private async runStep(step: StepContext): Promise<AgentStepResult> {
     const { input, memory } = step;
     if (memory.taskId !== input.taskId) {
+      memory.dropList('the task ended before it.');
       await beginTask(step);
       const saved = this.woken.get(input.sessionId);
       this.woken.delete(input.sessionId);
@@ -119,6 +121,7 @@ export class AgentRunner {
     }
     tellUnrestored(step);
     if (input.humanReply !== undefined) {
+      memory.dropList('a human answered before it; look at the page again.');
       const pending = memory.takePendingApproval();
       if (pending) return settleApproval(step, pending, input.humanReply);
       memory.tell(`The human answered your request: ${input.humanReply}`);
@@ -127,13 +130,25 @@ export class AgentRunner {
       const replayed = await replayNext(step);
       if (replayed) return replayed;
     }
+    if (memory.list) {
+      const listed = await performListed(step);
+      if (listed) return listed;
+    }
+    return this.decideAndAct(step);
+  }
+
+  /** The model chooses the step's action (perhaps a list of them); the first is performed, the rest kept for the next steps. */
+  private async decideAndAct(step: StepContext): Promise<AgentStepResult> {
+    const { memory } = step;
     const decision = await decide(step);
     const cost = this.costOf(step.spent);
     const repeated = checkRepetition(step, decision);
-    const { tool, args, call, reasoning, observeMs, modelMs } = decision;
+    const { tool, args, call, reasoning, observeMs, modelMs, rest, pageText } = decision;
     const result = await act(step, { tool, args, callId: call.id, usage: step.spent, cost, observeMs, modelMs, reasoning });
+    const failed = memory.failuresInRow > 0;
+    keepRest(step, { tool, args, callId: call.id }, rest, pageText, result, failed);
     if (repeated.kind === 'warn') {
-      memory.tell(repetitionNote(tool.name, repeated.count));
+      memory.notes.push(repetitionNote(tool.name, repeated.count));
       step.log.info({ action: tool.name, repeats: repeated.count }, 'agent repeats an action on an unchanged page');
     }
     return result;

@@ -10,12 +10,15 @@ import { computeCost, priceOf } from './llm/pricing';
 import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
+import { appearedText, changeSummary } from './observe/page-diff';
+import { pressNote } from './repetition';
 import { boundToPage } from './page-bound-tools';
 import { systemPrompt } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
 import { toolNamed, toolSpecs } from './tools';
 import { doneSpec } from './tools/done';
 import type { AgentTool } from './types';
+import type { ListedAction } from './task-memory';
 
 const MAX_BAD_REPLIES = 3;
 const MAX_OUTPUT_PER_CALL = 4096;
@@ -27,6 +30,8 @@ export interface Decision {
   call: LlmToolCall;
   /** The model's words that came with the call. */
   reasoning?: string;
+  /** The actions the answer listed after this one, in their order. */
+  rest: ListedAction[];
   /** The observation the model chose it from. */
   pageText: string;
   observeMs: number;
@@ -67,9 +72,21 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const prompt = memory.currentTaskPrompt();
   const tokenBudget = observationBudget(options.contextTokens, frame.fixedTokens + (prompt ? tokensOf(prompt.content) : 0), options.observationTokenBudget);
   const observation = await observePage(step.session.page, { tokenBudget, screenshot: options.vision });
-  memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}`), observation.screenshot);
+  memory.observationBudget = tokenBudget;
+  const opening = [`Observation (step ${input.stepNo + 1}):`, ...whatChanged(memory, observation.text)];
+  memory.addObservation(observation.text, step.mask(`${opening.join('\n')}\n${observation.text}`), observation.screenshot);
   memory.fitToContext(options.contextTokens, frame.fixedTokens);
   return observation.text;
+}
+
+/** What the actions since the last observation changed, and the notes kept for this observation. */
+function whatChanged(memory: StepContext['memory'], now: string): string[] {
+  const before = memory.lastObservation;
+  if (before === undefined || !memory.acted.length) return [...memory.notes];
+  const lines = [changeSummary(before, now, memory.acted)];
+  const presses = memory.presses;
+  if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
+  return [...lines, ...memory.notes];
 }
 
 /** Asks the model until it calls one tool with valid arguments. */
@@ -148,8 +165,12 @@ async function callModel(step: StepContext, frame: PromptFrame, pageText: string
   return { reply, callMs: performance.now() - callStart };
 }
 
-/** The reply's tokens added to the step's, the reply to the conversation; its one tool call with valid arguments, or undefined (the model is told what was wrong). */
-function readReply(step: StepContext, reply: Reply, attempt: number): Pick<Decision, 'tool' | 'args' | 'call' | 'reasoning'> | undefined {
+/**
+ * The reply's tokens added to the step's, the reply to the conversation; its first tool call
+ * with valid arguments and the valid calls after it (done only as the last), or undefined
+ * (the model is told what was wrong). Every call not taken is answered with why.
+ */
+function readReply(step: StepContext, reply: Reply, attempt: number): Pick<Decision, 'tool' | 'args' | 'call' | 'reasoning' | 'rest'> | undefined {
   const { input, memory } = step;
   step.spent.inputTokens += reply.usage.inputTokens;
   step.spent.outputTokens += reply.usage.outputTokens;
@@ -160,19 +181,43 @@ function readReply(step: StepContext, reply: Reply, attempt: number): Pick<Decis
     step.heard.said = clipWords(said);
   }
   if (!reply.toolCalls.length) {
-    memory.tell('You must answer with exactly one tool call. Call done when the task is complete.');
+    memory.tell('You must answer with a tool call. Call done when the task is complete.');
     return undefined;
   }
-  const [call, ...extras] = reply.toolCalls;
-  for (const extra of extras) memory.answerCall(extra.id, 'Not performed: only one action is taken per step.');
-  const tool = toolNamed(call.name);
-  const parsed = tool ? parseArgs(tool, call.arguments) : { ok: false as const, error: `Unknown tool "${call.name}".` };
-  if (!parsed.ok) {
-    memory.answerCall(call.id, `Invalid call: ${parsed.error} Call a tool again with valid arguments.`);
-    step.log.warn({ tool: call.name, attempt }, 'model gave invalid tool arguments');
+  const listed = readCalls(step, reply.toolCalls);
+  if (!listed.length) {
+    step.log.warn({ tool: reply.toolCalls[0].name, attempt }, 'model gave invalid tool arguments');
     return undefined;
   }
-  return { tool: tool!, args: parsed.value, call, reasoning: reply.text.trim() || undefined };
+  const [first, ...rest] = listed;
+  return { tool: first.tool, args: first.args, call: reply.toolCalls[0], rest, reasoning: reply.text.trim() || undefined };
+}
+
+/** The calls of a reply as actions, in their order, up to the first invalid one and up to done. */
+function readCalls(step: StepContext, calls: LlmToolCall[]): ListedAction[] {
+  const { memory } = step;
+  const listed: ListedAction[] = [];
+  let stop: string | undefined;
+  for (const call of calls) {
+    if (stop) {
+      memory.answerCall(call.id, `Not performed: ${stop}`);
+      continue;
+    }
+    const tool = toolNamed(call.name);
+    const parsed = tool ? parseArgs(tool, call.arguments) : { ok: false as const, error: `Unknown tool "${call.name}".` };
+    if (!parsed.ok) {
+      memory.answerCall(call.id, `Invalid call: ${parsed.error} Call a tool again with valid arguments.`);
+      stop = `${call.name} before it was invalid.`;
+      continue;
+    }
+    if (tool!.name === 'done' && call !== calls[calls.length - 1]) {
+      memory.answerCall(call.id, 'Not performed: done may only be the last action of a list.');
+      stop = 'done before it was not the last action of the list.';
+      continue;
+    }
+    listed.push({ tool: tool!, args: parsed.value, callId: call.id });
+  }
+  return listed;
 }
 
 function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } | { ok: false; error: string } {

@@ -70,3 +70,47 @@ function canonical(value: unknown): string {
 export function repetitionNote(tool: string, count: number): string {
   return `Note: you have now chosen ${tool} with the same arguments ${count} times in a row and the page did not change. It has no effect: do something different (another element, another way, done with the answer if you have it, or done with success=false if the task cannot be completed). The task ends if you repeat it ${REPEAT_STOP_AT - count} more time${REPEAT_STOP_AT - count === 1 ? '' : 's'}.`;
 }
+
+/** Actions that change what a page holds each time they are performed (an Add to cart, a +1). */
+const STATE_CHANGING = new Set(['click_element']);
+
+/**
+ * Counts the same state-changing action on the same element (as the observation names it)
+ * repeated while the page changed in between: each press did something, and a model that
+ * meant to press once is told how many times it pressed and what the page shows now.
+ */
+export class PressCounter {
+  private last?: { action: string; page: string };
+  /** Presses of the same element in a row, each on a page changed since the one before. */
+  count = 0;
+  /** The element as the model saw it. */
+  element = '';
+
+  /** A performed action, with the element's observation line and the page it was chosen on. */
+  note(tool: string, args: unknown, element: string, pageText: string): number {
+    if (!STATE_CHANGING.has(tool)) {
+      this.reset();
+      return 0;
+    }
+    const action = `${tool} ${element || canonical(args)}`;
+    const page = createHash('sha256').update(pageText).digest('hex');
+    if (this.last && this.last.action === action && this.last.page !== page) this.count += 1;
+    else this.count = 1;
+    this.last = { action, page };
+    this.element = element;
+    return this.count;
+  }
+
+  reset(): void {
+    this.last = undefined;
+    this.count = 0;
+    this.element = '';
+  }
+}
+
+/** What the model is told when it pressed the same element several times and the page changed each time. */
+export function pressNote(element: string, count: number, shown: string | undefined): string {
+  const label = /"((?:[^"\\]|\\.)*)"/.exec(element)?.[1] || element;
+  const now = shown ? `; the page shows "${shown}"` : '';
+  return `Note: you pressed "${label}" ${count} times in a row and the page changed each time${now}. Each press acts again: press it once more only if the task needs one more.`;
+}

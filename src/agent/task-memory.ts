@@ -3,9 +3,9 @@ import type { CompiledPolicy } from './policy/policy';
 import type { NavigationGuardState } from './policy/navigation-guard';
 import type { ReplayPlan } from '../recording/replay';
 import type { RecordedStep } from '../contracts/recording';
-import type { TaskFiles } from './types';
+import type { AgentTool, TaskFiles } from './types';
 import type { ApprovedElement } from './approval-binding';
-import { RepetitionGuard } from './repetition';
+import { PressCounter, RepetitionGuard } from './repetition';
 import { fitHistory } from './context-budget';
 
 /** The conversation is trimmed once it holds more messages than this. */
@@ -17,6 +17,24 @@ export interface PendingApproval {
   tool: string;
   args: unknown;
   element?: ApprovedElement;
+}
+
+/** An action of the model's answer not performed yet: it is performed at a later step, without a model call. */
+export interface ListedAction {
+  tool: AgentTool;
+  args: unknown;
+  callId: string;
+}
+
+/** The rest of an answer that carried several actions, and the page they were chosen on. */
+export interface ActionList {
+  actions: ListedAction[];
+  /** The observation the model chose them from. */
+  basis: string;
+  /** The elements the list acted on so far (their values may change). */
+  acted: number[];
+  /** The last action of the list performed, for the model's answer. */
+  last: string;
 }
 
 /** A task's conversation and pending approval, saved when its session hibernates (pictures left out). */
@@ -80,8 +98,26 @@ export class TaskMemory {
   answerOnly = false;
   /** The same action chosen again on an unchanged page, counted. */
   readonly repetition = new RepetitionGuard();
+  /** The same state-changing action on the same element repeated while the page changes, counted. */
+  readonly presses = new PressCounter();
   /** The latest observation's text (what an index refers to). */
   lastObservation?: string;
+  /** The token budget the latest observation was composed within. */
+  observationBudget?: number;
+  /** The elements acted on since the latest observation (what the next one says about them). */
+  acted: number[] = [];
+  /** Said to the model with the next observation. */
+  notes: string[] = [];
+  /** Actions of the model's last answer still to perform. */
+  list?: ActionList;
+  /** A failed action of this run of failures was answered with the tool that fits. */
+  toldRightTool = false;
+  /** The fields filled since the last press, click or navigation (a done then is checked). */
+  unsubmitted: number[] = [];
+  /** A field was filled in this task. */
+  formTouched = false;
+  /** A done was answered with what the page shows once in this task. */
+  doneQuestioned = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -107,7 +143,14 @@ export class TaskMemory {
     this.outputCorrections = 0;
     this.failedVerifications = 0;
     this.repetition.reset();
+    this.presses.reset();
     this.specs = specs;
+    this.notes = [];
+    this.acted = [];
+    this.toldRightTool = false;
+    this.unsubmitted = [];
+    this.doneQuestioned = false;
+    this.formTouched = false;
   }
 
   /** A user message: what the model is told. */
@@ -129,7 +172,16 @@ export class TaskMemory {
   addObservation(text: string, content: string, image: string | undefined): void {
     compactObservations(this.messages);
     this.lastObservation = text;
+    this.acted = [];
+    this.notes = [];
     this.messages.push({ role: 'user', content, image });
+  }
+
+  /** The actions of the list not performed are answered with why, and the list is let go. */
+  dropList(reason: string): void {
+    const list = this.list;
+    this.list = undefined;
+    for (const action of list?.actions ?? []) this.answerCall(action.callId, `Not performed: ${reason}`);
   }
 
   /** The latest task prompt of the conversation. */
@@ -176,9 +228,15 @@ export class TaskMemory {
     this.pendingApproval = undefined;
   }
 
+  /** Actions failed or blocked in a row, up to now. */
+  get failuresInRow(): number {
+    return this.failedActions;
+  }
+
   /** An action performed: the count of failures in a row starts again. */
   actionSucceeded(): void {
     this.failedActions = 0;
+    this.toldRightTool = false;
   }
 
   /** An action failed or was blocked: how many in a row now. */

@@ -1,0 +1,81 @@
+/**
+ * A done that claims success is held against the page once: a form the agent filled and
+ * never sent, or an error shown next to a field, is said to the model, which may call done
+ * again (then it is accepted).
+ */
+import { INDEX_ATTRIBUTE } from './observe/marker';
+import type { StepContext } from './step-context';
+import type { ToolContext } from './types';
+
+/** Actions that fill a field, and actions after which a filled form counts as sent. */
+const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
+const SENDS = new Set(['click_element', 'navigate', 'go_back', 'switch_tab']);
+
+interface FormState {
+  /** Filled fields of a form still on the page, and its submit button's text. */
+  unsent?: { fields: number[]; button: string };
+  /** Error messages shown at fields. */
+  errors: string[];
+}
+
+/** Keeps track of the fields filled since the last click, Enter or navigation. */
+export function trackFilling(step: StepContext, tool: string, args: unknown): void {
+  const { memory } = step;
+  const index = (args as { index?: unknown }).index;
+  if (FILLS.has(tool) && typeof index === 'number') {
+    if (!memory.unsubmitted.includes(index)) memory.unsubmitted.push(index);
+    memory.formTouched = true;
+  } else if (SENDS.has(tool) || (tool === 'send_keys' && /enter/i.test(String((args as { keys?: unknown }).keys)))) {
+    memory.unsubmitted = [];
+  }
+}
+
+/** What the page shows against a done, said once per task; undefined when nothing stands against it. */
+export async function doneObjection(step: StepContext, ctx: ToolContext): Promise<string | undefined> {
+  const { memory } = step;
+  if (memory.doneQuestioned || !memory.formTouched) return undefined;
+  let state: FormState;
+  try {
+    state = await ctx.page.mainFrame().evaluate(readFormState, { attr: INDEX_ATTRIBUTE, indexes: memory.unsubmitted });
+  } catch {
+    return undefined;
+  }
+  const said: string[] = [];
+  if (state.unsent) {
+    const fields = state.unsent.fields.map((index) => `[${index}]`).join(', ');
+    said.push(`you filled ${fields} but the form was not sent${state.unsent.button ? ` (its button "${state.unsent.button}" was not pressed)` : ''}`);
+  }
+  if (state.errors.length) said.push(`the page shows ${state.errors.map((error) => `"${error}"`).join(', ')} at a field`);
+  if (!said.length) return undefined;
+  memory.doneQuestioned = true;
+  return `Not accepted yet: ${said.join('; and ')}. Finish what the task needs, or if it is complete as it is, call done again.`;
+}
+
+/** Runs in the page: the filled fields' form and its submit button, and the field errors shown. Self-contained. */
+function readFormState(args: { attr: string; indexes: number[] }): FormState {
+  const shown = (el: Element) => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden';
+  };
+  const text = (el: Element) => (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+  const fields = args.indexes
+    .map((index) => ({ index, el: document.querySelector(`[${args.attr}="${index}"]`) }))
+    .filter((field): field is { index: number; el: HTMLInputElement } => !!field.el && shown(field.el) && !!(field.el as HTMLInputElement).form);
+  let unsent: FormState['unsent'];
+  if (fields.length) {
+    const form = fields[0].el.form!;
+    const button = form.querySelector('button:not([type]), button[type=submit], input[type=submit]') as HTMLInputElement | null;
+    if (button && shown(button)) unsent = { fields: fields.map((field) => field.index), button: (button.tagName === 'INPUT' ? button.value : text(button)).slice(0, 60) };
+  }
+  const errors = new Set<string>();
+  for (const el of Array.from(document.querySelectorAll('[role=alert], [aria-live=assertive], .error, .field-error, .invalid-feedback, .error-message, [id$="-error"]'))) {
+    const message = text(el);
+    if (message && message.length <= 160 && shown(el)) errors.add(message);
+  }
+  for (const el of Array.from(document.querySelectorAll('[aria-invalid=true]'))) {
+    const described = el.getAttribute('aria-errormessage') ?? el.getAttribute('aria-describedby');
+    const message = described ? text(document.getElementById(described.split(' ')[0]) ?? document.createElement('span')) : '';
+    if (shown(el)) errors.add(message || `${(el as HTMLInputElement).name || el.id || 'a field'} is marked invalid`);
+  }
+  return { unsent, errors: [...errors].slice(0, 3) };
+}

@@ -1,0 +1,130 @@
+/**
+ * What changed between two observations (their text as composed for the model): whether a
+ * page changed beyond the elements acted on (an action list stops there), and the short
+ * "Changed:" line the next observation opens with.
+ */
+
+/** An observation read back into its parts. */
+export interface ObservedPage {
+  url: string;
+  title: string;
+  tabs: number;
+  modal?: string;
+  /** Element lines by index. */
+  elements: Map<number, string>;
+  /** The visible text's lines. */
+  text: string[];
+}
+
+const ELEMENT_LINE = /^\[(\d+)\] /;
+/** `[index] role "label"`: what an element is, without its state hints. */
+const ELEMENT_KEY = /^\[\d+\] [^"\s]+(?: "(?:[^"\\]|\\.)*")?/;
+const VALUE_HINT = / value=("(?:[^"\\]|\\.)*")/;
+const MODAL = /^A modal dialog is open \("(.*)"\)/;
+const MAX_SHOWN = 80;
+const MAX_TEXT_LINES = 2;
+
+/** Reads an observation's text back into its parts. */
+export function readObservation(text: string): ObservedPage {
+  const page: ObservedPage = { url: '', title: '', tabs: 0, elements: new Map(), text: [] };
+  let inText = false;
+  for (const line of text.split('\n')) {
+    if (inText) {
+      if (line && !line.startsWith('(')) page.text.push(line);
+      continue;
+    }
+    if (line === 'Visible text:') inText = true;
+    else if (line.startsWith('URL: ')) page.url = line.slice(5);
+    else if (line.startsWith('Title: ')) page.title = line.slice(7);
+    else if (line.startsWith('Tabs: ')) page.tabs = line.split(' | ').length;
+    else if (MODAL.test(line)) page.modal = MODAL.exec(line)![1];
+    else {
+      const index = ELEMENT_LINE.exec(line);
+      if (index) page.elements.set(Number(index[1]), line);
+    }
+  }
+  return page;
+}
+
+/** What an element is, without its state (its value, checked, disabled...). */
+export function elementKey(line: string): string {
+  return ELEMENT_KEY.exec(line)?.[0] ?? line;
+}
+
+/**
+ * How the page changed from `before` beyond the elements at `acted` (whose values the actions
+ * set): another address or title, a new tab, a dialog, elements that appeared or went away.
+ * Undefined when it did not.
+ */
+export function pageChange(before: string, after: string, acted: readonly number[]): string | undefined {
+  const was = readObservation(before);
+  const now = readObservation(after);
+  if (now.url !== was.url) return `the address changed to ${clip(now.url)}`;
+  if (now.tabs > was.tabs) return 'a new tab opened';
+  if (now.title !== was.title) return `the title changed to "${clip(now.title)}"`;
+  if (now.modal !== was.modal) return now.modal === undefined ? 'the dialog closed' : `a dialog opened ("${clip(now.modal)}")`;
+  const skip = new Set(acted);
+  const keys = (page: ObservedPage) => new Set([...page.elements].filter(([index]) => !skip.has(index)).map(([, line]) => elementKey(line)));
+  const [old, fresh] = [keys(was), keys(now)];
+  const appeared = [...fresh].filter((key) => !old.has(key)).length;
+  const gone = [...old].filter((key) => !fresh.has(key)).length;
+  if (!appeared && !gone) return undefined;
+  return [appeared ? `${appeared} element${appeared === 1 ? '' : 's'} appeared` : '', gone ? `${gone} element${gone === 1 ? '' : 's'} went away` : ''].filter(Boolean).join(' and ');
+}
+
+/**
+ * The "Changed:" line after actions on the elements at `acted`: the address or title, the
+ * value an acted field now holds, a dialog, text that appeared or went away, or that nothing
+ * visible changed.
+ */
+export function changeSummary(before: string, after: string, acted: readonly number[]): string {
+  const was = readObservation(before);
+  const now = readObservation(after);
+  const parts: string[] = [];
+  if (now.url !== was.url) parts.push(`URL is now ${clip(now.url)}`);
+  if (now.title !== was.title) parts.push(`title is now "${clip(now.title)}"`);
+  if (now.tabs !== was.tabs) parts.push(now.tabs > was.tabs ? 'a new tab opened' : 'a tab closed');
+  if (now.modal !== was.modal) parts.push(now.modal === undefined ? 'the dialog closed' : `a dialog opened ("${clip(now.modal)}")`);
+  if (now.url === was.url) parts.push(...valueChanges(was, now, acted), ...textChanges(was, now));
+  return `Changed: ${parts.length ? parts.join('; ') : 'nothing visible changed'}`;
+}
+
+/** The values acted fields hold now, when they changed. */
+function valueChanges(was: ObservedPage, now: ObservedPage, acted: readonly number[]): string[] {
+  const changes: string[] = [];
+  for (const index of new Set(acted)) {
+    const line = now.elements.get(index);
+    if (!line) {
+      if (was.elements.has(index)) changes.push(`[${index}] went away`);
+      continue;
+    }
+    const value = VALUE_HINT.exec(line)?.[1];
+    const before = was.elements.get(index);
+    if (before !== undefined && VALUE_HINT.exec(before)?.[1] === value) continue;
+    changes.push(value ? `[${index}] now holds ${clip(value)}` : `[${index}] is now empty`);
+  }
+  return changes;
+}
+
+/** The visible text lines of `after` that `before` did not show. */
+export function appearedText(before: string, after: string): string[] {
+  const old = new Set(readObservation(before).text);
+  return readObservation(after).text.filter((line) => !old.has(line)).map(clip);
+}
+
+/** Text lines that appeared or went away (a few, clipped). */
+function textChanges(was: ObservedPage, now: ObservedPage): string[] {
+  const old = new Set(was.text);
+  const fresh = new Set(now.text);
+  const appeared = now.text.filter((line) => !old.has(line));
+  const gone = was.text.filter((line) => !fresh.has(line));
+  const quoted = (lines: string[]) => lines.slice(0, MAX_TEXT_LINES).map((line) => `"${clip(line)}"`).join(', ') + (lines.length > MAX_TEXT_LINES ? ` and ${lines.length - MAX_TEXT_LINES} more lines` : '');
+  const changes: string[] = [];
+  if (appeared.length) changes.push(`text appeared: ${quoted(appeared)}`);
+  if (gone.length) changes.push(`text went away: ${quoted(gone)}`);
+  return changes;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN - 1)}…` : text;
+}

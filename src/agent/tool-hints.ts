@@ -1,0 +1,33 @@
+/**
+ * A wrong tool answered with the right one: what the failed action would need, and which
+ * tool or index of the latest observation fits.
+ */
+import { readObservation } from './observe/page-diff';
+import { indexOf } from './tools/fields';
+
+const FIELD_ROLES = /^\[\d+\] (textbox|searchbox|combobox|spinbutton)\b/;
+const ROLE = /^\[\d+\] (\S+)/;
+const MAX_LISTED = 6;
+
+/** The hint for a failed action, or undefined when the failure names no better tool. */
+export function rightToolHint(tool: string, args: unknown, reason: string, observation: string | undefined): string | undefined {
+  if (tool === 'send_keys' && /unknown key/i.test(reason)) {
+    const keys = (args as { keys?: string }).keys ?? '';
+    return `"${keys}" is not a key: send_keys presses keys such as Enter, Tab or Escape. To type text into a field, call input_text with the field's index; to answer the task with this text, call done with it.`;
+  }
+  if (tool === 'input_text' && /not an <input>|not editable|is a select|not an input/i.test(reason)) {
+    const index = indexOf(args);
+    const page = readObservation(observation ?? '');
+    const role = index === undefined ? undefined : ROLE.exec(page.elements.get(index) ?? '')?.[1];
+    if (role === 'select' || role === 'combobox' || role === 'listbox' || role === 'radio') return `[${index}] is a ${role}: choose its option with select_option.`;
+    const fields = [...page.elements.values()].filter((line) => FIELD_ROLES.test(line) && !/ (disabled|readonly)\b/.test(line)).map((line) => `[${/^\[(\d+)\]/.exec(line)![1]}]`);
+    const what = role ? `[${index}] is a ${role}, not a field` : `[${index}] is not a field`;
+    if (!fields.length) return `${what}, and the page shows no text field: to answer, call done with the text; to press it, call click_element.`;
+    return `${what}: the fields are ${list(fields.slice(0, MAX_LISTED))}${fields.length > MAX_LISTED ? ` and ${fields.length - MAX_LISTED} more` : ''}.`;
+  }
+  return undefined;
+}
+
+function list(items: string[]): string {
+  return items.length === 1 ? items[0] : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
