@@ -1,0 +1,203 @@
+/**
+ * An answer carrying several actions, through the agent runner on a real page: one action per
+ * step, the later ones without a model call, each policed and recorded on its own, the list
+ * stopped where the page changes.
+ */
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserPool, BrowserSession } from '../browser/pool';
+import type { PolicyDocument } from '../contracts/policy-rules';
+import type { StepInput, TaskParams } from '../contracts/session-types';
+import { createLogger } from '../logger';
+import type { Recorder } from '../recording/recorder';
+import { AgentRunner } from './agent';
+import type { LlmMessage, LlmRequest, LlmResponse } from './llm/types';
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run'];
+const log = createLogger('silent');
+
+/** A form of two fields and a submit; `reveal`: typing a name shows one more field. */
+const formPage = (reveal: boolean) => `<!doctype html><title>Sign up</title><h1>Sign up</h1>
+  <form action="/sent" method="get">
+    <p><label for="name">Name</label> <input id="name" name="name" ${reveal ? `oninput="document.getElementById('more').hidden = false"` : ''}></p>
+    <p id="more" hidden><label for="company">Company</label> <input id="company" name="company"></p>
+    <p><label for="email">Email</label> <input id="email" name="email"></p>
+    <p><button type="submit">Send</button></p>
+  </form>`;
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let sent: URLSearchParams[];
+
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+});
+afterAll(() => browser?.close());
+beforeEach(async () => {
+  sent = [];
+  context = await browser.newContext({ viewport: { width: 1024, height: 600 } });
+  await context.route('http://form.test/**', (route) => {
+    const url = new URL(route.request().url());
+    if (url.pathname === '/sent') {
+      sent.push(url.searchParams);
+      return route.fulfill({ contentType: 'text/html', body: `<!doctype html><title>Thanks</title><p>Thanks, ${url.searchParams.get('name')}</p>` });
+    }
+    return route.fulfill({ contentType: 'text/html', body: formPage(url.pathname === '/reveal') });
+  });
+  page = await context.newPage();
+});
+afterEach(() => context.close());
+
+interface Call {
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+/** A model answering each request with the next list of calls (the last repeats), and the requests it got. */
+function scriptedModel(answers: Call[][]) {
+  const requests: LlmMessage[][] = [];
+  let n = 0;
+  const llm = {
+    model: 'scripted',
+    async complete(req: LlmRequest): Promise<LlmResponse> {
+      requests.push(structuredClone(req.messages));
+      const calls = answers[Math.min(n, answers.length - 1)];
+      n += 1;
+      const toolCalls = calls.map((call, i) => ({ id: `call_${n}_${i}`, name: call.tool, arguments: JSON.stringify(call.args) }));
+      return { text: 'Filling the form.', toolCalls, usage: { inputTokens: 100, outputTokens: 10 }, model: 'scripted' };
+    },
+  };
+  return { llm, requests };
+}
+
+/** The runner on this page, with a recorder that keeps what it is given and an optional policy. */
+function runnerOn(llm: { model: string; complete(req: LlmRequest): Promise<LlmResponse> }, policy?: PolicyDocument) {
+  const recorded: { action: string; outcome: string; element?: { name?: string } }[] = [];
+  const session = { sessionId: 'ses_1', context, get page() { return page; }, set page(p: Page) { page = p; }, crashed: false, artifacts: {}, changedAt: 0 } as unknown as BrowserSession;
+  const pool = { get: () => session } as unknown as BrowserPool;
+  const recorder = { begin: async () => undefined, add: async (_owner: unknown, step: (typeof recorded)[number]) => void recorded.push(step) } as unknown as Recorder;
+  const runner = new AgentRunner(pool, {
+    llm,
+    prices: {},
+    observationTokenBudget: 4000,
+    contextTokens: 100_000,
+    navigationTimeoutMs: 10_000,
+    vision: false,
+    recorder,
+    ...(policy ? { policies: { get: async () => policy } } : {}),
+  });
+  return { runner, recorded };
+}
+
+const params = { prompt: 'Sign up as Ada, ada@example.com', outputType: 'text', files: [] } as unknown as TaskParams;
+const input = (stepNo: number, policyId?: string): StepInput => ({
+  sessionId: 'ses_1',
+  userId: 'usr_1',
+  taskId: 'task_1',
+  stepNo,
+  params,
+  previousTasks: [],
+  remaining: { inputTokens: 1_000_000, outputTokens: 100_000 },
+  policyId,
+});
+
+/** Steps until the task is done or asks a human (at most `max`): the steps' results. */
+async function runSteps(runner: AgentRunner, max: number, policyId?: string) {
+  const results = [];
+  for (let stepNo = 0; stepNo < max; stepNo++) {
+    const result = await runner.step(input(stepNo, policyId), new AbortController().signal, log);
+    results.push(result);
+    if (result.kind !== 'continue') break;
+  }
+  return results;
+}
+
+const fillAndSend: Call[] = [
+  { tool: 'input_text', args: { index: 1, text: 'Ada' } },
+  { tool: 'input_text', args: { index: 2, text: 'ada@example.com' } },
+  { tool: 'click_element', args: { index: 3 } },
+];
+const done: Call[] = [{ tool: 'done', args: { message: 'Signed up' } }];
+const giveUp: Call[] = [{ tool: 'done', args: { message: 'Cannot sign up', success: false } }];
+const toolAnswers = (messages: LlmMessage[]) => messages.filter((m): m is Extract<LlmMessage, { role: 'tool' }> => m.role === 'tool').map((m) => m.content);
+
+describe('an answer with several actions', () => {
+  it('performs them one per step with one model call, each recorded, and the page they lead to is the next observation', async () => {
+    await page.goto('http://form.test/form');
+    const { llm, requests } = scriptedModel([fillAndSend, done]);
+    const { runner, recorded } = runnerOn(llm);
+    const results = await runSteps(runner, 6);
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'input_text'],
+      ['continue', 'input_text'],
+      ['continue', 'click_element'],
+      ['done', 'done'],
+    ]);
+    expect(requests).toHaveLength(2);
+    expect(sent.map((q) => Object.fromEntries(q))).toEqual([{ name: 'Ada', company: '', email: 'ada@example.com' }]);
+    expect(recorded.map((s) => [s.action, s.outcome, s.element?.name])).toEqual([
+      ['input_text', 'ok', 'Name'],
+      ['input_text', 'ok', 'Email'],
+      ['click_element', 'ok', 'Send'],
+      ['done', 'ok', undefined],
+    ]);
+    // Only the first step's result carries the model's tokens.
+    expect(results.map((r) => r.usage.inputTokens)).toEqual([100, 0, 0, 100]);
+    // Every call of the list answered before the model is asked again; the page says what changed.
+    const second = requests[1];
+    expect(toolAnswers(second)).toEqual([expect.stringContaining('Typed "Ada"'), expect.stringContaining('Typed "ada@example.com"'), expect.stringContaining('Clicked')]);
+    const observation = second[second.length - 1].content;
+    expect(observation).toMatch(/^Observation \(step 4\):\nChanged: URL is now http:\/\/form\.test\/sent\?/);
+  });
+
+  it('stops the list at the first action that changes the page, and says which ran and which did not', async () => {
+    await page.goto('http://form.test/reveal');
+    const { llm, requests } = scriptedModel([fillAndSend, giveUp]);
+    const { runner, recorded } = runnerOn(llm);
+    const results = await runSteps(runner, 6);
+    expect(results.map((r) => r.action?.name)).toEqual(['input_text', 'done']);
+    expect(requests).toHaveLength(2);
+    expect(await page.inputValue('#email')).toBe('');
+    expect(sent).toEqual([]);
+    expect(recorded.map((s) => s.action)).toEqual(['input_text', 'done']);
+    const answers = toolAnswers(requests[1]);
+    expect(answers[0]).toContain('Typed "Ada"');
+    expect(answers.slice(1)).toEqual([
+      'Not performed: the list stopped after input_text [1], which changed the page (1 element appeared). Look at the page again.',
+      'Not performed: the list stopped after input_text [1], which changed the page (1 element appeared). Look at the page again.',
+    ]);
+  });
+
+  it('puts each action of the list to the policy on its own: a blocked one is recorded as such and ends the list', async () => {
+    await page.goto('http://form.test/form');
+    const policy: PolicyDocument = { _id: 'pol_1', name: 'No clicks', domainRules: { mode: 'allow_all', domains: [] }, rules: [{ effect: 'block', actionTypes: ['click_element'] }] };
+    const { llm, requests } = scriptedModel([[...fillAndSend, { tool: 'input_text', args: { index: 1, text: 'Bob' } }], giveUp]);
+    const { runner, recorded } = runnerOn(llm, policy);
+    const results = await runSteps(runner, 6, 'pol_1');
+    expect(results.map((r) => r.action?.name)).toEqual(['input_text', 'input_text', 'click_element', 'done']);
+    expect(recorded.map((s) => [s.action, s.outcome])).toEqual([
+      ['input_text', 'ok'],
+      ['input_text', 'ok'],
+      ['click_element', 'blocked'],
+      ['done', 'ok'],
+    ]);
+    expect(await page.inputValue('#name')).toBe('Ada');
+    expect(requests).toHaveLength(2);
+    const answers = toolAnswers(requests[1]);
+    expect(answers[2]).toMatch(/^Not performed: the automation policy blocks this action/);
+    expect(answers[3]).toBe('Not performed: the list stopped because click_element [3] before it was not performed.');
+  });
+
+  it('takes done only as the last action of a list', async () => {
+    await page.goto('http://form.test/form');
+    const { llm, requests } = scriptedModel([[fillAndSend[0], done[0], fillAndSend[1]], giveUp]);
+    const { runner } = runnerOn(llm);
+    const results = await runSteps(runner, 6);
+    expect(results.map((r) => r.action?.name)).toEqual(['input_text', 'done']);
+    expect(toolAnswers(requests[1])).toEqual([
+      'Not performed: done may only be the last action of a list.',
+      'Not performed: done before it was not the last action of the list.',
+      expect.stringContaining('Typed "Ada"'),
+    ]);
+  });
+});
