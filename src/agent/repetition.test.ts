@@ -1,4 +1,4 @@
-import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote } from './repetition';
+import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote, PressCounter, pressNote } from './repetition';
 
 describe('RepetitionGuard', () => {
   it('warns at the third identical action on an unchanged page and stops at the fifth', () => {
@@ -46,5 +46,25 @@ describe('RepetitionGuard', () => {
   it('tells the model how many repeats remain', () => {
     expect(repetitionNote('click_element', 3)).toMatch(/3 times in a row.*2 more times/);
     expect(repetitionNote('click_element', 4)).toMatch(/1 more time\./);
+  });
+});
+
+describe('presses of the same element while the page changes', () => {
+  it('are counted in a row; another element, another action or an unchanged page starts again', () => {
+    const presses = new PressCounter();
+    expect(presses.note('click_element', { index: 5 }, 'button "Add to cart"', 'Cart (0)')).toBe(1);
+    expect(presses.note('click_element', { index: 5 }, 'button "Add to cart"', 'Cart (1)')).toBe(2);
+    expect(presses.note('click_element', { index: 5 }, 'button "Add to cart"', 'Cart (2)')).toBe(3);
+    // The same page again: not a press that did something (the repetition guard's case).
+    expect(presses.note('click_element', { index: 5 }, 'button "Add to cart"', 'Cart (2)')).toBe(1);
+    expect(presses.note('click_element', { index: 6 }, 'button "Checkout"', 'Cart (3)')).toBe(1);
+    expect(presses.note('input_text', { index: 6, text: 'x' }, 'textbox "Qty"', 'Cart (4)')).toBe(0);
+    expect(presses.note('click_element', { index: 6 }, 'button "Checkout"', 'Cart (5)')).toBe(1);
+  });
+
+  it('are named to the model with what the page shows', () => {
+    expect(pressNote('button "Add to cart"', 3, 'Cart (3)')).toBe(
+      'Note: you pressed "Add to cart" 3 times in a row and the page changed each time; the page shows "Cart (3)". Each press acts again: press it once more only if the task needs one more.',
+    );
   });
 });

@@ -186,6 +186,57 @@ describe('recordings and replays', () => {
     expect(site.orders[3].get('plan')).toBe('pro');
   }, 240_000);
 
+  it('fills a two-field form and sends it from one model answer: three steps recorded, replayable, two model calls', async () => {
+    site.changed = false;
+    const { apiKey: key } = await createUser();
+    const t = token('onelist');
+    const secrets = [{ match: '127.0.0.1', fields: { password: PASSWORD } }];
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        {
+          text: 'Filling the form and sending it.',
+          calls: [
+            { tool: 'input_text', args: { index: { ref: 'Name' }, text: 'Ada' } },
+            { tool: 'input_text', args: { index: { ref: 'Password' }, text: '<secret>password</secret>' } },
+            { tool: 'click_element', args: { index: { ref: 'Place order' } } },
+          ],
+        },
+        { tool: 'done', args: { message: 'Order {{find:Order number (\\d+)}} placed' } },
+      ],
+    });
+    const first = await finished(await runTask(key, { prompt: `${t} order for Ada`, startingUrl: `${site.url}/order.html`, secrets }));
+    expect(first).toMatchObject({ status: 'task_completed', data: { message: expect.stringMatching(/^Order \d+ placed$/) } });
+    expect(await modelCalls(t)).toBe(2);
+    const orders = site.orders.length;
+    expect(Object.fromEntries(site.orders[orders - 1])).toEqual({ name: 'Ada', password: PASSWORD, plan: 'basic' });
+    expect((await actionEvents(first.sessionId)).map((d) => d.name)).toEqual(['input_text', 'input_text', 'click_element', 'done']);
+    const steps = (await recording(key, first.sessionId, first.taskId)).body.steps;
+    expect(steps.map((s: any) => [s.seq, s.action, s.outcome, s.element?.name])).toEqual([
+      [0, 'input_text', 'ok', 'Name'],
+      [1, 'input_text', 'ok', 'Password'],
+      [2, 'click_element', 'ok', 'Place order'],
+      [3, 'done', 'ok', undefined],
+    ]);
+    expect(steps[1].args.text).toBe('<secret>password</secret>');
+    // The model was told each call's outcome before it was asked again, and what the list changed.
+    const second = (await recordedRequests(model(), t))[1].body.messages;
+    expect(second.filter((m: any) => m.role === 'tool').map((m: any) => m.content)).toEqual([
+      expect.stringContaining('Typed "Ada"'),
+      expect.stringContaining('Typed'),
+      expect.stringContaining('Clicked'),
+    ]);
+    expect(JSON.stringify(second)).not.toContain(PASSWORD);
+    expect(second[second.length - 1].content).toContain(`Changed: URL is now ${site.url}/submitted?`);
+
+    // Replayed: the same three steps, no model call.
+    const replay = await finished(await runTask(key, { replayOf: first.taskId, secrets }));
+    expect(replay).toMatchObject({ status: 'task_completed', usage: { replayed_steps: 4, agent_steps: 0 } });
+    expect(await modelCalls(t)).toBe(2);
+    expect(site.orders).toHaveLength(orders + 1);
+    expect(Object.fromEntries(site.orders[orders])).toEqual({ name: 'Ada', password: PASSWORD, plan: 'basic' });
+  }, 120_000);
+
   it('a structured-output task is replayed with exactly one model call, for the answer', async () => {
     site.changed = false;
     const { apiKey: key } = await createUser();

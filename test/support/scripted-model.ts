@@ -20,6 +20,8 @@ export interface Step {
   args?: Record<string, unknown>;
   /** Assistant text; alone it is an answer without a tool call. `{{find:...}}` works here too. */
   text?: string;
+  /** Answer with several tool calls in one message, in this order (after `tool`, when both are given). */
+  calls?: { tool: string; args?: Record<string, unknown> }[];
   /** A tool call sent as given, its arguments unchecked (may be invalid JSON). */
   rawToolCall?: { name: string; arguments: string };
   /** Answer with this HTTP status and an OpenAI-style error body. */
@@ -209,12 +211,15 @@ function messageText(m: any): string {
 
 function completion(body: any, step: Step, texts: string[], n: number): Record<string, unknown> {
   const fill = (value: string) => value.replace(FIND, (_all, pattern: string) => find(pattern, texts));
-  let call: { name: string; arguments: string } | undefined;
-  if (step.rawToolCall) call = step.rawToolCall;
-  else if (step.tool) call = { name: step.tool, arguments: JSON.stringify(resolveArgs(step.args ?? {}, body.messages, fill)) };
+  const calls: { name: string; arguments: string }[] = [];
+  const scripted = (tool: string, args: Record<string, unknown> | undefined) => ({ name: tool, arguments: JSON.stringify(resolveArgs(args ?? {}, body.messages, fill)) });
+  if (step.rawToolCall) calls.push(step.rawToolCall);
+  else if (step.tool) calls.push(scripted(step.tool, step.args));
+  for (const listed of step.calls ?? []) calls.push(scripted(listed.tool, listed.args));
+  const call = calls[0];
   const content = step.text === undefined ? (call ? null : '') : fill(step.text);
   const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
-  if (call) message.tool_calls = [{ id: `call_${n}_${randomBytes(4).toString('hex')}`, type: 'function', function: call }];
+  if (call) message.tool_calls = calls.map((one, i) => ({ id: `call_${n}_${i}_${randomBytes(4).toString('hex')}`, type: 'function', function: one }));
   const chars = texts.reduce((sum, t) => sum + t.length, 0);
   const usage = step.usage ?? { prompt_tokens: Math.ceil(chars / 4), completion_tokens: 20 };
   return {

@@ -118,7 +118,7 @@ function textChanges(was: ObservedPage, now: ObservedPage): string[] {
   const fresh = new Set(now.text);
   const appeared = now.text.filter((line) => !old.has(line));
   const gone = was.text.filter((line) => !fresh.has(line));
-  const quoted = (lines: string[]) => lines.slice(0, MAX_TEXT_LINES).map((line) => `"${clip(line)}"`).join(', ') + (lines.length > MAX_TEXT_LINES ? ` and ${lines.length - MAX_TEXT_LINES} more lines` : '');
+  const quoted = (lines: string[]) => lines.slice(0, MAX_TEXT_LINES).map((line) => `"${clip(line)}"`).join(', ') + (lines.length > MAX_TEXT_LINES ? ` and ${lines.length - MAX_TEXT_LINES} more line${lines.length - MAX_TEXT_LINES === 1 ? '' : 's'}` : '');
   const changes: string[] = [];
   if (appeared.length) changes.push(`text appeared: ${quoted(appeared)}`);
   if (gone.length) changes.push(`text went away: ${quoted(gone)}`);

@@ -1,0 +1,51 @@
+import { changeSummary, pageChange } from './page-diff';
+
+const page = (over: { url?: string; title?: string; tabs?: string; modal?: string; elements?: string[]; text?: string[] } = {}) =>
+  [
+    `URL: ${over.url ?? 'http://shop.test/form'}`,
+    `Title: ${over.title ?? 'Sign up'}`,
+    `Tabs: ${over.tabs ?? '[0] Sign up (active)'}`,
+    ...(over.modal ? [`A modal dialog is open ("${over.modal}"): only its elements are listed; 3 elements behind it cannot be used until it is closed.`] : []),
+    'Interactive elements:',
+    ...(over.elements ?? ['[1] textbox "Name" empty', '[2] textbox "Email" empty', '[3] button "Send"']),
+    'Visible text:',
+    ...(over.text ?? ['Sign up', 'Name', 'Email']),
+  ].join('\n');
+
+describe('the change summary', () => {
+  it('says the value an acted field now holds', () => {
+    const after = page({ elements: ['[1] textbox "Name" value="Ada"', '[2] textbox "Email" empty', '[3] button "Send"'] });
+    expect(changeSummary(page(), after, [1])).toBe('Changed: [1] now holds "Ada"');
+  });
+
+  it('says the address and title of a new page', () => {
+    const after = page({ url: 'http://shop.test/thanks', title: 'Thanks', elements: [], text: ['Thank you'] });
+    expect(changeSummary(page(), after, [3])).toBe('Changed: URL is now http://shop.test/thanks; title is now "Thanks"');
+  });
+
+  it('says which text appeared and went away, a few lines at most', () => {
+    const after = page({ text: ['Sign up', 'Name', 'Name is required', 'Email', 'Email is required', 'Try again'] });
+    expect(changeSummary(page(), after, [3])).toBe('Changed: text appeared: "Name is required", "Email is required" and 1 more line');
+    expect(changeSummary(page({ text: ['Cart (1)'] }), page({ text: ['Cart (2)'] }), [3])).toBe('Changed: text appeared: "Cart (2)"; text went away: "Cart (1)"');
+  });
+
+  it('says a dialog opened, and when nothing visible changed', () => {
+    expect(changeSummary(page(), page({ modal: 'Confirm' }), [3])).toBe('Changed: a dialog opened ("Confirm")');
+    expect(changeSummary(page(), page(), [3])).toBe('Changed: nothing visible changed');
+  });
+});
+
+describe('a page changed beyond the elements acted on', () => {
+  it('is not changed by the values of the acted fields, nor by their state hints', () => {
+    const after = page({ elements: ['[1] textbox "Name" value="Ada" required', '[2] textbox "Email" empty', '[3] button "Send"'], text: ['Sign up', 'Name', 'Email', 'Looks good'] });
+    expect(pageChange(page(), after, [1])).toBeUndefined();
+  });
+
+  it('is changed by elements that appeared or went away, another address, a new tab or a dialog', () => {
+    expect(pageChange(page(), page({ elements: ['[1] textbox "Name" value="A"', '[4] textbox "Company" empty', '[2] textbox "Email" empty', '[3] button "Send"'] }), [1])).toBe('1 element appeared');
+    expect(pageChange(page(), page({ elements: ['[1] textbox "Name" value="A"'] }), [1])).toBe('2 elements went away');
+    expect(pageChange(page(), page({ url: 'http://shop.test/next' }), [1])).toBe('the address changed to http://shop.test/next');
+    expect(pageChange(page(), page({ tabs: '[0] Sign up | [1] Offer (active)' }), [1])).toBe('a new tab opened');
+    expect(pageChange(page(), page({ modal: 'Cookies' }), [1])).toBe('a dialog opened ("Cookies")');
+  });
+});

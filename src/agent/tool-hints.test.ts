@@ -1,0 +1,35 @@
+import { rightToolHint } from './tool-hints';
+
+const observation = [
+  'URL: http://shop.test/form',
+  'Interactive elements:',
+  '[1] link "Try again"',
+  '[2] select "Country" value="France" options="France | Spain"',
+  '[3] textbox "Name" empty',
+  '[4] textbox "Phone" empty',
+  '[5] textbox "Code" value="1" readonly',
+  'Visible text:',
+  'Call us at 555-0142',
+].join('\n');
+
+describe('the right tool for a wrong one', () => {
+  it('tells a model pressing text as keys to type it or answer with it', () => {
+    expect(rightToolHint('send_keys', { keys: '555-0142' }, 'Pressing 555-0142 failed: Unknown key: "555-0142"', observation)).toBe(
+      '"555-0142" is not a key: send_keys presses keys such as Enter, Tab or Escape. To type text into a field, call input_text with the field\'s index; to answer the task with this text, call done with it.',
+    );
+  });
+
+  it('tells a model typing into a link which elements are the fields', () => {
+    const reason = 'Typing into [1] link "Try again" failed: Element is not an <input>, <textarea> or [contenteditable] element';
+    expect(rightToolHint('input_text', { index: 1, text: 'x' }, reason, observation)).toBe('[1] is a link, not a field: the fields are [3] and [4].');
+    expect(rightToolHint('input_text', { index: 2, text: 'Spain' }, '[2] select "Country" is a select: use select_option', observation)).toBe('[2] is a select: choose its option with select_option.');
+    expect(rightToolHint('input_text', { index: 1, text: 'x' }, reason, 'Interactive elements:\n[1] link "Try again"\nVisible text:')).toBe(
+      '[1] is a link, not a field, and the page shows no text field: to answer, call done with the text; to press it, call click_element.',
+    );
+  });
+
+  it('has nothing to say of other failures', () => {
+    expect(rightToolHint('click_element', { index: 1 }, 'Clicking failed: the element is disabled', observation)).toBeUndefined();
+    expect(rightToolHint('input_text', { index: 3, text: 'x' }, 'Typing failed: the element is disabled', observation)).toBeUndefined();
+  });
+});
