@@ -3,6 +3,7 @@ import type { AgentTool } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
 import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
+import { isoDate } from './dates';
 import { elementIndex } from './fields';
 
 const schema = z.object({
@@ -22,6 +23,7 @@ export const inputTextTool: AgentTool<typeof schema> = {
   async execute(ctx, { index, text, clear }) {
     const { locator, info, target, name } = await targetElement(ctx, index);
     if (info.tag === 'SELECT') throw new Error(`${name} is a select: use select_option to choose one of its options`);
+    text = dateFor(info.inputType, text, name);
     await attempt(ctx.signal, `Typing into ${name}`, async () => {
       if (clear) {
         await abortable(locator.fill(text, { timeout: ACTION_TIMEOUT_MS }), ctx.signal);
@@ -35,3 +37,11 @@ export const inputTextTool: AgentTool<typeof schema> = {
     return { summary: `${clear ? 'Typed' : 'Appended'} ${shown} into ${name}`, target };
   },
 };
+
+/** A date input takes its date as YYYY-MM-DD: a date written otherwise is read into that form. */
+function dateFor(inputType: string, text: string, name: string): string {
+  if (inputType !== 'date' || !text.trim()) return text;
+  const date = isoDate(text);
+  if (!date) throw new Error(`${name} is a date field: give the date as YYYY-MM-DD (for example 2026-03-14)`);
+  return date;
+}

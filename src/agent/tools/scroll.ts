@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AgentTool } from '../types';
+import type { AgentTool, ToolContext } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
 import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
@@ -48,6 +48,34 @@ function scrollInPage(pages: number): ScrollResult {
   return { container: 'element', moved: best.scrollTop - start, position: best.scrollTop, height: best.scrollHeight, viewport: best.clientHeight };
 }
 
+/** The items of lists on the page (what an infinite list adds to). */
+const ITEMS = 'li, article, tr, [role=listitem], [role=row], [role=article]';
+
+/** How long a scroll waits for a list to load more items. */
+const LOAD_WAIT_MS = 1_500;
+
+async function countItems(ctx: ToolContext): Promise<number> {
+  return abortable(ctx.page.evaluate((items) => document.querySelectorAll(items).length, ITEMS), ctx.signal).catch((err: unknown) => {
+    if (ctx.signal.aborted) throw err;
+    return 0;
+  });
+}
+
+/** `; 20 more items loaded` when lists of the page grew after the scroll (an infinite list), else ''. */
+async function itemsLoaded(ctx: ToolContext, before: number): Promise<string> {
+  try {
+    const grew = ({ items, count }: { items: string; count: number }) => document.querySelectorAll(items).length > count;
+    await abortable(ctx.page.waitForFunction(grew, { items: ITEMS, count: before }, { timeout: LOAD_WAIT_MS, polling: 100 }), ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    return '';
+  }
+  // The list may still be adding its batch: counted once it holds still.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const added = (await countItems(ctx)) - before;
+  return added > 0 ? `; ${added} more item${added === 1 ? '' : 's'} loaded` : '';
+}
+
 export const scrollTool: AgentTool<typeof schema> = {
   name: 'scroll',
   description: 'Scroll the page up or down by pages, or bring an element into view by its [index].',
@@ -59,13 +87,17 @@ export const scrollTool: AgentTool<typeof schema> = {
       return { summary: `Scrolled ${name} into view`, target };
     }
     const pages = direction === 'down' ? amount : -amount;
+    const itemsBefore = direction === 'down' ? await countItems(ctx) : 0;
     const scrolled = await attempt(ctx.signal, 'Scrolling', () => abortable(ctx.page.evaluate(scrollInPage, pages), ctx.signal));
+    // Near the end of what is loaded, an infinite list loads more.
+    const nearEnd = scrolled.height - (scrolled.position + scrolled.viewport) < scrolled.viewport;
+    const loaded = direction === 'down' && itemsBefore > 0 && nearEnd ? await itemsLoaded(ctx, itemsBefore) : '';
     const what = scrolled.container === 'page' ? 'the page' : 'the scrollable area';
     const where = `now at ${Math.round(scrolled.position)}px of ${scrolled.height}px (viewport ${scrolled.viewport}px)`;
     if (Math.abs(scrolled.moved) < 1) {
-      return { summary: `Could not scroll ${direction}: ${what} is already at the ${direction === 'down' ? 'bottom' : 'top'}; ${where}`, target: 'page' };
+      return { summary: `Could not scroll ${direction}: ${what} is already at the ${direction === 'down' ? 'bottom' : 'top'}; ${where}${loaded}`, target: 'page' };
     }
     const pagesMoved = Math.abs(scrolled.moved) / scrolled.viewport;
-    return { summary: `Scrolled ${what} ${direction} by ${pagesMoved.toFixed(pagesMoved % 1 ? 1 : 0)} page(s); ${where}`, target: 'page' };
+    return { summary: `Scrolled ${what} ${direction} by ${pagesMoved.toFixed(pagesMoved % 1 ? 1 : 0)} page(s); ${where}${loaded}`, target: 'page' };
   },
 };

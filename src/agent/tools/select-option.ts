@@ -4,6 +4,7 @@ import type { AgentTool } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
 import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
+import { chooseInListbox } from './custom-listbox';
 import { elementIndex } from './fields';
 import { actAndSettle, outcomeNote } from './navigation-watch';
 
@@ -73,14 +74,18 @@ async function radioOf(locator: Locator, position: number): Promise<ElementHandl
 
 export const selectOptionTool: AgentTool<typeof schema> = {
   name: 'select_option',
-  description: 'Choose an option of a <select> element (role "select" in the observation), or the radio button of a group, by its [index] and the option\'s text or value.',
+  description: 'Choose an option of a <select> element (role "select" in the observation), a listbox or combobox, or the radio button of a group, by its [index] and the option\'s text or value.',
   schema,
   async execute(ctx, args) {
     const wanted = (args.value ?? args.label)!;
-    const { locator, target, name } = await targetElement(ctx, args.index);
+    const { locator, frame, target, name } = await targetElement(ctx, args.index);
     const action = `Selecting "${wanted}" in ${name}`;
     const match = await attempt(ctx.signal, action, () => abortable(locator.evaluate(findOption, wanted, { timeout: ACTION_TIMEOUT_MS }), ctx.signal));
-    if (!match.isSelect) throw new Error(`${name} is not a <select>: click it to open its list, then click the option`);
+    if (!match.isSelect) {
+      const chosen = await chooseInListbox(ctx, locator, frame, name, wanted);
+      if (chosen === undefined) throw new Error(`${name} is not a <select> nor a listbox: click it to open its list, then click the option`);
+      return { summary: `Selected "${chosen}" in ${name}`, target };
+    }
     if (match.index < 0) throw new Error(`${name} has no option "${wanted}"; its options are: ${match.options.map((option) => `"${option}"`).join(', ')}`);
     const urlBefore = ctx.page.url();
     if (match.radio !== undefined) {
