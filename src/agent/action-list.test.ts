@@ -4,16 +4,10 @@
  * stopped where the page changes.
  */
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import type { BrowserPool, BrowserSession } from '../browser/pool';
+import { runnerOn as runnerOnTab, runSteps, scriptedLlm as scriptedModel, toolAnswers, type Call } from '../../test/support/agent-runner';
 import type { PolicyDocument } from '../contracts/policy-rules';
-import type { StepInput, TaskParams } from '../contracts/session-types';
-import { createLogger } from '../logger';
-import type { Recorder } from '../recording/recorder';
-import { AgentRunner } from './agent';
-import type { LlmMessage, LlmRequest, LlmResponse } from './llm/types';
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run'];
-const log = createLogger('silent');
 
 /** A form of two fields and a submit; `reveal`: typing a name shows one more field. */
 const formPage = (reveal: boolean) => `<!doctype html><title>Sign up</title><h1>Sign up</h1>
@@ -48,70 +42,6 @@ beforeEach(async () => {
 });
 afterEach(() => context.close());
 
-interface Call {
-  tool: string;
-  args: Record<string, unknown>;
-}
-
-/** A model answering each request with the next list of calls (the last repeats), and the requests it got. */
-function scriptedModel(answers: Call[][]) {
-  const requests: LlmMessage[][] = [];
-  let n = 0;
-  const llm = {
-    model: 'scripted',
-    async complete(req: LlmRequest): Promise<LlmResponse> {
-      requests.push(structuredClone(req.messages));
-      const calls = answers[Math.min(n, answers.length - 1)];
-      n += 1;
-      const toolCalls = calls.map((call, i) => ({ id: `call_${n}_${i}`, name: call.tool, arguments: JSON.stringify(call.args) }));
-      return { text: 'Filling the form.', toolCalls, usage: { inputTokens: 100, outputTokens: 10 }, model: 'scripted' };
-    },
-  };
-  return { llm, requests };
-}
-
-/** The runner on this page, with a recorder that keeps what it is given and an optional policy. */
-function runnerOn(llm: { model: string; complete(req: LlmRequest): Promise<LlmResponse> }, policy?: PolicyDocument) {
-  const recorded: { action: string; outcome: string; element?: { name?: string } }[] = [];
-  const session = { sessionId: 'ses_1', context, get page() { return page; }, set page(p: Page) { page = p; }, crashed: false, artifacts: {}, changedAt: 0 } as unknown as BrowserSession;
-  const pool = { get: () => session } as unknown as BrowserPool;
-  const recorder = { begin: async () => undefined, add: async (_owner: unknown, step: (typeof recorded)[number]) => void recorded.push(step) } as unknown as Recorder;
-  const runner = new AgentRunner(pool, {
-    llm,
-    prices: {},
-    observationTokenBudget: 4000,
-    contextTokens: 100_000,
-    navigationTimeoutMs: 10_000,
-    vision: false,
-    recorder,
-    ...(policy ? { policies: { get: async () => policy } } : {}),
-  });
-  return { runner, recorded };
-}
-
-const params = { prompt: 'Sign up as Ada, ada@example.com', outputType: 'text', files: [] } as unknown as TaskParams;
-const input = (stepNo: number, policyId?: string): StepInput => ({
-  sessionId: 'ses_1',
-  userId: 'usr_1',
-  taskId: 'task_1',
-  stepNo,
-  params,
-  previousTasks: [],
-  remaining: { inputTokens: 1_000_000, outputTokens: 100_000 },
-  policyId,
-});
-
-/** Steps until the task is done or asks a human (at most `max`): the steps' results. */
-async function runSteps(runner: AgentRunner, max: number, policyId?: string) {
-  const results = [];
-  for (let stepNo = 0; stepNo < max; stepNo++) {
-    const result = await runner.step(input(stepNo, policyId), new AbortController().signal, log);
-    results.push(result);
-    if (result.kind !== 'continue') break;
-  }
-  return results;
-}
-
 const fillAndSend: Call[] = [
   { tool: 'input_text', args: { index: 1, text: 'Ada' } },
   { tool: 'input_text', args: { index: 2, text: 'ada@example.com' } },
@@ -119,7 +49,8 @@ const fillAndSend: Call[] = [
 ];
 const done: Call[] = [{ tool: 'done', args: { message: 'Signed up' } }];
 const giveUp: Call[] = [{ tool: 'done', args: { message: 'Cannot sign up', success: false } }];
-const toolAnswers = (messages: LlmMessage[]) => messages.filter((m): m is Extract<LlmMessage, { role: 'tool' }> => m.role === 'tool').map((m) => m.content);
+const tab = { get page() { return page; }, set page(p: Page) { page = p; }, get context() { return context; } };
+const runnerOn = (llm: Parameters<typeof runnerOnTab>[1], policy?: PolicyDocument) => runnerOnTab(tab, llm, policy);
 
 describe('an answer with several actions', () => {
   it('performs them one per step with one model call, each recorded, and the page they lead to is the next observation', async () => {
@@ -173,7 +104,7 @@ describe('an answer with several actions', () => {
     const policy: PolicyDocument = { _id: 'pol_1', name: 'No clicks', domainRules: { mode: 'allow_all', domains: [] }, rules: [{ effect: 'block', actionTypes: ['click_element'] }] };
     const { llm, requests } = scriptedModel([[...fillAndSend, { tool: 'input_text', args: { index: 1, text: 'Bob' } }], giveUp]);
     const { runner, recorded } = runnerOn(llm, policy);
-    const results = await runSteps(runner, 6, 'pol_1');
+    const results = await runSteps(runner, 6, { policyId: 'pol_1' });
     expect(results.map((r) => r.action?.name)).toEqual(['input_text', 'input_text', 'click_element', 'done']);
     expect(recorded.map((s) => [s.action, s.outcome])).toEqual([
       ['input_text', 'ok'],

@@ -114,6 +114,25 @@ describe('OpenAI client against the scripted model', () => {
     expect(res.usage.outputTokens).toBe(20);
   });
 
+  it('passes every tool call of one answer through, in order, each with its own id', async () => {
+    const { req } = await scripted([
+      {
+        calls: [
+          { tool: 'input_text', args: { index: 1, text: 'Ada' } },
+          { tool: 'input_text', args: { index: 2, text: 'ada@example.com' } },
+          { tool: 'click_element', args: { index: 3 } },
+        ],
+      },
+    ]);
+    const res = await client().complete(req);
+    expect(res.toolCalls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([
+      ['input_text', { index: 1, text: 'Ada' }],
+      ['input_text', { index: 2, text: 'ada@example.com' }],
+      ['click_element', { index: 3 }],
+    ]);
+    expect(new Set(res.toolCalls.map((call) => call.id)).size).toBe(3);
+  });
+
   it('switches to max_completion_tokens when the provider asks for it', async () => {
     const { token, req } = await scripted([
       { httpError: 400, message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." },

@@ -1,0 +1,115 @@
+/**
+ * Surer finishes, through the agent runner on a real page: what each action changed, presses
+ * counted, a done held once against the page, a wrong tool answered with the right one.
+ */
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { runnerOn as runnerOnTab, runSteps, scriptedLlm, toolAnswers, type Call } from '../../test/support/agent-runner';
+import type { LlmMessage } from './llm/types';
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run'];
+
+const PAGES: Record<string, string> = {
+  '/form': `<!doctype html><title>Sign up</title><form action="/sent"><label>Name <input name="name"></label> <label>Email <input name="email"></label> <button>Send</button></form>`,
+  '/checked': `<!doctype html><title>Sign up</title><form onsubmit="event.preventDefault(); document.getElementById('e').textContent = 'Email is required'">
+    <label>Name <input name="name"></label> <label>Email <input name="email"></label> <span class="error" id="e"></span> <button>Send</button></form>`,
+  '/shop': `<!doctype html><title>Shop</title><p id="c">Cart (0)</p><button onclick="const c = document.getElementById('c'); c.textContent = 'Cart (' + (Number(c.textContent.match(/\\d+/)[0]) + 1) + ')'">Add to cart</button>`,
+  '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
+  '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+};
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const tab = {
+  get page() {
+    return page;
+  },
+  set page(p: Page) {
+    page = p;
+  },
+  get context() {
+    return context;
+  },
+};
+
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+});
+afterAll(() => browser?.close());
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1024, height: 600 } });
+  await context.route('http://site.test/**', (route) => route.fulfill({ contentType: 'text/html', body: PAGES[new URL(route.request().url()).pathname] ?? 'not found' }));
+  page = await context.newPage();
+});
+afterEach(() => context.close());
+
+const run = (answers: Call[][], max = 8) => {
+  const { llm, requests } = scriptedLlm(answers);
+  const { runner, recorded } = runnerOnTab(tab, llm);
+  return runSteps(runner, max).then((results) => ({ results, requests, recorded }));
+};
+const lastObservation = (messages: LlmMessage[]) => [...messages].reverse().find((m) => m.role === 'user' && m.content.startsWith('Observation'))!.content;
+const done: Call = { tool: 'done', args: { message: 'Done' } };
+
+describe('what an action changed', () => {
+  it('opens the next observation: the value a field now holds, or that nothing visible changed', async () => {
+    await page.goto('http://site.test/form');
+    const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [{ tool: 'scroll', args: { direction: 'down' } }], [{ ...done, args: { message: 'no', success: false } }]]);
+    expect(lastObservation(requests[1]).split('\n')[1]).toBe('Changed: [1] now holds "Ada"');
+    expect(lastObservation(requests[2]).split('\n')[1]).toBe('Changed: nothing visible changed');
+  });
+
+  it('names the same button pressed again and again while the page changes, with what the page shows', async () => {
+    await page.goto('http://site.test/shop');
+    const press: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests } = await run([[press], [press], [press], [done]]);
+    expect(lastObservation(requests[1])).not.toContain('you pressed');
+    expect(lastObservation(requests[2])).toContain('Note: you pressed "Add to cart" 2 times in a row and the page changed each time; the page shows "Cart (2)".');
+    expect(lastObservation(requests[3])).toContain('Note: you pressed "Add to cart" 3 times in a row and the page changed each time; the page shows "Cart (3)".');
+  });
+});
+
+describe('a done that claims success', () => {
+  it('is answered once when a filled form was never sent, and accepted when repeated', async () => {
+    await page.goto('http://site.test/form');
+    const { results, requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'input_text', args: { index: 2, text: 'ada@example.com' } }], [done]]);
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'input_text'],
+      ['continue', 'input_text'],
+      ['continue', 'done'],
+      ['done', 'done'],
+    ]);
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1], [2] but the form was not sent (its button "Send" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+  });
+
+  it('is answered once when the page shows an error at a field', async () => {
+    await page.goto('http://site.test/checked');
+    const { results, requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'click_element', args: { index: 3 } }], [done]]);
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'continue', 'continue', 'done']);
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not accepted yet: the page shows "Email is required" at a field\./);
+  });
+
+  it('is accepted at once after the form was sent', async () => {
+    await page.goto('http://site.test/form');
+    const { results } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'click_element', args: { index: 3 } }], [done]]);
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'continue', 'done']);
+  });
+});
+
+describe('a wrong tool', () => {
+  it('is answered with the right one, and ends the task only when it keeps failing after that', async () => {
+    await page.goto('http://site.test/contact');
+    const keys = (text: string): Call[] => [{ tool: 'send_keys', args: { keys: text } }];
+    const { llm, requests } = scriptedLlm([keys('555-0142'), keys('555-0142.'), keys('Phone: 555-0142'), keys('555 - 0142'), keys('(555) 0142')]);
+    const { runner } = runnerOnTab(tab, llm);
+    await expect(runSteps(runner, 8)).rejects.toThrow(/failed 5 times in a row/);
+    expect(requests).toHaveLength(5);
+    expect(toolAnswers(requests[1])[0]).toContain('"555-0142" is not a key: send_keys presses keys such as Enter, Tab or Escape. To type text into a field, call input_text with the field\'s index; to answer the task with this text, call done with it.');
+  });
+
+  it('says a link is not a field, and what to do instead', async () => {
+    await page.goto('http://site.test/contact');
+    const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: '555-0142' } }], [{ ...done, args: { message: '555-0142' } }]]);
+    expect(toolAnswers(requests[1])[0]).toMatch(/\[1\] is a link, not a field, and the page shows no text field: to answer, call done with the text/);
+  });
+});

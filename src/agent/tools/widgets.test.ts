@@ -1,0 +1,92 @@
+/** Widgets a model loses its way in: a custom listbox, a date field, an infinite list. */
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { observePage } from '../observe/observe';
+import type { ToolContext } from '../types';
+import { inputTextTool } from './input-text';
+import { scrollTool } from './scroll';
+import { selectOptionTool } from './select-option';
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run'];
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let ctx: ToolContext;
+
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+});
+afterAll(() => browser?.close());
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1024, height: 600 } });
+  page = await context.newPage();
+  ctx = { page, context, setActivePage: () => undefined, navigationTimeoutMs: 2000, signal: new AbortController().signal };
+});
+afterEach(() => context.close());
+
+/** The index of the element whose line matches `pattern` in a fresh observation. */
+async function indexOf(pattern: RegExp): Promise<number> {
+  const text = (await observePage(page, { tokenBudget: 6000 })).text;
+  const line = text.split('\n').find((l) => pattern.test(l));
+  if (!line) throw new Error(`no element ${pattern} in:\n${text}`);
+  return Number(/^\[(\d+)\]/.exec(line)![1]);
+}
+
+const COMBOBOX = `<label id="l">Fruit</label>
+  <div role="combobox" aria-labelledby="l" aria-expanded="false" aria-controls="fruits" tabindex="0" id="box"
+       onclick="document.getElementById('fruits').hidden = false; this.setAttribute('aria-expanded', 'true')">Choose…</div>
+  <ul role="listbox" id="fruits" hidden>
+    <li role="option" onclick="document.getElementById('box').textContent = this.textContent; document.getElementById('fruits').hidden = true">Apple</li>
+    <li role="option" onclick="document.getElementById('box').textContent = this.textContent; document.getElementById('fruits').hidden = true">Blood orange</li>
+  </ul>`;
+
+describe('select_option in a custom widget', () => {
+  it('opens a combobox and clicks the option named by its text', async () => {
+    await page.setContent(COMBOBOX);
+    const index = await indexOf(/combobox "Fruit"/);
+    const result = await selectOptionTool.execute(ctx, { index, value: 'blood orange' });
+    expect(result.summary).toBe(`Selected "Blood orange" in [${index}] combobox "Fruit"`);
+    expect(await page.textContent('#box')).toBe('Blood orange');
+  });
+
+  it('says which options there are when none matches', async () => {
+    await page.setContent(COMBOBOX);
+    const index = await indexOf(/combobox "Fruit"/);
+    await expect(selectOptionTool.execute(ctx, { index, value: 'Pear' })).rejects.toThrow(`[${index}] combobox "Fruit" has no option "Pear"; its options are: "Apple", "Blood orange"`);
+  });
+
+  it('chooses in an open listbox', async () => {
+    await page.setContent(`<div role="listbox" aria-label="Size"><div role="option" onclick="window.chosen = 'S'">Small</div><div role="option" onclick="window.chosen = 'L'">Large</div></div>`);
+    const index = await indexOf(/listbox "Size"|option "Large"/);
+    await selectOptionTool.execute(ctx, { index, value: 'Large' });
+    expect(await page.evaluate(() => (window as unknown as { chosen: string }).chosen)).toBe('L');
+  });
+});
+
+describe('a date field', () => {
+  it('takes a date written in the common forms', async () => {
+    await page.setContent('<label>Arrival <input type="date" id="d"></label>');
+    const index = await indexOf(/Arrival/);
+    for (const text of ['March 14 2026', '03/14/2026', '2026-03-14']) {
+      await page.fill('#d', '');
+      await inputTextTool.execute(ctx, { index, text, clear: true });
+      expect(await page.inputValue('#d')).toBe('2026-03-14');
+    }
+    await expect(inputTextTool.execute(ctx, { index, text: 'next week', clear: true })).rejects.toThrow('is a date field: give the date as YYYY-MM-DD');
+  });
+});
+
+describe('an infinite list', () => {
+  it('is reported as more items loaded after a scroll to its end', async () => {
+    await page.setContent(`<ul id="list"></ul><script>
+      const list = document.getElementById('list');
+      const add = (n) => { for (let i = 0; i < n; i++) { const li = document.createElement('li'); li.textContent = 'Item ' + (list.children.length + 1); li.style.height = '40px'; list.appendChild(li); } };
+      add(30);
+      window.addEventListener('scroll', () => { if (innerHeight + scrollY >= document.body.scrollHeight - 50 && list.children.length < 60) setTimeout(() => add(20), 200); });
+    </script>`);
+    const result = await scrollTool.execute(ctx, { direction: 'down', amount: 2 });
+    expect(result.summary).toMatch(/; 20 more items loaded$/);
+    const top = await scrollTool.execute(ctx, { direction: 'up', amount: 10 });
+    expect(top.summary).not.toContain('loaded');
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * The agent runner on a real page for unit tests: a model answering with scripted lists of
+ * tool calls, a recorder keeping what it is given, an optional policy.
+ */
+import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserPool, BrowserSession } from '../../src/browser/pool';
+import type { PolicyDocument } from '../../src/contracts/policy-rules';
+import type { StepInput, TaskParams } from '../../src/contracts/session-types';
+import { createLogger } from '../../src/logger';
+import type { Recorder } from '../../src/recording/recorder';
+import { AgentRunner } from '../../src/agent/agent';
+import type { LlmMessage, LlmRequest, LlmResponse } from '../../src/agent/llm/types';
+
+export interface Call {
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+type Llm = { model: string; complete(req: LlmRequest): Promise<LlmResponse> };
+
+/** A model answering each request with the next list of calls (the last repeats), and the requests it got. */
+export function scriptedLlm(answers: Call[][]): { llm: Llm; requests: LlmMessage[][] } {
+  const requests: LlmMessage[][] = [];
+  let n = 0;
+  const llm = {
+    model: 'scripted',
+    async complete(req: LlmRequest): Promise<LlmResponse> {
+      requests.push(structuredClone(req.messages));
+      const calls = answers[Math.min(n, answers.length - 1)];
+      n += 1;
+      const toolCalls = calls.map((call, i) => ({ id: `call_${n}_${i}`, name: call.tool, arguments: JSON.stringify(call.args) }));
+      return { text: 'Working on it.', toolCalls, usage: { inputTokens: 100, outputTokens: 10 }, model: 'scripted' };
+    },
+  };
+  return { llm, requests };
+}
+
+export type Recorded = { action: string; outcome: string; element?: { name?: string } };
+
+/** The runner on the tab `tab.page` (a new tab becomes it), recording into `recorded`. */
+export function runnerOn(tab: { page: Page; context: BrowserContext }, llm: Llm, policy?: PolicyDocument): { runner: AgentRunner; recorded: Recorded[] } {
+  const recorded: Recorded[] = [];
+  const session = {
+    sessionId: 'ses_1',
+    context: tab.context,
+    get page() {
+      return tab.page;
+    },
+    set page(p: Page) {
+      tab.page = p;
+    },
+    crashed: false,
+    artifacts: {},
+    changedAt: 0,
+  } as unknown as BrowserSession;
+  const pool = { get: () => session } as unknown as BrowserPool;
+  const recorder = { begin: async () => undefined, add: async (_owner: unknown, step: Recorded) => void recorded.push(step) } as unknown as Recorder;
+  const options = { llm, prices: {}, observationTokenBudget: 4000, contextTokens: 100_000, navigationTimeoutMs: 10_000, vision: false, recorder };
+  const runner = new AgentRunner(pool, { ...options, ...(policy ? { policies: { get: async () => policy } } : {}) });
+  return { runner, recorded };
+}
+
+const log = createLogger('silent');
+
+function stepInput(stepNo: number, prompt: string, policyId?: string): StepInput {
+  const params = { prompt, outputType: 'text', files: [] } as unknown as TaskParams;
+  return { sessionId: 'ses_1', userId: 'usr_1', taskId: 'task_1', stepNo, params, previousTasks: [], remaining: { inputTokens: 1_000_000, outputTokens: 100_000 }, policyId };
+}
+
+/** Steps until the task is done or asks a human (at most `max`): the steps' results. */
+export async function runSteps(runner: AgentRunner, max: number, opts: { policyId?: string; prompt?: string } = {}) {
+  const results = [];
+  for (let stepNo = 0; stepNo < max; stepNo++) {
+    const result = await runner.step(stepInput(stepNo, opts.prompt ?? 'Sign up as Ada, ada@example.com', opts.policyId), new AbortController().signal, log);
+    results.push(result);
+    if (result.kind !== 'continue') break;
+  }
+  return results;
+}
+
+/** The tool results of a conversation, in order. */
+export const toolAnswers = (messages: LlmMessage[]): string[] => messages.filter((m): m is Extract<LlmMessage, { role: 'tool' }> => m.role === 'tool').map((m) => m.content);
