@@ -73,8 +73,9 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const tokenBudget = observationBudget(options.contextTokens, frame.fixedTokens + (prompt ? tokensOf(prompt.content) : 0), options.observationTokenBudget);
   const observation = await observePage(step.session.page, { tokenBudget, screenshot: options.vision });
   memory.observationBudget = tokenBudget;
-  const opening = [`Observation (step ${input.stepNo + 1}):`, ...whatChanged(memory, observation.text)];
-  memory.addObservation(observation.text, step.mask(`${opening.join('\n')}\n${observation.text}`), observation.screenshot);
+  // What the last actions changed closes the observation, after the page it speaks of.
+  const closing = whatChanged(memory, observation.text).map((line) => `\n${line}`).join('');
+  memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);
   memory.fitToContext(options.contextTokens, frame.fixedTokens);
   return observation.text;
 }
