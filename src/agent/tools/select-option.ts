@@ -83,7 +83,7 @@ export const selectOptionTool: AgentTool<typeof schema> = {
     const match = await attempt(ctx.signal, action, () => abortable(locator.evaluate(findOption, wanted, { timeout: ACTION_TIMEOUT_MS }), ctx.signal));
     if (!match.isSelect) {
       const chosen = await chooseInListbox(ctx, locator, frame, name, wanted);
-      if (chosen === undefined) throw new Error(`${name} is not a <select> nor a listbox: click it to open its list, then click the option`);
+      if (chosen === undefined) throw new Error(`${name} is not a <select>: click it to open its list, then click the option`);
       return { summary: `Selected "${chosen}" in ${name}`, target };
     }
     if (match.index < 0) throw new Error(`${name} has no option "${wanted}"; its options are: ${match.options.map((option) => `"${option}"`).join(', ')}`);
