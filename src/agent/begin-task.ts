@@ -2,6 +2,7 @@
  * The start of a task on this worker: its policy and the domain guard, its files, its
  * prompt, its recording, the recording it replays, and its starting page.
  */
+import { maskStrings } from './record-step';
 import { TaskFailure } from '../contracts/errors';
 import { replayPlan } from '../recording/replay';
 import type { StepInput } from '../contracts/session-types';
@@ -49,7 +50,12 @@ async function beginRecording(step: StepContext): Promise<void> {
   const params = input.params;
   await step.options.recorder?.begin(
     { userId: input.userId, sessionId: input.sessionId, taskId: input.taskId },
-    { prompt: mask(params.prompt), startingUrl: params.startingUrl ? mask(params.startingUrl) : null, outputType: params.outputType, ...(params.outputSchema !== undefined ? { outputSchema: params.outputSchema } : {}) },
+    {
+      prompt: mask(params.prompt),
+      startingUrl: params.startingUrl ? mask(params.startingUrl) : null,
+      outputType: params.outputType,
+      ...(params.outputSchema !== undefined ? { outputSchema: maskStrings(params.outputSchema, mask) } : {}),
+    },
   );
 }
 

@@ -8,12 +8,25 @@ export function recordStep(step: StepContext, recorded: Omit<RecordedStep, 'seq'
   const { input, options } = step;
   const recorder = options.recorder;
   if (!recorder) return;
-  const args = options.vault ? (options.vault.maskDeep(input.sessionId, recorded.args) as Record<string, unknown>) : recorded.args;
   // Stored off the step's path (the recorder keeps the order; the task's end waits for it).
-  void recorder.add(
-    { userId: input.userId, sessionId: input.sessionId, taskId: input.taskId },
-    { ...recorded, args, urlBefore: step.mask(recorded.urlBefore), urlAfter: step.mask(recorded.urlAfter) },
-  );
+  void recorder.add({ userId: input.userId, sessionId: input.sessionId, taskId: input.taskId }, maskedStep(recorded, step.mask));
+}
+
+/**
+ * A step as the recording keeps it: every text in it masked (its arguments, the element's
+ * text, name, label, address and frame, the addresses, the summary, the error, the agent's
+ * words); who did it, the action and the outcome are names of the service's own.
+ */
+export function maskedStep<T extends Pick<RecordedStep, 'by' | 'action' | 'outcome'>>(recorded: T, mask: (text: string) => string): T {
+  return { ...maskStrings(recorded, mask), by: recorded.by, action: recorded.action, outcome: recorded.outcome };
+}
+
+/** Every string inside a JSON-like value through `mask`. */
+export function maskStrings<T>(value: T, mask: (text: string) => string): T {
+  if (typeof value === 'string') return mask(value) as T;
+  if (Array.isArray(value)) return value.map((item) => maskStrings(item, mask)) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskStrings(item, mask)])) as T;
+  return value;
 }
 
 /** The arguments as recorded: an element's index of the moment means nothing later (the element description replaces it). */
