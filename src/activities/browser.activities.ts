@@ -2,6 +2,8 @@ import type { ManualAction } from '../contracts/actions';
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { BrowserContext, Page } from 'playwright-core';
 import { describeAtPoint } from '../recording/describe';
+import { maskedStep } from '../agent/record-step';
+import { STATE_KEY } from '../agent/observe/marker';
 import type { Recorder } from '../recording/recorder';
 import type { ElementDescription } from '../contracts/recording';
 import type { AgentRunner } from '../agent/agent';
@@ -297,11 +299,8 @@ export function createBrowserActivities(deps: {
       }
       await events.message(sessionId, { type: 'action', data: { name, target } });
       if (recording && taskId && userId) {
-        const args = vault ? (vault.maskDeep(sessionId, recording.args) as Record<string, unknown>) : recording.args;
-        await deps.recorder!.add(
-          { userId, sessionId, taskId },
-          { by: 'human', action: name, args, element: recording.element, urlBefore: mask(sessionId, recording.urlBefore), urlAfter: mask(sessionId, page.url()), outcome: 'ok', summary: target },
-        );
+        const step = { by: 'human' as const, action: name, args: recording.args, element: recording.element, urlBefore: recording.urlBefore, urlAfter: page.url(), outcome: 'ok' as const, summary: target };
+        await deps.recorder!.add({ userId, sessionId, taskId }, maskedStep(step, (text) => mask(sessionId, text)));
       }
     },
 
@@ -380,12 +379,7 @@ async function manualStepFacts(page: Page, action: InteractionAction): Promise<{
     case 'DOUBLE_CLICK':
       return { args: { x: action.x, y: action.y }, element: await describeAtPoint(page.mainFrame(), action.x, action.y) };
     case 'TYPE': {
-      const secret = await page
-        .evaluate(() => {
-          const el = document.activeElement as HTMLInputElement | null;
-          return !!el && (el.type === 'password' || /one-time-code|cc-number|cc-csc/.test(el.autocomplete ?? ''));
-        })
-        .catch(() => true);
+      const secret = await focusedIsSecret(page).catch(() => true);
       return { args: secret ? { text: null, secret: true } : { text: action.text } };
     }
     case 'KEY_PRESS':
@@ -393,6 +387,42 @@ async function manualStepFacts(page: Page, action: InteractionAction): Promise<{
     default:
       return { args: {} };
   }
+}
+
+/** Frames inside frames followed at most this deep to the focused element (deeper: taken for secret). */
+const MAX_FOCUS_DEPTH = 10;
+
+/**
+ * Whether what a person types goes into a secret field: the focused element, followed into
+ * open shadow roots and through frames (a frame's own focused element, whatever its origin),
+ * is a password or one-time-code field, a card number, or a field a secret was typed into.
+ */
+async function focusedIsSecret(page: Page): Promise<boolean> {
+  let frame = page.mainFrame();
+  for (let depth = 0; depth < MAX_FOCUS_DEPTH; depth++) {
+    const handle = await frame.evaluateHandle(() => {
+      let el = document.activeElement;
+      while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+      return el;
+    });
+    try {
+      const el = handle.asElement();
+      if (!el) return false;
+      const inner = await el.contentFrame();
+      if (!inner) return await el.evaluate(isSecretField, STATE_KEY);
+      frame = inner;
+    } finally {
+      await handle.dispose();
+    }
+  }
+  return true;
+}
+
+/** Runs in the page: whether a field is one whose value is secret. */
+function isSecretField(el: Element, stateKey: string): boolean {
+  const field = el as HTMLInputElement;
+  const marked = (window as unknown as Record<string, { secrets?: WeakSet<Element> } | undefined>)[stateKey]?.secrets?.has(el);
+  return field.type === 'password' || /one-time-code|cc-number|cc-csc/.test(field.autocomplete ?? '') || !!marked;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
