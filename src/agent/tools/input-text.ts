@@ -31,7 +31,9 @@ export const inputTextTool: AgentTool<typeof schema> = {
       }
       await abortable(locator.focus({ timeout: ACTION_TIMEOUT_MS }), ctx.signal);
       await abortable(locator.press('End', { timeout: ACTION_TIMEOUT_MS }), ctx.signal);
-      await abortable(locator.pressSequentially(text, { timeout: ACTION_TIMEOUT_MS }), ctx.signal);
+      // The whole text in one call to this element while it has the focus: a page that moves the focus after a key gets none of it elsewhere.
+      const typed = await abortable(locator.evaluate(insertWhileFocused, text, { timeout: ACTION_TIMEOUT_MS }), ctx.signal);
+      if (!typed) throw new Error(`${name} did not keep the focus; nothing was typed`);
     });
     const shown = info.secret || TOKEN_LIKE.test(text) ? MASK : JSON.stringify(text.length > 200 ? `${text.slice(0, 199)}…` : text);
     return { summary: `${clear ? 'Typed' : 'Appended'} ${shown} into ${name}`, target };
@@ -44,4 +46,19 @@ function dateFor(inputType: string, text: string, name: string): string {
   const date = isoDate(text);
   if (!date) throw new Error(`${name} is a date field: give the date as YYYY-MM-DD (for example 2026-03-14)`);
   return date;
+}
+
+/**
+ * Runs in the element's frame: inserts `text` at the caret in one go, only when the element
+ * is the one focused (in its document or shadow root). False when it is not, or takes no text.
+ */
+function insertWhileFocused(el: Element, text: string): boolean {
+  // Focused all the way up: in its shadow root, that root's host in the one above, ..., in the document.
+  for (let node: Element = el; ; ) {
+    const root = node.getRootNode() as Document | ShadowRoot;
+    if (root.activeElement !== node) return false;
+    if (!('host' in root)) break;
+    node = root.host;
+  }
+  return text === '' || document.execCommand('insertText', false, text);
 }
