@@ -5,6 +5,7 @@ import type { BlobStore } from '../contracts/profiles';
 import type { FilesRepository } from '../store/files.repository';
 import { putWholeManyWithinQuota, type StorageQuota } from '../store/storage-quota';
 import type { StepOwner, StepPictureSource, StepShot } from './recorder';
+import { paintOverJpeg, type Rect } from './paint-over';
 
 /** JPEG quality of a step's picture: enough to see what happened, small enough to keep for every step. */
 const QUALITY = 50;
@@ -30,8 +31,12 @@ const REMEMBERED_SESSIONS = 5_000;
 const WATCH_KEY = '__agentPictureWatch';
 
 interface PictureScriptArgs {
-  /** 'look': the view's signature, then (unless it equals `previous`, or `cover` is false) the secret fields covered; 'cover' / 'uncover': the boxes only. */
-  mode: 'look' | 'cover' | 'uncover';
+  /**
+   * 'look': the view's signature, then (unless it equals `previous`, or `cover` is false) the
+   * secret fields covered; 'cover' / 'uncover': the boxes only; 'rects': where the secret
+   * fields are, nothing changed.
+   */
+  mode: 'look' | 'cover' | 'uncover' | 'rects';
   watchKey: string;
   stateKey: string;
   attr: string;
@@ -47,9 +52,10 @@ interface PictureScriptArgs {
  * scrolling and focus since the watcher was installed in this document; the service's own
  * marks are not changes), and black boxes over every field that holds or held a secret
  * (password fields, fields the observation took for secret, fields a secret was typed into).
- * Answers the signature (in 'look') and how many boxes it put up (-1: none asked for).
+ * Answers the signature (in 'look'), how many boxes it put up (-1: none asked for) and where
+ * the secret fields are in the frame's viewport (painted over in the picture as well).
  */
-function pictureScript(a: PictureScriptArgs): { signature?: string; covered: number } {
+function pictureScript(a: PictureScriptArgs): FrameAnswer {
   const signature = (): string => {
     const holder = window as unknown as Record<string, { id: string; changes: number } | undefined>;
     let watch = holder[a.watchKey];
@@ -70,9 +76,9 @@ function pictureScript(a: PictureScriptArgs): { signature?: string; covered: num
     }
     return [watch.id, location.href, scrollX, scrollY, innerWidth, innerHeight, document.readyState, watch.changes].join('|');
   };
-  const cover = (): number => {
+  const secretRects = (): Rect[] => {
     const state = (window as unknown as Record<string, { secrets?: WeakSet<Element>; describe?: (el: Element) => { secret: boolean } } | undefined>)[a.stateKey];
-    const fields: Element[] = [];
+    const rects: Rect[] = [];
     const collect = (root: Document | ShadowRoot): void => {
       for (const el of Array.from(root.querySelectorAll('*'))) {
         if (el.shadowRoot) collect(el.shadowRoot);
@@ -85,33 +91,42 @@ function pictureScript(a: PictureScriptArgs): { signature?: string; covered: num
             secret = false;
           }
         }
-        if (secret) fields.push(el);
+        const r = el.getBoundingClientRect();
+        if (secret && r.width > 0 && r.height > 0) rects.push({ x: r.left, y: r.top, width: r.width, height: r.height });
       }
     };
     collect(document);
-    let n = 0;
-    for (const el of fields) {
-      const r = el.getBoundingClientRect();
-      if (r.width <= 0 || r.height <= 0) continue;
+    return rects;
+  };
+  const cover = (): FrameAnswer => {
+    const rects = secretRects();
+    for (const r of rects) {
       const box = document.createElement('div');
       box.setAttribute(a.attr, '');
-      box.style.cssText = `position:fixed;left:${r.left - 2}px;top:${r.top - 2}px;width:${r.width + 4}px;height:${r.height + 4}px;background:#000;z-index:2147483647;pointer-events:none;`;
+      box.style.cssText = `position:fixed;left:${r.x - 2}px;top:${r.y - 2}px;width:${r.width + 4}px;height:${r.height + 4}px;background:#000;z-index:2147483647;pointer-events:none;`;
       document.documentElement.appendChild(box);
-      n++;
     }
-    return n;
+    return { covered: rects.length, rects };
   };
+  if (a.mode === 'rects') return { covered: -1, rects: secretRects() };
   for (const old of Array.from(document.querySelectorAll(`[${a.attr}]`))) old.remove();
   if (a.mode === 'uncover') return { covered: 0 };
-  if (a.mode === 'cover') return { covered: cover() };
+  if (a.mode === 'cover') return cover();
   const seen = signature();
-  return { signature: seen, covered: a.cover && seen !== a.previous ? cover() : -1 };
+  return { signature: seen, ...(a.cover && seen !== a.previous ? cover() : { covered: -1 }) };
+}
+
+/** A frame's answer: its view's signature, the boxes put up, and its secret fields' rectangles (its own viewport's CSS pixels). */
+interface FrameAnswer {
+  signature?: string;
+  covered: number;
+  rects?: Rect[];
 }
 
 const scriptArgs = { watchKey: WATCH_KEY, stateKey: STATE_KEY, attr: COVER_ATTRIBUTE, ignore: [INDEX_ATTRIBUTE, COVER_ATTRIBUTE] };
 
 /** A frame's answer, or undefined when it did not answer within a second (or went away). */
-async function inFrame(frame: Frame, args: Pick<PictureScriptArgs, 'mode' | 'previous' | 'cover'>): Promise<{ signature?: string; covered: number } | undefined> {
+async function inFrame(frame: Frame, args: Pick<PictureScriptArgs, 'mode' | 'previous' | 'cover'>): Promise<FrameAnswer | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([frame.evaluate(pictureScript, { ...scriptArgs, ...args }), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 1_000)))]);
@@ -122,27 +137,79 @@ async function inFrame(frame: Frame, args: Pick<PictureScriptArgs, 'mode' | 'pre
   }
 }
 
+/** What look found: the view's signature, whether the secret fields are covered, the boxes put up, and the fields' rectangles in the page's viewport. */
+interface Looked {
+  signature: string | null;
+  covered?: boolean;
+  boxes: number;
+  rects: Rect[];
+}
+
 /**
  * The page as the step left it: its view's signature (null when it cannot be told: a page
  * with child frames, which draw on their own, or no answer) and, unless the view equals
  * `previous` or `shoot` is false, its secret fields covered ready for the picture: `covered`
  * false when a frame could not be covered (then no picture is taken).
  */
-async function look(page: Page, previous: string | null | undefined, shoot: boolean): Promise<{ signature: string | null; covered?: boolean; boxes: number }> {
+async function look(page: Page, previous: string | null | undefined, shoot: boolean): Promise<Looked> {
   const prefix = `${page.url()}#`;
   if (page.frames().length === 1) {
-    // One call: the signature and, when a picture follows, the covers.
+    // One call: the signature and, when a picture follows, the covers and where they are.
     const answer = await inFrame(page.mainFrame(), { mode: 'look', previous: previous?.startsWith(prefix) ? previous.slice(prefix.length) : null, cover: shoot });
     const signature = answer?.signature ? prefix + answer.signature : null;
     // No answer: no signature, and a page that could not be covered (when a picture was to follow).
-    if (!answer) return { signature: null, covered: shoot ? false : undefined, boxes: 0 };
-    if (answer.covered < 0) return { signature, boxes: 0 };
-    return { signature, covered: true, boxes: answer.covered };
+    if (!answer) return { signature: null, covered: shoot ? false : undefined, boxes: 0, rects: [] };
+    if (answer.covered < 0) return { signature, boxes: 0, rects: [] };
+    return { signature, covered: true, boxes: answer.covered, rects: answer.rects ?? [] };
   }
-  if (!shoot) return { signature: null, boxes: 0 };
-  const answers = await Promise.all(page.frames().map(async (f) => (f.isDetached() ? { covered: 0 } : ((await inFrame(f, { mode: 'cover' })) ?? (f.isDetached() ? { covered: 0 } : undefined)))));
+  if (!shoot) return { signature: null, boxes: 0, rects: [] };
+  const found = await secretFieldsIn(page, 'cover');
+  return { signature: null, covered: found.complete, boxes: found.boxes, rects: found.rects };
+}
+
+/**
+ * The secret fields of every frame of the page, in the page's viewport: covered with boxes
+ * ('cover') or only found ('rects'). `complete` false when a frame that may hold one did not
+ * answer, or its place on the page could not be read.
+ */
+async function secretFieldsIn(page: Page, mode: 'cover' | 'rects'): Promise<{ complete: boolean; boxes: number; rects: Rect[] }> {
+  const answers = await Promise.all(
+    page.frames().map(async (f) => {
+      if (f.isDetached()) return { covered: 0, rects: [] };
+      const answer = (await inFrame(f, { mode })) ?? (f.isDetached() ? { covered: 0, rects: [] } : undefined);
+      if (!answer?.rects?.length) return answer;
+      const offset = await frameOffset(f);
+      return offset === undefined ? undefined : { ...answer, rects: offset ? answer.rects.map((r) => ({ ...r, x: r.x + offset.x, y: r.y + offset.y })) : [] };
+    }),
+  );
   // A frame that went away holds nothing to show; one that does not answer may.
-  return { signature: null, covered: answers.every(Boolean), boxes: answers.reduce((n, x) => n + (x ? x.covered : 1), 0) };
+  return { complete: answers.every(Boolean), boxes: answers.reduce((n, x) => n + (x ? Math.max(0, x.covered) : 1), 0), rects: answers.flatMap((x) => x?.rects ?? []) };
+}
+
+/**
+ * Where a frame's viewport starts in the page's (CSS pixels): inside its frame element's
+ * border and padding. null: the frame is not shown (nothing of it to paint over);
+ * undefined: it could not be read.
+ */
+async function frameOffset(frame: Frame): Promise<{ x: number; y: number } | null | undefined> {
+  if (!frame.parentFrame()) return { x: 0, y: 0 };
+  try {
+    const owner = await frame.frameElement();
+    try {
+      const box = await owner.boundingBox();
+      if (!box) return null;
+      const inset = await owner.evaluate((node) => {
+        const el = node as Element;
+        const style = getComputedStyle(el);
+        return { x: el.clientLeft + parseFloat(style.paddingLeft || '0'), y: el.clientTop + parseFloat(style.paddingTop || '0') };
+      });
+      return { x: box.x + inset.x, y: box.y + inset.y };
+    } finally {
+      await owner.dispose();
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 /** Takes the boxes away again (in every frame). */
@@ -152,17 +219,19 @@ async function uncover(page: Page): Promise<void> {
 
 /**
  * The viewport as JPEG, straight from DevTools (see capture: Playwright's screenshot waits
- * for fonts and settles animations first, about twice the time), its secret
- * fields covered (by look) and uncovered after when there were any: a picture never shows a
- * typed secret; a page whose fields could not be covered has no picture.
+ * for fonts and settles animations first, about twice the time), its secret fields covered
+ * (by look) and uncovered after when there were any, and painted over in the picture itself
+ * where look found them (a field in the top layer paints above any box in the page): a
+ * picture never shows a typed secret; a page whose fields could not be covered has no picture.
  */
-async function shoot(page: Page, looked: { covered?: boolean; boxes: number }): Promise<StepShot> {
+async function shoot(page: Page, looked: Looked): Promise<StepShot> {
   if (!looked.covered) {
     await uncover(page);
     return { skipped: 'secret_fields' };
   }
   try {
-    return { jpeg: await capture(page) };
+    const shot = await capture(page);
+    return { jpeg: paintOverJpeg(shot.jpeg, looked.rects, { cssWidth: shot.viewport.width, cssHeight: shot.viewport.height }, QUALITY) };
   } catch {
     return { skipped: page.isClosed() ? 'no_page' : 'failed' };
   } finally {
@@ -176,9 +245,10 @@ async function shoot(page: Page, looked: { covered?: boolean; boxes: number }): 
  * Chromium draws that frame anew when the screencast starts, so it is never older than the
  * call; the compositor scales it, where a scaled screenshot (Page.captureScreenshot with a
  * clip) has the renderer lay out and paint the page again at that scale and back (about 5 ms
- * more of Chromium's CPU per picture, twice the renderer's time).
+ * more of Chromium's CPU per picture, twice the renderer's time). With the viewport's size
+ * in CSS pixels, which the picture shows scaled.
  */
-async function capture(page: Page): Promise<Buffer> {
+async function capture(page: Page): Promise<{ jpeg: Buffer; viewport: { width: number; height: number } }> {
   let session = sessions.get(page);
   if (!session) {
     session = page.context().newCDPSession(page);
@@ -198,12 +268,21 @@ async function capture(page: Page): Promise<Buffer> {
     await Promise.race([cdp.send('Page.startScreencast', { format: 'jpeg', quality: QUALITY, maxWidth, maxHeight, everyNthFrame: 1 }), timeout]);
     const shot = await Promise.race([frame, timeout]);
     void cdp.send('Page.screencastFrameAck', { sessionId: shot.sessionId }).catch(() => undefined);
-    return Buffer.from(shot.data, 'base64');
+    return { jpeg: Buffer.from(shot.data, 'base64'), viewport };
   } finally {
     clearTimeout(timer);
     cdp.off('Page.screencastFrame', onFrame);
     await cdp.send('Page.stopScreencast').catch(() => undefined);
   }
+}
+
+/**
+ * Where the page's secret fields are now, in its viewport (CSS pixels), to paint over in a
+ * screenshot; null when a frame did not tell (then the screenshot is not to be used).
+ */
+export async function secretFieldRects(page: Page): Promise<Rect[] | null> {
+  const found = await secretFieldsIn(page, 'rects');
+  return found.complete ? found.rects : null;
 }
 
 /**

@@ -108,7 +108,7 @@ describe('Anthropic client', () => {
           { type: 'tool_result', tool_use_id: 'toolu_2', content: 'Not performed: only one action is taken per step.' },
           { type: 'text', text: 'The human answered your request: yes' },
           { type: 'text', text: 'Observation (step 2):\n[0] button "OK"' },
-          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+          { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'iVBORw0KGgo=' } },
         ],
       },
       { role: 'assistant', content: [{ type: 'text', text: '(no answer)' }] },

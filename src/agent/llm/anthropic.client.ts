@@ -57,7 +57,7 @@ export function toAnthropicMessages(messages: LlmMessage[]): MessageParam[] {
       results.push({ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content || '(empty)' });
     } else if (message.role === 'user') {
       if (message.content) userBlocks.push({ type: 'text', text: message.content });
-      if (message.image) userBlocks.push({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: message.image } });
+      if (message.image) userBlocks.push({ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: message.image } });
     } else {
       flushUser();
       const blocks: ContentBlockParam[] = [];

@@ -106,7 +106,7 @@ describe('OpenAI client against the scripted model', () => {
         role: 'user',
         content: [
           { type: 'text', text: 'Observation (step 2):' },
-          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,iVBORw0KGgo=' } },
         ],
       },
     ]);

@@ -81,7 +81,7 @@ export function toOpenAiMessages(system: string, messages: LlmMessage[]): ChatCo
               role: 'user',
               content: [
                 { type: 'text', text: message.content },
-                { type: 'image_url', image_url: { url: `data:image/png;base64,${message.image}` } },
+                { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${message.image}` } },
               ],
             }
           : { role: 'user', content: message.content },

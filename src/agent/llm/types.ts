@@ -14,7 +14,7 @@ export interface LlmToolCall {
 }
 
 export type LlmMessage =
-  | { role: 'user'; content: string; image?: string /* base64 PNG */ }
+  | { role: 'user'; content: string; image?: string /* base64 JPEG */ }
   | { role: 'assistant'; content: string; toolCalls?: LlmToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 

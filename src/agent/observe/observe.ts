@@ -3,6 +3,8 @@ import type { Observation, ObserveOptions } from '../types';
 import { composeObservation, estimateTokens, NEARBY_VIEWPORTS, type ComposeInput } from './compose';
 import { INDEX_ATTRIBUTE, STATE_KEY } from './marker';
 import { isContextLost, isPageCrash, pageCrashFailure } from './page-errors';
+import { paintOverJpeg } from '../../recording/paint-over';
+import { secretFieldRects } from '../../recording/pictures';
 import { snapshotFrame, type FrameSnapshot, type Region, type SnapshotArgs } from './page-script';
 
 /** The next free element index of each page: frames number after each other so indices never collide. */
@@ -12,6 +14,8 @@ const MAIN_FRAME_TIMEOUT_MS = 10_000;
 const CHILD_FRAME_TIMEOUT_MS = 2_000;
 const TAB_TITLE_TIMEOUT_MS = 1_000;
 const SCREENSHOT_TIMEOUT_MS = 10_000;
+/** JPEG quality of the screenshot a vision model is sent. */
+const SCREENSHOT_QUALITY = 80;
 const ATTEMPTS = 3;
 
 /** What the agent sees of `page`: its interactive elements with stable indices and its visible text, within the token budget. */
@@ -184,10 +188,20 @@ async function listTabs(active: Page, activeTitle: string): Promise<Observation[
   );
 }
 
-/** A screenshot is a help, not a must: the observation goes on without one. */
+/**
+ * A screenshot is a help, not a must: the observation goes on without one. Its secret fields
+ * are painted over in the image, where they were just before and just after it was taken
+ * (whatever layer they paint in); a page whose frames do not tell where theirs are gets none.
+ */
 async function takeScreenshot(page: Page): Promise<string | undefined> {
   try {
-    return (await page.screenshot({ type: 'png', timeout: SCREENSHOT_TIMEOUT_MS })).toString('base64');
+    const before = await secretFieldRects(page);
+    if (!before) return undefined;
+    const shot = await page.screenshot({ type: 'jpeg', quality: SCREENSHOT_QUALITY, timeout: SCREENSHOT_TIMEOUT_MS });
+    const after = await secretFieldRects(page);
+    if (!after) return undefined;
+    const viewport = page.viewportSize() ?? (await page.evaluate(() => ({ width: innerWidth, height: innerHeight })));
+    return paintOverJpeg(shot, [...before, ...after], { cssWidth: viewport.width, cssHeight: viewport.height }, SCREENSHOT_QUALITY).toString('base64');
   } catch (err) {
     if (isPageCrash(err)) throw err;
     return undefined;
