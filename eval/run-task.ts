@@ -86,13 +86,14 @@ export async function runEvalTask(ctx: RunContext, task: EvalTask, opts: { steps
     prompt = `${prompt} ${token}`;
   }
   const fileIds = task.files?.length ? await uploadFiles(ctx, key, task.files) : [];
+  const startingUrl = ctx.sites.pageUrl(runId, task.site, task.start);
   const body = {
     task: {
       prompt,
-      startingUrl: ctx.sites.pageUrl(runId, task.site, task.start),
+      startingUrl,
       maxDuration: Math.min(300_000, ctx.timeoutMs),
       ...(task.outputType ? { outputType: task.outputType, outputSchema: task.outputSchema } : {}),
-      ...(task.secrets ? { secrets: [{ match: '127.0.0.1', fields: task.secrets }] } : {}),
+      ...(task.secrets ? { secrets: [{ match: new URL(startingUrl).host, fields: task.secrets }] } : {}),
       ...(fileIds.length ? { files: fileIds } : {}),
     },
   };

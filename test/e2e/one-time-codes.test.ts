@@ -62,7 +62,7 @@ describe('one-time codes', () => {
     });
     const res = await api(base(), 'POST', '/start/run-task', {
       key,
-      body: { task: { prompt: `${t} sign in with the one-time code`, startingUrl: `${site.url}/2fa.html`, secrets: [{ match: '127.0.0.1', fields: { otp: { totp: SEED, digits: 6, period: 30 } } }] } },
+      body: { task: { prompt: `${t} sign in with the one-time code`, startingUrl: `${site.url}/2fa.html`, secrets: [{ match: new URL(site.url).host, fields: { otp: { totp: SEED, digits: 6, period: 30 } } }] } },
     });
     expect(res.status).toBe(200);
     // The page shows the code back: the model saw it, and the answer has it, masked.

@@ -94,7 +94,7 @@ describe('recordings and replays', () => {
     site.changed = false;
     const { apiKey: key } = await createUser();
     const t = token('order');
-    const secrets = [{ match: '127.0.0.1', fields: { password: PASSWORD } }];
+    const secrets = [{ match: new URL(site.url).host, fields: { password: PASSWORD } }];
     await registerScript(model(), {
       match: t,
       steps: [
@@ -409,7 +409,7 @@ describe('recordings and replays', () => {
         { tool: 'done', args: { message: 'Ordered' } },
       ],
     });
-    const done = await finished(await runTask(key, { prompt: `${t} order pro for Joan`, startingUrl: `${site.url}/order.html`, secrets: [{ match: '127.0.0.1', fields: { password: PASSWORD } }] }));
+    const done = await finished(await runTask(key, { prompt: `${t} order pro for Joan`, startingUrl: `${site.url}/order.html`, secrets: [{ match: new URL(site.url).host, fields: { password: PASSWORD } }] }));
     expect(done.status).toBe('task_completed');
     const res = await fetch(`${base()}/task/${done.sessionId}/${done.taskId}/recording?format=playwright`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
@@ -509,7 +509,7 @@ describe('recordings and replays', () => {
         { tool: 'done', args: { message: 'Ordered' } },
       ],
     });
-    const done = await finished(await runTask(key, { prompt: `${t} order for Mae`, startingUrl: `${site.url}/order.html`, secrets: [{ match: '127.0.0.1', fields: { password: PASSWORD } }] }));
+    const done = await finished(await runTask(key, { prompt: `${t} order for Mae`, startingUrl: `${site.url}/order.html`, secrets: [{ match: new URL(site.url).host, fields: { password: PASSWORD } }] }));
     expect(done.status).toBe('task_completed');
     const rec = (await recording(key, done.sessionId, done.taskId)).body;
     expect(rec.steps).toHaveLength(4);
@@ -575,7 +575,7 @@ describe('recordings and replays', () => {
     }
 
     // A wrong token, or another task's token, finds nothing.
-    const other = await finished(await runTask(key, { replayOf: done.taskId, secrets: [{ match: '127.0.0.1', fields: { password: PASSWORD } }] }));
+    const other = await finished(await runTask(key, { replayOf: done.taskId, secrets: [{ match: new URL(site.url).host, fields: { password: PASSWORD } }] }));
     const otherToken = new URL((await recording(key, other.sessionId, other.taskId)).body.pageUrl).searchParams.get('token');
     for (const url of [rec.pageUrl.replace(/token=.*/, 'token=wrong'), rec.pageUrl.replace(/token=.*/, `token=${otherToken}`), `${rec.pageUrl.split('?')[0]}/pictures/0?token=${otherToken}`]) {
       expect((await fetch(url)).status).toBe(404);

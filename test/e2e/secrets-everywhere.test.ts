@@ -158,7 +158,7 @@ describe('parts of secrets', () => {
     });
     const { apiKey: key } = await createUser();
     const res = await finished(
-      await runTask(key, { task: { prompt: `${t} fill in the keys`, startingUrl: `${a.url}/keys.html`, secrets: [{ match: '127.0.0.1', fields: { apiKey: KEY, phrase: PHRASE } }] } }),
+      await runTask(key, { task: { prompt: `${t} fill in the keys`, startingUrl: `${a.url}/keys.html`, secrets: [{ match: `127.0.0.1:${a.port}`, fields: { apiKey: KEY, phrase: PHRASE } }] } }),
     );
     expect(res).toMatchObject({ type: 'task_completed' });
     const seen = await sent(t);

@@ -108,7 +108,7 @@ describe('secrets', () => {
           prompt: `${t} Sign in`,
           startingUrl: `${site.url}/signin.html`,
           secrets: [
-            { match: '127.0.0.1', fields: { email: EMAIL, password: PASSWORD } },
+            { match: new URL(site.url).host, fields: { email: EMAIL, password: PASSWORD } },
             { match: '*.example.com', fields: { apiKey: API_KEY } },
           ],
           webhook: { name: 'full', url: receiver.url('/secrets-full'), submittedData: 'full_response' },
@@ -217,7 +217,7 @@ describe('secrets', () => {
     const badMatch = await send([{ match: 'https://example.com/login', fields: { password: 'x' } }]);
     expect(badMatch.status).toBe(400);
     expect(badMatch.body).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'task.secrets.0.match' } });
-    expect(badMatch.body.message).toContain('no scheme, path or spaces');
+    expect(badMatch.body.message).toContain('no path or spaces');
     const badName = await send([{ match: 'all', fields: { 'my password': 'x' } }]);
     expect(badName.body).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'task.secrets.0.fields.my password' } });
     const tooLong = await send([{ match: 'all', fields: { password: `${PASSWORD}${'x'.repeat(5000)}` } }]);

@@ -29,6 +29,23 @@ describe('secret substitution', () => {
     expect(secrets.substitute('plain text', 'https://evil.test/')).toEqual({ ok: true, text: 'plain text', used: [] });
   });
 
+  it('is as strict as the match reads: the scheme and port, and the site of the frames above by the public suffix list', () => {
+    const strict = new TaskSecrets([{ match: 'victim.github.io', fields: { password: 'gh-pages-pass' } }, { match: 'http://intranet.test:8080', fields: { token: 'intra-token' } }]);
+    expect(strict.substitute('<secret>password</secret>', 'https://victim.github.io/login')).toMatchObject({ ok: true });
+    expect(strict.substitute('<secret>password</secret>', 'http://victim.github.io:8081/login')).toEqual({
+      ok: false,
+      error:
+        'The secret "password" may only be used on victim.github.io, and this page is http://victim.github.io:8081. A match without a scheme is for https only (and http on this machine\'s own addresses), and without a port for the scheme\'s default port: "http://victim.github.io:8081" would allow this page. Nothing was typed.',
+    });
+    expect(strict.substitute('<secret>password</secret>', 'https://victim.github.io/login', ['https://attacker.github.io/'])).toEqual({
+      ok: false,
+      error: 'The secret "password" may only be used on victim.github.io: this field is on victim.github.io, but in a frame embedded by attacker.github.io, another site the secret does not name. Nothing was typed.',
+    });
+    expect(strict.substitute('<secret>password</secret>', 'https://victim.github.io/login', ['https://victim.github.io/outer'])).toMatchObject({ ok: true });
+    expect(strict.substitute('<secret>token</secret>', 'http://intranet.test:8080/')).toMatchObject({ ok: true, text: 'intra-token' });
+    expect(strict.substitute('<secret>token</secret>', 'https://intranet.test:8080/')).toMatchObject({ ok: false });
+  });
+
   it('lists names and where they work, never values', () => {
     const listed = JSON.stringify(secrets.catalogue());
     expect(secrets.catalogue()).toEqual([

@@ -7,7 +7,8 @@
  */
 import type { SecretEntry, TotpSeed } from '../../contracts/session-types';
 import { totpCode } from './totp';
-import { hostMatches, parseHostPattern, specificity, urlHost, type HostPattern } from '../../contracts/host-patterns';
+import { specificity } from '../../contracts/host-patterns';
+import { hostCovered, originOf, parseSecretMatch, sameSite, secretMatchCovers, type Origin, type SecretMatch } from '../../contracts/secret-match';
 
 export type { SecretEntry };
 
@@ -27,7 +28,7 @@ interface Compiled {
   /** A one-time-code field: what is typed is the code valid at that moment. */
   seed?: TotpSeed;
   /** null: `all`. */
-  pattern: HostPattern | null;
+  pattern: SecretMatch | null;
   matchText: string;
 }
 
@@ -49,7 +50,7 @@ export class TaskSecrets {
     private readonly now: () => number = Date.now,
   ) {
     for (const entry of entries) {
-      const parsed = entry.match.trim().toLowerCase() === 'all' ? null : parseHostPattern(entry.match);
+      const parsed = entry.match.trim().toLowerCase() === 'all' ? null : parseSecretMatch(entry.match);
       if (typeof parsed === 'string') continue; // refused by the API already
       for (const [name, value] of Object.entries(entry.fields)) {
         if (!value) continue;
@@ -111,8 +112,8 @@ export class TaskSecrets {
   substitute(text: string, pageUrl: string, above: string[] = []): Substitution {
     const used: string[] = [];
     let error: string | undefined;
-    const target = urlHost(pageUrl);
-    const outer = above.map((url) => ({ url, host: urlHost(url) }));
+    const field = { url: pageUrl, origin: originOf(pageUrl) };
+    const outer = above.map((url) => ({ url, origin: originOf(url) }));
     const out = text.replace(PLACEHOLDER, (whole, name: string) => {
       if (error) return whole;
       const candidates = this.entries.filter((entry) => entry.name === name);
@@ -121,32 +122,42 @@ export class TaskSecrets {
         error = `There is no secret named "${name}"${known.length ? `; the secrets are: ${known.join(', ')}` : ''}. Nothing was typed.`;
         return whole;
       }
-      const covering = candidates.filter((entry) => entry.pattern === null || (target !== null && hostMatches(entry.pattern, target)));
-      const where = candidates.map((entry) => entry.matchText).join(', ');
-      // Ports are named when an entry names one (else the host alone says it).
-      const withPort = candidates.some((entry) => entry.pattern?.port !== undefined);
-      const show = (frame: { url: string; host: { host: string; port: string } | null }): string => (frame.host ? (withPort ? `${frame.host.host}:${frame.host.port}` : frame.host.host) : frame.url);
-      if (!covering.length) {
-        const inside = outer.length ? ` (a frame inside ${show(outer[outer.length - 1])})` : '';
-        error = `The secret "${name}" may only be used on ${where}, and this ${outer.length ? 'field is on' : 'page is'} ${show({ url: pageUrl, host: target })}${inside}. Nothing was typed.`;
-        return whole;
-      }
-      const fitting = covering
-        .filter((entry) => outer.every((frame) => entry.pattern === null || (frame.host !== null && target !== null && (sameSite(frame.host.host, target.host) || hostMatches(entry.pattern, frame.host)))))
-        .sort((first, second) => (second.pattern ? specificity(second.pattern) : -1) - (first.pattern ? specificity(first.pattern) : -1));
-      if (!fitting.length) {
-        const foreign = outer.find((frame) => !(frame.host !== null && target !== null && sameSite(frame.host.host, target.host)))!;
-        error = `The secret "${name}" may only be used on ${where}: this field is on ${show({ url: pageUrl, host: target })}, but in a frame embedded by ${show(foreign)}, another site the secret does not name. Nothing was typed.`;
+      const chosen = this.fitting(name, candidates, field, outer);
+      if (typeof chosen === 'string') {
+        error = chosen;
         return whole;
       }
       used.push(name);
-      const chosen = fitting[0];
       if (!chosen.seed) return chosen.value;
       const code = totpCode(chosen.seed, this.now());
       this.onCode?.(name, code);
       return code;
     });
     return error ? { ok: false, error } : { ok: true, text: out, used };
+  }
+
+  /**
+   * The most specific entry of `name` that covers the field's frame and whose every frame
+   * above is the same site as the field's or covered too; or what the model is told.
+   */
+  private fitting(name: string, candidates: Compiled[], field: FramePlace, outer: FramePlace[]): Compiled | string {
+    const target = field.origin;
+    const covers = (entry: Compiled, origin: Origin | null) => entry.pattern === null || (origin !== null && secretMatchCovers(entry.pattern, origin));
+    const covering = candidates.filter((entry) => covers(entry, target));
+    const where = candidates.map((entry) => entry.matchText).join(', ');
+    const show = describeFrame(candidates);
+    if (!covering.length) {
+      const inside = outer.length ? ` (a frame inside ${show(outer[outer.length - 1])})` : '';
+      const hint = strictnessHint(candidates, target);
+      return `The secret "${name}" may only be used on ${where}, and this ${outer.length ? 'field is on' : 'page is'} ${hint ? hint.origin : show(field)}${inside}.${hint?.text ?? ''} Nothing was typed.`;
+    }
+    const siteOk = (frame: FramePlace) => frame.origin !== null && target !== null && sameSite(frame.origin, target);
+    const fitting = covering
+      .filter((entry) => outer.every((frame) => entry.pattern === null || siteOk(frame) || covers(entry, frame.origin)))
+      .sort((first, second) => rank(second) - rank(first));
+    if (fitting.length) return fitting[0];
+    const foreign = outer.find((frame) => !siteOk(frame))!;
+    return `The secret "${name}" may only be used on ${where}: this field is on ${show(field)}, but in a frame embedded by ${show(foreign)}, another site the secret does not name. Nothing was typed.`;
   }
 
   /**
@@ -271,20 +282,29 @@ function encodings(value: string): string[] {
   return [...new Set(variants.filter(Boolean))];
 }
 
+/** A frame's address and its origin (null when it is not an http(s) address). */
+interface FramePlace {
+  url: string;
+  origin: Origin | null;
+}
+
+/** How specific an entry is: an exact host beats a wildcard, a longer domain a shorter one, a named scheme none; `all` least. */
+const rank = (entry: Compiled): number => (entry.pattern ? specificity(entry.pattern) + (entry.pattern.scheme ? 1 : 0) : -1);
+
+/** How a frame is named in a refusal: its host, with its port when an entry names one. */
+function describeFrame(candidates: Compiled[]): (frame: FramePlace) => string {
+  const withPort = candidates.some((entry) => entry.pattern?.port !== undefined);
+  return ({ url, origin }) => (origin ? (withPort ? `${origin.host}:${origin.port}` : origin.host) : url);
+}
+
 /**
- * Whether two hosts are the same site: the same address, or names with the same registrable
- * domain (approximated without the public suffix list: the last two labels, or three under a
- * two-letter country code whose second level is short, as in example.co.uk).
+ * A page whose host an entry names, refused for its scheme or port: its whole origin, and
+ * what the match would have to say to allow it. Undefined when no entry names its host.
  */
-export function sameSite(firstHost: string, secondHost: string): boolean {
-  if (firstHost === secondHost) return true;
-  const site = (host: string): string => {
-    if (/^[\d.]+$/.test(host) || host.includes(':')) return host;
-    const labels = host.split('.');
-    const keep = labels.length >= 3 && labels[labels.length - 1].length === 2 && labels[labels.length - 2].length <= 3 ? 3 : 2;
-    return labels.slice(-keep).join('.');
-  };
-  return site(firstHost) === site(secondHost);
+function strictnessHint(candidates: Compiled[], origin: Origin | null): { origin: string; text: string } | undefined {
+  if (!origin || !candidates.some((entry) => entry.pattern && hostCovered(entry.pattern, origin))) return undefined;
+  const whole = `${origin.scheme}://${origin.host}:${origin.port}`;
+  return { origin: whole, text: ` A match without a scheme is for https only (and http on this machine's own addresses), and without a port for the scheme's default port: "${whole}" would allow this page.` };
 }
 
 /** The value without its whitespace (what the pieces of long values are read from). */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { parseHostPattern } from '../host-patterns';
+import { MAX_SECRET_MATCH, parseSecretMatch } from '../secret-match';
 import { csvColumnsProblem, outputSchemaLimitProblem } from '../output-schema';
 import { privateAddressProblem } from '../submitted-urls';
-import { HOST_PATTERN_SOURCE, HTTP_URL_PATTERN_SOURCE, MAX_HOST_PATTERN } from '../host-patterns';
+import { HOST_PATTERN_SOURCE, HTTP_URL_PATTERN_SOURCE } from '../host-patterns';
 import { ServiceError } from '../errors';
 
 /** A secret's name, as `<secret>name</secret>` placeholders use it. */
@@ -137,11 +137,13 @@ export const secretEntrySchema = z
       .min(1)
       .superRefine((m, ctx) => {
         if (m.trim().toLowerCase() === 'all') return;
-        const parsed = parseHostPattern(m);
+        const parsed = parseSecretMatch(m);
         if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `${parsed}; or "all" for every site` });
       })
-      .meta({ pattern: `^\\s*([Aa][Ll][Ll]|${HOST_PATTERN_SOURCE})\\s*$`, maxLength: MAX_HOST_PATTERN })
-      .describe('Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all"'),
+      .meta({ pattern: `^\\s*([Aa][Ll][Ll]|([Hh][Tt][Tt][Pp][Ss]?://)?${HOST_PATTERN_SOURCE}/?)\\s*$`, maxLength: MAX_SECRET_MATCH })
+      .describe(
+        'Where the values may be typed: a host (example.com), its subdomains too (*.example.com), optionally with a port (example.com:8443) and a scheme (http://example.com), or "all". Without a scheme only https (and http on loopback addresses); without a port only the default port',
+      ),
     fields: z
       .record(z.string(), secretValueSchema)
       .superRefine((fields, ctx) => {
