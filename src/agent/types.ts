@@ -19,7 +19,7 @@ export interface Observation {
   elementCount: number;
   /** Estimated size of `text` in tokens. */
   tokens: number;
-  /** PNG screenshot, base64, when asked for. */
+  /** JPEG screenshot (its secret fields painted over), base64, when asked for. */
   screenshot?: string;
 }
 
