@@ -966,7 +966,7 @@ export interface components {
                  * @default []
                  */
                 secrets?: {
-                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
+                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), optionally with a port (example.com:8443) and a scheme (http://example.com), or "all". Without a scheme only https (and http on loopback addresses); without a port only the default port */
                     match: string;
                     /** @description Credential fields such as email, password, apiKey (or a one-time-code seed: {"totp": "<base32>", "digits": 6, "period": 30}); the agent sees only their names */
                     fields: {
@@ -1115,7 +1115,7 @@ export interface components {
                  * @default []
                  */
                 secrets?: {
-                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
+                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), optionally with a port (example.com:8443) and a scheme (http://example.com), or "all". Without a scheme only https (and http on loopback addresses); without a port only the default port */
                     match: string;
                     /** @description Credential fields such as email, password, apiKey (or a one-time-code seed: {"totp": "<base32>", "digits": 6, "period": 30}); the agent sees only their names */
                     fields: {
@@ -1229,7 +1229,7 @@ export interface components {
                  * @default []
                  */
                 secrets?: {
-                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), or "all" */
+                    /** @description Where the values may be typed: a host (example.com), its subdomains too (*.example.com), optionally with a port (example.com:8443) and a scheme (http://example.com), or "all". Without a scheme only https (and http on loopback addresses); without a port only the default port */
                     match: string;
                     /** @description Credential fields such as email, password, apiKey (or a one-time-code seed: {"totp": "<base32>", "digits": 6, "period": 30}); the agent sees only their names */
                     fields: {
