@@ -70,10 +70,21 @@ export function hostCovered(match: SecretMatch, origin: Origin): boolean {
 /** Whether the match covers the origin: its host, and its scheme and port as named or by default. */
 export function secretMatchCovers(match: SecretMatch, origin: Origin): boolean {
   if (!hostCovered(match, origin)) return false;
-  const schemeOk = match.scheme ? match.scheme === origin.scheme : origin.scheme === 'https' || isLoopbackHost(origin.host);
-  const portOk = match.port !== undefined ? match.port === origin.port : origin.port === DEFAULT_PORT[origin.scheme];
+  const schemeOk = match.scheme ? match.scheme === origin.scheme : defaultSchemeOk(origin);
+  const portOk = match.port !== undefined ? match.port === origin.port : defaultPortOk(origin);
   return schemeOk && portOk;
 }
+
+/** Whether the match names the origin's host and refuses it only for what it leaves unsaid (the default scheme or port). */
+export function refusedByDefault(match: SecretMatch, origin: Origin): boolean {
+  if (!hostCovered(match, origin)) return false;
+  const schemeNamedOk = !match.scheme || match.scheme === origin.scheme;
+  const portNamedOk = match.port === undefined || match.port === origin.port;
+  return schemeNamedOk && portNamedOk && ((!match.scheme && !defaultSchemeOk(origin)) || (match.port === undefined && !defaultPortOk(origin)));
+}
+
+const defaultSchemeOk = (origin: Origin): boolean => origin.scheme === 'https' || isLoopbackHost(origin.host);
+const defaultPortOk = (origin: Origin): boolean => origin.port === DEFAULT_PORT[origin.scheme];
 
 /**
  * Whether two origins are the same site: the same scheme and the same registrable domain by

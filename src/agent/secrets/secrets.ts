@@ -8,7 +8,7 @@
 import type { SecretEntry, TotpSeed } from '../../contracts/session-types';
 import { totpCode } from './totp';
 import { specificity } from '../../contracts/host-patterns';
-import { hostCovered, originOf, parseSecretMatch, sameSite, secretMatchCovers, type Origin, type SecretMatch } from '../../contracts/secret-match';
+import { originOf, parseSecretMatch, refusedByDefault, sameSite, secretMatchCovers, type Origin, type SecretMatch } from '../../contracts/secret-match';
 
 export type { SecretEntry };
 
@@ -298,11 +298,11 @@ function describeFrame(candidates: Compiled[]): (frame: FramePlace) => string {
 }
 
 /**
- * A page whose host an entry names, refused for its scheme or port: its whole origin, and
- * what the match would have to say to allow it. Undefined when no entry names its host.
+ * A page whose host an entry names, refused for the scheme or port the entry leaves unsaid:
+ * its whole origin, and what the match would have to say to allow it. Undefined otherwise.
  */
 function strictnessHint(candidates: Compiled[], origin: Origin | null): { origin: string; text: string } | undefined {
-  if (!origin || !candidates.some((entry) => entry.pattern && hostCovered(entry.pattern, origin))) return undefined;
+  if (!origin || !candidates.some((entry) => entry.pattern && refusedByDefault(entry.pattern, origin))) return undefined;
   const whole = `${origin.scheme}://${origin.host}:${origin.port}`;
   return { origin: whole, text: ` A match without a scheme is for https only (and http on this machine's own addresses), and without a port for the scheme's default port: "${whole}" would allow this page.` };
 }
