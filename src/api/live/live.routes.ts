@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
-import ipaddr from 'ipaddr.js';
 import type { Config } from '../../config';
 import { MissingFieldError, NotFoundError, ServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
-import { NetworkGuard } from '../../net/network-guard';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { Store } from '../../store/store';
 import type { SessionsService } from '../sessions.service';
@@ -46,12 +44,7 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
   const slots = new RedisSlots(deps.redis);
   const whep = new WhepEndpoint(
     { hub, logger, slots },
-    {
-      maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION,
-      iceServers: deps.config.WHEP_ICE_SERVERS,
-      privateCandidates: deps.config.WHEP_PRIVATE_CANDIDATES,
-      candidateAllowed: viewerCandidateCheck(deps.config),
-    },
+    { maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION, iceServers: deps.config.WHEP_ICE_SERVERS, privateCandidates: deps.config.WHEP_PRIVATE_CANDIDATES },
   );
   const router = Router();
 
@@ -160,16 +153,4 @@ function streamMjpeg(hub: FrameHub, sessionId: string, res: Response): void {
   res.write(`--${MJPEG_BOUNDARY}\r\n`);
   const latest = hub.latest(sessionId);
   if (latest) write(latest);
-}
-
-/**
- * Which of a viewer's candidates the WHEP peer may check: what the network guard lets the
- * service reach (public addresses, PRIVATE_NETWORK_ALLOWLIST), and with
- * WHEP_PRIVATE_CANDIDATES private ones too (viewers on the same network); never loopback
- * or this machine's own addresses unless allowlisted.
- */
-function viewerCandidateCheck(config: Config): (address: string, port: number) => boolean {
-  const policy = new NetworkGuard({ allowlist: config.PRIVATE_NETWORK_ALLOWLIST }).policy;
-  const sameNetwork = new Set(['private', 'uniqueLocal', 'carrierGradeNat', 'linkLocal']);
-  return (address, port) => !policy.check(address, port) || (config.WHEP_PRIVATE_CANDIDATES && sameNetwork.has(ipaddr.process(address).range()));
 }

@@ -4,7 +4,7 @@ import jpeg from 'jpeg-js';
 import pino from 'pino';
 import { ServiceError } from '../../contracts/errors';
 import type { FrameConsumer, FrameHub } from './frame-hub';
-import { offerWithinGuard, WhepEndpoint, withoutPrivateCandidates } from './whep';
+import { WhepEndpoint, withoutPrivateCandidates } from './whep';
 
 /** The hub's surface the WHEP endpoint uses, driven by hand. */
 class StubHub {
@@ -90,27 +90,6 @@ afterAll(() => {
   realProcess.once('beforeExit', () => realProcess.exit());
 });
 
-describe('WHEP offers', () => {
-  it("keeps only the viewer's candidates the guard allows, and mDNS names", () => {
-    const offer = [
-      'v=0',
-      'm=video 9 UDP/TLS/RTP/SAVPF 96',
-      'a=candidate:1 1 udp 2122260223 127.0.0.1 5000 typ host',
-      'a=candidate:2 1 udp 2122260223 10.0.0.5 6379 typ host',
-      'a=candidate:3 1 udp 2122260223 0f1e2d3c-aaaa-bbbb-cccc-111122223333.local 5001 typ host',
-      'a=candidate:4 1 udp 1686052607 203.0.113.7 5002 typ srflx raddr 0.0.0.0 rport 0',
-      'a=candidate:5 1 udp 1686052607 redis.internal 6379 typ host',
-      'a=mid:0',
-      '',
-    ].join('\r\n');
-    const allowed = (address: string, port: number) => address === '203.0.113.7' || (address === '127.0.0.1' && port === 5000);
-    const kept = offerWithinGuard(offer, allowed);
-    expect(kept.split('\r\n').filter((l) => l.startsWith('a=candidate:')).map((l) => l.split(' ')[0])).toEqual(['a=candidate:1', 'a=candidate:3', 'a=candidate:4']);
-    expect(kept).toContain('a=mid:0');
-    expect(offerWithinGuard(offer, () => false)).not.toMatch(/127\.0\.0\.1|10\.0\.0\.5|redis/);
-  });
-});
-
 describe('WHEP answers', () => {
   const sdp = [
     'v=0',
@@ -129,7 +108,7 @@ describe('WHEP answers', () => {
 
   it('list them when the operator allows it (WHEP_PRIVATE_CANDIDATES)', async () => {
     const hub = new StubHub();
-    const open = new WhepEndpoint({ hub: hub as unknown as FrameHub, logger: pino({ level: 'silent' }) }, { privateCandidates: true, candidateAllowed: () => true });
+    const open = new WhepEndpoint({ hub: hub as unknown as FrameHub, logger: pino({ level: 'silent' }) }, { privateCandidates: true });
     try {
       const p = await player(open, 's9');
       expect(p.answer.answerSdp).toMatch(/a=candidate:\S+ \d+ \S+ \d+ (10|127|172|192)\./);
@@ -147,8 +126,7 @@ describe('WHEP egress', () => {
 
   beforeEach(() => {
     hub = new StubHub();
-    // The player is on this machine: its candidates are checked (the guard's policy would refuse loopback and private ones).
-    whep = new WhepEndpoint({ hub: hub as unknown as FrameHub, logger: pino({ level: 'silent' }) }, { candidateAllowed: () => true });
+    whep = new WhepEndpoint({ hub: hub as unknown as FrameHub, logger: pino({ level: 'silent' }) });
   });
   afterEach(async () => {
     players.splice(0).forEach((p) => p.close());

@@ -25,13 +25,8 @@ export interface WhepOptions {
   maxPeersPerSession: number;
   /** STUN/TURN servers (WHEP_ICE_SERVERS). */
   iceServers: { urls: string | string[]; username?: string; credential?: string }[];
-  /** Whether answers may list host candidates on private addresses, and offers' private candidates be checked (WHEP_PRIVATE_CANDIDATES). */
+  /** Whether answers may list host candidates on private addresses (WHEP_PRIVATE_CANDIDATES). */
   privateCandidates: boolean;
-  /**
-   * Whether the service may send its connectivity checks to a viewer's candidate (the
-   * network guard's address policy); candidates it refuses are taken out of the offer.
-   */
-  candidateAllowed: (address: string, port: number) => boolean;
 }
 
 const DEFAULTS: WhepOptions = {
@@ -43,7 +38,6 @@ const DEFAULTS: WhepOptions = {
   maxPeersPerSession: 10,
   iceServers: [],
   privateCandidates: false,
-  candidateAllowed: () => false,
 };
 
 /**
@@ -58,25 +52,6 @@ export function withoutPrivateCandidates(sdp: string): string {
     .filter((line) => {
       const m = /^a=candidate:\S+ \d+ \S+ \d+ (\S+) \d+ typ (\S+)/.exec(line);
       return !m || !isInsideAddress(m[1]);
-    })
-    .join('\r\n');
-}
-
-/**
- * The offer with only the candidates the service may send checks to: an address `allowed`
- * says yes to, or an mDNS name (`.local`, which only the viewer's own machine answers for on
- * the local link). Any other name, and any address the network guard refuses, is taken out:
- * a viewer cannot have the service probe the inside. The connection still forms from the
- * viewer's checks to the service's candidates (a peer-reflexive candidate here).
- */
-export function offerWithinGuard(sdp: string, allowed: (address: string, port: number) => boolean): string {
-  return sdp
-    .split(/\r\n/)
-    .filter((line) => {
-      const m = /^a=candidate:\S+ \d+ \S+ \d+ (\S+) (\d+) typ /.exec(line);
-      if (!m) return !/^a=candidate:/.test(line);
-      if (m[1].toLowerCase().endsWith('.local')) return true;
-      return ipaddr.isValid(m[1]) && allowed(m[1], Number(m[2]));
     })
     .join('\r\n');
 }
@@ -152,7 +127,7 @@ export class WhepEndpoint {
     let peer: Peer | undefined;
     try {
       try {
-        await pc.setRemoteDescription({ type: 'offer', sdp: offerWithinGuard(offerSdp, this.opts.candidateAllowed) });
+        await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
       } catch (err) {
         throw new InvalidParamsError(`The SDP offer was refused: ${err instanceof Error ? err.message : String(err)}`);
       }
