@@ -291,10 +291,11 @@ interface FramePlace {
 /** How specific an entry is: an exact host beats a wildcard, a longer domain a shorter one, a named scheme none; `all` least. */
 const rank = (entry: Compiled): number => (entry.pattern ? specificity(entry.pattern) + (entry.pattern.scheme ? 1 : 0) : -1);
 
-/** How a frame is named in a refusal: its host, with its port when an entry names one. */
+/** How a frame is named in a refusal: its host, with its port when an entry names one, and its scheme when an entry names one. */
 function describeFrame(candidates: Compiled[]): (frame: FramePlace) => string {
   const withPort = candidates.some((entry) => entry.pattern?.port !== undefined);
-  return ({ url, origin }) => (origin ? (withPort ? `${origin.host}:${origin.port}` : origin.host) : url);
+  const withScheme = candidates.some((entry) => entry.pattern?.scheme !== undefined);
+  return ({ url, origin }) => (origin ? `${withScheme ? `${origin.scheme}://` : ''}${origin.host}${withPort ? `:${origin.port}` : ''}` : url);
 }
 
 /**
