@@ -24,11 +24,20 @@ const temporalBin = () =>
   process.env.TEMPORAL_BIN || ['temporal-1.9.1', 'temporal-1.5.1-go'].map((dir) => path.join(cacheDir(), 'bin', dir, 'temporal')).find((file) => fs.existsSync(file)) || 'temporal';
 const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
 
-/** `temporal workflow update execute` against the test stack, as docs/operations.md shows it. */
-async function cliUpdate(sessionId: string, name: string, input: unknown): Promise<string> {
+/**
+ * `temporal workflow update execute` against the test stack, as docs/operations.md shows it.
+ * The update's answer is encrypted by the service's payload codec, which the CLI cannot read
+ * without a codec endpoint: it then says so after the update was performed ('payload
+ * encoding is not supported'). Any other failure (a refused update) is an error here.
+ */
+async function cliUpdate(sessionId: string, name: string, input: unknown): Promise<void> {
   const args = ['workflow', 'update', 'execute', '--address', process.env.TEST_TEMPORAL_ADDRESS ?? '127.0.0.1:7244', '--namespace', 'browser-agent', '--workflow-id', `session-${sessionId}`, '--name', name, '--input', JSON.stringify(input)];
-  const { stdout } = await run(temporalBin(), args, { timeout: 30_000 });
-  return stdout;
+  try {
+    await run(temporalBin(), args, { timeout: 30_000 });
+  } catch (err) {
+    const said = `${(err as { stderr?: string }).stderr ?? ''} ${(err as Error).message}`;
+    if (!/encoding binary\/encrypted: payload encoding is not supported/.test(said)) throw err;
+  }
 }
 
 const taskStatus = async (sessionId: string, taskId: string) => (await api(base(), 'GET', `/task/${sessionId}/${taskId}`)).body.status as string;
