@@ -166,7 +166,8 @@ function slotPool(loaded: Loaded, opts: ModelServerOptions) {
     },
     release(slot: Slot): void {
       slot.busy = false;
-      waiting.shift()?.();
+      // Every waiter looks again (one that gave up meanwhile must not take the wake-up with it).
+      for (const wake of waiting.splice(0)) wake();
     },
   };
 }
