@@ -190,7 +190,7 @@ describe('recordings and replays', () => {
     site.changed = false;
     const { apiKey: key } = await createUser();
     const t = token('onelist');
-    const secrets = [{ match: '127.0.0.1', fields: { password: PASSWORD } }];
+    const secrets = [{ match: new URL(site.url).host, fields: { password: PASSWORD } }];
     await registerScript(model(), {
       match: t,
       steps: [
