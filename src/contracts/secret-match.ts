@@ -10,7 +10,7 @@
  * (tldts, bundled: no network): attacker.github.io and victim.github.io are two sites.
  */
 import { getDomain } from 'tldts';
-import { hostMatches, MAX_HOST_PATTERN, parseHostPattern, type HostPattern } from './host-patterns';
+import { hostMatches, MAX_HOST_PATTERN, parseHostPattern, urlHost, type HostPattern } from './host-patterns';
 
 export type Scheme = 'http' | 'https';
 
@@ -46,15 +46,10 @@ export function parseSecretMatch(raw: string): SecretMatch | string {
 
 /** Scheme, host and port of an http(s) URL, or null for anything else. */
 export function originOf(url: string | URL): Origin | null {
-  let u: URL;
-  try {
-    u = typeof url === 'string' ? new URL(url) : url;
-  } catch {
-    return null;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-  const scheme = u.protocol.slice(0, -1) as Scheme;
-  return { scheme, host: u.hostname.toLowerCase().replace(/\.$/, ''), port: u.port || DEFAULT_PORT[scheme] };
+  const at = urlHost(url);
+  if (!at) return null;
+  const protocol = typeof url === 'string' ? new URL(url).protocol : url.protocol;
+  return { scheme: protocol === 'https:' ? 'https' : 'http', ...at };
 }
 
 /** Whether a host is this machine's own (where plain http is as safe as https). */
