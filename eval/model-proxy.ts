@@ -17,6 +17,8 @@ export interface ModelCall {
   promptTokens: number;
   completionTokens: number;
   cachedPromptTokens: number;
+  /** The eval run whose request this was (`tagOf`), when the proxy was given one. */
+  runId?: string;
 }
 
 export interface ModelProxy {
@@ -57,7 +59,7 @@ function usageOf(body: any, provider: string): Pick<ModelCall, 'promptTokens' | 
  * `upstream` is the model's base URL as a client would be configured with it (OpenAI: ending
  * in /v1; Anthropic: the API root). The proxy's own base URL mirrors it.
  */
-export async function startModelProxy(opts: { upstream: string; provider: 'openai' | 'anthropic'; trace?: string }): Promise<ModelProxy> {
+export async function startModelProxy(opts: { upstream: string; provider: 'openai' | 'anthropic'; trace?: string; tagOf?: (requestBody: string) => string | undefined }): Promise<ModelProxy> {
   const upstream = opts.upstream.replace(/\/+$/, '');
   const prefix = opts.provider === 'anthropic' ? '' : '/v1';
   const calls: ModelCall[] = [];
@@ -68,6 +70,7 @@ export async function startModelProxy(opts: { upstream: string; provider: 'opena
     req.on('end', () => {
       inFlight += 1;
       const startedAt = Date.now();
+      const runId = opts.tagOf?.(Buffer.concat(chunks).toString('utf8'));
       const t0 = performance.now();
       const path = (req.url ?? '/').startsWith(prefix) ? (req.url ?? '/').slice(prefix.length) : (req.url ?? '/');
       const headers: Record<string, string> = {};
@@ -86,7 +89,7 @@ export async function startModelProxy(opts: { upstream: string; provider: 'opena
           } catch {
             /* not JSON: no usage */
           }
-          if (req.method === 'POST') calls.push({ path, startedAt, endedAt: Date.now(), ms, status: up.status, ...usageOf(parsed, opts.provider) });
+          if (req.method === 'POST') calls.push({ path, startedAt, endedAt: Date.now(), ms, status: up.status, ...usageOf(parsed, opts.provider), runId });
           if (opts.trace && req.method === 'POST') traceCall(opts.trace, Buffer.concat(chunks), parsed, ms);
           const out: Record<string, string> = {};
           up.headers.forEach((v, k) => {
@@ -95,7 +98,7 @@ export async function startModelProxy(opts: { upstream: string; provider: 'opena
           res.writeHead(up.status, out).end(text);
         })
         .catch((err: unknown) => {
-          if (req.method === 'POST') calls.push({ path, startedAt, endedAt: Date.now(), ms: performance.now() - t0, status: 0, promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 });
+          if (req.method === 'POST') calls.push({ path, startedAt, endedAt: Date.now(), ms: performance.now() - t0, status: 0, promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0, runId });
           if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `model proxy: ${String((err as Error).message ?? err)}`, type: 'proxy_error' } }));
           else res.destroy();
         })

@@ -32,9 +32,12 @@ export interface TaskResult {
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-/** The model calls that started while the task ran, each counted up to the task's end. */
+/**
+ * The model calls of the run (those the proxy tagged with its run id; untagged, those that
+ * started while it ran), each counted up to the task's end.
+ */
 export function taskResult(task: EvalTask, repeat: number, run: TaskRun, allCalls: ModelCall[]): TaskResult {
-  const calls = allCalls.filter((c) => c.startedAt >= run.startedAt && c.startedAt <= run.endedAt);
+  const calls = allCalls.filter((c) => (c.runId === undefined || c.runId === run.runId) && c.startedAt >= run.startedAt && c.startedAt <= run.endedAt);
   const modelMs = Math.round(calls.reduce((sum, c) => sum + Math.max(0, Math.min(c.endedAt, run.endedAt) - c.startedAt), 0));
   const serviceMs = run.wallMs - modelMs;
   const steps = run.recordedSteps ?? calls.length;

@@ -7,7 +7,7 @@ export interface ReportForTable {
   model: { name: string; scripted: boolean };
   startedAt: string;
   commit: string;
-  settings: { repeat: number; split: Split | 'all'; selected: string };
+  settings: { repeat: number; concurrency?: number; split: Split | 'all'; selected: string };
   splits: Partial<Record<Split, SplitSummary>>;
 }
 
@@ -43,7 +43,7 @@ export function resultRows(report: ReportForTable): string[] {
   return SPLITS.flatMap((split) => {
     const s = report.splits[split];
     if (!s) return [];
-    const cells = [date, report.commit, report.model.name, `${split}${selected}`, String(report.settings.repeat), ...TIERS.map((t) => passCell(s.tiers[t])), passCell(s.total), timeCell(s.total), tokensCell(s.total)];
+    const cells = [date, report.commit, report.model.name, `${split}${selected}`, `${report.settings.repeat}${(report.settings.concurrency ?? 1) > 1 ? ` (${report.settings.concurrency} at once)` : ''}`, ...TIERS.map((t) => passCell(s.tiers[t])), passCell(s.total), timeCell(s.total), tokensCell(s.total)];
     return [`| ${cells.map(cell).join(' | ')} |`];
   });
 }

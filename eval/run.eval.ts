@@ -6,7 +6,8 @@
  * scripted model instead (a check of the harness itself: every task must pass).
  *
  * Settings: EVAL_SPLIT (tuning, the default; test; all), EVAL_TASKS (ids or tiers,
- * comma-separated, within the split), EVAL_REPEAT (runs of each task, 3), EVAL_TASK_TIMEOUT_MS
+ * comma-separated, within the split), EVAL_REPEAT (runs of each task, 3), EVAL_CONCURRENCY (tasks
+ * run at once, 1: more measure the pass rate sooner, each step then sharing the model), EVAL_TASK_TIMEOUT_MS
  * (wall-clock cap of one task, 6 min), EVAL_MAX_STEPS (the agent's step limit, 20),
  * EVAL_DOCS_ROW=0 (no row in docs/eval.md). A run with a real model appends a row per split to
  * the results table of docs/eval.md; a scripted run never does.
@@ -19,7 +20,7 @@ import { createUser, ROOT, startService, type ServiceProcess } from '../test/sup
 import { startModelProxy, type ModelProxy } from './model-proxy';
 import { summariseSplits, taskResult, type TaskResult } from './report';
 import { appendResultRows, resultRows } from './results-table';
-import { runEvalTask, type RunContext } from './run-task';
+import { newRunId, runEvalTask, type RunContext } from './run-task';
 import { startSiteServer, type SiteServer } from './site-server';
 import { parseSplit, selectTasks, type EvalTask } from './tasks';
 
@@ -32,6 +33,9 @@ const SPLIT = parseSplit(process.env.EVAL_SPLIT);
 const TASK_TIMEOUT_MS = int(process.env.EVAL_TASK_TIMEOUT_MS, 360_000);
 const MAX_STEPS = int(process.env.EVAL_MAX_STEPS, 20);
 const SCRIPTED = process.env.EVAL_SCRIPTED === '1';
+const CONCURRENCY = int(process.env.EVAL_CONCURRENCY, 1);
+/** The runs under way: the proxy tags each model request with the run whose site address it names. */
+const running = new Set<string>();
 const DOCS = path.join(ROOT, 'docs/eval.md');
 
 /** The LLM_* settings passed on to the service as they are (a local provider's threads, vision, prices...). */
@@ -98,20 +102,27 @@ function commitOf(): string {
   }
 }
 
-/** Every task of the selection, `REPEAT` times over (all tasks, then all again). */
+/** Every task of the selection, `REPEAT` times over (all tasks, then all again), CONCURRENCY at a time. */
 async function runAll(ctx: RunContext, tasks: EvalTask[], proxy: ModelProxy): Promise<TaskResult[]> {
+  const queue = Array.from({ length: REPEAT }, (_, i) => tasks.map((task) => ({ task, repeat: i + 1 }))).flat();
   const results: TaskResult[] = [];
-  for (let repeat = 1; repeat <= REPEAT; repeat++) {
-    for (const task of tasks) {
-      log(`${task.id} (${task.split}, ${task.tier}${REPEAT > 1 ? `, run ${repeat} of ${REPEAT}` : ''})…`);
-      const run = await runEvalTask(ctx, task, SCRIPTED ? { steps: task.scripted.right } : {});
-      await proxy.idle();
-      const result = taskResult(task, repeat, run, proxy.calls);
-      results.push(result);
-      log(`${task.id}: ${result.verdict}, ${result.steps} steps, ${(result.wallMs / 1000).toFixed(1)} s (model ${(result.modelMs / 1000).toFixed(1)} s), ${result.promptTokens} prompt tokens`);
-    }
-  }
-  return results;
+  const lane = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) results.push(await runOne(ctx, next.task, next.repeat, proxy));
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, lane));
+  const order = (r: TaskResult) => (r.repeat - 1) * tasks.length + tasks.findIndex((t) => t.id === r.id);
+  return results.sort((a, b) => order(a) - order(b));
+}
+
+async function runOne(ctx: RunContext, task: EvalTask, repeat: number, proxy: ModelProxy): Promise<TaskResult> {
+  log(`${task.id} (${task.split}, ${task.tier}${REPEAT > 1 ? `, run ${repeat} of ${REPEAT}` : ''})…`);
+  const runId = newRunId(task);
+  running.add(runId);
+  const run = await runEvalTask(ctx, task, { runId, ...(SCRIPTED ? { steps: task.scripted.right } : {}) }).finally(() => running.delete(runId));
+  if (CONCURRENCY === 1) await proxy.idle();
+  const result = taskResult(task, repeat, run, proxy.calls);
+  log(`${task.id}: ${result.verdict}, ${result.steps} steps, ${(result.wallMs / 1000).toFixed(1)} s (model ${(result.modelMs / 1000).toFixed(1)} s), ${result.promptTokens} prompt tokens`);
+  return result;
 }
 
 function buildReport(target: ModelTarget, startedAt: string, results: TaskResult[]) {
@@ -120,7 +131,7 @@ function buildReport(target: ModelTarget, startedAt: string, results: TaskResult
     commit: commitOf(),
     startedAt,
     finishedAt: new Date().toISOString(),
-    settings: { split: SPLIT, repeat: REPEAT, maxSteps: MAX_STEPS, taskTimeoutMs: TASK_TIMEOUT_MS, selected: process.env.EVAL_TASKS || 'all' },
+    settings: { split: SPLIT, repeat: REPEAT, concurrency: CONCURRENCY, maxSteps: MAX_STEPS, taskTimeoutMs: TASK_TIMEOUT_MS, selected: process.env.EVAL_TASKS || 'all' },
     notes: {
       splits: 'tuning: the tasks the agent was tuned on; test: held-out tasks, run to report, never to tune. Every figure is of one split (splits.<split>).',
       passed: 'tasks passed per repeat (perRepeat), their mean over the repeats and the lowest and highest repeat; passRate the same as a fraction of the tasks',
@@ -147,8 +158,8 @@ it(
       sites = await startSiteServer();
       if (SCRIPTED) scripted = await startScriptedModel();
       const target = modelTarget(scripted);
-      proxy = await startModelProxy({ upstream: target.upstream, provider: target.provider, trace: process.env.EVAL_TRACE ?? path.join(path.dirname(OUT), 'calls.jsonl') });
-      log(`model ${target.name} (${target.provider}) at ${target.upstream}; split ${SPLIT}: ${tasks.length} task(s) × ${REPEAT}; sites on ${sites.url}`);
+      proxy = await startModelProxy({ upstream: target.upstream, provider: target.provider, trace: process.env.EVAL_TRACE ?? path.join(path.dirname(OUT), 'calls.jsonl'), tagOf: (body) => [...running].find((id) => body.includes(id)) });
+      log(`model ${target.name} (${target.provider}) at ${target.upstream}; split ${SPLIT}: ${tasks.length} task(s) × ${REPEAT}, ${CONCURRENCY} at once; sites on ${sites.url}`);
       service = await startEvalService(target, proxy, sites);
       const { apiKey: key } = await createUser({ balance: 1000 });
       const ctx: RunContext = { baseUrl: service.baseUrl, apiKey: () => key, sites, timeoutMs: TASK_TIMEOUT_MS, scriptedModelUrl: scripted?.url, log };

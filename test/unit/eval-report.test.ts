@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { aggregate, median, summariseSplits, unstableTasks, type TaskResult } from '../../eval/report';
+import type { ModelCall } from '../../eval/model-proxy';
+import { aggregate, median, summariseSplits, taskResult, unstableTasks, type TaskResult } from '../../eval/report';
+import type { TaskRun } from '../../eval/run-task';
+import type { EvalTask } from '../../eval/tasks';
 import { appendResultRows, passCell, resultRows, TABLE_HEADER, TABLE_MARKER, type ReportForTable } from '../../eval/results-table';
 
 /** A task run as the eval records it; time in ms, tokens as the proxy counted them. */
@@ -109,5 +112,18 @@ describe('eval report: the results row of docs/eval.md', () => {
     appendResultRows(bare, ['| row 1 |']);
     expect(fs.readFileSync(bare, 'utf8')).toBe(`# Eval\n\n${TABLE_MARKER}\n${TABLE_HEADER.join('\n')}\n| row 1 |\n`);
     fs.rmSync(dir, { recursive: true });
+  });
+});
+
+describe('a run’s model calls', () => {
+  const task = { id: 'easy-a', tier: 'easy', split: 'tuning' } as unknown as EvalTask;
+  const call = (runId: string | undefined, startedAt: number): ModelCall => ({ path: '/chat/completions', startedAt, endedAt: startedAt + 1000, ms: 1000, status: 200, promptTokens: 100, completionTokens: 10, cachedPromptTokens: 50, runId });
+  const taskRun = { runId: 'easy-a-1', outcome: { status: 'task_completed', guardrails: 0 }, verdict: { pass: true, reason: 'ok' }, wallMs: 10_000, startedAt: 0, endedAt: 10_000, recordedSteps: 2 } as unknown as TaskRun;
+
+  it('are those tagged with its run id when runs overlap, else those that started while it ran', () => {
+    const tagged = taskResult(task, 1, taskRun, [call('easy-a-1', 100), call('easy-b-7', 200), call('easy-a-1', 3000), call('easy-a-1', 20_000)]);
+    expect([tagged.modelCalls, tagged.modelMs, tagged.promptTokens]).toEqual([2, 2000, 200]);
+    const untagged = taskResult(task, 1, taskRun, [call(undefined, 100), call(undefined, 9500), call(undefined, 12_000)]);
+    expect([untagged.modelCalls, untagged.modelMs]).toEqual([2, 1500]);
   });
 });

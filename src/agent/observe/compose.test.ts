@@ -24,6 +24,13 @@ describe('composeObservation', () => {
     );
   });
 
+  it("leaves out text lines an element listed shows as its label, and says so when nothing else is left", () => {
+    const form = base({ elements: [{ line: '[1] textbox "Name" value="Ada"', position: 'in', distance: 0 }, { line: '[2] button "Send"', position: 'in', distance: 0 }], text: ['Contact us', 'Name', 'Send', 'Send us a note'] });
+    expect(composeObservation(form, 1000)).toMatch(/Visible text:\nContact us\nSend us a note$/);
+    expect(composeObservation({ ...form, text: ['Name', 'Send'] }, 1000)).toMatch(/Visible text:\n\(only the labels of the elements above\)$/);
+    expect(composeObservation({ ...form, text: [] }, 1000)).toMatch(/Visible text:\n\(none\)$/);
+  });
+
   it('lists nearby off-screen elements when there is room, and counts the rest', () => {
     const input = base({
       viewport: { width: 1024, height: 600, scrollY: 600, scrollHeight: 5000 },

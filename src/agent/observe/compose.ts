@@ -24,6 +24,7 @@ const MAX_TABS = 10;
 const MIN_CUT_LINE = 40;
 const NONE_IN_VIEW = '(none in the viewport)';
 const NO_TEXT = '(none)';
+const ONLY_LABELS = '(only the labels of the elements above)';
 const SECTION_TITLES = { above: 'Above the viewport:', below: 'Below the viewport:', side: 'Left or right of the viewport:' };
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
@@ -53,17 +54,25 @@ export function composeObservation(input: ComposeInput, tokenBudget: number): st
   const room = { chars: maxChars - size(fixed) };
   const keptInView = keepWithin(inView, room);
   if (!inView.length) room.chars -= NONE_IN_VIEW.length + 1;
-  const { keptText, truncated } = keepText(input.text, room);
+  const text = withoutLabels(input.text, keptInView);
+  const { keptText, truncated } = keepText(text, room);
   if (!truncated) room.chars += '(visible text truncated)'.length + 1;
-  if (!keptText.length && !truncated) room.chars -= NO_TEXT.length + 1;
+  if (!keptText.length && !truncated) room.chars -= ONLY_LABELS.length + 1;
   const { sections, listed } = nearbyOffScreen(offScreen, NEARBY_VIEWPORTS * input.viewport.height, room);
 
   const lines = [...header, 'Interactive elements:'];
   if (!inView.length) lines.push(NONE_IN_VIEW);
   lines.push(...keptInView, ...sections);
   lines.push(...summaryLines(total, listed, inView.length - keptInView.length));
-  lines.push('Visible text:', ...(keptText.length || truncated ? keptText : [NO_TEXT]), ...textNote(truncated, input.textBelow));
+  const empty = input.text.length ? ONLY_LABELS : NO_TEXT;
+  lines.push('Visible text:', ...(keptText.length || truncated ? keptText : [empty]), ...textNote(truncated, input.textBelow));
   return withinChars(lines, maxChars);
+}
+
+/** The text's lines but those an element listed already shows as its label ("Send" of `[4] button "Send"`). */
+function withoutLabels(text: string[], elementLines: string[]): string[] {
+  const labels = new Set(elementLines.flatMap((line) => [...line.matchAll(/"([^"]+)"/g)].map((m) => m[1].trim())));
+  return text.filter((line) => !labels.has(line.trim()));
 }
 
 /** The page's address, title, tabs, scroll position and open modal. */
