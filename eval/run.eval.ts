@@ -125,10 +125,11 @@ async function runOne(ctx: RunContext, task: EvalTask, repeat: number, proxy: Mo
   return result;
 }
 
-function buildReport(target: ModelTarget, startedAt: string, results: TaskResult[]) {
+function buildReport(target: ModelTarget, run: { commit: string; startedAt: string }, results: TaskResult[]) {
+  const { commit, startedAt } = run;
   return {
     model: { provider: target.provider, name: target.name, baseUrl: target.upstream, scripted: SCRIPTED },
-    commit: commitOf(),
+    commit,
     startedAt,
     finishedAt: new Date().toISOString(),
     settings: { split: SPLIT, repeat: REPEAT, concurrency: CONCURRENCY, maxSteps: MAX_STEPS, taskTimeoutMs: TASK_TIMEOUT_MS, selected: process.env.EVAL_TASKS || 'all' },
@@ -150,6 +151,8 @@ it(
   async () => {
     const tasks = selectTasks(process.env.EVAL_TASKS, SPLIT);
     const startedAt = new Date().toISOString();
+    // the code measured is the code at the start (the checkout may move on during a long run)
+    const commit = commitOf();
     let sites: SiteServer | undefined;
     let scripted: ScriptedModel | undefined;
     let proxy: ModelProxy | undefined;
@@ -165,7 +168,7 @@ it(
       const ctx: RunContext = { baseUrl: service.baseUrl, apiKey: () => key, sites, timeoutMs: TASK_TIMEOUT_MS, scriptedModelUrl: scripted?.url, log };
 
       const results = await runAll(ctx, tasks, proxy);
-      const report = buildReport(target, startedAt, results);
+      const report = buildReport(target, { commit, startedAt }, results);
       fs.mkdirSync(path.dirname(OUT), { recursive: true });
       fs.writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
       log(`passed ${results.filter((r) => r.verdict === 'pass').length} of ${results.length} runs; report in ${OUT}`);
