@@ -1,3 +1,4 @@
+import dgram from 'node:dgram';
 import jpeg from 'jpeg-js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { api, waitFor } from '../support/http';
@@ -344,6 +345,46 @@ describe('the live view', () => {
       });
       expect(result.framesPerSecond).toBeGreaterThanOrEqual(5);
     } finally {
+      await player.close();
+      await send(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+    }
+  });
+
+  it("probes only the addresses the network guard allows from a viewer's WHEP offer: an inside address listed by a viewer elsewhere gets nothing", async () => {
+    const { apiKey: key } = await createUser();
+    const s = await sessionOnManualPage(key);
+    const player = await browser.newPage();
+    const inside = dgram.createSocket('udp4');
+    const probes: string[] = [];
+    inside.on('message', (_msg, from) => probes.push(`${from.address}:${from.port}`));
+    await new Promise<void>((resolve) => inside.bind(0, '127.0.0.1', resolve));
+    const { port } = inside.address();
+    try {
+      await player.goto(`${fixtures()}/manual.html`);
+      const offer = await player.evaluate(async () => {
+        const pc = new RTCPeerConnection();
+        pc.addTransceiver('video', { direction: 'recvonly' });
+        await pc.setLocalDescription(await pc.createOffer());
+        const sdp = pc.localDescription!.sdp;
+        pc.close();
+        return sdp;
+      });
+      // The offer lists one candidate only: the "inside service" on this machine's loopback.
+      const listed = offer.replace(/a=candidate:[^\r\n]*\r\n/g, '').replace(/(a=mid:[^\r\n]*\r\n)/, `$1a=candidate:1 1 udp 2122260223 127.0.0.1 ${port} typ host generation 0\r\n`);
+      const offerFrom = async (headers: Record<string, string>) => {
+        const res = await fetch(s.streaming.webRTCURL, { method: 'POST', headers: { 'content-type': 'application/sdp', ...headers }, body: listed });
+        expect(res.status).toBe(201);
+        await new Promise((r) => setTimeout(r, 3000)); // connectivity checks start within the answer's gathering (≤ 2 s)
+        await fetch(new URL(res.headers.get('location')!, s.streaming.webRTCURL), { method: 'DELETE' });
+      };
+      // A viewer elsewhere (its address as a trusted proxy forwards it): loopback is not its to list.
+      await offerFrom({ 'x-forwarded-for': '203.0.113.7' });
+      expect(probes).toEqual([]);
+      // A viewer on this machine may: the same offer is checked, so the probe above would have been seen.
+      await offerFrom({});
+      expect(probes.length).toBeGreaterThan(0);
+    } finally {
+      inside.close();
       await player.close();
       await send(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
     }

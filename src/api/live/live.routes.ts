@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
+import { AddressPolicy, ownAddressSet, parseAllowlist } from '../../contracts/address-policy';
 import { MissingFieldError, NotFoundError, ServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
@@ -46,6 +48,9 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
     { hub, logger, slots },
     { maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION, iceServers: deps.config.WHEP_ICE_SERVERS, privateCandidates: deps.config.WHEP_PRIVATE_CANDIDATES },
   );
+  // The addresses a viewer's offer may make the service probe: the network guard's rules.
+  const ownAddresses = ownAddressSet(Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)));
+  const guardPolicy = new AddressPolicy(parseAllowlist(deps.config.PRIVATE_NETWORK_ALLOWLIST), ownAddresses);
   const router = Router();
 
   /** The session the request's view token opens; one 404 for every reason, so nothing is revealed. */
@@ -107,7 +112,7 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
     if (req.is('application/sdp') === false) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'The offer must be sent as Content-Type: application/sdp');
     const offer = typeof req.body === 'string' ? req.body : '';
     if (!offer.trim()) throw new MissingFieldError('body', 'An SDP offer is required as the request body');
-    const { resourceId, answerSdp } = await whep.answer(sessionId, offer);
+    const { resourceId, answerSdp } = await whep.answer(sessionId, offer, { address: req.ip ?? '', policy: guardPolicy, ownAddresses });
     const body = Buffer.from(answerSdp);
     res
       .status(201)

@@ -4,7 +4,11 @@ import jpeg from 'jpeg-js';
 import pino from 'pino';
 import { ServiceError } from '../../contracts/errors';
 import type { FrameConsumer, FrameHub } from './frame-hub';
-import { WhepEndpoint, withoutPrivateCandidates } from './whep';
+import { AddressPolicy, ownAddressSet, parseAllowlist } from '../../contracts/address-policy';
+import { offerWithinGuard, WhepEndpoint, withoutPrivateCandidates, type Viewer } from './whep';
+
+/** A viewer on this machine: its offer's loopback and own addresses may be probed. */
+const HERE: Viewer = { address: '127.0.0.1', policy: new AddressPolicy(), ownAddresses: new Set() };
 
 /** The hub's surface the WHEP endpoint uses, driven by hand. */
 class StubHub {
@@ -57,7 +61,7 @@ async function player(whep: WhepEndpoint, sessionId: string) {
   pc.addTransceiver('video', { direction: 'recvonly' });
   await pc.setLocalDescription(await pc.createOffer());
   await gathered(pc);
-  const answer = await whep.answer(sessionId, pc.localDescription!.sdp);
+  const answer = await whep.answer(sessionId, pc.localDescription!.sdp, HERE);
   await pc.setRemoteDescription({ type: 'answer', sdp: answer.answerSdp });
   const frames: { width: number; height: number; at: number }[] = [];
   const sink = new wrtc.nonstandard.RTCVideoSink(pc.getReceivers()[0].track);
@@ -104,6 +108,18 @@ describe('WHEP answers', () => {
   it('drop candidates on private, loopback and unique-local addresses, and keep public and mDNS ones', () => {
     const out = withoutPrivateCandidates(sdp).split('\r\n');
     expect(out).toEqual(['v=0', sdp.split('\r\n')[4], sdp.split('\r\n')[5], 'a=sendonly']);
+  });
+
+  it("keep a viewer's offer within the network guard: its own address, public and mDNS ones, this machine only for a viewer on it, and the allowlist", () => {
+    const lines = sdp.split('\r\n');
+    const kept = (viewer: Viewer) => offerWithinGuard(sdp, viewer).sdp.split('\r\n');
+    const outside: Viewer = { address: '203.0.113.9', policy: new AddressPolicy([], ownAddressSet(['10.0.3.7'])), ownAddresses: ownAddressSet(['10.0.3.7']) };
+    expect(kept(outside)).toEqual(['v=0', lines[4], lines[5], 'a=sendonly']);
+    expect(offerWithinGuard(sdp, outside).dropped).toBe(3);
+    expect(kept({ ...outside, address: '10.0.3.7' })).toEqual(['v=0', lines[1], lines[2], lines[4], lines[5], 'a=sendonly']);
+    expect(kept({ ...outside, address: '::ffff:127.0.0.1' })).toEqual(['v=0', lines[1], lines[2], lines[4], lines[5], 'a=sendonly']);
+    expect(kept({ ...outside, address: 'fd00::5' })).toEqual(['v=0', lines[3], lines[4], lines[5], 'a=sendonly']);
+    expect(kept({ ...outside, policy: new AddressPolicy(parseAllowlist('10.0.0.0/8')) })).toEqual(['v=0', lines[1], lines[4], lines[5], 'a=sendonly']);
   });
 
   it('list them when the operator allows it (WHEP_PRIVATE_CANDIDATES)', async () => {
@@ -185,11 +201,11 @@ describe('WHEP egress', () => {
   });
 
   it('refuses offers it cannot answer with a 400', async () => {
-    await expect(whep.answer('s1', 'v=0\r\nnot sdp')).rejects.toMatchObject({ status: 400 });
+    await expect(whep.answer('s1', 'v=0\r\nnot sdp', HERE)).rejects.toMatchObject({ status: 400 });
     const pc = new wrtc.RTCPeerConnection();
     pc.createDataChannel('x');
     await pc.setLocalDescription(await pc.createOffer());
-    const refused = await whep.answer('s1', pc.localDescription!.sdp).catch((e: unknown) => e);
+    const refused = await whep.answer('s1', pc.localDescription!.sdp, HERE).catch((e: unknown) => e);
     pc.close();
     expect(refused).toBeInstanceOf(ServiceError);
     expect(refused).toMatchObject({ status: 400, message: expect.stringMatching(/no video/) });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { MediaStreamTrack, nonstandard, RTCPeerConnection } from '@roamhq/wrtc';
+import type { AddressPolicy } from '../../contracts/address-policy';
 import { InvalidParamsError, ServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import type { FrameHub } from './frame-hub';
@@ -63,6 +64,49 @@ function isInsideAddress(address: string): boolean {
   return parsed.range() !== 'unicast';
 }
 
+/** Who sent an offer: its address as the API saw it, and the guard's rules for the addresses its offer lists. */
+export interface Viewer {
+  address: string;
+  policy: AddressPolicy;
+  /** This machine's interface addresses (normalised). */
+  ownAddresses: ReadonlySet<string>;
+}
+
+const CANDIDATE = /^a=candidate:\S+ \d+ (\S+) \d+ (\S+) (\d+) typ /i;
+
+/**
+ * The offer without candidates the service may not send to: its connectivity checks go only to
+ * the viewer's own address, to addresses the network guard allows (public ones, the
+ * allowlist), to this machine when the viewer is on it, and to mDNS names (which hide an
+ * address of the viewer's own network). Anything else (an inside address of the operator's
+ * network listed by whoever holds a view token) would be probed.
+ */
+export function offerWithinGuard(sdp: string, viewer: Viewer): { sdp: string; dropped: number } {
+  let dropped = 0;
+  const lines = sdp.split(/\r?\n/).filter((line) => {
+    const m = CANDIDATE.exec(line);
+    if (!m || mayProbe(m[2], Number(m[3]), viewer)) return true;
+    dropped += 1;
+    return false;
+  });
+  return { sdp: lines.join('\r\n'), dropped };
+}
+
+function mayProbe(address: string, port: number, viewer: Viewer): boolean {
+  if (address.toLowerCase().endsWith('.local')) return true;
+  if (!ipaddr.isValid(address)) return false;
+  const ip = ipaddr.process(address);
+  const own = normalised(viewer.address);
+  if (own !== undefined && ip.toString() === own) return true;
+  const viewerHere = own !== undefined && (ipaddr.process(own).range() === 'loopback' || viewer.ownAddresses.has(own));
+  if (viewerHere && (ip.range() === 'loopback' || viewer.ownAddresses.has(ip.toString()))) return true;
+  return viewer.policy.check(ip.toString(), port) === null;
+}
+
+function normalised(address: string): string | undefined {
+  return ipaddr.isValid(address) ? ipaddr.process(address).toString() : undefined;
+}
+
 interface Peer {
   id: string;
   pc: RTCPeerConnection;
@@ -110,7 +154,9 @@ export class WhepEndpoint {
   }
 
   /** Answers an SDP offer; the resource id names the peer for DELETE. */
-  async answer(sessionId: string, offerSdp: string): Promise<{ resourceId: string; answerSdp: string }> {
+  async answer(sessionId: string, offered: string, viewer: Viewer): Promise<{ resourceId: string; answerSdp: string }> {
+    const { sdp: offerSdp, dropped } = offerWithinGuard(offered, viewer);
+    if (dropped) this.deps.logger.info({ sessionId, dropped }, 'WHEP offer: candidates the network guard does not allow left out');
     const wrtc = await loadWrtc();
     const max = this.opts.maxPeersPerSession;
     const tooMany = () => new ServiceError('TOO_MANY_VIEWERS', `At most ${max} WebRTC viewers per session; end one (DELETE its resource) first`, { limit: max });
