@@ -51,7 +51,7 @@ function compiledFiles(root: string, dir = ''): string[] {
 }
 
 function sdkVersion(name: string): string {
-  return (require(`${name}/package.json`) as { version: string }).version;
+  return (JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
 }
 
 /** Bundles the session workflows of the tree at `root` and writes the bundle with its key. */
