@@ -44,6 +44,8 @@ ensure_build() {
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   log "building TypeScript"
   (cd "$ROOT" && rm -rf dist && npx tsc -p tsconfig.build.json) || die "TypeScript build failed"
+  # The session workflows bundled once here, not by every worker process at its start.
+  (cd "$ROOT" && node dist/workers/workflow-bundle.js >/dev/null) || die "bundling the workflows failed"
   echo "$want" >"$stamp"
 }
 

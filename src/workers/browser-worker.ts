@@ -31,6 +31,7 @@ import { installTemporalRuntime } from '../temporal/runtime';
 import { temporalMetricsAddress } from '../metrics/temporal';
 import { workerMetrics } from '../metrics/worker-metrics';
 import { WorkerRegistry } from './worker-registry';
+import { sessionWorkflowCode } from './workflow-bundle';
 
 export interface RunningBrowserWorker {
   workerId: string;
@@ -50,9 +51,9 @@ export interface RunningBrowserWorker {
  */
 export const WORKFLOW_ACTIVATION_LIMIT = '10m' as const;
 
-/** What every worker that runs session workflows polls, and how it runs them. */
+/** What every worker that runs session workflows polls, and how it runs them (the build's bundle of them when it is current). */
 export function sessionWorkflowOptions(config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>) {
-  return { taskQueue: config.TEMPORAL_TASK_QUEUE, workflowsPath: require.resolve('../workflows'), isolateExecutionTimeout: WORKFLOW_ACTIVATION_LIMIT };
+  return { taskQueue: config.TEMPORAL_TASK_QUEUE, ...sessionWorkflowCode(), isolateExecutionTimeout: WORKFLOW_ACTIVATION_LIMIT };
 }
 
 /**
