@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { descendants } from '../src/metrics/process-memory';
-import { processTable, treePss } from './process-tree';
+import { treePss } from './process-tree';
+import { cpuBetween, cpuSnapshot, quiet } from './stack-cpu';
 import { startFixtureServer } from '../test/support/fixtures-server';
 import { api, waitFor } from '../test/support/http';
 import { recordedRequests, registerScript, startScriptedModel } from '../test/support/scripted-model';
@@ -34,53 +34,6 @@ const pct = (xs: number[], p: number) => {
 };
 const summary = (xs: number[]) => ({ p50: pct(xs, 50), p95: pct(xs, 95), n: xs.length });
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
-
-/** CPU time (clock ticks) of every process now, keyed by pid, with what part of the stack it is. */
-function cpuSnapshot(service: number): Map<number, { part: string; ticks: number }> {
-  const { stats, parents } = processTable();
-  const below = new Set(descendants(parents, service));
-  const out = new Map<number, { part: string; ticks: number }>();
-  for (const [pid, st] of stats) {
-    let part: string | undefined;
-    if (pid === service) part = 'service (Node)';
-    else if (pid === process.pid) part = 'bench (model, pages, clients)';
-    else {
-      let cmd = '';
-      try {
-        cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      } catch {
-        continue;
-      }
-      if (below.has(pid)) part = /--type=renderer/.test(cmd) ? 'chromium renderers' : /--type=/.test(cmd) ? 'chromium gpu and utility' : 'chromium browser';
-      else if (/temporal/.test(cmd)) part = 'temporal server';
-      else if (/ferretdb/.test(cmd)) part = 'ferretdb';
-      else if (/redis-server/.test(cmd)) part = 'redis';
-    }
-    if (!part) continue;
-    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-    out.set(pid, { part, ticks: Number(f[11]) + Number(f[12]) });
-  }
-  return out;
-}
-
-/** CPU milliseconds per part of the stack between two snapshots (a process started meanwhile counts from zero). */
-function cpuBetween(a: Map<number, { part: string; ticks: number }>, b: Map<number, { part: string; ticks: number }>): Record<string, number> {
-  const msPerTick = 1000 / 100; // USER_HZ
-  const out: Record<string, number> = {};
-  for (const [pid, now] of b) out[now.part] = (out[now.part] ?? 0) + (now.ticks - (a.get(pid)?.ticks ?? 0)) * msPerTick;
-  return Object.fromEntries(Object.entries(out).sort((x, y) => y[1] - x[1]));
-}
-
-/** Waits (up to a minute) until the stack uses less than a quarter of a core over a second. */
-async function quiet(service: number): Promise<boolean> {
-  for (const end = performance.now() + 60_000; performance.now() < end; ) {
-    const a = cpuSnapshot(service);
-    await new Promise((r) => setTimeout(r, 1000));
-    const used = Object.values(cpuBetween(a, cpuSnapshot(service))).reduce((x, y) => x + y, 0);
-    if (used < 250) return true;
-  }
-  return false;
-}
 
 it('many sessions at once', async () => {
   const model = await startScriptedModel();

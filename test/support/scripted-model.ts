@@ -49,7 +49,9 @@ export interface RecordedRequest {
   step: number | null;
   /** The parsed chat completion request. */
   body: any;
+  /** When the request arrived and when its answer was sent (Date.now()). */
   at: number;
+  answeredAt?: number;
 }
 
 export interface ScriptedModel {
@@ -108,6 +110,7 @@ export async function startScriptedModel(opts: { port?: number } = {}): Promise<
       state.cursor = recorded.step + 1;
     }
     const answer = () => {
+      recorded.answeredAt = Date.now();
       if (step.httpError) return sendError(res, step.httpError, step.message);
       sendJson(res, 200, completion(body, step, texts, ++calls));
     };
