@@ -4,7 +4,8 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'scripts/**', '*.js', '*.mjs'] },
+  // test/fixtures/tool-registry: fixtures meant not to compile, outside the tsconfig (test/unit/tool-registry-types.test.ts compiles them).
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'scripts/**', '*.js', '*.mjs', 'test/fixtures/tool-registry/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

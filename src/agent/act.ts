@@ -85,7 +85,7 @@ function startAction(step: StepContext, request: ActionRequest): ActionUnderWay 
   const by = request.replay ? 'replay' : 'agent';
   const record = (outcome: RecordedStep['outcome'], more: { error?: string; summary?: string } = {}) => {
     const element = toolContext.record?.element;
-    const args = recordedArgs(tool.name, request.args, element !== undefined);
+    const args = recordedArgs(tool, request.args, element !== undefined);
     const reasoning = request.reasoning ? step.mask(request.reasoning) : undefined;
     recordStep(step, { by, action: tool.name, args, element, urlBefore, urlAfter: safeUrl(toolContext), outcome, reasoning, ...more });
   };

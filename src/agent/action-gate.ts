@@ -109,7 +109,7 @@ export async function gateAction(request: {
     return { kind: 'perform', args };
   };
   if (!policy) return perform();
-  const facts = await actionFacts(ctx, tool.name, args, typed, policy.needsPageFacts(tool.name));
+  const facts = await actionFacts(ctx, tool, args, typed, policy.needsPageFacts(tool.name));
   const decision = policy.evaluate(facts);
   if (decision.effect === 'block') return { kind: 'block', reason: decision.reason };
   if (decision.effect === 'approve' && !request.approved) {

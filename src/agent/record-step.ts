@@ -1,7 +1,7 @@
 /** What the agent does, written into the task's recording (secrets masked). */
 import type { RecordedStep } from '../contracts/recording';
 import type { StepContext } from './step-context';
-import type { ToolContext } from './types';
+import type { AgentTool, ToolContext } from './types';
 
 /** Adds a step to the task's recording (never fails the step). */
 export function recordStep(step: StepContext, recorded: Omit<RecordedStep, 'seq' | 'at'>): void {
@@ -30,9 +30,9 @@ export function maskStrings<T>(value: T, mask: (text: string) => string): T {
 }
 
 /** The arguments as recorded: an element's index of the moment means nothing later (the element description replaces it). */
-export function recordedArgs(tool: string, args: unknown, described: boolean): Record<string, unknown> {
+export function recordedArgs(tool: AgentTool, args: unknown, described: boolean): Record<string, unknown> {
   const copy = { ...(args as Record<string, unknown>) };
-  if (described && tool !== 'switch_tab') delete copy.index;
+  if (described && tool.recording.index === 'element') delete copy.index;
   return copy;
 }
 

@@ -10,6 +10,7 @@ import type { AgentStepResult, StepContext } from './step-context';
 import type { ReplayProgress } from './task-memory';
 import { abortable } from './tools/abort';
 import { toolNamed } from './tools';
+import { manualActions } from './tools/manual-actions';
 import type { AgentTool } from './types';
 
 /** A replayed step spends no model tokens and no time observing or deciding (a fresh count for each step). */
@@ -87,7 +88,7 @@ function numbered(lines: string[]): string[] {
 }
 
 /** A person's typing, performed again: the same keys into whatever has the focus (never offered to the model). */
-const typeFocusedTool: AgentTool<z.ZodObject<{ text: z.ZodString }>> = {
+const typeFocusedTool: AgentTool<z.ZodObject<{ text: z.ZodString }>, 'manual_type'> = {
   name: 'manual_type',
   description: 'Types into the focused element',
   schema: z.object({ text: z.string() }),
@@ -95,6 +96,11 @@ const typeFocusedTool: AgentTool<z.ZodObject<{ text: z.ZodString }>> = {
     await abortable(toolContext.page.keyboard.type(text), toolContext.signal);
     return { summary: `Typed ${[...text].length} characters`, target: `${[...text].length} characters` };
   },
+  async policyFacts() {
+    return {};
+  },
+  recording: { index: 'none' },
+  playwright: manualActions.manual_type.playwright,
 };
 
 /** The tool and arguments that perform a recorded step again (a human's click is a click on the same element). */
@@ -107,7 +113,7 @@ function replayedCall(recorded: RecordedStep): { tool?: AgentTool; args: unknown
       return { tool: toolNamed('send_keys'), args: { keys: String(recorded.args.key ?? '') } };
     case 'manual_type':
       // A person's typing into a secret field was not recorded: only the agent can type it again.
-      return typeof recorded.args.text === 'string' ? { tool: typeFocusedTool as AgentTool, args: { text: recorded.args.text } } : { args: {} };
+      return typeof recorded.args.text === 'string' ? { tool: typeFocusedTool, args: { text: recorded.args.text } } : { args: {} };
     default: {
       const tool = toolNamed(recorded.action);
       if (!tool) return { args: {} };

@@ -1,7 +1,8 @@
 import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
-import type { ActionName } from '../contracts/actions';
+import type { ActionName, AgentAction, ManualAction } from '../contracts/actions';
 import type { ElementDescription } from '../contracts/recording';
 import type { z } from 'zod';
+import type { ActionFacts } from './policy/policy';
 
 /** What the agent sees of the browser at one step. */
 export interface Observation {
@@ -68,13 +69,71 @@ export interface TaskFiles {
   localPath(fileId: string): Promise<string>;
 }
 
-export interface AgentTool<S extends z.ZodType = z.ZodType> {
+/**
+ * One action of the vocabulary and everything it means: what the model sees (name,
+ * description, schema), what it does (execute), what the policy judges of it (policyFacts),
+ * what the recording keeps of it (recording) and what it becomes in the exported Playwright
+ * test (playwright). Every piece is required: a tool without one does not compile.
+ */
+export interface AgentTool<S extends z.ZodType = z.ZodType, A extends ActionName = ActionName> {
   /** Its action in the vocabulary (contracts/actions.ts): an agent action, or a manual one a replay performs again. */
-  name: ActionName;
+  name: A;
   description: string;
   schema: S;
   execute(ctx: ToolContext, args: z.infer<S>): Promise<ToolResult>;
+  /** What the policy judges of the action besides its page and what it types, read before it runs. */
+  policyFacts(request: FactsRequest<z.infer<S>>): Promise<FactsPart>;
+  recording: RecordingPiece;
+  playwright: StepScript;
 }
+
+/** What an action's policy facts are read from. */
+export interface FactsRequest<Args> {
+  ctx: ToolContext;
+  /** The arguments, secrets in place. */
+  args: Args;
+  /** What the action would type (secrets in place). */
+  typed: string[];
+  /** Read the element and its form from the page: only when the policy has rules that need them. */
+  fromPage: boolean;
+}
+
+/** What an action adds to its facts: where it leads, what it acts on, what it would send. */
+export type FactsPart = Partial<Pick<ActionFacts, 'targetUrl' | 'texts' | 'data'>>;
+
+/** What the recording keeps of an action's arguments. */
+export interface RecordingPiece {
+  /**
+   * What its `index` argument names: an element of the moment (the recording keeps the
+   * element's description instead, when it has one), a tab (kept), or nothing (no index).
+   */
+  index: 'element' | 'tab' | 'none';
+}
+
+/** What the exported Playwright test is written with, for one recorded step. */
+export interface ScriptContext {
+  /** The locator of the element the step acted on, when the recording described it. */
+  on?: string;
+  /** A typed text as an expression: the secrets it names are read from the environment. */
+  text(value: string): string;
+  /** A file to upload as an expression: its path is read from the environment. */
+  file(fileId: string): string;
+}
+
+/** A recorded step (its arguments as recorded) as lines of the exported Playwright test; none when it cannot be written. */
+export type StepScript = (args: Record<string, unknown>, script: ScriptContext) => string[];
+
+/** What a person does by hand in the live view, as the exported Playwright test performs it. */
+export interface ManualActionDefinition<M extends ManualAction = ManualAction> {
+  name: M;
+  playwright: StepScript;
+}
+
+/** One tool per agent action, keyed by the action list: an action without its tool does not compile. */
+export type ToolRegistry = { readonly [A in AgentAction]: AgentTool<z.ZodType, A> };
+
+/** One definition per manual action, keyed by the action list. */
+export type ManualActionRegistry = { readonly [M in ManualAction]: ManualActionDefinition<M> };
 
 /** Where task files come from (the worker's storage); the agent turns them into TaskFiles. */
 export interface FileProvider {

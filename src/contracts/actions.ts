@@ -58,3 +58,4 @@ export const REPLAYABLE_ACTIONS: ReadonlySet<string> = new Set<string>([
 ]);
 
 export const isAgentAction = (name: string): name is AgentAction => Object.hasOwn(AGENT_ACTIONS, name);
+export const isManualAction = (name: string): name is ManualAction => Object.hasOwn(MANUAL_ACTIONS, name);

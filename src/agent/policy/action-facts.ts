@@ -1,14 +1,14 @@
 /**
- * What the policy needs to know of an action before it runs, read from the page: the
+ * What the policy needs to know of an action before it runs: its page, what it types, and
+ * what its tool says of it (policyFacts), read from the page with the helpers here: the
  * element's text, the address a link leads to, and the values a form would submit.
  */
 import { resolveElement } from '../observe/resolve';
-import type { ToolContext } from '../types';
+import type { AgentTool, FactsRequest, ToolContext } from '../types';
 import { abortable } from '../tools/abort';
-import { normalizeUrl } from '../tools/navigate';
 import type { ActionFacts } from './policy';
 
-interface ElementFacts {
+export interface ElementFacts {
   text: string;
   href: string | null;
   /** Values a click on this element would submit (it submits a form), else empty. */
@@ -69,7 +69,7 @@ function focusedFormValues(limits: { values: number; value: number }): string[] 
 }
 
 /** An address as it would be sent, and decoded (so 4111%201111... reads as the digits it carries). */
-function sentIn(url: string): string[] {
+export function sentIn(url: string): string[] {
   const out = [url];
   try {
     const decoded = decodeURIComponent(url.replace(/\+/g, ' '));
@@ -80,58 +80,35 @@ function sentIn(url: string): string[] {
   return out;
 }
 
-const http = (url: string | null | undefined): string | undefined => (url && /^https?:/i.test(url) ? url : undefined);
+/** The address when it is an http(s) one (the domain rules judge only those). */
+export const httpAddress = (url: string | null | undefined): string | undefined => (url && /^https?:/i.test(url) ? url : undefined);
+
+/** What the element the action names by its index is, read from the page when asked (else, or without an index, undefined). */
+export async function elementFacts({ ctx, args, fromPage }: FactsRequest<{ index?: number }>): Promise<ElementFacts | undefined> {
+  if (!fromPage || typeof args.index !== 'number') return undefined;
+  const locator = ctx.pinned?.locator ?? (await resolveElement(ctx.page, args.index));
+  return abortable(locator.evaluate(describeForPolicy, { text: MAX_TEXT, values: MAX_VALUES, value: MAX_VALUE }, { timeout: 2_000 }), ctx.signal);
+}
+
+/** The element's text as the facts' texts (none when it has no text or was not read). */
+export async function elementText(request: FactsRequest<{ index?: number }>): Promise<string[]> {
+  const el = await elementFacts(request);
+  return el?.text ? [el.text] : [];
+}
+
+/** The values the focused field's form would submit on Enter (none when they cannot be read). */
+export async function focusedFormSubmits(ctx: ToolContext): Promise<string[]> {
+  return abortable(ctx.page.evaluate(focusedFormValues, { values: MAX_VALUES, value: MAX_VALUE }), ctx.signal).catch(() => [] as string[]);
+}
 
 /**
  * The facts of one action. `typed` is what it would type (secrets in place). `fromPage`:
  * read the element and form from the page (only when the policy has rules that need them).
  */
-export async function actionFacts(ctx: ToolContext, action: string, args: Record<string, unknown>, typed: string[], fromPage: boolean): Promise<ActionFacts> {
-  const facts: ActionFacts = { action, pageUrl: ctx.page.url(), texts: [], data: [...typed] };
-  switch (action) {
-    case 'navigate': {
-      const raw = String(args.url ?? '');
-      let url = raw;
-      try {
-        url = normalizeUrl(raw);
-      } catch {
-        /* the tool reports the bad address itself */
-      }
-      facts.targetUrl = http(url);
-      facts.texts.push(url);
-      // What the address would send (its query, its path): read by the sensitive-data detectors too.
-      facts.data.push(...sentIn(url));
-      return facts;
-    }
-    case 'send_keys':
-      facts.texts.push(String(args.keys ?? ''));
-      facts.data.push(String(args.keys ?? ''));
-      if (fromPage && /\bEnter\b/.test(String(args.keys ?? ''))) {
-        facts.data.push(...(await abortable(ctx.page.evaluate(focusedFormValues, { values: MAX_VALUES, value: MAX_VALUE }), ctx.signal).catch(() => [] as string[])));
-      }
-      return facts;
-    case 'extract':
-      facts.texts.push(String(args.query ?? ''));
-      return facts;
-    case 'request_human_input':
-      facts.texts.push(String(args.value ?? ''));
-      return facts;
-    case 'switch_tab':
-      facts.texts.push(ctx.context.pages()[Number(args.index)]?.url() ?? '');
-      return facts;
-    case 'select_option':
-      facts.texts.push(...typed);
-      break;
-  }
-  if (fromPage && typeof args.index === 'number') {
-    const locator = ctx.pinned?.locator ?? (await resolveElement(ctx.page, args.index));
-    const el = await abortable(locator.evaluate(describeForPolicy, { text: MAX_TEXT, values: MAX_VALUES, value: MAX_VALUE }, { timeout: 2_000 }), ctx.signal);
-    if (el.text) facts.texts.push(el.text);
-    if (action === 'click_element') {
-      facts.targetUrl = http(el.href);
-      if (el.href) facts.data.push(...sentIn(el.href));
-      facts.data.push(...el.submits);
-    }
-  }
+export async function actionFacts(ctx: ToolContext, tool: AgentTool, args: Record<string, unknown>, typed: string[], fromPage: boolean): Promise<ActionFacts> {
+  const pageUrl = ctx.page.url();
+  const part = await tool.policyFacts({ ctx, args, typed, fromPage });
+  const facts: ActionFacts = { action: tool.name, pageUrl, texts: part.texts ?? [], data: [...typed, ...(part.data ?? [])] };
+  if ('targetUrl' in part) facts.targetUrl = part.targetUrl;
   return facts;
 }

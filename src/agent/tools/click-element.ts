@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { elementFacts, httpAddress, sentIn } from '../policy/action-facts';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
@@ -9,7 +10,7 @@ import { clickAt } from './plain-click';
 
 const schema = z.object({ index: elementIndex() });
 
-export const clickElementTool: AgentTool<typeof schema> = {
+export const clickElementTool: AgentTool<typeof schema, 'click_element'> = {
   name: 'click_element',
   description: 'Click an interactive element (link, button, checkbox, tab, ...) by its [index]. A link that opens a new tab makes it the active tab.',
   schema,
@@ -25,4 +26,12 @@ export const clickElementTool: AgentTool<typeof schema> = {
     const hint = info.tag === 'SELECT' ? ' (to choose an option of a select, use select_option)' : '';
     return { summary: `Clicked ${name}${outcomeNote(ctx, urlBefore, outcome)}${hint}`, target };
   },
+  // The element's text, the link it follows, the values of the form it submits.
+  async policyFacts(request) {
+    const el = await elementFacts(request);
+    if (!el) return {};
+    return { texts: el.text ? [el.text] : [], targetUrl: httpAddress(el.href), data: [...(el.href ? sentIn(el.href) : []), ...el.submits] };
+  },
+  recording: { index: 'element' },
+  playwright: (_args, { on }) => (on ? [`await ${on}.click();`] : []),
 };

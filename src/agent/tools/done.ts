@@ -14,7 +14,7 @@ const schema = z
   })
   .refine((answer) => answer.message !== undefined || answer.result !== undefined || answer.rows !== undefined, { message: 'give the answer in message (or result / rows for structured output)' });
 
-export const doneTool: AgentTool<typeof schema> = {
+export const doneTool: AgentTool<typeof schema, 'done'> = {
   name: 'done',
   description: 'Finish the task with its final answer.',
   schema,
@@ -23,6 +23,11 @@ export const doneTool: AgentTool<typeof schema> = {
     const text = success && result !== undefined ? JSON.stringify(result) : success && rows !== undefined ? JSON.stringify(rows) : (message ?? '');
     return { summary: success ? 'Task finished' : 'Task given up', target: success ? 'success' : 'failure', done: { message: text, success } };
   },
+  async policyFacts() {
+    return {};
+  },
+  recording: { index: 'none' },
+  playwright: () => ['// The task ended here.'],
 };
 
 const successSpec = { type: 'boolean', default: true, description: 'false when the task could not be completed; then say why in message' };

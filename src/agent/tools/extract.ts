@@ -69,7 +69,7 @@ export function relevantExcerpt(lines: string[], query: string, maxChars = MAX_C
   return { text: kept.join('\n'), omitted: total - size };
 }
 
-export const extractTool: AgentTool<typeof schema> = {
+export const extractTool: AgentTool<typeof schema, 'extract'> = {
   name: 'extract',
   description: 'Read the text of the whole page (not only the visible part) to find information; say what you are looking for in query.',
   schema,
@@ -79,4 +79,10 @@ export const extractTool: AgentTool<typeof schema> = {
     const more = omitted > 0 ? `\n(${omitted} characters of less relevant text left out)` : '';
     return { summary: `Text of ${ctx.page.url()} for "${query}":\n${text || '(the page has no text)'}${more}`, target: ctx.page.url() };
   },
+  // What it looks for.
+  async policyFacts({ args }) {
+    return { texts: [String(args.query ?? '')] };
+  },
+  recording: { index: 'none' },
+  playwright: () => ['// The agent read the page here.'],
 };

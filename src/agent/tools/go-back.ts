@@ -6,7 +6,7 @@ import { attempt } from './action-error';
 
 const schema = z.object({});
 
-export const goBackTool: AgentTool<typeof schema> = {
+export const goBackTool: AgentTool<typeof schema, 'go_back'> = {
   name: 'go_back',
   description: 'Go back to the previous page of the active tab, like the browser\'s back button.',
   schema,
@@ -26,4 +26,9 @@ export const goBackTool: AgentTool<typeof schema> = {
     if (!response && url === before) throw new Error('Going back failed: there is no previous page in this tab');
     return { summary: `Went back; page is now ${url}`, target: url };
   },
+  async policyFacts() {
+    return {};
+  },
+  recording: { index: 'none' },
+  playwright: () => ['await page.goBack();'],
 };

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { LlmToolSpec } from '../llm/types';
 import type { TaskParams } from '../../contracts/session-types';
-import type { AgentTool } from '../types';
-import { AGENT_ACTIONS, type AgentAction } from '../../contracts/actions';
+import type { AgentTool, StepScript, ToolRegistry } from '../types';
+import { AGENT_ACTIONS, isAgentAction, isManualAction, type AgentAction } from '../../contracts/actions';
 import { clickElementTool } from './click-element';
 import { doneSpec, doneTool } from './done';
 import { extractTool } from './extract';
 import { goBackTool } from './go-back';
 import { inputTextTool } from './input-text';
+import { manualActions } from './manual-actions';
 import { navigateTool } from './navigate';
 import { requestHumanInputTool } from './request-human-input';
 import { scrollTool } from './scroll';
@@ -18,7 +19,7 @@ import { uploadFileTool } from './upload-file';
 import { waitTool } from './wait';
 
 /** One tool per action of the vocabulary (contracts/actions.ts), and no other. */
-const TOOLS = {
+const TOOLS: ToolRegistry = {
   done: doneTool,
   navigate: navigateTool,
   click_element: clickElementTool,
@@ -32,7 +33,7 @@ const TOOLS = {
   extract: extractTool,
   upload_file: uploadFileTool,
   request_human_input: requestHumanInputTool,
-} as unknown as { [A in AgentAction]: AgentTool & { name: A } };
+};
 
 /**
  * Everything the agent can do, one action per step, in the vocabulary's order with done
@@ -54,7 +55,7 @@ export function toolNamed(name: string): AgentTool | undefined {
  */
 export function toolSpecs(params: Pick<TaskParams, 'outputType' | 'outputSchema'> = { outputType: 'text' }): LlmToolSpec[] {
   return agentTools.map((tool) =>
-    tool === (doneTool as AgentTool)
+    tool === TOOLS.done
       ? doneSpec(params)
       : {
           name: tool.name,
@@ -62,4 +63,14 @@ export function toolSpecs(params: Pick<TaskParams, 'outputType' | 'outputSchema'
           parameters: z.toJSONSchema(tool.schema, { io: 'input' }) as Record<string, unknown>,
         },
   );
+}
+
+/**
+ * How a recorded step of this action is written in the exported Playwright test: its tool's
+ * script, or the manual action's; undefined for a name that is not in the vocabulary.
+ */
+export function scriptOf(action: string): StepScript | undefined {
+  if (isAgentAction(action)) return TOOLS[action].playwright;
+  if (isManualAction(action)) return manualActions[action].playwright;
+  return undefined;
 }

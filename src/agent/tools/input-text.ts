@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { elementText } from '../policy/action-facts';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
@@ -16,7 +17,7 @@ const MASK = '••••';
 /** Long unbroken tokens of letters and digits (API keys, reset tokens) are not echoed either. */
 const TOKEN_LIKE = /^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-+/=.]{20,}$/;
 
-export const inputTextTool: AgentTool<typeof schema> = {
+export const inputTextTool: AgentTool<typeof schema, 'input_text'> = {
   name: 'input_text',
   description: 'Type text into a text field, text area or editable area by its [index]. By default the field is cleared first.',
   schema,
@@ -37,6 +38,16 @@ export const inputTextTool: AgentTool<typeof schema> = {
     });
     const shown = info.secret || TOKEN_LIKE.test(text) ? MASK : JSON.stringify(text.length > 200 ? `${text.slice(0, 199)}…` : text);
     return { summary: `${clear ? 'Typed' : 'Appended'} ${shown} into ${name}`, target };
+  },
+  // The field's text (what it types is in the facts already).
+  async policyFacts(request) {
+    return { texts: await elementText(request) };
+  },
+  recording: { index: 'element' },
+  playwright(a, { on, text }) {
+    if (!on || typeof a.text !== 'string') return [];
+    const typed = text(a.text);
+    return a.clear === false ? [`await ${on}.press('End');`, `await ${on}.pressSequentially(${typed});`] : [`await ${on}.fill(${typed});`];
   },
 };
 

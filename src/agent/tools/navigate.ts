@@ -2,6 +2,8 @@ import { errors } from 'playwright-core';
 import { z } from 'zod';
 import { TaskFailure, isServiceError } from '../../contracts/errors';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
+import { lit } from '../../recording/playwright-code';
+import { httpAddress, sentIn } from '../policy/action-facts';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';
 import { watchBlockedNavigation } from './guard-check';
@@ -26,7 +28,7 @@ export function normalizeUrl(raw: string): string {
   return withScheme;
 }
 
-export const navigateTool: AgentTool<typeof schema> = {
+export const navigateTool: AgentTool<typeof schema, 'navigate'> = {
   name: 'navigate',
   description: 'Open a URL in the active tab.',
   schema,
@@ -57,4 +59,17 @@ export const navigateTool: AgentTool<typeof schema> = {
     const http = status !== undefined && status >= 400 ? `; the server answered HTTP ${status}` : '';
     return { summary: `Navigated to ${ctx.page.url()}${title ? ` ("${title}")` : ''}${http}`, target: url };
   },
+  // Where it leads, and what the address would send (its query, its path), read by the sensitive-data detectors too.
+  async policyFacts({ args }) {
+    const raw = String(args.url ?? '');
+    let url = raw;
+    try {
+      url = normalizeUrl(raw);
+    } catch {
+      /* the tool reports the bad address itself */
+    }
+    return { targetUrl: httpAddress(url), texts: [url], data: sentIn(url) };
+  },
+  recording: { index: 'none' },
+  playwright: (a) => (typeof a.url === 'string' ? [`await page.goto(${lit(/^[a-z][a-z0-9+.-]*:/i.test(a.url) ? a.url : `https://${a.url}`)});`] : []),
 };

@@ -10,7 +10,7 @@ const schema = z.object({
   value: z.string().min(1).describe('What you need from the human, as a question or instruction they can act on'),
 });
 
-export const requestHumanInputTool: AgentTool<typeof schema> = {
+export const requestHumanInputTool: AgentTool<typeof schema, 'request_human_input'> = {
   name: 'request_human_input',
   description:
     'Pause and ask the human for something only they can give: a one-time code, a password, solving a CAPTCHA, an approval. Their answer comes in the next message.',
@@ -18,4 +18,10 @@ export const requestHumanInputTool: AgentTool<typeof schema> = {
   async execute(_ctx, { type, value }) {
     return { summary: `Asked the human (${type}): ${value}`, target: type, humanInput: { type, value } };
   },
+  // What it asks the human for.
+  async policyFacts({ args }) {
+    return { texts: [String(args.value ?? '')] };
+  },
+  recording: { index: 'none' },
+  playwright: () => ['// The agent asked a person for help here; do what they did before going on.'],
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { elementText } from '../policy/action-facts';
 import type { AgentTool, ToolContext } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
@@ -76,7 +77,7 @@ async function itemsLoaded(ctx: ToolContext, before: number): Promise<string> {
   return added > 0 ? `; ${added} more item${added === 1 ? '' : 's'} loaded` : '';
 }
 
-export const scrollTool: AgentTool<typeof schema> = {
+export const scrollTool: AgentTool<typeof schema, 'scroll'> = {
   name: 'scroll',
   description: 'Scroll the page up or down by pages, or bring an element into view by its [index].',
   schema,
@@ -99,5 +100,15 @@ export const scrollTool: AgentTool<typeof schema> = {
     }
     const pagesMoved = Math.abs(scrolled.moved) / scrolled.viewport;
     return { summary: `Scrolled ${what} ${direction} by ${pagesMoved.toFixed(pagesMoved % 1 ? 1 : 0)} page(s); ${where}${loaded}`, target: 'page' };
+  },
+  // The element it brings into view, if any.
+  async policyFacts(request) {
+    return { texts: await elementText(request) };
+  },
+  recording: { index: 'element' },
+  playwright(a, { on }) {
+    if (on) return [`await ${on}.scrollIntoViewIfNeeded();`];
+    const pages = Math.min(Math.max(Number(a.amount ?? 1) || 1, 0.1), 10);
+    return [`await page.mouse.wheel(0, ${a.direction === 'up' ? -pages : pages} * (page.viewportSize()?.height ?? 720));`];
   },
 };

@@ -1,5 +1,7 @@
 import type { ElementHandle, Locator } from 'playwright-core';
 import { z } from 'zod';
+import { lit } from '../../recording/playwright-code';
+import { elementText } from '../policy/action-facts';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
@@ -72,7 +74,7 @@ async function radioOf(locator: Locator, position: number): Promise<ElementHandl
   return element as ElementHandle<HTMLInputElement>;
 }
 
-export const selectOptionTool: AgentTool<typeof schema> = {
+export const selectOptionTool: AgentTool<typeof schema, 'select_option'> = {
   name: 'select_option',
   description: 'Choose an option of a <select> element (role "select" in the observation), a listbox or combobox, or the radio button of a group, by its [index] and the option\'s text or value.',
   schema,
@@ -99,5 +101,16 @@ export const selectOptionTool: AgentTool<typeof schema> = {
       actAndSettle(ctx, () => abortable(locator.selectOption({ index: match.index }, { timeout: ACTION_TIMEOUT_MS, noWaitAfter: true }), ctx.signal)),
     );
     return { summary: `Selected "${match.label}" in ${name}${outcomeNote(ctx, urlBefore, outcome)}`, target };
+  },
+  // The option it chooses, then the element's text.
+  async policyFacts(request) {
+    return { texts: [...request.typed, ...(await elementText(request))] };
+  },
+  recording: { index: 'element' },
+  playwright(a, { on }) {
+    if (!on) return [];
+    const wanted = String(a.value ?? a.label ?? '');
+    // The agent names an option by its text or its value: whichever the page has.
+    return [`await ${on}.selectOption(${lit(wanted)}).catch(() => ${on}.selectOption({ label: ${lit(wanted)} }));`];
   },
 };

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { lit } from '../../recording/playwright-code';
+import { focusedFormSubmits } from '../policy/action-facts';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
@@ -11,7 +13,7 @@ const schema = z.object({
     .describe('Keys to press on the focused element, e.g. "Enter", "Escape", "Control+A", "Shift+Tab"; several separated by spaces are pressed in turn: "Tab Tab Enter"'),
 });
 
-export const sendKeysTool: AgentTool<typeof schema> = {
+export const sendKeysTool: AgentTool<typeof schema, 'send_keys'> = {
   name: 'send_keys',
   description: 'Press keys or key combinations (Enter, Escape, Tab, ArrowDown, Control+A, ...) on the focused element. To type text, use input_text.',
   schema,
@@ -25,4 +27,12 @@ export const sendKeysTool: AgentTool<typeof schema> = {
     );
     return { summary: `Pressed ${presses.join(', ')}${outcomeNote(ctx, urlBefore, outcome)}`, target: presses.join(' ') };
   },
+  // The keys; Enter submits the focused field's form: its values too.
+  async policyFacts({ ctx, args, fromPage }) {
+    const keys = String(args.keys ?? '');
+    const submits = fromPage && /\bEnter\b/.test(keys) ? await focusedFormSubmits(ctx) : [];
+    return { texts: [keys], data: [keys, ...submits] };
+  },
+  recording: { index: 'none' },
+  playwright: (a) => (typeof a.keys === 'string' ? a.keys.trim().split(/\s+/).map((k) => `await page.keyboard.press(${lit(k)});`) : []),
 };

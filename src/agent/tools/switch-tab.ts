@@ -5,7 +5,7 @@ import { attempt } from './action-error';
 
 const schema = z.object({ index: z.number().int().min(0).describe('The [index] of the tab, as listed under "Tabs" in the observation') });
 
-export const switchTabTool: AgentTool<typeof schema> = {
+export const switchTabTool: AgentTool<typeof schema, 'switch_tab'> = {
   name: 'switch_tab',
   description: 'Make another open tab the active one, by its tab index.',
   schema,
@@ -18,4 +18,10 @@ export const switchTabTool: AgentTool<typeof schema> = {
     const title = await page.title().catch(() => '');
     return { summary: `Switched to tab [${index}]${title ? ` "${title}"` : ''} (${page.url()})`, target: page.url() };
   },
+  // The address of the tab it makes active.
+  async policyFacts({ ctx, args }) {
+    return { texts: [ctx.context.pages()[Number(args.index)]?.url() ?? ''] };
+  },
+  recording: { index: 'tab' },
+  playwright: (a) => [`page = await tab(page, ${Number(a.index) || 0});`],
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { elementText } from '../policy/action-facts';
 import type { AgentTool } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
@@ -11,7 +12,7 @@ const schema = z.object({
   fileIds: z.array(z.string().min(1)).min(1).max(20).describe('fileIds from the list of available files'),
 });
 
-export const uploadFileTool: AgentTool<typeof schema> = {
+export const uploadFileTool: AgentTool<typeof schema, 'upload_file'> = {
   name: 'upload_file',
   description: 'Put one or more of the available files (listed in the task) into a file input, by the input\'s [index].',
   schema,
@@ -29,4 +30,10 @@ export const uploadFileTool: AgentTool<typeof schema> = {
     const names = fileIds.map((id) => available.find((file) => file.fileId === id)!.name);
     return { summary: `Set ${names.join(', ')} on ${name}${outcomeNote(ctx, urlBefore, outcome)}`, target: `${target}: ${names.join(', ')}` };
   },
+  // The file input's text.
+  async policyFacts(request) {
+    return { texts: await elementText(request) };
+  },
+  recording: { index: 'element' },
+  playwright: (a, { on, file }) => (on && Array.isArray(a.fileIds) ? [`await ${on}.setInputFiles([${a.fileIds.map((id) => file(String(id))).join(', ')}]);`] : []),
 };
