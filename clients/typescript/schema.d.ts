@@ -3040,7 +3040,7 @@ export interface components {
              * @default []
              */
             files?: string[];
-            /** @description What the agent should do */
+            /** @description What the agent should do, not blank */
             prompt: string;
             /**
              * @description Environment to attach (its browser profile and files)
@@ -3109,7 +3109,7 @@ export interface components {
             files?: string[];
             /** @description The session (from create_session or browser_task) */
             sessionId: string;
-            /** @description What the agent should do */
+            /** @description What the agent should do, not blank */
             prompt: string;
         };
         McpTool_get_task_status: {

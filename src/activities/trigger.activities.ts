@@ -10,7 +10,8 @@ import { newSessionIds, SessionAdmission } from '../store/session-admission';
 import type { Store } from '../store/store';
 import { TriggerRunsRepository } from '../store/trigger-runs.repository';
 import { runLeaseMs } from '../contracts/retry-policy';
-import { TASK_LIMITS } from '../contracts/schemas/task.schema';
+import { sessionInput } from '../sessions/session-input';
+import { triggerTaskParams } from '../sessions/task-checks';
 import { TriggerSchedules } from '../triggers/schedules';
 import {
   runChatDeliveryId,
@@ -23,10 +24,7 @@ import {
   type SettledRun,
   type SettleRunInput,
 } from '../contracts/trigger-types';
-import type { ReplaySource, TaskParams, TaskView, Usage } from '../contracts/session-types';
-
-/** A trigger's task runs with the task schema's defaults. */
-const TASK_DEFAULTS = { maxDuration: TASK_LIMITS.maxDuration.default, maxInputTokens: TASK_LIMITS.maxInputTokens.default, maxOutputTokens: TASK_LIMITS.maxOutputTokens.default };
+import type { ReplaySource, TaskView, Usage } from '../contracts/session-types';
 
 /** A failure of the run; the catalogue says whether another attempt of the run could mend it. */
 const failure = (code: ErrorCode, message: string): RunFailure => ({ code, message, retryable: canRetryLater(code) });
@@ -126,28 +124,17 @@ export function createTriggerActivities(deps: { config: Config; store: Pick<Stor
     /**
      * Admits the run's session as the API admits one (src/store/session-admission.ts): a
      * session slot of the owner, the environment's profile lock and the session record.
-     * Answers the session's input (its one task ends the session). A retry after success
-     * answers the same input. A refusal is a non-retryable failure of its catalogue code.
+     * Answers the session's input, built as the API builds one (src/sessions/): its one task
+     * ends the session. A retry after success answers the same input. A refusal is a non-retryable failure of its catalogue code.
      */
     async openRunSession({ runId, trigger, sessionId, taskId }: OpenRunSessionInput): Promise<OpenedRunSession> {
       const profile: ProfileSource = { kind: 'environment', id: trigger.environmentId, userId: trigger.userId };
-      const params: TaskParams = {
-        prompt: trigger.prompt,
-        startingUrl: trigger.startingUrl,
-        ...TASK_DEFAULTS,
-        terminateOnCompletion: true,
-        outputType: trigger.outputType === 'structured' ? 'structured_json' : 'text',
-        ...(trigger.outputType === 'structured' ? { outputSchema: trigger.outputSchema ?? {} } : {}),
-        files: [],
-        ...(trigger.maxCost !== undefined ? { maxCost: trigger.maxCost } : {}),
-        ...(trigger.replay ? { replay: trigger.replay } : {}),
-      };
-      const input = admission.input({
+      const input = sessionInput(config, {
         sessionId,
         userId: trigger.userId,
         profile,
         ...(trigger.policyId ? { policyId: trigger.policyId } : {}),
-        initialTask: { taskId, params },
+        initialTask: { taskId, params: triggerTaskParams(trigger) },
         singleTask: true,
       });
       const opened = { input, taskQueue: config.TEMPORAL_TASK_QUEUE };

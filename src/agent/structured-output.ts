@@ -12,10 +12,7 @@
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { ServiceError } from '../contracts/errors';
 import type { TaskParams } from '../contracts/session-types';
-import { InvalidParameterError } from '../contracts/errors';
 import { isJsonObject as isObject, outputSchemaLimitProblem } from '../contracts/output-schema';
-import type { CronJobFields } from '../contracts/cron-job-record';
-import type { TaskParamsInput } from '../contracts/schemas/task.schema';
 import type { StructuredCheck } from './schema-engine';
 import { SchemaBusyError, SchemaLimitError, SchemaWorkers } from './schema-workers';
 
@@ -201,26 +198,4 @@ export function parseCsv(text: string): { ok: true; rows: string[][] } | { ok: f
   endRow();
   if (!rows.length) return { ok: false, error: 'it is empty' };
   return { ok: true, rows };
-}
-
-/**
- * The rest of the `outputSchema` check, after the request parsed: the JSON Schema is
- * compiled on a schema thread (never on the API's event loop), so a schema that cannot be
- * enforced is a 400 at submission. `prefix` is where the task sits in the request
- * (`task.` in start-session and run-task, `message.` in a newTask message).
- */
-export async function assertOutputSchemaUsable(task: Pick<TaskParamsInput, 'outputType' | 'outputSchema'> | undefined, prefix: string): Promise<void> {
-  if (task?.outputType !== 'structured_json' || !task.outputSchema || Array.isArray(task.outputSchema)) return;
-  const problem = await outputSchemaProblem(task.outputSchema);
-  if (problem) throw new InvalidParameterError(`${prefix}outputSchema`, null, problem);
-}
-
-/**
- * After parseCreateCronJob / parseUpdateCronJob: a structured trigger's outputSchema is
- * compiled on a schema thread (never on the API's event loop); 400 when it cannot be enforced.
- */
-export async function assertCronOutputSchemaUsable(fields: Partial<Pick<CronJobFields, 'outputType' | 'outputSchema'>>): Promise<void> {
-  if (fields.outputType !== 'structured' || !fields.outputSchema) return;
-  const problem = await outputSchemaProblem(JSON.parse(fields.outputSchema));
-  if (problem) throw new InvalidParameterError('outputSchema', null, problem);
 }

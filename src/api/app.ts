@@ -25,7 +25,7 @@ import { policiesRoutes } from './routes/policies.routes';
 import { profilesRoutes } from './routes/profiles.routes';
 import { createMessageHandler, type MessageHandler } from './messages.handler';
 import { currentUser } from './middleware/auth';
-import { SessionsService } from './sessions.service';
+import { SessionsService } from '../sessions/sessions.service';
 import { socketCounts } from './socket/socket.server';
 import type { Server as SocketServer } from 'socket.io';
 import { useSubmissionAllowlist } from '../contracts/submitted-urls';

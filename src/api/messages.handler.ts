@@ -3,10 +3,8 @@ import type { Config } from '../config';
 import type { UserRecord } from '../store/users.repository';
 import { pendingEnvelope, taskEnvelope } from '../contracts/envelopes';
 import { guardrailMessageSchema, interactionMessageSchema, messageEnvelopeSchema, newTaskMessageSchema, stateMessageSchema } from '../contracts/schemas/message.schema';
-import { assertPromptGiven } from '../contracts/schemas/task.schema';
-import { assertOutputSchemaUsable } from '../agent/structured-output';
 import { parseRequest } from '../contracts/schemas/validation';
-import type { SessionsService } from './sessions.service';
+import type { SessionsService } from '../sessions/sessions.service';
 
 export interface MessageAnswer {
   status: number;
@@ -39,8 +37,6 @@ export function createMessageHandler(deps: { config: Config; sessions: SessionsS
       switch (actionType) {
         case 'newTask': {
           const params = parseRequest(newTaskMessageSchema, message, 'message.');
-          assertPromptGiven(params, 'message.prompt');
-          await assertOutputSchemaUsable(params, 'message.');
           const taskId = await sessions.newTask(user, sessionId, params);
           return inlineAnswer(sessionId, taskId);
         }

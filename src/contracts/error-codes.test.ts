@@ -5,7 +5,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ERROR_CATALOGUE, NON_RETRYABLE_ERROR_TYPES, canRetryLater, canRetryNow, isErrorCode, statusOf, type ErrorCode } from './error-codes';
 import { failureOf, NoInstancesError, ServiceError, TaskFailure, toTemporalFailure, UnauthorizedError } from './errors';
 import { endsTaskAtOnce } from './error-codes';
-import { updateRejection } from '../api/sessions.service';
+import { updateRejection } from '../sessions/update-rejection';
 
 const SRC = path.join(__dirname, '..');
 

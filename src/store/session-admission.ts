@@ -1,7 +1,6 @@
 import type { Config } from '../config';
 import { NotFoundError, ServiceError, SessionLimitError } from '../contracts/errors';
 import type { ProfileSource } from '../contracts/profiles';
-import type { SessionInput } from '../contracts/session-types';
 import { newSessionId, newTaskId } from './ids';
 import { ProfileLocks } from './profile-locks';
 import type { Store } from './store';
@@ -20,14 +19,14 @@ export const newSessionIds = (): { sessionId: string; taskId: string } => ({ ses
  * The one way a session is let in, for the API and for trigger runs alike: a session slot
  * of the owner, the lock of the profile or environment it runs on, and its record; then
  * the caller starts the session workflow (a client start for the API, a child workflow for
- * a trigger run) and calls `abandon` if that start fails. Nothing is kept by a refused
- * admission. Refusals are ServiceErrors of the catalogue: SESSION_LIMIT_REACHED (with the
+ * a trigger run, with the input src/sessions/ builds) and calls `abandon` if that start
+ * fails. Nothing is kept by a refused admission. Refusals are ServiceErrors of the catalogue: SESSION_LIMIT_REACHED (with the
  * user's current count and limit), PROFILE_IN_USE, ENVIRONMENT_NOT_FOUND, PROFILE_NOT_FOUND,
  * USER_NOT_FOUND.
  */
 export class SessionAdmission {
   private readonly locks: ProfileLocks;
-  constructor(private readonly deps: { store: Pick<Store, 'db' | 'users' | 'sessions'>; config: Pick<Config, 'DEFAULT_SESSION_LIMIT' | 'SESSION_IDLE_TIMEOUT_MS' | 'MAX_AGENT_STEPS' | 'ORPHAN_GRACE_MS' | 'HIBERNATE_AFTER_MS' | 'GUARDRAIL_MAX_WAIT_MS' | 'SESSION_IDLE_DISCARD_MS'> }) {
+  constructor(private readonly deps: { store: Pick<Store, 'db' | 'users' | 'sessions'>; config: Pick<Config, 'DEFAULT_SESSION_LIMIT'> }) {
     this.locks = new ProfileLocks(deps.store.db);
   }
 
@@ -70,19 +69,5 @@ export class SessionAdmission {
   async abandon(req: { sessionId: string; userId: string; profile?: Pick<ProfileSource, 'kind' | 'id' | 'userId'> }): Promise<void> {
     if (await this.deps.store.sessions.end(req.sessionId, 'failed', 'instance_lost')) await this.deps.store.users.releaseSessionSlot(req.userId);
     if (req.profile) await this.locks.release(req.profile, req.sessionId);
-  }
-
-  /** The session workflow's input, with the service's limits. */
-  input(req: Omit<SessionInput, 'idleTimeoutMs' | 'maxSteps' | 'orphanGraceMs' | 'hibernateAfterMs' | 'guardrailMaxWaitMs' | 'idleDiscardMs' | 'carried'>): SessionInput {
-    const { config } = this.deps;
-    return {
-      ...req,
-      idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
-      maxSteps: config.MAX_AGENT_STEPS,
-      orphanGraceMs: config.ORPHAN_GRACE_MS,
-      hibernateAfterMs: config.HIBERNATE_AFTER_MS,
-      guardrailMaxWaitMs: config.GUARDRAIL_MAX_WAIT_MS,
-      idleDiscardMs: config.SESSION_IDLE_DISCARD_MS,
-    };
   }
 }

@@ -8,7 +8,7 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { parseCreateCronJob, parseUpdateCronJob } from '../contracts/schemas/cron-job.schema';
-import { assertCronOutputSchemaUsable } from '../agent/structured-output';
+import { checkTriggerTask } from '../sessions/task-checks';
 import { InvalidParameterError, NotFoundError, ServiceError } from '../contracts/errors';
 import type { Logger } from '../logger';
 import { CronJobsRepository } from '../store/cron-jobs.repository';
@@ -68,7 +68,7 @@ export class TriggersService {
 
   async create(user: UserRecord, body: unknown): Promise<CronJobRecord> {
     const { fields, status } = parseCreateCronJob(body);
-    await assertCronOutputSchemaUsable(fields);
+    await checkTriggerTask(fields);
     if (!(await this.jobs.environmentExists(fields.environmentId, user._id))) throw environmentNotFound();
     if (fields.policyId && !(await this.policies.get(fields.policyId, user._id))) throw policyNotFound();
     const job = await this.jobs.create(user._id, fields, status, this.maxPerUser);
@@ -110,7 +110,7 @@ export class TriggersService {
     // A webhook sent back as a view shows it (auth masked) keeps the stored auth.
     const sentAuth = change.fields.webhook?.auth;
     if (sentAuth !== undefined && current.webhook?.auth && sentAuth === maskedAuth(current.webhook.auth)) change.fields.webhook = { ...change.fields.webhook!, auth: current.webhook.auth };
-    await assertCronOutputSchemaUsable(change.fields);
+    await checkTriggerTask(change.fields);
     if (change.fields.environmentId !== undefined && !(await this.jobs.environmentExists(change.fields.environmentId, user._id))) throw environmentNotFound();
     if (change.fields.policyId && !(await this.policies.get(change.fields.policyId, user._id))) throw policyNotFound();
     if (change.scheduleChanged || change.retryChanged) {

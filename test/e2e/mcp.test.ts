@@ -1,37 +1,16 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { api, waitFor } from '../support/http';
 import { registerScript } from '../support/scripted-model';
 import { createUser } from '../support/service';
+import { connectMcp, type ToolResult } from '../support/mcp';
 
 const base = () => process.env.TEST_API_URL!;
 const fixtures = () => process.env.TEST_FIXTURES_URL!;
 const model = () => process.env.TEST_LLM_BASE_URL!;
 const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
 
-const withKey = (apiKey: string) => {
-  const headers = { Authorization: `Bearer ${apiKey}` };
-  const keyedFetch = (url: string | URL, init?: RequestInit) => {
-    const h = new Headers(init?.headers);
-    h.set('Authorization', headers.Authorization);
-    return fetch(url, { ...init, headers: h });
-  };
-  return { headers, keyedFetch };
-};
-
-async function connect(apiKey: string, transport: 'streamable' | 'sse'): Promise<Client> {
-  const { headers, keyedFetch } = withKey(apiKey);
-  const client = new Client({ name: 'e2e', version: '1.0.0' });
-  await client.connect(
-    transport === 'streamable'
-      ? new StreamableHTTPClientTransport(new URL(`${base()}/mcp`), { requestInit: { headers } })
-      : new SSEClientTransport(new URL(`${base()}/mcp/sse`), { requestInit: { headers }, fetch: keyedFetch }),
-  );
-  return client;
-}
-
-type ToolResult = { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: any };
+const connect = (apiKey: string, transport: 'streamable' | 'sse'): Promise<Client> => connectMcp(base(), apiKey, transport);
 
 describe('MCP server', () => {
   const clients: Client[] = [];

@@ -8,7 +8,7 @@ import { MissingFieldError, NotFoundError, ServiceError } from '../../contracts/
 import type { Logger } from '../../logger';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
 import type { Store } from '../../store/store';
-import type { SessionsService } from '../sessions.service';
+import type { SessionsService } from '../../sessions/sessions.service';
 import { FrameHub } from './frame-hub';
 import { renderViewPage, VIEW_PAGE_CSP } from './view-page';
 import { RedisSlots } from './redis-slots';

@@ -6,13 +6,14 @@ import { isServiceError, RateLimitError, ServiceError } from '../../contracts/er
 import type { Logger } from '../../logger';
 import type { Store } from '../../store/store';
 import type { UserRecord } from '../../store/users.repository';
-import { TERMINAL_TASK_STATUSES, type TaskView } from '../../contracts/session-types';
+import type { TaskView } from '../../contracts/session-types';
 import { taskEnvelope } from '../../contracts/envelopes';
 import { countRequest } from '../middleware/rate-limit';
 import { taskParamsSchema } from '../../contracts/schemas/task.schema';
 import { parseRequest, toServiceError } from '../../contracts/schemas/validation';
 import type { z } from 'zod';
-import type { SessionsService } from '../sessions.service';
+import type { SessionsService } from '../../sessions/sessions.service';
+import { TASK_PLACES } from '../../sessions/task-checks';
 import { browserTaskInput, controlSessionInput, createSessionInput, getTaskStatusInput, sendTaskInput, takeOverInput } from './tool-schemas';
 
 const PROGRESS_POLL_MS = 500;
@@ -105,7 +106,8 @@ function checkArgumentsLikeRest(server: McpServer): void {
 
 /**
  * One MCP server per connection, bound to the user whose API key opened it: the tools run
- * on the same sessions service as the REST API, so every check and limit is the same.
+ * on the same sessions service as the REST API, so every check and limit is the same
+ * (the task's own checks included: src/sessions/task-checks.ts).
  */
 export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
   const { config, store, sessions } = deps;
@@ -158,12 +160,8 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
             })().catch((err) => logger.debug({ err }, 'progress notification failed'));
           }, PROGRESS_POLL_MS);
     try {
-      const deadline = Date.now() + 360_000;
-      while (!extra.signal.aborted && Date.now() < deadline) {
-        const view = await sessions.awaitTask(sessionId, taskId);
-        if (view && (TERMINAL_TASK_STATUSES.includes(view.status) || view.status === 'guardrail_trigger')) return view;
-      }
-      return sessions.task(sessionId, taskId);
+      const view = await sessions.outcome(sessionId, taskId, { deadline: Date.now() + 360_000, stopped: () => extra.signal.aborted });
+      return view ?? sessions.task(sessionId, taskId);
     } finally {
       if (timer) clearInterval(timer);
     }
@@ -196,7 +194,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
         await countStart();
         const { environmentId, ...task } = args;
         const params = parseRequest(taskParamsSchema, { ...task, terminateOnCompletion: true });
-        const started = await sessions.start(await freshUser(), params, { environmentId: environmentId ?? null });
+        const started = await sessions.start(await freshUser(), params, { environmentId: environmentId ?? null }, TASK_PLACES.tool);
         const view = await settle(started.sessionId, started.taskId!, x);
         if (!view) throw new ServiceError('TASK_NOT_FOUND', 'Task not found');
         return envelopeText(view);
@@ -231,7 +229,7 @@ export function createMcpServer(deps: McpDeps, user: UserRecord): McpServer {
         const { sessionId, ...task } = args;
         await owned(sessionId);
         const params = parseRequest(taskParamsSchema, task);
-        const taskId = await sessions.newTask(await freshUser(), sessionId, params);
+        const taskId = await sessions.newTask(await freshUser(), sessionId, params, TASK_PLACES.tool);
         const view = await settle(sessionId, taskId, x);
         if (!view) throw new ServiceError('TASK_NOT_FOUND', 'Task not found');
         return envelopeText(view);

@@ -9,7 +9,8 @@ import { taskParamsFields } from '../../contracts/schemas/task.schema';
 
 const sessionId = z.string().min(1).describe('The session (from create_session or browser_task)');
 const taskFields = taskParamsFields.pick({ startingUrl: true, outputType: true, outputSchema: true, maxDuration: true, maxInputTokens: true, maxOutputTokens: true, maxCost: true, files: true });
-const prompt = z.string().min(1).max(50_000).describe('What the agent should do');
+// Required, and not blank: a blank prompt is the task check's INVALID_TASK_DETAILS, as on every door.
+const prompt = z.string().max(50_000).meta({ pattern: '\\S' }).describe('What the agent should do, not blank');
 
 export const browserTaskInput = taskFields.extend({
   prompt,

@@ -9,7 +9,8 @@ import { TERMINAL_TASK_STATUSES, type TaskView } from '../../contracts/session-t
 import { CHAT_MODEL_ID, DEFAULT_MAX_TOKENS, MAX_COST_TEXT, type ChatCompletion, type ChatCompletionChunk, type ChatCompletionRequest } from '../../contracts/schemas/chat.schema';
 import { MAX_COST_USD, maxCostSchema, taskParamsSchema } from '../../contracts/schemas/task.schema';
 import { parseRequest } from '../../contracts/schemas/validation';
-import type { SessionsService } from '../sessions.service';
+import type { SessionsService } from '../../sessions/sessions.service';
+import { TASK_PLACES } from '../../sessions/task-checks';
 import { contentDeltas, progressComment, taskPrompt } from './chat-prompt';
 import { guardrailTriggered, OpenAiCompatError, toOpenAiError } from './openai-errors';
 
@@ -37,29 +38,26 @@ export function createChatCompletions(deps: { config: Config; store: Store; sess
 
   const begin = async (user: UserRecord, body: ChatCompletionRequest): Promise<Run> => {
     const prompt = taskPrompt(body.messages);
-    if (prompt === null) throw new OpenAiCompatError(400, 'messages must contain a user message with text (the task)', 'invalid_request_error', 'missing_required_field');
+    // No user message at all: the task is missing. A blank one is an empty task, which the task's checks refuse.
+    if (prompt === null && !body.messages.some((m) => m.role === 'user')) {
+      throw new OpenAiCompatError(400, 'messages must contain a user message with text (the task)', 'invalid_request_error', 'missing_required_field');
+    }
     let params;
     try {
       const maxCost = maxCostOf(body.metadata?.max_cost);
-      params = parseRequest(taskParamsSchema, { prompt, maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS, terminateOnCompletion: true, ...(maxCost !== undefined ? { maxCost } : {}) });
+      params = parseRequest(taskParamsSchema, { prompt: prompt ?? '', maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS, terminateOnCompletion: true, ...(maxCost !== undefined ? { maxCost } : {}) });
     } catch (err) {
       if (isServiceError(err) && err.details?.parameter === 'prompt') throw new OpenAiCompatError(400, 'The conversation is too long for one task (at most 50000 characters)', 'invalid_request_error', 'context_length_exceeded');
       throw err;
     }
-    const started = await sessions.start(user, params, { singleTask: true });
+    const started = await sessions.start(user, params, { singleTask: true }, TASK_PLACES.chat);
     const now = Date.now();
     // The workflow ends the task at maxDuration; the margin covers recording its outcome.
     return { user, sessionId: started.sessionId, taskId: started.taskId!, created: Math.floor(now / 1000), deadline: now + params.maxDuration + 60_000, aborted: false };
   };
 
   /** Waits until the task ends or asks for a human; null when the client left or the deadline passed. */
-  const outcome = async (run: Run): Promise<TaskView | null> => {
-    while (!run.aborted && Date.now() < run.deadline) {
-      const view = await sessions.awaitTask(run.sessionId, run.taskId);
-      if (view && (TERMINAL_TASK_STATUSES.includes(view.status) || view.status === 'guardrail_trigger')) return view;
-    }
-    return null;
-  };
+  const outcome = (run: Run): Promise<TaskView | null> => sessions.outcome(run.sessionId, run.taskId, { deadline: run.deadline, stopped: () => run.aborted });
 
   /**
    * Ends the request's session unless the task ended and so ends it itself

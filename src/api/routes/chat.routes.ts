@@ -8,7 +8,7 @@ import type { Logger } from '../../logger';
 import type { EnvironmentRecord } from '../../store/environments.repository';
 import { ProfileLocks } from '../../store/profile-locks';
 import type { Store } from '../../store/store';
-import type { SessionsService } from '../sessions.service';
+import type { SessionsService } from '../../sessions/sessions.service';
 import { send } from '../respond';
 import * as R from '../../contracts/schemas/responses.schema';
 

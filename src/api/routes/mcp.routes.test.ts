@@ -13,7 +13,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { loadConfig, type Config } from '../../config';
 import { ServiceError } from '../../contracts/errors';
 import { createLogger } from '../../logger';
-import type { SessionsService } from '../sessions.service';
+import type { SessionsService } from '../../sessions/sessions.service';
 import type { Store } from '../../store/store';
 import { mcpRoutes, type McpRouter } from './mcp.routes';
 

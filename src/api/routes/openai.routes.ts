@@ -9,7 +9,7 @@ import { createChatCompletions } from '../openai/chat-completions';
 import { modelNotFound, OpenAiCompatError, toOpenAiError } from '../openai/openai-errors';
 import { CHAT_MODEL_ID, chatCompletionRequestSchema, modelListSchema, modelSchema, openAiErrorSchema } from '../../contracts/schemas/chat.schema';
 import { toServiceError } from '../../contracts/schemas/validation';
-import type { SessionsService } from '../sessions.service';
+import type { SessionsService } from '../../sessions/sessions.service';
 import type { z } from 'zod';
 import { send } from '../respond';
 

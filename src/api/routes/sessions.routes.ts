@@ -5,10 +5,8 @@ import { currentUser } from '../middleware/auth';
 import { sendMessageSchema } from '../../contracts/schemas/message.schema';
 import { parseRunTask, sessionEventsQuerySchema, startSessionSchema } from '../../contracts/schemas/session.schema';
 import { wireEvent } from '../../events/publisher';
-import { assertPromptGiven } from '../../contracts/schemas/task.schema';
-import { assertOutputSchemaUsable } from '../../agent/structured-output';
 import { parseRequest } from '../../contracts/schemas/validation';
-import type { SessionsService } from '../sessions.service';
+import type { SessionsService } from '../../sessions/sessions.service';
 import { send } from '../respond';
 import * as R from '../../contracts/schemas/responses.schema';
 import type { z } from 'zod';
@@ -39,8 +37,6 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
 
   router.post('/start/start-session', deps.auth, deps.limit, deps.body, async (req, res) => {
     const body = parseRequest(startSessionSchema, req.body ?? {});
-    assertPromptGiven(body.task, 'task.prompt');
-    await assertOutputSchemaUsable(body.task, 'task.');
     const started = await sessions.start(currentUser(req), body.task, { ...body, reachOutModeGiven: reachOutModeGiven(req.body) });
     send(res, R.sessionResourceSchema, 200, {
       ...sessionResource(started.sessionId, started.balance, body.task?.prompt ?? '', started.taskId ? 'Session started; the task is running' : 'Session started'),
@@ -50,8 +46,6 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
 
   router.post('/start/run-task', deps.auth, deps.limit, deps.body, async (req, res) => {
     const body = parseRunTask((req.body ?? {}) as Record<string, unknown>);
-    assertPromptGiven(body.task, 'task.prompt');
-    await assertOutputSchemaUsable(body.task, 'task.');
     const started = await sessions.start(currentUser(req), { ...body.task, terminateOnCompletion: true }, { ...body, reachOutModeGiven: reachOutModeGiven(req.body), singleTask: true });
     const answer = await deps.messages.inlineAnswer(started.sessionId, started.taskId!);
     res.status(answer.status).json(answer.body);

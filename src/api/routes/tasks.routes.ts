@@ -3,7 +3,7 @@ import { Router } from 'express';
 import type { Config } from '../../config';
 import { NotFoundError } from '../../contracts/errors';
 import { taskEnvelope } from '../../contracts/envelopes';
-import type { SessionsService } from '../sessions.service';
+import type { SessionsService } from '../../sessions/sessions.service';
 import type { Watchers } from '../../environments/reach-out';
 
 /** GET /task/:sessionId/:taskId: no key needed (the session id is the capability), no rate limit. */

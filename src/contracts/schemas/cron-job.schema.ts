@@ -43,7 +43,8 @@ const fieldsSchema = z.object({
   scheduleInterval: z.string().nullish().describe('<n>m, <n>h or <n>d, for every'),
   scheduleCron: z.string().max(200).nullish().describe('Five-field cron expression, for cron'),
   timezone: z.string().max(64).nullish().describe('IANA time zone of the cron expression; UTC by default'),
-  prompt: z.string().max(PROMPT_MAX).regex(/\S/).describe('What the agent does on each run, not blank'),
+  // Not blank: the task's checks say so (INVALID_TASK_DETAILS); the document shows it as a pattern.
+  prompt: z.string().max(PROMPT_MAX).meta({ pattern: '\\S' }).describe('What the agent does on each run, not blank'),
   startingUrl: httpUrl.nullish().describe('Page to open first'),
   outputType: z.enum(['text', 'structured']).describe('text (default) or structured (JSON matching outputSchema)'),
   outputSchema: z.record(z.string(), z.unknown()).nullish().describe('JSON Schema of the structured result'),
@@ -100,9 +101,14 @@ function parseFields(body: Record<string, unknown>): UpdateBody {
 
 const blank = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && !v.trim());
 
+/**
+ * A required text field: absent (or null) is MISSING_REQUIRED_FIELD with the contract's
+ * message. A blank name is too; a blank prompt is a task with nothing to do, which the
+ * task's checks refuse (src/sessions/task-checks.ts) as on every door.
+ */
 function requireText(body: Record<string, unknown>, field: 'name' | 'prompt', message: string): void {
   const v = body[field];
-  if (blank(v)) throw new MissingFieldError(field, message);
+  if (field === 'prompt' ? v === undefined || v === null : blank(v)) throw new MissingFieldError(field, message);
   if (typeof v !== 'string') throw new InvalidParameterError(field, v, `${field} must be a string`);
 }
 

@@ -3,7 +3,6 @@ import { MAX_SECRET_MATCH, parseSecretMatch } from '../secret-match';
 import { csvColumnsProblem, outputSchemaLimitProblem } from '../output-schema';
 import { privateAddressProblem } from '../submitted-urls';
 import { HOST_PATTERN_SOURCE, HTTP_URL_PATTERN_SOURCE } from '../host-patterns';
-import { ServiceError } from '../errors';
 
 /** A secret's name, as `<secret>name</secret>` placeholders use it. */
 export const SECRET_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
@@ -216,7 +215,8 @@ const checkedTaskParams = taskParamsFields.superRefine((t, ctx) => {
   // The schema itself is not echoed back in the error (it may be 64 KB).
   if (problem) ctx.addIssue({ code: 'custom', path: ['outputSchema'], message: problem, params: { value: null } });
 }).meta({
-  // assertPromptGiven, as the document says it: a prompt with a non-space character, or a replay.
+  // The task check of a prompt (src/sessions/task-checks.ts), as the document says it: a
+  // prompt with a non-space character, or a replay.
   anyOf: [
     { required: ['prompt'], properties: { prompt: { type: 'string', pattern: '\\S' } } },
     { required: ['replayOf'], properties: { replayOf: { type: 'string' } } },
@@ -245,12 +245,3 @@ export const taskParamsSchema = nullIsAbsent(checkedTaskParams, (input, ctx) => 
 export type TaskParamsInput = z.infer<typeof taskParamsSchema>;
 export type SecretEntryInput = z.infer<typeof secretEntrySchema>;
 export type TotpSeed = z.infer<typeof totpSeedSchema>;
-
-/**
- * A task needs something to do: an empty or blank prompt is 400 INVALID_TASK_DETAILS
- * (`field` names where the prompt sits: `task.prompt` or `message.prompt`).
- */
-export function assertPromptGiven(task: Pick<TaskParamsInput, 'prompt' | 'replayOf'> | undefined, field: string): void {
-  // A replay without a prompt takes the prompt of the task it replays.
-  if (task && !task.prompt.trim() && task.replayOf === undefined) throw new ServiceError('INVALID_TASK_DETAILS', `${field} must not be empty`, { field });
-}

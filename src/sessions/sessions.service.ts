@@ -1,8 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { Config } from '../config';
-import { InsufficientBalanceError, InvalidParameterError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError, isErrorCode } from '../contracts/errors';
+import { InsufficientBalanceError, InvalidParameterError, InvalidParamsError, NoInstancesError, NotFoundError, ServiceError } from '../contracts/errors';
 import { linkSecret } from '../files/links';
 import { sessionViewToken } from '../contracts/link-tokens';
 import type { Logger } from '../logger';
@@ -27,10 +26,14 @@ import {
   taskQuery,
 } from '../workflows/messages';
 import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
-import { TERMINAL_TASK_STATUSES, type InteractionAction, type ReplaySource, type SessionProxy, type SessionView, type TaskParams, type TaskView } from '../contracts/session-types';
+import { TERMINAL_TASK_STATUSES, type InteractionAction, type ReplaySource, type SessionInput, type SessionProxy, type SessionView, type TaskParams, type TaskView } from '../contracts/session-types';
 import { Y_OFFSET, type InteractionAction as ApiInteraction } from '../contracts/schemas/message.schema';
 import type { TaskParamsInput } from '../contracts/schemas/task.schema';
 import type { ProxyInput } from '../contracts/schemas/session.schema';
+import { sessionInput, toTaskParams, type SessionAsk } from './session-input';
+import { sessionProxy } from './session-proxy';
+import { checkTask, TASK_PLACES, type TaskPlace } from './task-checks';
+import { instanceUnavailable, isClosedWorkflow, updateRejection } from './update-rejection';
 
 export interface StartedSession {
   sessionId: string;
@@ -42,8 +45,10 @@ export interface StartedSession {
 const TASK_RECORD_WAIT_MS = 5_000;
 
 /**
- * Maps API calls onto the session workflow: start, updates, queries. Holds no session
- * state: everything lives in Temporal and MongoDB.
+ * The one application core every door calls (REST, the socket, MCP, chat completions):
+ * checks a task and a session, maps them onto the session workflow (start, updates,
+ * queries) and waits for a task's outcome. The doors only parse and shape their wire
+ * format. Holds no session state: everything lives in Temporal and MongoDB.
  */
 export class SessionsService {
   constructor(private readonly deps: { config: Config; temporal: Client; store: Store; registry: WorkerRegistry; logger: Logger }) {
@@ -94,93 +99,107 @@ export class SessionsService {
     if (user.balance < required || user.balance <= 0) throw new InsufficientBalanceError(user.balance, required);
   }
 
-  /** Starts a session workflow and waits until it holds a browser. */
-  async start(user: UserRecord, task?: TaskParamsInput, attach: { environmentId?: string | null; profileId?: string | null; policyId?: string | null; proxy?: ProxyInput | null; reachOutMode?: 'off' | 'guardrail_only' | 'full'; reachOutModeGiven?: boolean; singleTask?: boolean } = {}): Promise<StartedSession> {
-    const { store, registry, config, temporal, logger } = this.deps;
+  /**
+   * Starts a session workflow and waits until it holds a browser. `place` is where the door
+   * carries the task's fields (for the errors of its checks).
+   */
+  async start(user: UserRecord, task?: TaskParamsInput, attach: SessionAttach = {}, place: TaskPlace = TASK_PLACES.session): Promise<StartedSession> {
+    const prepared = await this.prepare(user, task, attach, place);
+    const t0 = performance.now();
+    const { sessionId, balance } = await this.admission.admit({ userId: user._id, profile: prepared.profile, user });
+    const admitted = performance.now();
+    const taskId = prepared.task ? newTaskId() : undefined;
+    const input = sessionInput(this.deps.config, sessionAsk(user, sessionId, attach, prepared, taskId));
+    const launch: Launch = {
+      options: startOptions(this.deps.config, user, input),
+      abandon: () => this.admission.abandon({ sessionId, userId: user._id, profile: prepared.profile }),
+      log: this.deps.logger.child({ sessionId, userId: user._id }),
+      admitMs: Math.round(admitted - t0),
+      admitted,
+    };
+    if (!prepared.profile && !prepared.proxy) await this.launchPlain(launch);
+    else await this.launchWithBrowser(launch, prepared.proxy);
+    return { sessionId, taskId, balance };
+  }
+
+  /**
+   * Every check before a slot is taken, in the order a user meets them: the task, the
+   * balance, what the session is attached to, its proxy, the task's replay and files, and
+   * a worker with room.
+   */
+  private async prepare(user: UserRecord, task: TaskParamsInput | undefined, attach: SessionAttach, place: TaskPlace): Promise<PreparedSession> {
+    if (task) await checkTask(task, place);
     this.assertBalance(user);
-    if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
-    if (attach.policyId && !(await store.policies.get(attach.policyId, user._id))) throw new NotFoundError('POLICY_NOT_FOUND', 'Policy not found');
-    if (attach.reachOutModeGiven && attach.reachOutMode && attach.reachOutMode !== 'off') await this.assertChatReachable(user, attach.environmentId, attach.reachOutMode);
-    const proxy = attach.proxy ? sessionProxy(attach.proxy, config) : undefined;
-    const replay = await this.replaySource(user, task?.replayOf, 'task.replayOf');
-    if (task) task = await this.withReplayedAsk(user, task, replay);
-    await this.claimFiles(user, task);
-    const workers = await registry.alive();
+    await this.checkAttach(user, attach);
+    const proxy = attach.proxy ? sessionProxy(attach.proxy, this.deps.config) : undefined;
+    const params = task ? await this.taskToRun(user, task, place) : undefined;
+    const workers = await this.deps.registry.alive();
     // Placement happens in the workflow: a plain session is answered before it, so a service
     // whose every worker is full is refused here (the workflow's own refusal stays the backstop).
     if (workers.length === 0 || !workers.some((w) => w.sessions < w.capacity)) throw new NoInstancesError();
-    const profile: ProfileSource | undefined = attach.environmentId
-      ? { kind: 'environment', id: attach.environmentId, userId: user._id }
-      : attach.profileId
-        ? { kind: 'profile', id: attach.profileId, userId: user._id }
-        : undefined;
-    const t0 = performance.now();
-    const { sessionId, balance } = await this.admission.admit({ userId: user._id, profile, user });
-    const admitted = performance.now();
-    const taskId = task ? newTaskId() : undefined;
-    const log = logger.child({ sessionId, userId: user._id });
-    const input = this.admission.input({
-      sessionId,
-      userId: user._id,
-      proxy,
-      profile,
-      ...(attach.policyId ? { policyId: attach.policyId } : {}),
-      reachOut: attach.environmentId && attach.reachOutMode !== 'off' ? { mode: attach.reachOutMode ?? 'guardrail_only', environmentId: attach.environmentId } : undefined,
-      initialTask: task && taskId ? { taskId, params: toTaskParams(task, replay) } : undefined,
-      ...(attach.singleTask && task ? { singleTask: true } : {}),
-    });
-    const startOptions = {
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      workflowId: sessionWorkflowId(sessionId),
-      workflowIdConflictPolicy: 'FAIL' as const,
-      args: [input] as [typeof input],
-      typedSearchAttributes: [
-        { key: OwnerUserIdKey, value: user._id },
-        { key: SessionStatusKey, value: 'pending' },
-      ],
-      memo: { userId: user._id },
-    };
-    if (!profile && !proxy) {
-      // A plain session gets a ready browser context of the worker the workflow's first task
-      // picks: it is answered once the workflow is started, and what comes next (a task, an
-      // interaction, a viewer) waits for that hand-over in the workflow. A failure to place it
-      // ends the session (end_session, instance_lost) instead of answering 503.
-      try {
-        await temporal.workflow.start(SESSION_WORKFLOW, startOptions);
-      } catch (err) {
-        await this.admission.abandon({ sessionId, userId: user._id, profile });
-        throw err;
-      }
-      log.info({ admitMs: Math.round(admitted - t0), startMs: Math.round(performance.now() - admitted) }, 'session started');
-      return { sessionId, taskId, balance };
+    return { task: params, proxy, profile: profileSource(user, attach) };
+  }
+
+  /** What the session is attached to: an environment or a profile (not both), the user's own policy, someone to reach out to. */
+  private async checkAttach(user: UserRecord, attach: SessionAttach): Promise<void> {
+    if (attach.environmentId && attach.profileId) throw new InvalidParamsError('Give environmentId or profileId, not both');
+    if (attach.policyId && !(await this.deps.store.policies.get(attach.policyId, user._id))) throw new NotFoundError('POLICY_NOT_FOUND', 'Policy not found');
+    if (attach.reachOutModeGiven && attach.reachOutMode && attach.reachOutMode !== 'off') await this.assertChatReachable(user, attach.environmentId, attach.reachOutMode);
+  }
+
+  /** The task as the workflow runs it: a replay's source and what it was asked, the task's files claimed. */
+  private async taskToRun(user: UserRecord, task: TaskParamsInput, place: TaskPlace): Promise<TaskParams> {
+    const replay = await this.replaySource(user, task.replayOf, `${place.prefix}replayOf`);
+    const asked = await this.withReplayedAsk(user, task, replay);
+    await this.claimFiles(user, asked);
+    return toTaskParams(asked, replay);
+  }
+
+  /**
+   * A plain session gets a ready browser context of the worker the workflow's first task
+   * picks: it is answered once the workflow is started, and what comes next (a task, an
+   * interaction, a viewer) waits for that hand-over in the workflow. A failure to place it
+   * ends the session (end_session, instance_lost) instead of answering 503.
+   */
+  private async launchPlain(launch: Launch): Promise<void> {
+    try {
+      await this.deps.temporal.workflow.start(SESSION_WORKFLOW, launch.options);
+    } catch (err) {
+      await launch.abandon();
+      throw err;
     }
-    // One request starts the workflow and waits for its browser (update-with-start): the
-    // session's proxy is tried and its profile opened before the answer, whose failure is the
-    // answer's (400 PROXY_CONNECTION_FAILED, 503).
-    const operation = new WithStartWorkflowOperation(SESSION_WORKFLOW, startOptions);
+    launch.log.info({ admitMs: launch.admitMs, startMs: Math.round(performance.now() - launch.admitted) }, 'session started');
+  }
+
+  /**
+   * One request starts the workflow and waits for its browser (update-with-start): the
+   * session's proxy is tried and its profile opened before the answer, whose failure is the
+   * answer's (400 PROXY_CONNECTION_FAILED, 503).
+   */
+  private async launchWithBrowser(launch: Launch, proxy: SessionProxy | undefined): Promise<void> {
+    const operation = new WithStartWorkflowOperation(SESSION_WORKFLOW, launch.options);
     let ready: SessionView;
     try {
-      ready = await temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation: operation });
+      ready = await this.deps.temporal.workflow.executeUpdateWithStart(awaitReadyUpdate, { startWorkflowOperation: operation });
     } catch (err) {
       // Not started: nothing runs that would give the slot back.
-      if (!(await operation.workflowHandle().then(() => true, () => false))) await this.admission.abandon({ sessionId, userId: user._id, profile });
+      if (!(await operation.workflowHandle().then(() => true, () => false))) await launch.abandon();
       throw err;
     }
     const handle = await operation.workflowHandle();
-    const timings = { admitMs: Math.round(admitted - t0), readyMs: Math.round(performance.now() - admitted) };
-    if (ready.status !== 'active') {
-      log.warn({ status: ready.status, error: ready.error }, 'session could not start');
-      // The workflow gives the slot and the profile lock back as it ends: answer after that,
-      // so the user's next request does not meet a slot still held by this failure.
-      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000))]);
-      if (ready.error?.code === 'PROXY_CONNECTION_FAILED') {
-        // The user's proxy is the user's to mend (400); a managed one failing is ours (503).
-        throw new ServiceError(proxy?.source === 'custom' ? 'PROXY_CONNECTION_FAILED' : 'MANAGED_PROXY_UNAVAILABLE', ready.error.message, ready.error.details);
-      }
-      throw new NoInstancesError();
+    if (ready.status === 'active') {
+      launch.log.info({ workerId: ready.workerId, admitMs: launch.admitMs, readyMs: Math.round(performance.now() - launch.admitted) }, 'session started');
+      return;
     }
-    log.info({ workerId: ready.workerId, ...timings }, 'session started');
-    return { sessionId, taskId, balance };
+    launch.log.warn({ status: ready.status, error: ready.error }, 'session could not start');
+    // The workflow gives the slot and the profile lock back as it ends: answer after that,
+    // so the user's next request does not meet a slot still held by this failure.
+    await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000))]);
+    if (ready.error?.code === 'PROXY_CONNECTION_FAILED') {
+      // The user's proxy is the user's to mend (400); a managed one failing is ours (503).
+      throw new ServiceError(proxy?.source === 'custom' ? 'PROXY_CONNECTION_FAILED' : 'MANAGED_PROXY_UNAVAILABLE', ready.error.message, ready.error.details);
+    }
+    throw new NoInstancesError();
   }
 
   /**
@@ -220,14 +239,14 @@ export class SessionsService {
     return { manual: view.manual === true, asleep: view.hibernated === true, seq };
   }
 
-  async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput): Promise<string> {
+  /** A new task in the user's live session; `place` is where the door carries its fields. */
+  async newTask(user: UserRecord, sessionId: string, params: TaskParamsInput, place: TaskPlace = TASK_PLACES.message): Promise<string> {
+    await checkTask(params, place);
     this.assertBalance(user);
     await this.ownedSession(user, sessionId);
-    const replay = await this.replaySource(user, params.replayOf, 'message.replayOf');
-    params = await this.withReplayedAsk(user, params, replay);
-    await this.claimFiles(user, params);
+    const task = await this.taskToRun(user, params, place);
     const taskId = newTaskId();
-    await this.update(sessionId, () => this.handle(sessionId).executeUpdate(newTaskUpdate, { args: [{ taskId, params: toTaskParams(params, replay) }] }));
+    await this.update(sessionId, () => this.handle(sessionId).executeUpdate(newTaskUpdate, { args: [{ taskId, params: task }] }));
     return taskId;
   }
 
@@ -280,6 +299,18 @@ export class SessionsService {
       if (isClosedWorkflow(err)) return this.deps.store.tasks.get(sessionId, taskId);
       throw err;
     }
+  }
+
+  /**
+   * Waits until the task ends or asks for a human (a guardrail), one inline wait after
+   * another; null when `stopped` says the caller went away or `deadline` (ms epoch) passed.
+   */
+  async outcome(sessionId: string, taskId: string, until: { deadline: number; stopped: () => boolean }): Promise<TaskView | null> {
+    while (!until.stopped() && Date.now() < until.deadline) {
+      const view = await this.awaitTask(sessionId, taskId);
+      if (view && (TERMINAL_TASK_STATUSES.includes(view.status) || view.status === 'guardrail_trigger')) return view;
+    }
+    return null;
   }
 
   /** The task's stored record once it holds an end (at most `ms` waited; the record as it is then). */
@@ -357,59 +388,67 @@ export class SessionsService {
   }
 }
 
-/**
- * The service error a failed update of the session workflow stands for: its validator's
- * or handler's rejection (a code of the catalogue), or INSTANCE_UNAVAILABLE when the
- * activity on the session's browser worker failed because the worker is gone.
- */
-export function updateRejection(err: unknown): ServiceError | null {
-  if (!(err instanceof WorkflowUpdateFailedError)) return null;
-  const cause = err.cause;
-  if (cause instanceof ApplicationFailure) {
-    const code = isErrorCode(cause.type) ? cause.type : 'INVALID_STATE';
-    const details = cause.details?.[0] as Record<string, unknown> | undefined;
-    if (code === 'INSTANCE_LOST') return instanceUnavailable();
-    return new ServiceError(code, cause.message, details);
-  }
-  if (cause instanceof ActivityFailure) {
-    const inner = cause.cause;
-    if (inner instanceof TimeoutFailure || (inner instanceof ApplicationFailure && inner.type === 'INSTANCE_LOST')) return instanceUnavailable();
-  }
-  return null;
-}
-
 /** How long a terminate waits for the session to give back its slot before it answers anyway. */
 const SESSION_END_WAIT_MS = 10_000;
 
-const instanceUnavailable = () => new ServiceError('INSTANCE_UNAVAILABLE', "The session's browser instance is unavailable; it is being restored on another instance, try again shortly");
-
-
-/** The workflow is closed (or was never there): Temporal answers NOT_FOUND to updates of a closed workflow. */
-function isClosedWorkflow(err: unknown): boolean {
-  return err instanceof WorkflowNotFoundError;
+/** What the session needs besides its task: what it runs on and who is reached. */
+export interface SessionAttach {
+  environmentId?: string | null;
+  profileId?: string | null;
+  policyId?: string | null;
+  proxy?: ProxyInput | null;
+  reachOutMode?: 'off' | 'guardrail_only' | 'full';
+  reachOutModeGiven?: boolean;
+  singleTask?: boolean;
 }
 
-/** The session's upstream proxy: the user's own, or one of the operator's pool by country. */
-export function sessionProxy(p: ProxyInput, config: Pick<Config, 'MANAGED_PROXIES' | 'PROXY_PRICE_PER_GB'>, random = Math.random): SessionProxy {
-  if (p.source === 'custom') {
-    const auth = p.username || p.password ? `${encodeURIComponent(p.username ?? '')}:${encodeURIComponent(p.password ?? '')}@` : '';
-    const host = p.host.includes(':') && !p.host.startsWith('[') ? `[${p.host}]` : p.host;
-    return { url: `${p.type === 'socks' ? 'socks5' : 'http'}://${auth}${host}:${p.port}`, source: 'custom', level: p.level ?? 'system' };
-  }
-  const pool = config.MANAGED_PROXIES;
-  if (!pool.length) throw new InvalidParameterError('proxy.source', p.source, 'No managed proxies are configured on this service; use a proxy with source "custom"');
-  const wanted = p.country.toUpperCase();
-  const candidates = wanted === 'RANDOM' ? pool : pool.filter((m) => m.country.toUpperCase() === wanted);
-  if (!candidates.length) {
-    const available = [...new Set(pool.map((m) => m.country.toUpperCase()))].sort().join(', ');
-    throw new InvalidParameterError('proxy.country', p.country, `No managed proxy in ${wanted}; available countries: ${available} (or "random")`);
-  }
-  const chosen = candidates[Math.floor(random() * candidates.length)];
-  return { url: chosen.url, source: 'Service', level: p.level ?? 'system', country: chosen.country.toUpperCase(), pricePerByte: config.PROXY_PRICE_PER_GB / 1e9 };
+/** A session that passed every check: its task as the workflow runs it, its proxy and profile. */
+interface PreparedSession {
+  task?: TaskParams;
+  proxy?: SessionProxy;
+  profile?: ProfileSource;
 }
 
-/** The validated task as the workflow carries it: the schema's output, secrets only when given. */
-export function toTaskParams(t: TaskParamsInput, replay?: ReplaySource): TaskParams {
-  const { secrets, replayOf: _named, ...rest } = t;
-  return { ...rest, ...(secrets.length ? { secrets } : {}), ...(replay ? { replay } : {}) };
+/** An admitted session on its way to the workflow: the start's options, and how to give back what admission took. */
+interface Launch {
+  options: ReturnType<typeof startOptions>;
+  abandon: () => Promise<void>;
+  log: Logger;
+  admitMs: number;
+  admitted: number;
+}
+
+/** The session workflow's start: its id, queue, input and the search attributes that list it under its owner. */
+function startOptions(config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>, user: UserRecord, input: SessionInput) {
+  return {
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowId: sessionWorkflowId(input.sessionId),
+    workflowIdConflictPolicy: 'FAIL' as const,
+    args: [input] as [SessionInput],
+    typedSearchAttributes: [
+      { key: OwnerUserIdKey, value: user._id },
+      { key: SessionStatusKey, value: 'pending' },
+    ],
+    memo: { userId: user._id },
+  };
+}
+
+function profileSource(user: UserRecord, attach: SessionAttach): ProfileSource | undefined {
+  if (attach.environmentId) return { kind: 'environment', id: attach.environmentId, userId: user._id };
+  if (attach.profileId) return { kind: 'profile', id: attach.profileId, userId: user._id };
+  return undefined;
+}
+
+/** What the session workflow is asked to run. */
+function sessionAsk(user: UserRecord, sessionId: string, attach: SessionAttach, prepared: PreparedSession, taskId: string | undefined): SessionAsk {
+  return {
+    sessionId,
+    userId: user._id,
+    proxy: prepared.proxy,
+    profile: prepared.profile,
+    ...(attach.policyId ? { policyId: attach.policyId } : {}),
+    reachOut: attach.environmentId && attach.reachOutMode !== 'off' ? { mode: attach.reachOutMode ?? 'guardrail_only', environmentId: attach.environmentId } : undefined,
+    initialTask: prepared.task && taskId ? { taskId, params: prepared.task } : undefined,
+    ...(attach.singleTask && prepared.task ? { singleTask: true } : {}),
+  };
 }

@@ -52,3 +52,23 @@ describe('SessionsService.task (polling)', () => {
     expect(done.query).not.toHaveBeenCalled();
   });
 });
+
+describe('SessionsService.outcome (the wait of MCP and chat completions)', () => {
+  it('waits one inline wait after another until the task ends or asks for a human', async () => {
+    const running = { ...base };
+    const asking = { ...base, status: 'guardrail_trigger' } as TaskView;
+    const { service, executeUpdate } = serviceWith([{ ...base }], null);
+    executeUpdate.mockResolvedValueOnce(null).mockResolvedValueOnce(running).mockResolvedValueOnce(asking);
+    expect(await service.outcome('ses_1', 'task_1', { deadline: Date.now() + 60_000, stopped: () => false })).toBe(asking);
+    expect(executeUpdate).toHaveBeenCalledTimes(3);
+  });
+
+  it('gives up as soon as the caller went away or the deadline passed', async () => {
+    const { service, executeUpdate } = serviceWith([{ ...base }], { ...base });
+    let calls = 0;
+    expect(await service.outcome('ses_1', 'task_1', { deadline: Date.now() + 60_000, stopped: () => calls++ >= 2 })).toBeNull();
+    expect(executeUpdate).toHaveBeenCalledTimes(2);
+    expect(await service.outcome('ses_1', 'task_1', { deadline: Date.now() - 1, stopped: () => false })).toBeNull();
+    expect(executeUpdate).toHaveBeenCalledTimes(2);
+  });
+});
