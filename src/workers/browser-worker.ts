@@ -30,7 +30,7 @@ import { MasksRepository } from '../store/masks.repository';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { temporalMetricsAddress } from '../metrics/temporal';
 import { workerMetrics } from '../metrics/worker-metrics';
-import { WorkerRegistry } from './worker-registry';
+import { WorkerRegistry } from '../store/worker-registry';
 
 export interface RunningBrowserWorker {
   workerId: string;

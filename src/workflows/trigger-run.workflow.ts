@@ -13,7 +13,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import type { TriggerActivities } from '../activities/trigger.activities';
 import { canRetryLater, NON_RETRYABLE_ERROR_TYPES } from '../contracts/error-codes';
 import { SESSION_WORKFLOW, sessionWorkflowId } from './messages';
-import { OwnerUserIdKey, SessionStatusKey, TriggerIdKey } from './search-attributes';
+import { OwnerUserIdKey, SessionStatusKey, TriggerIdKey } from '../contracts/search-attributes';
 import type { sessionWorkflow } from './session.workflow';
 import {
   chatDeliveryWorkflowId,
