@@ -3,7 +3,7 @@ import { CancelledFailure, Context } from '@temporalio/activity';
 import type { BrowserContext, Page } from 'playwright-core';
 import { describeAtPoint } from '../recording/describe';
 import { maskedStep } from '../agent/record-step';
-import { STATE_KEY } from '../agent/observe/marker';
+import { STATE_KEY } from '../browser/page-elements';
 import type { Recorder } from '../recording/recorder';
 import type { ElementDescription } from '../contracts/recording';
 import type { AgentRunner } from '../agent/agent';

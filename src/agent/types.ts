@@ -2,6 +2,7 @@ import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
 import type { ActionName } from '../contracts/actions';
 import type { ElementDescription } from '../contracts/recording';
 import type { z } from 'zod';
+import type { TaskFiles } from '../browser/task-files';
 
 /** What the agent sees of the browser at one step. */
 export interface Observation {
@@ -61,12 +62,6 @@ export interface ToolContext {
   egress?: { refusalOf(host: string, since: number): { host: string; reason: string } | undefined };
 }
 
-/** Files a task can upload: listed for the model, fetched to local paths on use. */
-export interface TaskFiles {
-  available(): { fileId: string; name: string; size: number }[];
-  /** A local path of the file (downloaded from storage on first use). */
-  localPath(fileId: string): Promise<string>;
-}
 
 export interface AgentTool<S extends z.ZodType = z.ZodType> {
   /** Its action in the vocabulary (contracts/actions.ts): an agent action, or a manual one a replay performs again. */
@@ -76,8 +71,3 @@ export interface AgentTool<S extends z.ZodType = z.ZodType> {
   execute(ctx: ToolContext, args: z.infer<S>): Promise<ToolResult>;
 }
 
-/** Where task files come from (the worker's storage); the agent turns them into TaskFiles. */
-export interface FileProvider {
-  /** The files a task may use: its own uploads and the environment's files, all the user's. */
-  forTask(query: { userId: string; sessionId: string; fileIds: string[]; environmentId?: string }): Promise<TaskFiles>;
-}
