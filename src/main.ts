@@ -17,7 +17,7 @@ import { runStorageSweep } from './store/files.repository';
 import { createStore } from './store/store';
 import { connectTemporal, payloadKey } from './temporal/connection';
 import { startBrowserWorker, startWorkflowWorker } from './workers/browser-worker';
-import { WorkerRegistry } from './workers/worker-registry';
+import { WorkerRegistry } from './store/worker-registry';
 import { startMetricsServer } from './metrics/http';
 import { temporalMetricsAddress } from './metrics/temporal';
 import { workerMetrics } from './metrics/worker-metrics';

@@ -2,7 +2,7 @@ import { createLogger } from '../logger';
 import type { Config } from '../config';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
-import type { WorkerEntry, WorkerRegistry } from '../workers/worker-registry';
+import type { WorkerEntry, WorkerRegistry } from '../store/worker-registry';
 import { createSessionActivities, type LocalBrowserWorker } from './session.activities';
 
 const entry = (workerId: string, sessions: number, capacity = 10): WorkerEntry => ({ workerId, taskQueue: `browser-${workerId}`, sessions, capacity, heartbeatAt: Date.now() });

@@ -8,7 +8,7 @@ import type { ProfileSource } from '../contracts/profiles';
 import { TIMELINE_KEPT_AFTER_END_MS, type ConnectionEvent, type SessionMessage } from '../contracts/events';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
-import type { WorkerRegistry } from '../workers/worker-registry';
+import type { WorkerRegistry } from '../store/worker-registry';
 import type { EndReason, SessionStatus, TaskView } from '../contracts/session-types';
 import { TERMINAL_TASK_STATUSES } from '../contracts/session-types';
 import { workerMetrics } from '../metrics/worker-metrics';

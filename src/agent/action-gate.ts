@@ -10,7 +10,7 @@
  * The tool itself runs only with `perform`.
  */
 import type { Frame, Locator } from 'playwright-core';
-import { STATE_KEY } from './observe/marker';
+import { STATE_KEY } from '../browser/page-elements';
 import { resolveElementIn } from './observe/resolve';
 import { actionFacts } from './policy/action-facts';
 import type { CompiledPolicy } from './policy/policy';

@@ -3,7 +3,7 @@
  * never sent, or an error shown next to a field, is said to the model, which may call done
  * again (then it is accepted).
  */
-import { INDEX_ATTRIBUTE } from './observe/marker';
+import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
 import type { ToolContext } from './types';
 

@@ -11,7 +11,8 @@ import type { LlmClient } from './llm/types';
 import type { TaskSecrets } from './secrets/secrets';
 import type { SecretVault } from './secrets/vault';
 import type { TaskMemory } from './task-memory';
-import type { FileProvider, ToolContext } from './types';
+import type { ToolContext } from './types';
+import type { FileProvider } from '../browser/task-files';
 
 /** Where automation policies come from (the store); a session's policy is read once per task. */
 export interface PolicyProvider {

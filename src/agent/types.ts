@@ -3,6 +3,7 @@ import type { ActionName, AgentAction, ManualAction } from '../contracts/actions
 import type { ElementDescription } from '../contracts/recording';
 import type { z } from 'zod';
 import type { ActionFacts } from './policy/policy';
+import type { TaskFiles } from '../browser/task-files';
 
 /** What the agent sees of the browser at one step. */
 export interface Observation {
@@ -62,12 +63,6 @@ export interface ToolContext {
   egress?: { refusalOf(host: string, since: number): { host: string; reason: string } | undefined };
 }
 
-/** Files a task can upload: listed for the model, fetched to local paths on use. */
-export interface TaskFiles {
-  available(): { fileId: string; name: string; size: number }[];
-  /** A local path of the file (downloaded from storage on first use). */
-  localPath(fileId: string): Promise<string>;
-}
 
 /**
  * One action of the vocabulary and everything it means: what the model sees (name,
@@ -134,9 +129,3 @@ export type ToolRegistry = { readonly [A in AgentAction]: AgentTool<z.ZodType, A
 
 /** One definition per manual action, keyed by the action list. */
 export type ManualActionRegistry = { readonly [M in ManualAction]: ManualActionDefinition<M> };
-
-/** Where task files come from (the worker's storage); the agent turns them into TaskFiles. */
-export interface FileProvider {
-  /** The files a task may use: its own uploads and the environment's files, all the user's. */
-  forTask(query: { userId: string; sessionId: string; fileIds: string[]; environmentId?: string }): Promise<TaskFiles>;
-}

@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Store } from '../store/store';
-import type { WorkerRegistry } from '../workers/worker-registry';
+import type { WorkerRegistry } from '../store/worker-registry';
 import { requireApiKey } from './middleware/auth';
 import { errorHandler, methodGuard, notFoundHandler, type RouteEntry } from './middleware/errors';
 import { rateLimit } from './middleware/rate-limit';

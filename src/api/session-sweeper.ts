@@ -12,7 +12,7 @@ import { ProfileLocks } from '../store/profile-locks';
 import { sweepSavedState } from '../store/saved-state';
 import { LIVE_SESSION_STATUSES, type SessionRecord } from '../store/sessions.repository';
 import type { Store } from '../store/store';
-import { sessionWorkflowId } from '../workflows/messages';
+import { sessionWorkflowId } from '../contracts/session-messages';
 import type { EndReason, SessionStatus } from '../contracts/session-types';
 
 /** A live record whose workflow does not exist is left alone this long (the API creates the record just before the workflow). */

@@ -3,11 +3,23 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import type { FileProvider, TaskFiles } from '../agent/types';
 import type { BlobStore } from '../contracts/profiles';
 import type { FilesRepository } from '../store/files.repository';
 import { putWithinQuota, type StorageQuota } from '../store/storage-quota';
 import type { PersistDownload } from './artifacts';
+
+/** Files a task can upload: listed for the model, fetched to local paths on use. */
+export interface TaskFiles {
+  available(): { fileId: string; name: string; size: number }[];
+  /** A local path of the file (downloaded from storage on first use). */
+  localPath(fileId: string): Promise<string>;
+}
+
+/** Where task files come from (the worker's storage); the agent turns them into TaskFiles. */
+export interface FileProvider {
+  /** The files a task may use: its own uploads and the environment's files, all the user's. */
+  forTask(query: { userId: string; sessionId: string; fileIds: string[]; environmentId?: string }): Promise<TaskFiles>;
+}
 
 /**
  * Files in storage as the agent uses them: a task's uploads and its environment's files

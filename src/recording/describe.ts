@@ -1,5 +1,5 @@
 import type { ElementHandle, Frame, Locator } from 'playwright-core';
-import type { ElementInfo } from '../agent/observe/element-info';
+import type { ElementInfo } from '../browser/page-elements';
 import type { ElementDescription } from '../contracts/recording';
 
 export type PageSide = Omit<ElementDescription, 'role' | 'name' | 'frame'>;

@@ -1,4 +1,4 @@
-import { INDEX_ATTRIBUTE, STATE_KEY } from '../agent/observe/marker';
+import { INDEX_ATTRIBUTE, STATE_KEY } from '../browser/page-elements';
 import type { CDPSession, Frame, Page } from 'playwright-core';
 import type { Logger } from '../logger';
 import type { BlobStore } from '../contracts/profiles';

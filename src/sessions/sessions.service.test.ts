@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { loadConfig } from '../config';
 import { createLogger } from '../logger';
 import type { Store } from '../store/store';
-import type { WorkerRegistry } from '../workers/worker-registry';
+import type { WorkerRegistry } from '../store/worker-registry';
 import type { TaskView } from '../contracts/session-types';
 import { SessionsService } from './sessions.service';
 

@@ -12,7 +12,7 @@ import type { Store } from '../store/store';
 import { LIVE_SESSION_STATUSES, type SessionRecord } from '../store/sessions.repository';
 import { TIMELINE_KEPT_AFTER_END_MS, type TimelineEntry } from '../contracts/events';
 import type { UserRecord } from '../store/users.repository';
-import type { WorkerRegistry } from '../workers/worker-registry';
+import type { WorkerRegistry } from '../store/worker-registry';
 import {
   awaitReadyUpdate,
   awaitTaskUpdate,
@@ -24,8 +24,8 @@ import {
   sessionWorkflowId,
   stateUpdate,
   taskQuery,
-} from '../workflows/messages';
-import { OwnerUserIdKey, SessionStatusKey } from '../workflows/search-attributes';
+} from '../contracts/session-messages';
+import { OwnerUserIdKey, SessionStatusKey } from '../contracts/search-attributes';
 import { TERMINAL_TASK_STATUSES, type InteractionAction, type ReplaySource, type SessionInput, type SessionProxy, type SessionView, type TaskParams, type TaskView } from '../contracts/session-types';
 import { Y_OFFSET, type InteractionAction as ApiInteraction } from '../contracts/schemas/message.schema';
 import type { TaskParamsInput } from '../contracts/schemas/task.schema';

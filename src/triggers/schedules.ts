@@ -6,7 +6,7 @@
  */
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction, type ScheduleUpdateOptions } from '@temporalio/client';
 import type { CronJobRecord } from '../contracts/cron-job-record';
-import { OwnerUserIdKey, TriggerIdKey } from '../workflows/search-attributes';
+import { OwnerUserIdKey, TriggerIdKey } from '../contracts/search-attributes';
 import { TRIGGER_RUN_WORKFLOW, triggerRunWorkflowId, triggerScheduleId, type TriggerRunInput } from '../contracts/trigger-types';
 import { toTemporalRetry } from '../contracts/retry-policy';
 import { toScheduleSpec } from '../contracts/schedule-spec';

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Redis } from 'ioredis';
 import { createBrowserActivities } from '../activities/browser.activities';
+import { HeldSessions } from '../held-sessions/held-sessions';
 import { createSessionActivities } from '../activities/session.activities';
 import { createTriggerActivities } from '../activities/trigger.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
@@ -30,7 +31,7 @@ import { MasksRepository } from '../store/masks.repository';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { temporalMetricsAddress } from '../metrics/temporal';
 import { workerMetrics } from '../metrics/worker-metrics';
-import { WorkerRegistry } from './worker-registry';
+import { WorkerRegistry } from '../store/worker-registry';
 import { sessionWorkflowCode } from './workflow-bundle';
 
 export interface RunningBrowserWorker {
@@ -164,6 +165,9 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     },
   });
 
+  const hibernations = new HibernationsRepository(store.db, payloadKey(config));
+  const held = new HeldSessions({ pool, agent, events, store, profiles, spending, meter, onClosed: (id) => storedFiles.discard(id), vault, recorder, hibernations, logger });
+
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(config), identity: workerId, shutdownGraceTime: config.SHUTDOWN_GRACE_MS };
   const sessionWorker = await Worker.create({
@@ -191,7 +195,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const browserWorker = await Worker.create({
     ...common,
     taskQueue,
-    activities: createBrowserActivities({ pool, agent, events, store, profiles, spending, meter, onClosed: (id) => storedFiles.discard(id), vault, recorder, hibernations: new HibernationsRepository(store.db, payloadKey(config)), logger }),
+    activities: createBrowserActivities(held),
     maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
     // A stop or pause must reach a running step within a second.
     defaultHeartbeatThrottleInterval: 200,

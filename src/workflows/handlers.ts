@@ -15,7 +15,7 @@ import {
   sessionQuery,
   stateUpdate,
   taskQuery,
-} from './messages';
+} from '../contracts/session-messages';
 import { publishControl, publishUpdate } from './session-records';
 import type { Session } from './session-parts';
 import { reject, type SessionState } from './session-state';

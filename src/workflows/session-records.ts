@@ -4,7 +4,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/session.activities';
-import { SessionStatusKey } from './search-attributes';
+import { SessionStatusKey } from '../contracts/search-attributes';
 import type { SessionState } from './session-state';
 import type { SessionStatus } from '../contracts/session-types';
 

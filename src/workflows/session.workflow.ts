@@ -9,7 +9,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import { registerHandlers } from './handlers';
-import { SessionStatusKey } from './search-attributes';
+import { SessionStatusKey } from '../contracts/search-attributes';
 import { openSession, type Session } from './session-parts';
 import { records, setStatus } from './session-records';
 import { runTask } from './task-loop';

@@ -12,8 +12,8 @@ import * as wf from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { TriggerActivities } from '../activities/trigger.activities';
 import { canRetryLater, NON_RETRYABLE_ERROR_TYPES } from '../contracts/error-codes';
-import { SESSION_WORKFLOW, sessionWorkflowId } from './messages';
-import { OwnerUserIdKey, SessionStatusKey, TriggerIdKey } from './search-attributes';
+import { SESSION_WORKFLOW, sessionWorkflowId } from '../contracts/session-messages';
+import { OwnerUserIdKey, SessionStatusKey, TriggerIdKey } from '../contracts/search-attributes';
 import type { sessionWorkflow } from './session.workflow';
 import {
   chatDeliveryWorkflowId,

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MongoClient, type Db } from 'mongodb';
 import { verifiesWith } from '../support/standard-webhooks';
-import { TriggerIdKey } from '../../src/workflows/search-attributes';
+import { TriggerIdKey } from '../../src/contracts/search-attributes';
 import { api, waitFor } from '../support/http';
 import { startReceiver, type Received } from '../support/webhook-receiver';
 import { allowedPort } from '../support/ports';

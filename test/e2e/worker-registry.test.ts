@@ -5,7 +5,7 @@
  */
 import Redis from 'ioredis';
 import { MongoClient } from 'mongodb';
-import { WorkerRegistry } from '../../src/workers/worker-registry';
+import { WorkerRegistry } from '../../src/store/worker-registry';
 import { api, waitFor } from '../support/http';
 import { createUser, serviceEnv, startService } from '../support/service';
 

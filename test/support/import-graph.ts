@@ -118,6 +118,34 @@ export function findCycles(graph: ImportGraph): string[][] {
   return components;
 }
 
+/** The graph of folders: an edge wherever a module of one imports a module of another (`unitOf` names a module's folder), type-only where every such import is. */
+export function folderGraph(graph: ImportGraph, unitOf: (module: string) => string = folderOf): ImportGraph {
+  const edges = new Map<string, Set<string>>();
+  const code = new Map<string, Set<string>>();
+  for (const [from, targets] of graph.edges) {
+    const a = unitOf(from);
+    if (!edges.has(a)) edges.set(a, new Set());
+    if (!code.has(a)) code.set(a, new Set());
+    for (const to of targets) {
+      const b = unitOf(to);
+      if (a === b) continue;
+      edges.get(a)!.add(b);
+      if (!(graph.typeOnly?.get(from)?.has(to) ?? false)) code.get(a)!.add(b);
+    }
+  }
+  const typeOnly = new Map([...edges].map(([a, targets]) => [a, new Set([...targets].filter((b) => !code.get(a)!.has(b)))]));
+  return { edges, typeOnly };
+}
+
+/** Pairs of nodes that import each other (each pair once, its names in order). */
+export function twoWayPairs(graph: ImportGraph): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const [a, targets] of graph.edges) {
+    for (const b of targets) if (a < b && graph.edges.get(b)?.has(a)) pairs.push([a, b]);
+  }
+  return pairs.sort((x, y) => x.join().localeCompare(y.join()));
+}
+
 export interface Violation {
   from: string;
   to: string;

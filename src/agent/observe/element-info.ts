@@ -1,6 +1,6 @@
 import type { ElementHandle, Locator } from 'playwright-core';
-import { STATE_KEY } from './marker';
-import { describeInPage, type ElementInfo } from './page-script';
+import { STATE_KEY, type ElementInfo } from '../../browser/page-elements';
+import { describeInPage } from './page-script';
 
 export type { ElementInfo };
 

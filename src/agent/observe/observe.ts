@@ -1,7 +1,7 @@
 import type { Frame, JSHandle, Page } from 'playwright-core';
 import type { Observation, ObserveOptions } from '../types';
 import { composeObservation, estimateTokens, NEARBY_VIEWPORTS, type ComposeInput } from './compose';
-import { INDEX_ATTRIBUTE, STATE_KEY } from './marker';
+import { INDEX_ATTRIBUTE, STATE_KEY } from '../../browser/page-elements';
 import { isContextLost, isPageCrash, pageCrashFailure } from './page-errors';
 import { paintOverJpeg } from '../../recording/paint-over';
 import { secretFieldRects } from '../../recording/pictures';

@@ -1,4 +1,5 @@
 /* istanbul ignore file -- these functions run inside the page, where coverage counters do not exist */
+import type { ElementInfo } from '../../browser/page-elements';
 
 /** A rectangle in a frame's own CSS pixels (its viewport coordinates). */
 export interface Region {
@@ -50,15 +51,6 @@ export interface FrameSnapshot {
   /** Interactive elements left out because a modal dialog covers them. */
   blockedByModal: number;
   viewport: { width: number; height: number; scrollY: number; scrollHeight: number };
-}
-
-export interface ElementInfo {
-  role: string;
-  label: string;
-  /** A field whose content must not be echoed (passwords, one-time codes, card numbers). */
-  secret: boolean;
-  tag: string;
-  inputType: string;
 }
 
 /**

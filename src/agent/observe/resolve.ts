@@ -1,6 +1,6 @@
 import type { ElementHandle, Frame, Locator, Page } from 'playwright-core';
 import { TaskFailure } from '../../contracts/errors';
-import { indexSelector } from './marker';
+import { indexSelector } from '../../browser/page-elements';
 import { isPageCrash, pageCrashFailure } from './page-errors';
 
 /** The element the last observation numbered `index`, in whichever frame it lives (open shadow roots included). */

@@ -1,5 +1,5 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { INDEX_ATTRIBUTE } from '../observe/marker';
+import { INDEX_ATTRIBUTE } from '../../browser/page-elements';
 import type { ToolContext } from '../types';
 import { targetElement } from './element-target';
 

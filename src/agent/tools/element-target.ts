@@ -2,7 +2,7 @@ import type { ElementHandle, Frame, Locator } from 'playwright-core';
 import { elementName, type ElementInfo } from '../observe/element-info';
 import { isPageCrash, pageCrashFailure } from '../observe/page-errors';
 import { findInPage, resolveHandleIn } from '../observe/resolve';
-import { indexSelector, STATE_KEY } from '../observe/marker';
+import { indexSelector, STATE_KEY } from '../../browser/page-elements';
 import { readInPage, recordedDescription, type PageSide } from '../../recording/describe';
 import { describeInPage } from '../observe/page-script';
 import type { ToolContext } from '../types';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { WorkerRegistry } from '../../workers/worker-registry';
+import type { WorkerRegistry } from '../../store/worker-registry';
 import { send } from '../respond';
 import * as R from '../../contracts/schemas/responses.schema';
 

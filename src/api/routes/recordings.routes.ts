@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Config } from '../../config';
 import { NotFoundError, ServiceError } from '../../contracts/errors';
 import { linkSecret } from '../../files/links';
-import { playwrightScript } from '../../recording/playwright-export';
+import { playwrightScript } from '../../agent/playwright-export';
 import { checkRecordPageToken, RECORD_PAGE_CSP, recordPage, recordPageToken } from '../../recording/record-page';
 import type { Store } from '../../store/store';
 import { currentUser } from '../middleware/auth';

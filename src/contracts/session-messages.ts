@@ -3,7 +3,7 @@
  * Imports nothing from Node: it is bundled into the workflow sandbox.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { InteractionAction, SessionView, TaskParams, TaskView, TaskOutcome } from '../contracts/session-types';
+import type { InteractionAction, SessionView, TaskParams, TaskView, TaskOutcome } from './session-types';
 
 export const SESSION_WORKFLOW = 'sessionWorkflow';
 export const sessionWorkflowId = (sessionId: string): string => `session-${sessionId}`;

@@ -1,6 +1,6 @@
 import type { RecordedStep } from '../contracts/recording';
-import { scriptOf } from '../agent/tools';
-import { envName, fileEnvName, lit, locatorExpr, textExpr } from './playwright-code';
+import { scriptOf } from './tools';
+import { envName, fileEnvName, lit, locatorExpr, textExpr } from '../recording/playwright-code';
 
 export { envName, locatorExpr };
 
