@@ -23,7 +23,12 @@ interface Meter {
   timer: NodeJS.Timeout;
   /** Readings one after another: a step's last reading waits for a timer's. */
   chain: Promise<void>;
+  /** What the running step's traffic may cost (USD) before the relay is suspended, if anything bounds it. */
+  cap?: number;
 }
+
+/** What the page reads for a request refused once the task's budget is spent. */
+export const SPENDING_LIMIT_REACHED = "the task's spending limit is reached: the proxy carries nothing more in this step";
 
 export type ChargeTraffic = (userId: string, usd: number, taskId?: string) => Promise<void>;
 
@@ -44,6 +49,18 @@ export class TrafficMeter {
     this.meters.set(session.sessionId, { bytes: 0, cost: 0, uncharged: 0, timer, chain: Promise.resolve() });
   }
 
+  /**
+   * Bounds the step that starts: once the traffic counted since the previous step's report
+   * costs more than `usd` (what the task's budget leaves), the relay is suspended until the
+   * step's report. No `usd`: the step is not bounded.
+   */
+  capStep(session: BrowserSession, usd: number | undefined): void {
+    const meter = this.meters.get(session.sessionId);
+    if (!meter) return;
+    meter.cap = usd;
+    this.enforce(session, meter);
+  }
+
   /** Reads and charges the relay now, and answers the traffic not yet reported with a step (then counted from zero). */
   async takeForStep(session: BrowserSession): Promise<{ bytes: number; cost: number } | undefined> {
     const meter = this.meters.get(session.sessionId);
@@ -52,6 +69,9 @@ export class TrafficMeter {
     const taken = { bytes: meter.bytes, cost: round9(meter.cost) };
     meter.bytes = 0;
     meter.cost = 0;
+    // Between steps the traffic is the session owner's, not a task's: the relay carries it again.
+    meter.cap = undefined;
+    session.egress.resume();
     return taken;
   }
 
@@ -62,6 +82,12 @@ export class TrafficMeter {
     clearInterval(meter.timer);
     await this.read(session, true);
     this.forget(session.sessionId);
+  }
+
+  private enforce(session: BrowserSession, meter: Meter): void {
+    if (meter.cap === undefined || meter.cost <= meter.cap || session.egress.isSuspended) return;
+    session.egress.suspend(SPENDING_LIMIT_REACHED);
+    this.logger.info({ sessionId: session.sessionId, taskId: session.billedTaskId, cost: round9(meter.cost), cap: meter.cap }, 'proxy traffic suspended: the step reached what the task may spend');
   }
 
   private forget(sessionId: string): void {
@@ -83,6 +109,7 @@ export class TrafficMeter {
     meter.bytes += bytes;
     meter.cost += cost;
     meter.uncharged += cost;
+    this.enforce(session, meter);
     if (!session.userId || meter.uncharged <= 0 || (!settle && meter.uncharged < MIN_CHARGE_USD)) return;
     const usd = round9(meter.uncharged);
     try {

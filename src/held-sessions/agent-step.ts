@@ -15,7 +15,7 @@ export interface StepDeps {
   vault?: SecretVault;
   recorder?: Recorder;
   spending?: Pick<Spending, 'charge'>;
-  meter?: Pick<TrafficMeter, 'takeForStep'>;
+  meter?: Pick<TrafficMeter, 'takeForStep' | 'capStep'>;
   mask: (sessionId: string, text: string) => string;
   /** Stores the task's downloads and captured requests on its record. */
   collect: (sessionId: string, taskId: string) => Promise<unknown>;
@@ -52,7 +52,11 @@ export async function runAgentStep(deps: StepDeps, input: StepInput, signal: Abo
   let charged = false;
   try {
     const session = deps.pool.get(input.sessionId);
-    if (session) session.billedTaskId = input.taskId;
+    if (session) {
+      session.billedTaskId = input.taskId;
+      // The step's proxy traffic stops where the task's maxCost would be passed.
+      deps.meter?.capStep(session, input.remaining.cost);
+    }
     const result = await deps.agent.step(input, signal, log, spent, heard);
     // (a one-time code typed in the step is masked from now on, on any worker)
     await deps.vault?.flush(input.sessionId);

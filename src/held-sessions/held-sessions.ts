@@ -36,7 +36,7 @@ export interface HeldSessionsDeps {
   /** Charges what each step spent as it ends (the task's end charges only the rest). */
   spending?: Pick<Spending, 'charge'>;
   /** Metered proxy traffic: charged as it flows, reported with the step. */
-  meter?: Pick<TrafficMeter, 'takeForStep'>;
+  meter?: Pick<TrafficMeter, 'takeForStep' | 'capStep'>;
   logger: Logger;
 }
 

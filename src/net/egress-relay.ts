@@ -30,6 +30,8 @@ export class EgressRelay {
   /** Bytes of closed connections, both ways (client side), for metering. */
   private closedBytes = 0;
   private takenBytes = 0;
+  /** Why the relay carries nothing now (a spending limit reached within a step), if it does not. */
+  private suspended: string | undefined;
   private constructor(
     private readonly server: Server,
     readonly url: string,
@@ -57,6 +59,8 @@ export class EgressRelay {
       host: '127.0.0.1',
       verbose: false,
       prepareRequestFunction: async ({ hostname, port }) => {
+        const stop = self.relay?.suspended;
+        if (stop) throw new RequestError(stop, 403, { 'x-spending-limit': 'reached', 'content-type': 'text/plain; charset=utf-8' });
         try {
           if (opts.upstream) {
             await opts.guard.checkThroughProxy(hostname, port, { sessionId: owner.sessionId });
@@ -101,12 +105,38 @@ export class EgressRelay {
     return this.closedBytes + open;
   }
 
-  /** Bytes relayed since the previous call (metering takes them once). */
+  /** Bytes relayed since the previous call (metering takes them once); none while suspended. */
   takeBytes(): number {
     const total = this.totalBytes();
+    if (this.suspended) {
+      this.takenBytes = total;
+      return 0;
+    }
     const delta = Math.max(0, total - this.takenBytes);
     this.takenBytes = total;
     return delta;
+  }
+
+  /**
+   * Carries nothing until `resume`: new requests are refused with `reason` and the open
+   * connections closed (their bytes so far stay counted).
+   */
+  suspend(reason: string): void {
+    if (this.suspended) return;
+    this.suspended = reason;
+    // (a closed connection's bytes are counted as it closes)
+    for (const id of this.server.getConnectionIds()) this.server.closeConnection(Number(id));
+  }
+
+  resume(): void {
+    if (!this.suspended) return;
+    // What a page sent to the relay while it refused everything went nowhere: not counted.
+    this.takenBytes = this.totalBytes();
+    this.suspended = undefined;
+  }
+
+  get isSuspended(): boolean {
+    return this.suspended !== undefined;
   }
 
   /** The refusal of `host` (on `port`, when given) recorded at or after `since`, if any. */

@@ -189,4 +189,21 @@ describe('managed proxies', () => {
     expect(user.spentToday.usd).toBeCloseTo(10 - user.balance, 9);
     expect(user.taskCharges ?? {}).toEqual({});
   });
+
+  it("stops a step's proxy traffic where the task's maxCost would be passed: the page is refused, and the task ends TASK_BUDGET_EXCEEDED", async () => {
+    const { apiKey: key } = await createUser({ balance: 10 });
+    const t = token('managed-cap');
+    // chatty.html sends 50 KB five times a second: at 4 USD/GB about 0.001 USD a second.
+    await registerScript(model(), { match: t, steps: [{ tool: 'navigate', args: { url: `${fixtures()}/chatty.html` } }, { tool: 'wait', args: { seconds: 10 } }, { tool: 'wait', args: { seconds: 10 } }, { tool: 'done', args: { message: 'browsed' } }] });
+    // A model call costs about 0.0005 USD at the scripted model's prices: the second step is left about 0.0055 for its traffic.
+    const maxCost = 0.006;
+    const started = await runTask(svc.baseUrl, key, { proxy: { source: 'Service', country: 'DE' }, task: { prompt: `${t} go`, startingUrl: `${fixtures()}/index.html`, maxCost } });
+    const outcome = await finished(svc.baseUrl, started);
+    expect(outcome).toMatchObject({ status: 'failed', code: 'TASK_BUDGET_EXCEEDED', details: { budget: 'maxCost', limit: maxCost } });
+    console.log(`in-step cut-off: maxCost ${maxCost}, proxy cost ${outcome.usage.proxy_cost}, task cost ${outcome.usage.cost}`);
+    // Read every second, the traffic stopped about one second past what the step was left: the task passed maxCost by at
+    // most that second and the step's own model call (unbounded, the 10 s wait alone carries 0.01 USD: about 0.011 in all).
+    expect(outcome.usage.proxy_cost).toBeGreaterThan(0.003);
+    expect(outcome.usage.cost).toBeLessThan(maxCost + 0.0025);
+  });
 });
