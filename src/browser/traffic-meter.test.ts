@@ -50,6 +50,9 @@ describe('the traffic meter', () => {
     await (m as unknown as { read(s: BrowserSession, settle: boolean): Promise<void> }).read(s, false);
     m.capStep(s, 0.01);
     expect(relay.suspendedFor).toBe(SPENDING_LIMIT_REACHED);
+    // a step that stopped lifts its bound: the relay carries again
+    m.capStep(s, undefined);
+    expect(relay.suspendedFor).toBeUndefined();
     await m.stop(s);
   });
 });

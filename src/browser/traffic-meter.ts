@@ -52,12 +52,13 @@ export class TrafficMeter {
   /**
    * Bounds the step that starts: once the traffic counted since the previous step's report
    * costs more than `usd` (what the task's budget leaves), the relay is suspended until the
-   * step's report. No `usd`: the step is not bounded.
+   * step's report. No `usd`: not bounded (a step that stopped or failed lifts its bound so).
    */
   capStep(session: BrowserSession, usd: number | undefined): void {
     const meter = this.meters.get(session.sessionId);
     if (!meter) return;
     meter.cap = usd;
+    if (usd === undefined || meter.cost <= usd) session.egress.resume();
     this.enforce(session, meter);
   }
 

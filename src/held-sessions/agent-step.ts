@@ -68,6 +68,9 @@ export async function runAgentStep(deps: StepDeps, input: StepInput, signal: Abo
     return result;
   } catch (err) {
     timing.failed(signal.aborted);
+    // A step that stopped or failed leaves no bound on the session's traffic (a person may take over now).
+    const held = deps.pool.get(input.sessionId);
+    if (held) deps.meter?.capStep(held, undefined);
     // The model calls made before the step stopped were paid for all the same.
     if (!charged) await chargeStep(deps, input, deps.agent.costOf(spent));
     // Stopped (pause, stop, takeover, timeout): the tokens already used go back with it.
