@@ -72,14 +72,18 @@ export interface NetworkGuardOptions {
   refuseOwnAddresses?: boolean;
 }
 
+/** This machine's interface addresses, normalised as the address policy compares them. */
+export function machineAddresses(): Set<string> {
+  return ownAddressSet(Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)));
+}
+
 export class NetworkGuard {
   readonly policy: AddressPolicy;
   private readonly resolver: Resolver;
   private readonly logger?: Logger;
 
   constructor(opts: NetworkGuardOptions = {}) {
-    const own = opts.refuseOwnAddresses === false ? [] : Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
-    this.policy = new AddressPolicy(parseAllowlist(opts.allowlist ?? ''), ownAddressSet(own));
+    this.policy = new AddressPolicy(parseAllowlist(opts.allowlist ?? ''), opts.refuseOwnAddresses === false ? new Set() : machineAddresses());
     this.resolver = opts.resolver ?? systemResolver;
     this.logger = opts.logger;
   }

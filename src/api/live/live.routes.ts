@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
-import { AddressPolicy, ownAddressSet, parseAllowlist } from '../../contracts/address-policy';
+import { AddressPolicy, parseAllowlist } from '../../contracts/address-policy';
+import { machineAddresses } from '../../net/network-guard';
 import { MissingFieldError, NotFoundError, ServiceError } from '../../contracts/errors';
 import type { Logger } from '../../logger';
 import { LIVE_SESSION_STATUSES } from '../../store/sessions.repository';
@@ -49,7 +49,7 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
     { maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION, iceServers: deps.config.WHEP_ICE_SERVERS, privateCandidates: deps.config.WHEP_PRIVATE_CANDIDATES },
   );
   // The addresses a viewer's offer may make the service probe: the network guard's rules.
-  const ownAddresses = ownAddressSet(Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)));
+  const ownAddresses = machineAddresses();
   const guardPolicy = new AddressPolicy(parseAllowlist(deps.config.PRIVATE_NETWORK_ALLOWLIST), ownAddresses);
   const router = Router();
 
