@@ -9,13 +9,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseHistograms, perStepDelta, type Histograms } from './prom-histograms';
 import { highestSustained, levelPasses, perStep, summary, taskSteps, type StepTimes } from './capacity-figures';
 import { treePssApart } from './process-tree';
 import { cpuBetween, cpuSnapshot, quiet, type CpuSnapshot } from './stack-cpu';
 import { startFixtureServer } from '../test/support/fixtures-server';
 import { api, waitFor } from '../test/support/http';
 import { registerScript, startScriptedModel, type ScriptedModel } from '../test/support/scripted-model';
-import { createUser, ROOT, startService, type ServiceProcess } from '../test/support/service';
+import { createUser, freePort, ROOT, startService, type ServiceProcess } from '../test/support/service';
 
 const numbers = (text: string) => text.split(',').filter(Boolean).map(Number);
 const DELAYS = numbers(process.env.BENCH_CAPACITY_DELAYS ?? '1000,3000');
@@ -30,6 +31,8 @@ const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
 interface Stack {
   service: ServiceProcess;
+  /** The worker's own /metrics, with the Temporal SDK's. */
+  metricsUrl: string;
   model: ScriptedModel;
   pagesUrl: string;
   /** One user per session. */
@@ -135,6 +138,26 @@ function stepsOf(model: ScriptedModel, tokens: string[], delayMs: number, starte
   return { steps, firstCallMs, modelCalls };
 }
 
+/** The worker's histograms now (none if its /metrics does not answer). */
+async function histograms(stack: Stack): Promise<Histograms> {
+  try {
+    const r = await fetch(stack.metricsUrl);
+    return r.ok ? parseHistograms(await r.text()) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Where a step's time went, from the worker's metrics over the level: per model call, the
+ * Temporal SDK's waits (a workflow or activity task queued before a poller took it), its
+ * executions and its requests to the server, and the worker's agent steps (model call included).
+ */
+function stepBreakdown(before: Histograms, after: Histograms, modelCalls: number) {
+  const names = Object.keys(after).filter((name) => /^temporal_|step_duration/.test(name));
+  return perStepDelta(before, after, modelCalls, names);
+}
+
 /** One level of the ramp: `n` sessions opened together, then (the stack quiet again) a task in each at once. */
 async function measureLevel(stack: Stack, delayMs: number, n: number) {
   const pid = stack.service.child.pid!;
@@ -147,11 +170,13 @@ async function measureLevel(stack: Stack, delayMs: number, n: number) {
   const clicks = Array.from({ length: STEPS }, (_, k) => ({ tool: 'click_element', args: { index: { ref: `Add ${ITEMS[k % ITEMS.length]}` } }, delayMs }));
   await Promise.all(tokens.map((match) => registerScript(stack.model.url, { match, steps: [...clicks, { tool: 'done', args: { message: 'ok' }, delayMs }] })));
   const watch = watchRun(stack, tokens);
+  const metrics0 = await histograms(stack);
   const cpu0 = cpuSnapshot(pid);
   const startedAt = Date.now();
   const outcomes = await runTasks(stack, sessions, tokens);
   const wallMs = Date.now() - startedAt;
   const cpu = cpuBetween(cpu0, cpuSnapshot(pid));
+  const metrics1 = await histograms(stack);
   const { peakPss, steady } = await watch.stop();
   await endSessions(stack, sessions);
   const { steps, firstCallMs, modelCalls } = stepsOf(stack.model, tokens, delayMs, startedAt);
@@ -167,6 +192,8 @@ async function measureLevel(stack: Stack, delayMs: number, n: number) {
     // The whole run (the tasks' first looks at the page and their ends included), per model call.
     cpuMsPerStep: perStep(cpu, modelCalls),
     steadyState: steady,
+    // Per model call, from the worker's metrics (ms; the step's duration in seconds).
+    breakdown: stepBreakdown(metrics0, metrics1, modelCalls),
     cpuUsedOfWall: Math.round((Object.values(cpu).reduce((x, y) => x + y, 0) / (wallMs * 2)) * 100) / 100,
     memoryMB: { baseline: mb(baseline), peakWhileActive: mb(peakPss), perActiveSession: peakPss ? mb((peakPss - baseline) / n) : null },
   };
@@ -194,7 +221,10 @@ async function startStack(): Promise<{ stack: Stack; close(): Promise<void> }> {
   process.env.TEST_FIXTURES_URL = pages.url;
   process.env.TEST_LLM_BASE_URL = model.url;
   const most = Math.max(...RAMP);
+  const [metricsPort, temporalMetricsPort] = [await freePort(), await freePort()];
   const service = await startService({
+    METRICS_PORT: String(metricsPort),
+    TEMPORAL_METRICS_PORT: String(temporalMetricsPort),
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     TEMPORAL_TASK_QUEUE: `bench-capacity-${Date.now()}`,
     BROWSER_MAX_SESSIONS: String(most + 5),
@@ -212,7 +242,7 @@ async function startStack(): Promise<{ stack: Stack; close(): Promise<void> }> {
     await pages.close();
     await model.close();
   };
-  return { stack: { service, model, pagesUrl: pages.url, keys }, close };
+  return { stack: { service, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, model, pagesUrl: pages.url, keys }, close };
 }
 
 it('capacity at a real model pace', async () => {

@@ -36,12 +36,13 @@ trap 'bash "$ROOT/scripts/infra.sh" down' EXIT
 bash "$ROOT/scripts/infra.sh" up
 export TEST_TEMPORAL_ADDRESS="127.0.0.1:$INFRA_TEMPORAL_PORT" TEST_MONGODB_URL="mongodb://127.0.0.1:$INFRA_FERRETDB_PORT/browser_agent_test" TEST_REDIS_URL="redis://127.0.0.1:$INFRA_REDIS_PORT"
 
-# End-to-end tests one file at a time: each drives Chromium, Temporal and the database, and on
-# two cores two such files at once take several times longer than one after the other. (A
-# worker process of its own, renewed when it grows, keeps a crash from ending the run.)
+# End-to-end tests two files at a time (TEST_E2E_WORKERS): most of a file's time is spent
+# waiting (for the model's scripted delays, timers, expiries, Temporal's round trips), not on
+# the CPU: one file at a time used about 37% of two cores. (A worker process of its own,
+# renewed when it grows, keeps a crash from ending the run.)
 log "jest: end-to-end tests"
 # A run that outlives its budget is stopped, so what it printed is seen rather than lost.
-timeout --kill-after=30s "${TEST_E2E_TIMEOUT:-65m}" npx jest --ci --maxWorkers=1 --workerIdleMemoryLimit=3GB --forceExit --passWithNoTests --json --outputFile="$results_dir/e2e.json" "$@" --selectProjects e2e || status=$?
+timeout --kill-after=30s "${TEST_E2E_TIMEOUT:-65m}" npx jest --ci --maxWorkers="${TEST_E2E_WORKERS:-2}" --workerIdleMemoryLimit=3GB --forceExit --passWithNoTests --json --outputFile="$results_dir/e2e.json" "$@" --selectProjects e2e || status=$?
 
 # The stack is stopped first, so the closing line is the last one printed.
 bash "$ROOT/scripts/infra.sh" down; trap - EXIT

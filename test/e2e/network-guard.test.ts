@@ -91,7 +91,7 @@ describe("the agent's browser", () => {
     });
     const { apiKey: key } = await createUser();
     const res = await runTask(key, { prompt: `${t} look around`, startingUrl: `${fixtures()}/index.html` });
-    const body = res.body.type === 'task_completed' ? res.body : await waitFor(async () => ((await api(base(), 'GET', `/task/${res.body.sessionId}/${res.body.taskId}`)).body.status === 'task_completed' ? (await api(base(), 'GET', `/task/${res.body.sessionId}/${res.body.taskId}`)).body : null), 90_000);
+    const body = res.body.type === 'task_completed' ? res.body : await waitFor(async () => ((await api(base(), 'GET', `/task/${res.body.sessionId}/${res.body.taskId}`)).body.status === 'task_completed' ? (await api(base(), 'GET', `/task/${res.body.sessionId}/${res.body.taskId}`)).body : null), 180_000);
     expect(body).toMatchObject({ type: 'task_completed', data: { message: 'looked around' } });
 
     const requests = await recordedRequests(model(), t);
@@ -110,7 +110,7 @@ describe("the agent's browser", () => {
     expect(connections).toBe(0);
 
     await api(base(), 'POST', '/start/send-message', { key: victim.apiKey, body: { sessionId: victimSession.body.sessionId, message: { actionType: 'state', newState: 'terminate' } } });
-  });
+  }, 240_000);
 
   it('a literal private address as startingUrl is a 400 at submission, in any encoding', async () => {
     const { apiKey: key } = await createUser();
