@@ -29,6 +29,19 @@ describe('worker metrics', () => {
     expect(sample(text, 'browser_agent_browser_capacity')).toBe(10);
   });
 
+  it("splits a step's time into observe, model, act and the rest", async () => {
+    const m = new WorkerMetrics();
+    m.stepStarted().ended({ kind: 'continue', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, timings: { observeMs: 30, modelMs: 900, actMs: 50 } });
+    m.stepStarted().ended({ kind: 'continue', usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 });
+    const text = await m.registry.metrics();
+    expect(sample(text, 'browser_agent_step_phase_seconds_sum{phase="observe"}')).toBeCloseTo(0.03);
+    expect(sample(text, 'browser_agent_step_phase_seconds_sum{phase="model"}')).toBeCloseTo(0.9);
+    expect(sample(text, 'browser_agent_step_phase_seconds_sum{phase="act"}')).toBeCloseTo(0.05);
+    // a step without timings (a replayed or resumed one) is not split
+    expect(sample(text, 'browser_agent_step_phase_seconds_count{phase="rest"}')).toBe(1);
+    expect(sample(text, 'browser_agent_step_duration_seconds_count{outcome="continue"}')).toBe(2);
+  });
+
   it('counts a task once, and a failed one by its code', async () => {
     const m = new WorkerMetrics();
     m.taskEnded({ status: 'failed', code: 'MAX_STEPS_REACHED' }, true);

@@ -20,6 +20,13 @@ export class WorkerMetrics {
     buckets: [0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120],
     registers: [this.registry],
   });
+  readonly stepPhases = new Histogram({
+    name: 'browser_agent_step_phase_seconds',
+    help: "Where a step's time went: observe (reading the page), model (waiting for the model), act (the action and its pictures), rest (the rest of the step: charging, recording, collecting a finished task's files)",
+    labelNames: ['phase'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30],
+    registers: [this.registry],
+  });
   readonly tokens = new Counter({ name: 'browser_agent_model_tokens_total', help: 'Model tokens used by agent steps, by model and kind (input, output)', labelNames: ['model', 'kind'], registers: [this.registry] });
   readonly cost = new Counter({ name: 'browser_agent_model_cost_usd_total', help: 'Model cost of agent steps in USD, by model', labelNames: ['model'], registers: [this.registry] });
   readonly proxyCost = new Counter({ name: 'browser_agent_proxy_cost_usd_total', help: 'Managed proxy traffic charged with agent steps, in USD', registers: [this.registry] });
@@ -57,7 +64,8 @@ export class WorkerMetrics {
     const end = this.steps.startTimer();
     return {
       ended: (result) => {
-        end({ outcome: result.kind });
+        const seconds = end({ outcome: result.kind });
+        if (result.timings) this.phases(seconds, result.timings);
         this.tokens.inc({ model: this.model, kind: 'input' }, result.usage.inputTokens);
         this.tokens.inc({ model: this.model, kind: 'output' }, result.usage.outputTokens);
         const proxy = result.proxy?.cost ?? 0;
@@ -66,6 +74,15 @@ export class WorkerMetrics {
       },
       failed: (cancelled) => end({ outcome: cancelled ? 'cancelled' : 'failed' }),
     };
+  }
+
+  /** A step's time by phase; what its own timings do not name is the rest. */
+  private phases(seconds: number, timings: NonNullable<StepResult['timings']>): void {
+    const [observe, model, act] = [timings.observeMs / 1000, timings.modelMs / 1000, timings.actMs / 1000];
+    this.stepPhases.observe({ phase: 'observe' }, observe);
+    this.stepPhases.observe({ phase: 'model' }, model);
+    this.stepPhases.observe({ phase: 'act' }, act);
+    this.stepPhases.observe({ phase: 'rest' }, Math.max(0, seconds - observe - model - act));
   }
 
   /** A task's end, recorded once (`first`: the first time it was charged). */
