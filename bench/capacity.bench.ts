@@ -154,7 +154,7 @@ async function histograms(stack: Stack): Promise<Histograms> {
  * executions and its requests to the server, and the worker's agent steps (model call included).
  */
 function stepBreakdown(before: Histograms, after: Histograms, modelCalls: number) {
-  const names = Object.keys(after).filter((name) => /^temporal_|step_duration/.test(name));
+  const names = Object.keys(after).filter((name) => /^temporal_|^browser_agent_step_/.test(name));
   return perStepDelta(before, after, modelCalls, names);
 }
 
