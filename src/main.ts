@@ -7,14 +7,15 @@
  */
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import type { MongoClient } from 'mongodb';
 import { startSessionSweeper } from './api/session-sweeper';
 import { startApiServer, type RunningApi } from './api/server';
 import { EventPublisher } from './events/publisher';
-import { loadConfigOrExit } from './config';
-import { createLogger } from './logger';
+import { loadConfigOrExit, type Config } from './config';
+import { createLogger, type Logger } from './logger';
 import { connectMongo } from './store/mongo';
 import { runStorageSweep } from './store/files.repository';
-import { createStore } from './store/store';
+import { createStore, type Store } from './store/store';
 import { connectTemporal, payloadKey } from './temporal/connection';
 import { startBrowserWorker, startWorkflowWorker } from './workers/browser-worker';
 import { WorkerRegistry } from './store/worker-registry';
@@ -29,6 +30,31 @@ async function main(): Promise<void> {
   logger.info({ role: config.ROLE }, 'starting');
   if (config.ROLE === 'model') return runModelRole(config, logger);
 
+  const { mongo, store, redis } = await connectStorage(config);
+  const roles = await startRoles(config, logger, store, redis);
+  const sweeper = startSweeps(store, logger);
+  process.stdout.write(
+    JSON.stringify({ msg: 'ready', role: config.ROLE, api: roles.api ? config.PUBLIC_BASE_URL : undefined, workerId: roles.worker?.workerId }) + '\n',
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    clearInterval(sweeper);
+    await stopRoles(roles);
+    redis.disconnect();
+    await mongo.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** MongoDB (and the store over it) and Redis, connected; either one unreachable fails the start with a clear message. */
+async function connectStorage(config: Config): Promise<{ mongo: MongoClient; store: Store; redis: Redis }> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URL).catch((err) => {
     throw new Error(`MongoDB is not reachable at MONGODB_URL: ${(err as Error).message}`);
   });
@@ -43,54 +69,54 @@ async function main(): Promise<void> {
   await redis.connect().catch((err) => {
     throw new Error(`Redis is not reachable at REDIS_URL: ${(err as Error).message}`);
   });
-  const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
+  return { mongo, store, redis };
+}
 
-  let worker: { workerId?: string; shutdown(): Promise<void> } | undefined;
-  let api: RunningApi | undefined;
-  let temporalConnection: { close(): Promise<void> } | undefined;
-  let sessionSweeper: { stop(): Promise<void> } | undefined;
+/** What the process's roles started, each stopped in turn on SIGTERM. */
+interface RunningRoles {
+  worker?: { workerId?: string; shutdown(): Promise<void> };
+  metrics?: { close(): Promise<void> };
+  api?: RunningApi;
+  temporalConnection?: { close(): Promise<void> };
+  sessionSweeper?: { stop(): Promise<void> };
+}
+
+/** Starts what ROLE asks for: a browser or workflow worker (with its metrics server), the API, or both. */
+async function startRoles(config: Config, logger: Logger, store: Store, redis: Redis): Promise<RunningRoles> {
+  const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
+  let worker: RunningRoles['worker'];
   if (config.ROLE === 'all' || config.ROLE === 'worker') worker = await startBrowserWorker({ config, logger, store, redis });
   if (config.ROLE === 'workflows') worker = await startWorkflowWorker({ config, logger, store, redis });
   // A worker's own metrics (and the Temporal SDK's) on METRICS_PORT; the API serves its own at /metrics.
   const metrics = worker && config.METRICS_PORT ? await startMetricsServer({ registry: workerMetrics.registry, host: config.HOST, port: config.METRICS_PORT, token: config.METRICS_TOKEN, temporalUrl: `http://${temporalMetricsAddress(config)}/metrics`, logger }) : undefined;
-  if (config.ROLE === 'all' || config.ROLE === 'api') {
-    const { connection, client } = await connectTemporal(config);
-    temporalConnection = connection;
-    const temporalMetrics = temporalMetricsAddress(config);
-    const inProcessWorker = worker ? { registry: workerMetrics.registry, temporalUrl: temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined } : undefined;
-    api = await startApiServer({ config, logger, store, temporal: client, redis, registry, inProcessWorker });
-    // Slots and profile locks of session workflows that are gone (terminated, crashed) are given back.
-    sessionSweeper = startSessionSweeper({ temporal: client, store, events: new EventPublisher(redis, store.events, logger), logger }, config.SESSION_SWEEP_INTERVAL_MS);
-  }
-  // Expired uploads, uploads whose process died, timeline events past their hour: swept by every process (each step is idempotent).
+  if (config.ROLE !== 'all' && config.ROLE !== 'api') return { worker, metrics };
+  const { connection, client } = await connectTemporal(config);
+  const temporalMetrics = temporalMetricsAddress(config);
+  const inProcessWorker = worker ? { registry: workerMetrics.registry, temporalUrl: temporalMetrics ? `http://${temporalMetrics}/metrics` : undefined } : undefined;
+  const api = await startApiServer({ config, logger, store, temporal: client, redis, registry, inProcessWorker });
+  // Slots and profile locks of session workflows that are gone (terminated, crashed) are given back.
+  const sessionSweeper = startSessionSweeper({ temporal: client, store, events: new EventPublisher(redis, store.events, logger), logger }, config.SESSION_SWEEP_INTERVAL_MS);
+  return { worker, metrics, api, temporalConnection: connection, sessionSweeper };
+}
+
+/** Expired uploads, uploads whose process died, timeline events past their hour: swept by every process (each step is idempotent). */
+function startSweeps(store: Store, logger: Logger): NodeJS.Timeout {
   const sweep = () =>
     Promise.all([runStorageSweep(store, { orphansBefore: new Date(Date.now() - 24 * 60 * 60 * 1000) }), store.events.sweep(new Date())]).catch((err) =>
       logger.warn({ err }, 'sweep failed'),
     );
   const sweeper = setInterval(sweep, 60_000);
   sweeper.unref();
-  process.stdout.write(
-    JSON.stringify({ msg: 'ready', role: config.ROLE, api: api ? config.PUBLIC_BASE_URL : undefined, workerId: worker?.workerId }) + '\n',
-  );
+  return sweeper;
+}
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining');
-    clearInterval(sweeper);
-    await sessionSweeper?.stop();
-    await api?.shutdown();
-    await worker?.shutdown();
-    await metrics?.close();
-    await temporalConnection?.close();
-    redis.disconnect();
-    await mongo.close();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+/** Drains what the roles started: the session sweeper, the API, the worker, the metrics server, then Temporal's connection. */
+async function stopRoles(roles: RunningRoles): Promise<void> {
+  await roles.sessionSweeper?.stop();
+  await roles.api?.shutdown();
+  await roles.worker?.shutdown();
+  await roles.metrics?.close();
+  await roles.temporalConnection?.close();
 }
 
 main().catch((err: unknown) => {

@@ -3,30 +3,22 @@
  * worker before Chromium starts, created from the profile directory when a session ends.
  * Nothing here trusts the archive: every path and link must stay inside the root.
  */
-import { constants as fsc, promises as fsp, createReadStream } from 'node:fs';
+import { constants as fsc, promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
-import zlib from 'node:zlib';
-import tar from 'tar-stream';
+import type { Readable } from 'node:stream';
+import type tar from 'tar-stream';
 import { ServiceError } from '../contracts/errors';
+import { InflatingInput, inputError, type InflateTally } from './archive-inflate';
+import { isRuntimeFile, staysInside } from './archive-pack';
 import { ArchivePaths, InvalidArchiveError, type EntryKind } from './archive-paths';
 
 export { InvalidArchiveError };
-
-/**
- * Chromium's lock files of a running instance. They are meaningless elsewhere (and a
- * SingletonLock naming another host makes Chromium refuse the profile), and
- * SingletonSocket points to an absolute /tmp path, so they are neither packed nor unpacked.
- */
-const RUNTIME_FILES = new Set(['SingletonLock', 'SingletonSocket', 'SingletonCookie']);
-const isRuntimeFile = (name: string) => RUNTIME_FILES.has(path.posix.basename(name));
+export { createArchive } from './archive-pack';
 
 /** Every path is remembered while validating (ArchivePaths), so entries, names and their total are bounded. */
 const MAX_ENTRIES = 250_000;
 const MAX_NAME_BYTES = 4096;
 const MAX_NAME_CHARS_TOTAL = 32 * 1024 * 1024;
-type EntryHeader = Partial<tar.Header> & { name: string };
 
 /**
  * What gunzip may inflate is bounded, not only the sizes the entries declare: zero blocks
@@ -58,188 +50,103 @@ export async function validateAndExtract(input: Readable, destDir: string | null
   if (root) await fsp.mkdir(root, { recursive: true });
   const realRoot = root ? await fsp.realpath(root) : null;
 
-  let inputBytes = 0;
-  // The first failure upstream of the tar parser: the input's own error is passed on as it is.
-  let upstreamFailure: Error | undefined;
-  const counter = new PassThrough();
-  let head = Buffer.alloc(0);
-  counter.on('data', (c: Buffer) => {
-    if (head.length < 2) head = Buffer.concat([head, c.subarray(0, 2)]);
-    inputBytes += c.length;
-  });
-  const gunzip = zlib.createGunzip();
-  const extract = tar.extract();
-  const stop = (err: Error) => {
-    upstreamFailure ??= err;
-    extract.destroy(err);
-  };
-  input.on('error', (err) => stop(err instanceof ServiceError ? err : Object.assign(err, { fromInput: true })));
-  gunzip.on('error', (err) => stop(gzipError(err, inputBytes, head[0] === 0x1f && head[1] === 0x8b)));
-
-  // Every inflated byte counts, whatever the tar parser does with it. The budget grows as
-  // entries are read (see ENTRY_OVERHEAD); registered before the pipe, so the chunk that
-  // passes it never reaches the parser.
-  let bytes = 0;
-  let inflated = 0;
-  let budget = INFLATE_SLACK;
-  const onInflated = (c: Buffer) => {
-    inflated += c.length;
-    if (inflated <= budget) return;
-    gunzip.off('data', onInflated);
-    stop(new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than its entries hold (over ${budget} bytes of tar for ${bytes} bytes of files)`, { maxBytes: opts.maxBytes }));
-    input.unpipe(counter);
-    counter.unpipe(gunzip);
-    gunzip.destroy();
-  };
-  gunzip.on('data', onInflated);
-  input.pipe(counter).pipe(gunzip).pipe(extract as unknown as NodeJS.WritableStream);
-
-  // Implicit directories (paths only crossed by deeper entries) count too, hence twice the entries.
-  const paths = new ArchivePaths({ maxNodes: 2 * maxEntries, maxNameChars: MAX_NAME_CHARS_TOTAL });
-  // Parent directories made and checked once, not once per file under them.
-  const checkedDirs = new Set<string>();
-  let entries = 0;
+  // The budget grows as entries are read (see ENTRY_OVERHEAD).
+  const tally: EntryTally = { entries: 0, bytes: 0, budget: INFLATE_SLACK };
+  const inflating = new InflatingInput(input, tally, opts.maxBytes);
+  const reader = new EntryReader(realRoot, tally, { maxBytes: opts.maxBytes, maxEntries });
   try {
-    for await (const entry of extract) {
-      const header = entry.header;
-      const segments = entryPath(header.name);
-      const name = segments.join('/');
-      const type = header.type ?? 'file';
-      if (name === '' || isRuntimeFile(name)) {
-        await drain(entry);
-        continue;
-      }
-      if (++entries > maxEntries) throw new InvalidArchiveError(`The archive has more than ${maxEntries} entries`, { maxEntries });
-      // The name is at most MAX_NAME_BYTES (entryPath), the link target is counted up to that: at most 12 KB an entry.
-      budget += ENTRY_OVERHEAD + Buffer.byteLength(header.name) + Math.min(Buffer.byteLength(header.linkname ?? ''), MAX_NAME_BYTES);
-      const kind: EntryKind | undefined = type === 'file' || type === 'contiguous-file' ? 'file' : type === 'directory' || type === 'symlink' || type === 'link' ? type : undefined;
-      if (!kind) throw new InvalidArchiveError(`Entry "${name}" has an unsupported type (${type}); only files, directories and links are allowed`, { entry: name });
-      if (kind === 'symlink') symlinkTarget(name, header.linkname ?? '');
-      // A hard link's target must be an earlier file (looked up before this entry is recorded).
-      const linkTarget = kind === 'link' ? entryPath(header.linkname ?? '') : undefined;
-      if (linkTarget !== undefined) {
-        const targetKind = linkTarget.join('/') === name ? undefined : paths.kindOf(linkTarget);
-        if (targetKind !== 'file' && targetKind !== 'link') throw new InvalidArchiveError(`Hard link "${name}" must point to an earlier file of the archive (points to "${header.linkname}")`, { entry: name });
-      }
-      paths.add(name, segments, kind, header.linkname);
-
-      if (kind === 'file') {
-        const size = header.size ?? 0;
-        bytes += size;
-        if (bytes > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than ${opts.maxBytes} bytes`, { maxBytes: opts.maxBytes });
-        budget += size;
-        if (realRoot) await writeFile(realRoot, name, entry as AsyncIterable<Uint8Array>, header.mode, header.mtime, checkedDirs);
-        else await drain(entry);
-        continue;
-      }
-      await drain(entry);
-      if (kind === 'directory') {
-        if (realRoot) await fsp.mkdir(path.join(realRoot, name), { recursive: true, mode: ((header.mode ?? 0o755) & 0o777) | 0o700 });
-      } else if (kind === 'symlink') {
-        const target = header.linkname ?? '';
-        if (realRoot) {
-          await ensureParent(realRoot, name, checkedDirs);
-          await removeIfPresent(path.join(realRoot, name));
-          await fsp.symlink(target, path.join(realRoot, name));
-        }
-      } else {
-        const target = linkTarget!.join('/');
-        if (realRoot) {
-          await ensureParent(realRoot, name, checkedDirs);
-          await removeIfPresent(path.join(realRoot, name));
-          await fsp.link(path.join(realRoot, target), path.join(realRoot, name));
-        }
-      }
-    }
+    for await (const entry of inflating.extract) await reader.read(entry);
   } catch (err) {
-    input.unpipe(counter);
-    counter.destroy();
-    gunzip.destroy();
-    throw archiveError(upstreamFailure ?? err, entries);
+    inflating.abort();
+    throw archiveError(inflating.upstreamFailure ?? err, tally.entries);
   }
-  if (upstreamFailure) throw archiveError(upstreamFailure, entries);
-  // gunzip stops at the end of the gzip data; whatever follows (padding) is read and dropped,
-  // so a stream shared with another consumer is never left stalled.
-  input.unpipe(counter);
-  input.resume();
-  await finished(input, { writable: false }).catch((err: Error) => {
-    throw archiveError(err instanceof ServiceError ? err : Object.assign(err, { fromInput: true }), entries);
+  if (inflating.upstreamFailure) throw archiveError(inflating.upstreamFailure, tally.entries);
+  await inflating.readToEnd().catch((err: Error) => {
+    throw archiveError(inputError(err), tally.entries);
   });
-  if (entries === 0) throw new InvalidArchiveError('The archive has no entries');
+  if (tally.entries === 0) throw new InvalidArchiveError('The archive has no entries');
   // A link's meaning can change with links that come later in the archive, so chains are checked at the end.
-  paths.checkSymlinkChains();
-  return { entries, bytes };
+  reader.paths.checkSymlinkChains();
+  return { entries: tally.entries, bytes: tally.bytes };
 }
 
-/**
- * A .tar.gz stream of a directory: regular files, directories, and symbolic links that stay
- * inside it, except what `exclude` names (a directory excluded is skipped whole). The stream
- * fails with 413 when the files add up to more than `maxBytes` (what could not be unpacked).
- */
-export function createArchive(srcDir: string, opts: { level?: number; exclude?: (relPath: string) => boolean; maxBytes?: number } = {}): Readable {
-  const root = path.resolve(srcDir);
-  const pack = tar.pack();
-  const gzip = zlib.createGzip({ level: opts.level ?? 6 });
-  (pack as unknown as NodeJS.ReadableStream).pipe(gzip);
+/** What the entries read so far account for: their number, the bytes of their files and how many bytes gunzip may inflate. */
+interface EntryTally extends InflateTally {
+  entries: number;
+}
 
-  const add = (header: EntryHeader, content?: Buffer) =>
-    new Promise<void>((resolve, reject) => {
-      pack.entry(header, content ?? Buffer.alloc(0), (err) => (err ? reject(err) : resolve()));
-    });
-  const addFile = async (header: EntryHeader, file: string) => {
+/** One entry as the tar parser gives it: its header and a stream of its data. */
+type TarEntry = tar.Extract extends AsyncIterable<infer Entry> ? Entry : never;
+
+/** Checks each entry of an archive as it is read and, given a root, lays it out there. */
+class EntryReader {
+  readonly paths: ArchivePaths;
+  /** Parent directories made and checked once, not once per file under them. */
+  private readonly checkedDirs = new Set<string>();
+
+  constructor(
+    private readonly realRoot: string | null,
+    private readonly tally: EntryTally,
+    private readonly limits: { maxBytes: number; maxEntries: number },
+  ) {
+    // Implicit directories (paths only crossed by deeper entries) count too, hence twice the entries.
+    this.paths = new ArchivePaths({ maxNodes: 2 * limits.maxEntries, maxNameChars: MAX_NAME_CHARS_TOTAL });
+  }
+
+  async read(entry: TarEntry): Promise<void> {
+    const { header } = entry;
+    const segments = entryPath(header.name);
+    const name = segments.join('/');
+    if (name === '' || isRuntimeFile(name)) return drain(entry);
+    const { tally, limits } = this;
+    if (++tally.entries > limits.maxEntries) throw new InvalidArchiveError(`The archive has more than ${limits.maxEntries} entries`, { maxEntries: limits.maxEntries });
+    // The name is at most MAX_NAME_BYTES (entryPath), the link target is counted up to that: at most 12 KB an entry.
+    tally.budget += ENTRY_OVERHEAD + Buffer.byteLength(header.name) + Math.min(Buffer.byteLength(header.linkname ?? ''), MAX_NAME_BYTES);
+    const kind = entryKind(name, header.type ?? 'file');
+    if (kind === 'symlink') symlinkTarget(name, header.linkname ?? '');
+    // A hard link's target must be an earlier file (looked up before this entry is recorded).
+    const linkTarget = kind === 'link' ? this.hardLinkTarget(name, header.linkname) : undefined;
+    this.paths.add(name, segments, kind, header.linkname);
+    if (kind === 'file') return this.readFile(entry, name);
+    await drain(entry);
+    if (this.realRoot) await this.layOut(this.realRoot, name, kind, header, linkTarget);
+  }
+
+  private hardLinkTarget(name: string, linkname: string | undefined): string {
+    const target = entryPath(linkname ?? '');
+    const targetKind = target.join('/') === name ? undefined : this.paths.kindOf(target);
+    if (targetKind !== 'file' && targetKind !== 'link') throw new InvalidArchiveError(`Hard link "${name}" must point to an earlier file of the archive (points to "${linkname}")`, { entry: name });
+    return target.join('/');
+  }
+
+  private async readFile(entry: TarEntry, name: string): Promise<void> {
+    const { header } = entry;
     const size = header.size ?? 0;
-    const done = new Promise<void>((resolve, reject) => {
-      const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
-      void (async () => {
-        if (size > 0) {
-          // Reads exactly the size in the header (a file growing meanwhile is cut there).
-          for await (const chunk of createReadStream(file, { start: 0, end: size - 1 })) {
-            if (!sink.write(chunk)) await new Promise<void>((r) => sink.once('drain', () => r()));
-          }
-        }
-        (sink as unknown as { end(): void }).end();
-      })().catch((err: Error) => sink.destroy(err));
-    });
-    await done;
-  };
+    this.tally.bytes += size;
+    if (this.tally.bytes > this.limits.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The archive expands to more than ${this.limits.maxBytes} bytes`, { maxBytes: this.limits.maxBytes });
+    this.tally.budget += size;
+    if (this.realRoot) await writeFile(this.realRoot, name, entry as AsyncIterable<Uint8Array>, header.mode, header.mtime, this.checkedDirs);
+    else await drain(entry);
+  }
 
-  let total = 0;
-  const walk = async (rel: string): Promise<void> => {
-    const dir = path.join(root, rel);
-    const names = (await fsp.readdir(dir)).sort();
-    for (const base of names) {
-      const name = rel ? `${rel}/${base}` : base;
-      if (isRuntimeFile(name) || opts.exclude?.(name)) continue;
-      const abs = path.join(dir, base);
-      let st;
-      try {
-        st = await fsp.lstat(abs);
-      } catch {
-        continue; // removed while walking
-      }
-      const mode = st.mode & 0o777;
-      if (st.isDirectory()) {
-        await add({ name: `${name}/`, type: 'directory', mode, mtime: st.mtime });
-        await walk(name);
-      } else if (st.isFile()) {
-        total += st.size;
-        if (opts.maxBytes !== undefined && total > opts.maxBytes) throw new ServiceError('PAYLOAD_TOO_LARGE', `The profile's files add up to more than ${opts.maxBytes} bytes`, { maxBytes: opts.maxBytes });
-        await addFile({ name, type: 'file', size: st.size, mode, mtime: st.mtime }, abs);
-      } else if (st.isSymbolicLink()) {
-        const target = await fsp.readlink(abs);
-        if (staysInside(name, target)) await add({ name, type: 'symlink', linkname: target, mode, mtime: st.mtime });
-      }
-      // sockets, FIFOs and devices have no place in an archive
+  /** Makes a directory, a symbolic link or a hard link (to `linkTarget`) under the root. */
+  private async layOut(root: string, name: string, kind: Exclude<EntryKind, 'file'>, header: tar.Header, linkTarget: string | undefined): Promise<void> {
+    if (kind === 'directory') {
+      await fsp.mkdir(path.join(root, name), { recursive: true, mode: ((header.mode ?? 0o755) & 0o777) | 0o700 });
+      return;
     }
-  };
+    await ensureParent(root, name, this.checkedDirs);
+    await removeIfPresent(path.join(root, name));
+    if (kind === 'symlink') await fsp.symlink(header.linkname ?? '', path.join(root, name));
+    else await fsp.link(path.join(root, linkTarget!), path.join(root, name));
+  }
+}
 
-  walk('')
-    .then(() => pack.finalize())
-    .catch((err: Error) => {
-      gzip.destroy(err);
-      pack.destroy();
-    });
-  return gzip;
+/** The kind of an entry of the given tar type; rejects any type but files, directories and links. */
+function entryKind(name: string, type: string): EntryKind {
+  const kind: EntryKind | undefined = type === 'file' || type === 'contiguous-file' ? 'file' : type === 'directory' || type === 'symlink' || type === 'link' ? type : undefined;
+  if (!kind) throw new InvalidArchiveError(`Entry "${name}" has an unsupported type (${type}); only files, directories and links are allowed`, { entry: name });
+  return kind;
 }
 
 /** The entry's path relative to the root as segments (none for the root itself); rejects absolute and escaping paths. */
@@ -254,12 +161,6 @@ function entryPath(raw: string): string[] {
     if (seg && seg !== '.') segments.push(seg);
   }
   return segments;
-}
-
-function staysInside(name: string, target: string): boolean {
-  if (!target || target.includes('\0') || path.posix.isAbsolute(target)) return false;
-  const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(name), target));
-  return resolved !== '..' && !resolved.startsWith('../');
 }
 
 function symlinkTarget(name: string, target: string): void {
@@ -301,13 +202,6 @@ async function writeFile(root: string, name: string, entry: AsyncIterable<Uint8A
   } finally {
     await fh.close();
   }
-}
-
-function gzipError(err: Error & { code?: string }, inputBytes: number, startsAsGzip: boolean): Error {
-  if (inputBytes === 0) return new InvalidArchiveError('The file is empty; expected a .tar.gz archive');
-  if (err.code === 'Z_DATA_ERROR' && /header check/i.test(err.message) && startsAsGzip) return new InvalidArchiveError('The gzip data is corrupt or followed by data that is not gzip');
-  if (err.code === 'Z_DATA_ERROR' && /header check/i.test(err.message)) return new InvalidArchiveError('The file is not gzip-compressed; expected a .tar.gz archive');
-  return new InvalidArchiveError(`The gzip data is corrupt or truncated (${err.message})`);
 }
 
 function archiveError(err: unknown, entries: number): Error {

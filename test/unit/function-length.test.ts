@@ -1,16 +1,22 @@
 /**
- * No function of the agent (src/agent, tests aside) is longer than 60 lines, so each part
- * can be read at once. The in-page script is exempt: it is serialized into the page whole.
- * A function's length runs from its first line to its closing brace; arrow functions,
- * function expressions, methods, constructors and accessors count.
+ * No function of the service (src/, tests aside) is longer than 60 lines, so each part can be
+ * read at once. A function's length runs from its first line to its closing brace; arrow
+ * functions, function expressions, methods, constructors and accessors count, and an outer
+ * function's lines include those of the functions inside it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
 const MAX_LINES = 60;
-const ROOT = path.resolve(__dirname, '../../src/agent');
-const EXEMPT = new Set(['observe/page-script.ts']);
+const REPO = path.resolve(__dirname, '../..');
+const ROOT = path.join(REPO, 'src');
+const EXEMPT = new Set([
+  // The in-page script: serialized into the page whole, so it cannot call module-level parts.
+  'src/agent/observe/page-script.ts',
+  // An HTML template: one page of markup and its inline script, read as a document.
+  'src/api/live/view-page.ts',
+]);
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -19,6 +25,9 @@ function sourceFiles(dir: string): string[] {
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [full] : [];
   });
 }
+
+/** A file's path from the repository's root, as `src/…`, the way a reader finds it. */
+const relative = (file: string): string => path.relative(REPO, file).split(path.sep).join('/');
 
 function functionName(node: ts.FunctionLikeDeclaration): string {
   if (node.name) return node.name.getText();
@@ -38,7 +47,7 @@ function longFunctions(file: string): string[] {
       const first = source.getLineAndCharacterOfPosition(declaration.getStart(source)).line;
       const last = source.getLineAndCharacterOfPosition(declaration.getEnd()).line;
       const lines = last - first + 1;
-      if (lines > MAX_LINES) found.push(`${path.relative(ROOT, file)}:${first + 1} ${functionName(declaration)} (${lines} lines)`);
+      if (lines > MAX_LINES) found.push(`${relative(file)}:${first + 1} ${functionName(declaration)} (${lines} lines)`);
     }
     ts.forEachChild(node, visit);
   };
@@ -46,8 +55,11 @@ function longFunctions(file: string): string[] {
   return found;
 }
 
-it(`has no function longer than ${MAX_LINES} lines in src/agent`, () => {
-  const files = sourceFiles(ROOT).filter((file) => !EXEMPT.has(path.relative(ROOT, file).split(path.sep).join('/')));
-  expect(files.length).toBeGreaterThan(10);
+it(`has no function longer than ${MAX_LINES} lines in src/`, () => {
+  const all = sourceFiles(ROOT);
+  const exempt = all.filter((file) => EXEMPT.has(relative(file)));
+  expect(exempt.map(relative).sort()).toEqual([...EXEMPT].sort());
+  const files = all.filter((file) => !EXEMPT.has(relative(file)));
+  expect(files.length).toBeGreaterThan(100);
   expect(files.flatMap(longFunctions)).toEqual([]);
 });
