@@ -36,7 +36,7 @@ export class JsonRpcError extends McpError {
 }
 
 /** A browser session the caller does not have (unknown, ended or another user's): JSON-RPC -32603. */
-export const sessionNotFound = (message = 'Session not found') => new JsonRpcError(MCP_SESSION_NOT_FOUND, message);
+const sessionNotFound = (message = 'Session not found') => new JsonRpcError(MCP_SESSION_NOT_FOUND, message);
 const isSessionNotFound = (err: unknown): err is ServiceError => isServiceError(err) && err.code === 'SESSION_NOT_FOUND';
 
 export type CallExtra = Record<PropertyKey, unknown> & { [ESCALATE]?: { error?: McpError } };
