@@ -43,89 +43,120 @@ export function cleanFilename(raw: string | undefined): string {
   return base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
 }
 
+interface ReceiveOptions<T> {
+  field: string;
+  maxFiles: number;
+  onFile: (file: IncomingFile) => Promise<T>;
+  undo?: (result: T) => Promise<void>;
+  logger?: Logger;
+}
+
+/** One multipart body being read: the files handed on so far, and the first failure. */
+class MultipartReceiver<T> {
+  private readonly jobs: Promise<T>[] = [];
+  private failure: Error | undefined;
+  private count = 0;
+  private settled = false;
+
+  constructor(
+    private readonly req: Request,
+    private readonly bb: busboy.Busboy,
+    private readonly opts: ReceiveOptions<T>,
+    private readonly resolve: (results: T[]) => void,
+    private readonly reject: (err: Error) => void,
+  ) {}
+
+  /** Listens to the body's parts and the request, then starts reading. */
+  listen(): void {
+    const { bb, req, opts } = this;
+    bb.on('file', (name, stream, info) => this.onFile(name, stream, info));
+    // A text part in the files' field is a file input left empty (no file name): no file, as before.
+    bb.on('field', (name) => {
+      if (name !== opts.field) this.fail(this.unknownField(name));
+    });
+    bb.on('error', (err: Error) => this.fail(new InvalidParamsError(`Malformed multipart body: ${err.message}`)));
+    bb.on('partsLimit', () => this.fail(new InvalidParamsError('Too many parts in the multipart body')));
+    bb.on('fieldsLimit', () => this.fail(new InvalidParamsError('Too many fields in the multipart body')));
+    bb.on('close', () => void this.settle());
+    req.on('close', () => {
+      if (!req.complete) this.fail(new ServiceError('UPLOAD_ABORTED', 'The upload was interrupted'));
+    });
+    req.pipe(bb);
+  }
+
+  /** Once every file handed on is done: resolves with their results, or undoes those stored and rejects. */
+  private async settle(): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    const { opts } = this;
+    const results = await Promise.allSettled(this.jobs);
+    if (!this.failure && this.count === 0) this.failure = new MissingFieldError(opts.field, 'No file provided');
+    if (!this.failure) return this.resolve(results.map((r) => (r as PromiseFulfilledResult<T>).value));
+    for (const r of results) {
+      if (r.status === 'fulfilled' && opts.undo) await opts.undo(r.value).catch((err) => opts.logger?.warn({ err }, 'undoing a stored file failed'));
+    }
+    this.reject(this.failure);
+  }
+
+  /** The first failure stops reading: the file streaming now is destroyed and the rest of the body dropped. */
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    const { bb, req } = this;
+    req.unpipe(bb);
+    bb.on('error', () => undefined);
+    // Destroys the file streaming now, so its upload stops and cleans up.
+    bb.destroy(err);
+    // The rest of the body is read and dropped, so the connection stays usable for the answer.
+    req.resume();
+    void this.settle();
+  }
+
+  private onFile(name: string, stream: Readable, info: busboy.FileInfo): void {
+    const { opts } = this;
+    // Failures reach the consumer through its own pipeline; this keeps a stream destroyed
+    // before a consumer is attached from crashing the process with an unhandled 'error'.
+    stream.on('error', () => undefined);
+    const filename = cleanFilename(info.filename);
+    if (!this.failure && name !== opts.field) {
+      stream.resume();
+      this.fail(this.unknownField(name));
+      return;
+    }
+    // Browsers send an empty, nameless part for a file input left empty.
+    if (this.failure || !filename) {
+      stream.resume();
+      return;
+    }
+    if (++this.count > opts.maxFiles) {
+      stream.resume();
+      this.fail(new InvalidParameterError(opts.field, this.count, `At most ${opts.maxFiles} file${opts.maxFiles === 1 ? '' : 's'} per request`, { max: opts.maxFiles }));
+      return;
+    }
+    const job = opts.onFile({ index: this.count - 1, filename, mimeType: info.mimeType || 'application/octet-stream', stream });
+    job.catch((err: Error) => this.fail(err));
+    this.jobs.push(job);
+  }
+
+  /** The request has one field: anything else is a mistake worth saying (a misspelt field name, most often). */
+  private unknownField(name: string): InvalidParameterError {
+    return new InvalidParameterError(name, null, `Unknown form field "${name}": the files go in the field "${this.opts.field}"`);
+  }
+}
+
 /**
  * Reads the multipart body and hands each file of `field` to `onFile` while it streams.
  * Resolves with the results in order. On the first failure it stops reading, lets the
  * files already handled be undone by `undo`, discards the rest of the body and rejects.
  */
-export function receiveFiles<T>(
-  req: Request,
-  opts: { field: string; maxFiles: number; onFile: (file: IncomingFile) => Promise<T>; undo?: (result: T) => Promise<void>; logger?: Logger },
-): Promise<T[]> {
+export function receiveFiles<T>(req: Request, opts: ReceiveOptions<T>): Promise<T[]> {
   let bb: busboy.Busboy;
   try {
     bb = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fields: 50, fieldSize: 64 * 1024, parts: opts.maxFiles + 100 } });
   } catch {
     return Promise.reject(new MissingFieldError(opts.field, 'No file provided'));
   }
-  return new Promise<T[]>((resolve, reject) => {
-    const jobs: Promise<T>[] = [];
-    let failure: Error | undefined;
-    let count = 0;
-    let settled = false;
-
-    const settle = async () => {
-      if (settled) return;
-      settled = true;
-      const results = await Promise.allSettled(jobs);
-      if (!failure && count === 0) failure = new MissingFieldError(opts.field, 'No file provided');
-      if (!failure) return resolve(results.map((r) => (r as PromiseFulfilledResult<T>).value));
-      for (const r of results) {
-        if (r.status === 'fulfilled' && opts.undo) await opts.undo(r.value).catch((err) => opts.logger?.warn({ err }, 'undoing a stored file failed'));
-      }
-      reject(failure);
-    };
-    const fail = (err: Error) => {
-      if (failure) return;
-      failure = err;
-      req.unpipe(bb);
-      bb.on('error', () => undefined);
-      // Destroys the file streaming now, so its upload stops and cleans up.
-      bb.destroy(err);
-      // The rest of the body is read and dropped, so the connection stays usable for the answer.
-      req.resume();
-      void settle();
-    };
-
-    bb.on('file', (name, stream, info) => {
-      // Failures reach the consumer through its own pipeline; this keeps a stream destroyed
-      // before a consumer is attached from crashing the process with an unhandled 'error'.
-      stream.on('error', () => undefined);
-      const filename = cleanFilename(info.filename);
-      if (!failure && name !== opts.field) {
-        stream.resume();
-        fail(unknownField(name));
-        return;
-      }
-      // Browsers send an empty, nameless part for a file input left empty.
-      if (failure || !filename) {
-        stream.resume();
-        return;
-      }
-      if (++count > opts.maxFiles) {
-        stream.resume();
-        fail(new InvalidParameterError(opts.field, count, `At most ${opts.maxFiles} file${opts.maxFiles === 1 ? '' : 's'} per request`, { max: opts.maxFiles }));
-        return;
-      }
-      const job = opts.onFile({ index: count - 1, filename, mimeType: info.mimeType || 'application/octet-stream', stream });
-      job.catch((err: Error) => fail(err));
-      jobs.push(job);
-    });
-    // The request has one field: anything else is a mistake worth saying (a misspelt field name, most often).
-    const unknownField = (name: string) => new InvalidParameterError(name, null, `Unknown form field "${name}": the files go in the field "${opts.field}"`);
-    // A text part in the files' field is a file input left empty (no file name): no file, as before.
-    bb.on('field', (name) => {
-      if (name !== opts.field) fail(unknownField(name));
-    });
-    bb.on('error', (err: Error) => fail(new InvalidParamsError(`Malformed multipart body: ${err.message}`)));
-    bb.on('partsLimit', () => fail(new InvalidParamsError('Too many parts in the multipart body')));
-    bb.on('fieldsLimit', () => fail(new InvalidParamsError('Too many fields in the multipart body')));
-    bb.on('close', () => void settle());
-    req.on('close', () => {
-      if (!req.complete) fail(new ServiceError('UPLOAD_ABORTED', 'The upload was interrupted'));
-    });
-    req.pipe(bb);
-  });
+  return new Promise<T[]>((resolve, reject) => new MultipartReceiver(req, bb, opts, resolve, reject).listen());
 }
 
 /** What stores a blob for a user: the blob store and the user's storage quota. */

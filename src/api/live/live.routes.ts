@@ -35,38 +35,42 @@ export interface LiveRoutes {
 
 const MJPEG_BOUNDARY = 'frame';
 
-export function createLiveRoutes(deps: { config: Config; store: Store; redis: Redis; sessions: SessionsService; logger: Logger }): LiveRoutes {
-  const { store, sessions } = deps;
-  const logger = deps.logger.child({ component: 'live' });
-  const isLive = async (sessionId: string) => {
-    const rec = await store.sessions.get(sessionId);
-    return !!rec && LIVE_SESSION_STATUSES.includes(rec.status);
-  };
-  const hub = new FrameHub({ redis: deps.redis, logger, isLive });
-  const slots = new RedisSlots(deps.redis);
-  const whep = new WhepEndpoint(
-    { hub, logger, slots },
-    { maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION, iceServers: deps.config.WHEP_ICE_SERVERS, privateCandidates: deps.config.WHEP_PRIVATE_CANDIDATES },
-  );
-  // The addresses a viewer's offer may make the service probe: the network guard's rules.
-  const ownAddresses = machineAddresses();
-  const guardPolicy = new AddressPolicy(parseAllowlist(deps.config.PRIVATE_NETWORK_ALLOWLIST), ownAddresses);
-  const router = Router();
+type LiveDeps = { config: Config; store: Store; redis: Redis; sessions: SessionsService; logger: Logger };
 
-  /** The session the request's view token opens; one 404 for every reason, so nothing is revealed. */
-  const authorize = async (req: Request): Promise<{ sessionId: string; token: string }> => {
-    const sessionId = String(req.params.sessionId);
-    const token = req.query.token;
-    if (typeof token !== 'string' || !token || !sessions.checkViewToken(sessionId, token) || !(await isLive(sessionId))) {
-      throw new NotFoundError('NOT_FOUND', 'Session not found');
-    }
-    return { sessionId, token };
-  };
+/** What the live view's routes share: the frames of each session, the viewer slots, the WHEP endpoint and its address guard. */
+interface LiveParts {
+  deps: LiveDeps;
+  logger: Logger;
+  hub: FrameHub;
+  slots: RedisSlots;
+  whep: WhepEndpoint;
+  /** The addresses a viewer's offer may make the service probe: the network guard's rules. */
+  guardPolicy: AddressPolicy;
+  ownAddresses: ReturnType<typeof machineAddresses>;
+}
 
+async function isLive(store: Store, sessionId: string): Promise<boolean> {
+  const rec = await store.sessions.get(sessionId);
+  return !!rec && LIVE_SESSION_STATUSES.includes(rec.status);
+}
+
+/** The session the request's view token opens; one 404 for every reason, so nothing is revealed. */
+async function authorize(deps: LiveDeps, req: Request): Promise<{ sessionId: string; token: string }> {
+  const sessionId = String(req.params.sessionId);
+  const token = req.query.token;
+  if (typeof token !== 'string' || !token || !deps.sessions.checkViewToken(sessionId, token) || !(await isLive(deps.store, sessionId))) {
+    throw new NotFoundError('NOT_FOUND', 'Session not found');
+  }
+  return { sessionId, token };
+}
+
+/** The viewer page and its MJPEG stream. */
+function viewRoutes(router: Router, live: LiveParts): void {
+  const { deps, logger, slots } = live;
   router.get('/view/:sessionId', async (req, res) => {
-    const { sessionId, token } = await authorize(req);
+    const { sessionId, token } = await authorize(deps, req);
     // The page opens showing who holds the browser; later changes come as events.
-    const control = await sessions.controlState(sessionId).catch((err: unknown) => {
+    const control = await deps.sessions.controlState(sessionId).catch((err: unknown) => {
       logger.warn({ err, sessionId }, 'control state not read; the page learns it from the events');
       return { manual: false, asleep: false, seq: 0 };
     });
@@ -77,7 +81,7 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
   });
 
   router.get('/view/:sessionId/stream', async (req, res) => {
-    const { sessionId } = await authorize(req);
+    const { sessionId } = await authorize(deps, req);
     // Viewers per session are bounded across API instances, as WHEP peers are.
     const max = deps.config.MJPEG_MAX_VIEWERS_PER_SESSION;
     const viewer = randomBytes(12).toString('hex');
@@ -86,33 +90,39 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
       throw new ServiceError('TOO_MANY_VIEWERS', `At most ${max} MJPEG viewers per session; close one first`, { limit: max });
     }
     res.on('close', () => void slots.release(key, viewer).catch((err) => logger.warn({ sessionId, err }, 'MJPEG slot not released')));
-    streamMjpeg(hub, sessionId, res);
+    streamMjpeg(live.hub, sessionId, res);
   });
+}
 
-  // WHEP players usually live on another origin; the token, not the origin, is the credential.
-  const cors: RequestHandler = (req, res, next) => {
-    res.set({
-      'Access-Control-Allow-Origin': '*',
-      'Access-Control-Allow-Methods': 'POST, DELETE, OPTIONS',
-      'Access-Control-Allow-Headers': 'Content-Type, Authorization, If-Match',
-      'Access-Control-Expose-Headers': 'Location, Content-Type, Accept-Post',
-      'Access-Control-Max-Age': '600',
-    });
-    next();
-  };
-  const preflight: RequestHandler = (_req, res) => {
-    res.set('Accept-Post', 'application/sdp').status(204).end();
-  };
+// WHEP players usually live on another origin; the token, not the origin, is the credential.
+const cors: RequestHandler = (req, res, next) => {
+  res.set({
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Allow-Methods': 'POST, DELETE, OPTIONS',
+    'Access-Control-Allow-Headers': 'Content-Type, Authorization, If-Match',
+    'Access-Control-Expose-Headers': 'Location, Content-Type, Accept-Post',
+    'Access-Control-Max-Age': '600',
+  });
+  next();
+};
+
+const preflight: RequestHandler = (_req, res) => {
+  res.set('Accept-Post', 'application/sdp').status(204).end();
+};
+
+/** WHEP: an SDP offer in, 201 with the answer and the viewer's resource; DELETE of the resource ends that viewer. */
+function whepRoutes(router: Router, live: LiveParts): void {
+  const { whep } = live;
   router.options('/whep/:sessionId', cors, preflight);
   router.options('/whep/:sessionId/:resourceId', cors, preflight);
 
   router.post('/whep/:sessionId', cors, express.text({ type: 'application/sdp', limit: '256kb' }), async (req, res) => {
-    const { sessionId } = await authorize(req);
+    const { sessionId } = await authorize(live.deps, req);
     // req.is: null without a body, false for another type.
     if (req.is('application/sdp') === false) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'The offer must be sent as Content-Type: application/sdp');
     const offer = typeof req.body === 'string' ? req.body : '';
     if (!offer.trim()) throw new MissingFieldError('body', 'An SDP offer is required as the request body');
-    const { resourceId, answerSdp } = await whep.answer(sessionId, offer, { address: req.ip ?? '', policy: guardPolicy, ownAddresses });
+    const { resourceId, answerSdp } = await whep.answer(sessionId, offer, { address: req.ip ?? '', policy: live.guardPolicy, ownAddresses: live.ownAddresses });
     const body = Buffer.from(answerSdp);
     res
       .status(201)
@@ -124,13 +134,32 @@ export function createLiveRoutes(deps: { config: Config; store: Store; redis: Re
     if (!whep.close(String(req.params.sessionId), String(req.params.resourceId))) throw new NotFoundError('NOT_FOUND', 'WHEP resource not found');
     res.status(204).end();
   });
+}
 
+function liveParts(deps: LiveDeps): LiveParts {
+  const logger = deps.logger.child({ component: 'live' });
+  const hub = new FrameHub({ redis: deps.redis, logger, isLive: (sessionId) => isLive(deps.store, sessionId) });
+  const slots = new RedisSlots(deps.redis);
+  const whep = new WhepEndpoint(
+    { hub, logger, slots },
+    { maxPeersPerSession: deps.config.WHEP_MAX_PEERS_PER_SESSION, iceServers: deps.config.WHEP_ICE_SERVERS, privateCandidates: deps.config.WHEP_PRIVATE_CANDIDATES },
+  );
+  const ownAddresses = machineAddresses();
+  const guardPolicy = new AddressPolicy(parseAllowlist(deps.config.PRIVATE_NETWORK_ALLOWLIST), ownAddresses);
+  return { deps, logger, hub, slots, whep, guardPolicy, ownAddresses };
+}
+
+export function createLiveRoutes(deps: LiveDeps): LiveRoutes {
+  const live = liveParts(deps);
+  const router = Router();
+  viewRoutes(router, live);
+  whepRoutes(router, live);
   let closing: Promise<void> | undefined;
   return {
     router,
     close: () =>
       // Both start at once: viewers' connections end now, not after the decoder thread stops.
-      (closing ??= Promise.all([whep.closeAll(), hub.close()]).then(() => slots.close())),
+      (closing ??= Promise.all([live.whep.closeAll(), live.hub.close()]).then(() => live.slots.close())),
   };
 }
 

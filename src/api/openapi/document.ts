@@ -439,61 +439,83 @@ function queryParameters(op: Operation): Record<string, unknown>[] {
   });
 }
 
-/** The document; `serverUrl` is the public base address. */
-export function buildOpenApiDocument(serverUrl: string): Record<string, unknown> {
+/** The named request, response and MCP tool input schemas, as JSON Schema. */
+function componentSchemas(): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(REQUESTS)) schemas[name] = jsonSchema(s, 'input');
   for (const [name, s] of Object.entries(RESPONSES)) schemas[name] = jsonSchema(s, 'output');
   for (const [name, s] of Object.entries(mcpToolInputSchemas())) schemas[`McpTool_${name}`] = jsonSchema(s, 'input');
+  return schemas;
+}
 
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of OPERATIONS) {
-    const params = [
-      ...[...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: str })),
-      ...queryParameters(op),
-      ...(op.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string', minLength: 1 } })),
-    ];
-    const responses: Record<string, unknown> = {};
-    for (const [status, body] of [op.ok, ...(op.alsoOk ?? [])]) {
-      const media = content(body);
-      responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Success', ...(media ? { content: media } : {}) };
-    }
-    if (op.path === '/v1/chat/completions') {
-      // With stream: true, events `data: <ChatCompletionChunk>`, comments `: <progress>`, then `data: [DONE]`.
-      (responses['200'] as { content: Record<string, unknown> }).content['text/event-stream'] = { schema: ref('ChatCompletionEvent') };
-    }
-    if (op.okJson) (responses[String(op.ok[0])] as { content: Record<string, unknown> }).content['application/json'] = { schema: ref(op.okJson) };
-    // A JSON body over the size limit is 413 wherever a JSON body is read.
-    const errors = op.json && !op.errors?.includes(413) ? [...(op.errors ?? []), 413].sort((a, b) => a - b) : (op.errors ?? []);
-    for (const status of errors) {
-      const media = errorContent(op, status);
-      responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', ...(media ? { content: media } : {}) };
-    }
-    const operation: Record<string, unknown> = {
-      operationId: operationId(op),
-      tags: [op.tag],
-      summary: op.summary,
-      ...(params.length ? { parameters: params } : {}),
-      security: op.auth === true ? [{ bearerAuth: [] }] : op.auth === 'optional' ? [{ bearerAuth: [] }, {}] : [],
-      responses,
-    };
-    if (op.json) operation.requestBody = { required: !op.jsonOptional, content: { 'application/json': { schema: ref(op.json) } } };
-    if (op.multipart) {
-      // A file part is bytes, whatever they are: no JSON type (a type check on a file's content means nothing on the wire).
-      const file = { contentMediaType: 'application/octet-stream', description: op.multipart.contentType === 'application/gzip' ? 'A .tar.gz archive' : 'A file, any content' };
-      const field = op.multipart.field;
-      // Parts other than the field are read and dropped; each file part needs a file name (a part without one is a form field).
-      const schema = { type: 'object', required: [field], additionalProperties: false, properties: { [field]: op.multipart.many ? { type: 'array', items: file, minItems: 1, maxItems: MAX_FILES_PER_REQUEST } : file } };
-      const archive = op.multipart.contentType === 'application/gzip';
-      const disposition = { description: 'form-data with the file name', schema: str, example: `form-data; name="${field}"; filename="${archive ? 'profile.tar.gz' : 'notes.txt'}"` };
-      operation.requestBody = {
-        required: true,
-        content: { 'multipart/form-data': { schema, encoding: { [field]: { ...(op.multipart.contentType ? { contentType: op.multipart.contentType } : {}), headers: { 'Content-Disposition': disposition } } } } },
-      };
-    }
-    if (op.sdp) operation.requestBody = { required: true, content: { 'application/sdp': { schema: str } } };
-    (paths[op.path] ??= {})[op.method] = operation;
+/** An operation's parameters: its path's, its query's and its headers. */
+function operationParameters(op: Operation): Record<string, unknown>[] {
+  return [
+    ...[...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: str })),
+    ...queryParameters(op),
+    ...(op.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string', minLength: 1 } })),
+  ];
+}
+
+/** An operation's responses: its successes, then its errors (413 wherever a JSON body is read). */
+function operationResponses(op: Operation): Record<string, unknown> {
+  const responses: Record<string, unknown> = {};
+  for (const [status, body] of [op.ok, ...(op.alsoOk ?? [])]) {
+    const media = content(body);
+    responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Success', ...(media ? { content: media } : {}) };
   }
+  if (op.path === '/v1/chat/completions') {
+    // With stream: true, events `data: <ChatCompletionChunk>`, comments `: <progress>`, then `data: [DONE]`.
+    (responses['200'] as { content: Record<string, unknown> }).content['text/event-stream'] = { schema: ref('ChatCompletionEvent') };
+  }
+  if (op.okJson) (responses[String(op.ok[0])] as { content: Record<string, unknown> }).content['application/json'] = { schema: ref(op.okJson) };
+  // A JSON body over the size limit is 413 wherever a JSON body is read.
+  const errors = op.json && !op.errors?.includes(413) ? [...(op.errors ?? []), 413].sort((a, b) => a - b) : (op.errors ?? []);
+  for (const status of errors) {
+    const media = errorContent(op, status);
+    responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', ...(media ? { content: media } : {}) };
+  }
+  return responses;
+}
+
+/** The multipart body of an upload: its one field of files, each part with a file name. */
+function multipartBody(multipart: NonNullable<Operation['multipart']>): Record<string, unknown> {
+  // A file part is bytes, whatever they are: no JSON type (a type check on a file's content means nothing on the wire).
+  const file = { contentMediaType: 'application/octet-stream', description: multipart.contentType === 'application/gzip' ? 'A .tar.gz archive' : 'A file, any content' };
+  const field = multipart.field;
+  // Parts other than the field are read and dropped; each file part needs a file name (a part without one is a form field).
+  const schema = { type: 'object', required: [field], additionalProperties: false, properties: { [field]: multipart.many ? { type: 'array', items: file, minItems: 1, maxItems: MAX_FILES_PER_REQUEST } : file } };
+  const archive = multipart.contentType === 'application/gzip';
+  const disposition = { description: 'form-data with the file name', schema: str, example: `form-data; name="${field}"; filename="${archive ? 'profile.tar.gz' : 'notes.txt'}"` };
+  return {
+    required: true,
+    content: { 'multipart/form-data': { schema, encoding: { [field]: { ...(multipart.contentType ? { contentType: multipart.contentType } : {}), headers: { 'Content-Disposition': disposition } } } } },
+  };
+}
+
+/** One operation of the document. */
+function operationObject(op: Operation): Record<string, unknown> {
+  const params = operationParameters(op);
+  const responses = operationResponses(op);
+  const operation: Record<string, unknown> = {
+    operationId: operationId(op),
+    tags: [op.tag],
+    summary: op.summary,
+    ...(params.length ? { parameters: params } : {}),
+    security: op.auth === true ? [{ bearerAuth: [] }] : op.auth === 'optional' ? [{ bearerAuth: [] }, {}] : [],
+    responses,
+  };
+  if (op.json) operation.requestBody = { required: !op.jsonOptional, content: { 'application/json': { schema: ref(op.json) } } };
+  if (op.multipart) operation.requestBody = multipartBody(op.multipart);
+  if (op.sdp) operation.requestBody = { required: true, content: { 'application/sdp': { schema: str } } };
+  return operation;
+}
+
+/** The document; `serverUrl` is the public base address. */
+export function buildOpenApiDocument(serverUrl: string): Record<string, unknown> {
+  const schemas = componentSchemas();
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operationObject(op);
 
   return {
     openapi: '3.1.0',

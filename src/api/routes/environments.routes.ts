@@ -5,6 +5,7 @@ import { parseChatConnection } from '../../contracts/schemas/chat-connection.sch
 import { chatRepliesView } from './chat.routes';
 import type { EnvironmentRecord } from '../../store/environments.repository';
 import type { FileRecord } from '../../store/files.repository';
+import type { Logger } from '../../logger';
 import { currentUser } from '../middleware/auth';
 import { parseNamed } from '../../contracts/schemas/named.schema';
 import { receiveArchive, receiveFiles, storeUploadedFile } from '../uploads';
@@ -36,23 +37,17 @@ export function environmentView(e: EnvironmentRecord) {
 
 const attachedFileView = (f: FileRecord) => ({ fileId: f._id, originalName: f.originalName, size: f.size, createdAt: iso(f.createdAt) });
 
-/**
- * /environments: a browser profile archive (uploaded as .tar.gz), attached files and a chat
- * connection per environment; 20 per user; another user's environment is 404.
- */
-export function environmentsRoutes(deps: StorageRoutesDeps): Router {
-  const { config, store, blobs, secretKey } = deps;
-  const logger = deps.logger.child({ component: 'environments' });
+/** The caller's environment, or ENVIRONMENT_NOT_FOUND (another user's included). */
+async function ownedEnvironment(deps: StorageRoutesDeps, id: string, userId: string): Promise<EnvironmentRecord> {
+  const env = await deps.store.environments.get(id, userId);
+  if (!env) throw environmentNotFound();
+  return env;
+}
+
+/** The environments themselves: create (at most MAX_ENVIRONMENTS), list, read, delete with their data. */
+function environmentRecordRoutes(router: Router, deps: StorageRoutesDeps): void {
+  const { store, blobs } = deps;
   const envs = store.environments;
-  const router = Router();
-  router.use('/environments', deps.auth);
-
-  const owned = async (id: string, userId: string): Promise<EnvironmentRecord> => {
-    const env = await envs.get(id, userId);
-    if (!env) throw environmentNotFound();
-    return env;
-  };
-
   router.post('/environments', async (req, res) => {
     const user = currentUser(req);
     const fields = parseNamed(req.body, 'Environment');
@@ -68,7 +63,7 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
   });
 
   router.get('/environments/:id', async (req, res) => {
-    send(res, R.environmentOneSchema, 200, { success: true, environment: environmentView(await owned(req.params.id, currentUser(req)._id)) });
+    send(res, R.environmentOneSchema, 200, { success: true, environment: environmentView(await ownedEnvironment(deps, req.params.id, currentUser(req)._id)) });
   });
 
   router.delete('/environments/:id', async (req, res) => {
@@ -79,9 +74,13 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
     if (gone.blobId) await blobs.delete(gone.blobId);
     send(res, R.confirmationSchema, 200, { success: true, message: 'Environment deleted' });
   });
+}
 
+/** The environment's data: its browser profile archive and its attached files. */
+function environmentDataRoutes(router: Router, deps: StorageRoutesDeps, logger: Logger): void {
+  const { config, store, blobs } = deps;
   router.post('/environments/:id/upload', deps.uploadLimit, async (req, res) => {
-    const env = await receiveArchive(req, { repo: envs, blobs, quota: deps.quota, settings: config, logger }, { id: req.params.id as string, userId: currentUser(req)._id, kind: 'environment', notFound: environmentNotFound });
+    const env = await receiveArchive(req, { repo: store.environments, blobs, quota: deps.quota, settings: config, logger }, { id: req.params.id as string, userId: currentUser(req)._id, kind: 'environment', notFound: environmentNotFound });
     send(res, R.environmentUploadedSchema, 200, {
       success: true,
       message: 'Profile uploaded',
@@ -91,7 +90,7 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
 
   router.post('/environments/:id/files', deps.uploadLimit, async (req, res) => {
     const user = currentUser(req);
-    const env = await owned(req.params.id as string, user._id);
+    const env = await ownedEnvironment(deps, req.params.id as string, user._id);
     const files = await receiveFiles(req, {
       field: 'files',
       maxFiles: MAX_FILES_PER_REQUEST,
@@ -100,7 +99,7 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
       undo: (f) => store.files.deleteOne(f._id).then(() => undefined),
     });
     // Deleted while the files streamed: they go with it.
-    if (!(await envs.get(env._id, user._id))) {
+    if (!(await store.environments.get(env._id, user._id))) {
       for (const f of files) await store.files.deleteOne(f._id);
       throw environmentNotFound();
     }
@@ -109,20 +108,25 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
 
   router.get('/environments/:id/files', async (req, res) => {
     const user = currentUser(req);
-    const env = await owned(req.params.id, user._id);
+    const env = await ownedEnvironment(deps, req.params.id, user._id);
     send(res, R.attachedFilesSchema, 200, { success: true, files: (await store.files.listForEnvironment(env._id, user._id)).map(attachedFileView) });
   });
 
   router.delete('/environments/:id/files/:fileId', async (req, res) => {
     const user = currentUser(req);
-    const env = await owned(req.params.id, user._id);
+    const env = await ownedEnvironment(deps, req.params.id, user._id);
     if (!(await store.files.deleteFromEnvironment(env._id, req.params.fileId, user._id))) throw fileNotFound();
     send(res, R.confirmationSchema, 200, { success: true, message: 'File deleted' });
   });
+}
 
+/** The environment's chat connection (reach-out): saved sealed, with a webhook secret shown only then; removed idempotently. */
+function chatConnectionRoutes(router: Router, deps: StorageRoutesDeps): void {
+  const { config, secretKey } = deps;
+  const envs = deps.store.environments;
   router.put('/environments/:id/chat', async (req, res) => {
     const user = currentUser(req);
-    const env = await owned(req.params.id, user._id);
+    const env = await ownedEnvironment(deps, req.params.id, user._id);
     const { provider, fields } = parseChatConnection(req.body);
     // A secret token of ours for the provider's webhook (replies to reach-out), shown only now.
     const webhookSecret = newWebhookSecret();
@@ -133,11 +137,23 @@ export function environmentsRoutes(deps: StorageRoutesDeps): Router {
 
   router.delete('/environments/:id/chat', async (req, res) => {
     const user = currentUser(req);
-    const env = await owned(req.params.id, user._id);
+    const env = await ownedEnvironment(deps, req.params.id, user._id);
     // Idempotent: an environment without a chat connection has none to remove, which is success.
     const removed = await envs.clearChat(env._id, user._id);
     send(res, R.confirmationSchema, 200, { success: true, message: removed ? 'Chat connection removed' : 'No chat connection to remove' });
   });
+}
 
+/**
+ * /environments: a browser profile archive (uploaded as .tar.gz), attached files and a chat
+ * connection per environment; 20 per user; another user's environment is 404.
+ */
+export function environmentsRoutes(deps: StorageRoutesDeps): Router {
+  const logger = deps.logger.child({ component: 'environments' });
+  const router = Router();
+  router.use('/environments', deps.auth);
+  environmentRecordRoutes(router, deps);
+  environmentDataRoutes(router, deps, logger);
+  chatConnectionRoutes(router, deps);
   return router;
 }

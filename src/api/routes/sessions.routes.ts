@@ -11,35 +11,60 @@ import { send } from '../respond';
 import * as R from '../../contracts/schemas/responses.schema';
 import type { z } from 'zod';
 
-/** POST /start/start-session, /start/run-task, /start/send-message. */
-export function sessionsRoutes(deps: { config: Config; sessions: SessionsService; messages: MessageHandler; auth: RequestHandler; limit: RequestHandler; body: RequestHandler }): Router {
-  const { config, sessions } = deps;
-  const router = Router();
-  const base = config.PUBLIC_BASE_URL;
+type SessionsRoutesDeps = { config: Config; sessions: SessionsService; messages: MessageHandler; auth: RequestHandler; limit: RequestHandler; body: RequestHandler };
 
-  const sessionResource = (sessionId: string, balance: number, initialPrompt: string, message: string): z.output<typeof R.sessionResourceSchema> => {
-    const token = sessions.viewToken(sessionId);
-    return {
-      success: true,
-      sessionId,
-      socketURL: base,
-      streaming: {
-        webRTCURL: `${base}/whep/${sessionId}?token=${token}`,
-        webViewURL: `${base}/view/${sessionId}?token=${token}`,
-        dimensions: { width: 1024, height: 600 },
-      },
-      initialPrompt,
-      expiresIn: config.SESSION_IDLE_TIMEOUT_MS,
-      balance,
-      message,
-    };
+/** A started session as its starter sees it: its id, where to watch it live, its bounds. */
+function sessionResource(deps: SessionsRoutesDeps, sessionId: string, balance: number, initialPrompt: string, message: string): z.output<typeof R.sessionResourceSchema> {
+  const base = deps.config.PUBLIC_BASE_URL;
+  const token = deps.sessions.viewToken(sessionId);
+  return {
+    success: true,
+    sessionId,
+    socketURL: base,
+    streaming: {
+      webRTCURL: `${base}/whep/${sessionId}?token=${token}`,
+      webViewURL: `${base}/view/${sessionId}?token=${token}`,
+      dimensions: { width: 1024, height: 600 },
+    },
+    initialPrompt,
+    expiresIn: deps.config.SESSION_IDLE_TIMEOUT_MS,
+    balance,
+    message,
   };
+}
+
+/**
+ * GET /start/sessions/:sessionId/events: an ended session's last events stay readable by its
+ * owner for as long as they are kept. A read like task polling: outside the per-user request
+ * limit of the session endpoints.
+ */
+const sessionEvents =
+  (sessions: SessionsService): RequestHandler =>
+  async (req, res) => {
+    const { after, limit } = parseRequest(sessionEventsQuerySchema, req.query);
+    const page = await sessions.events(currentUser(req), String(req.params.sessionId), after, limit);
+    const events = page.events.map((e) => ({ event: e.event, ...wireEvent(e) }));
+    res.json({
+      success: true,
+      sessionId: page.session._id,
+      status: page.session.status,
+      ...(page.session.endReason ? { endReason: page.session.endReason } : {}),
+      events,
+      lastSeq: page.events.length ? page.events[page.events.length - 1].seq : after,
+      hasMore: page.hasMore,
+    });
+  };
+
+/** POST /start/start-session, /start/run-task, /start/send-message. */
+export function sessionsRoutes(deps: SessionsRoutesDeps): Router {
+  const { sessions } = deps;
+  const router = Router();
 
   router.post('/start/start-session', deps.auth, deps.limit, deps.body, async (req, res) => {
     const body = parseRequest(startSessionSchema, req.body ?? {});
     const started = await sessions.start(currentUser(req), body.task, { ...body, reachOutModeGiven: reachOutModeGiven(req.body) });
     send(res, R.sessionResourceSchema, 200, {
-      ...sessionResource(started.sessionId, started.balance, body.task?.prompt ?? '', started.taskId ? 'Session started; the task is running' : 'Session started'),
+      ...sessionResource(deps, started.sessionId, started.balance, body.task?.prompt ?? '', started.taskId ? 'Session started; the task is running' : 'Session started'),
       ...(started.taskId ? { taskId: started.taskId } : {}),
     });
   });
@@ -57,23 +82,7 @@ export function sessionsRoutes(deps: { config: Config; sessions: SessionsService
     res.status(answer.status).json(answer.body);
   });
 
-  // An ended session's last events stay readable by its owner for as long as they are kept.
-  // A read like task polling: outside the per-user request limit of the session endpoints.
-  router.get('/start/sessions/:sessionId/events', deps.auth, async (req, res) => {
-    const { after, limit } = parseRequest(sessionEventsQuerySchema, req.query);
-    const page = await sessions.events(currentUser(req), String(req.params.sessionId), after, limit);
-    const events = page.events.map((e) => ({ event: e.event, ...wireEvent(e) }));
-    res.json({
-      success: true,
-      sessionId: page.session._id,
-      status: page.session.status,
-      ...(page.session.endReason ? { endReason: page.session.endReason } : {}),
-      events,
-      lastSeq: page.events.length ? page.events[page.events.length - 1].seq : after,
-      hasMore: page.hasMore,
-    });
-  });
-
+  router.get('/start/sessions/:sessionId/events', deps.auth, sessionEvents(sessions));
   return router;
 }
 
