@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
+import { summary } from './capacity-figures';
 import { drift, kbPerTask, sessionKind, tally, type MemorySample, type TaskKind, type TaskRecord } from './soak-figures';
 import { dirBytes, infraPids, readStack, temporalBytes, type StackPids, type StackReading } from './soak-probe';
 import { quiet } from './stack-cpu';
@@ -61,6 +62,8 @@ interface Run {
   seq: number;
   takeovers: number;
   errors: string[];
+  /** Each recording read: when (ms into the run) and how long it took. */
+  recordingReads: { at: number; ms: number }[];
 }
 
 const send = (run: Run, key: string, sessionId: string, message: Record<string, unknown>) => api(run.stack.service.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message } });
@@ -116,6 +119,7 @@ async function plainTask(run: Run, key: string, sessionId: string): Promise<void
   const { task, answer } = await startTask(run, key, sessionId, 'plain');
   const r = await answer;
   if (task.taskId && !ENDED.includes(r.body.status ?? r.body.type)) await pollUntil(run, sessionId, task.taskId, ENDED, 300_000);
+  await readRecording(run, task);
 }
 
 /**
@@ -131,6 +135,7 @@ async function takenOverTask(run: Run, key: string, sessionId: string): Promise<
   await send(run, key, sessionId, { actionType: 'interaction', action: { type: 'releaseControl' } });
   const r = await answer;
   if (task.taskId && !ENDED.includes(r.body.status ?? r.body.type)) await pollUntil(run, sessionId, task.taskId, ENDED, 300_000);
+  await readRecording(run, task);
 }
 
 /** The agent is stopped mid-task, after its second model request. */
@@ -140,6 +145,7 @@ async function stoppedTask(run: Run, key: string, sessionId: string): Promise<vo
   await send(run, key, sessionId, { actionType: 'state', newState: 'stop' });
   await answer;
   if (task.taskId) await pollUntil(run, sessionId, task.taskId, ENDED, 60_000);
+  await readRecording(run, task);
 }
 
 /** One session of the mix: opened, its tasks, then ended by its owner or left idle to expire. */
@@ -231,16 +237,23 @@ async function browserSide(stack: Stack) {
   return { sessionsOpen: health.body.sessionsOpen as number, contextsHeld: gauge('browser_agent_browser_sessions'), chromiumProcesses: reading.chromium.processes, renderers: reading.chromium.renderers, chromiumByType: reading.chromium.byType, memoryMB: reading.mb };
 }
 
-/** Each task's record read back: its status and usage (GET /task), and its recording's actions. */
-async function readRecords(run: Run): Promise<void> {
+/** A task's record read back as its owner would once it ended: its recording's actions, and how long the read took. */
+async function readRecording(run: Run, t: Run['tasks'][number]): Promise<void> {
+  if (!t.taskId) return;
+  const t0 = Date.now();
+  const rec = await api(run.stack.service.baseUrl, 'GET', `/task/${t.sessionId}/${t.taskId}/recording`, { key: t.key });
+  run.recordingReads.push({ at: t0 - run.startedAt, ms: Date.now() - t0 });
+  t.actions = rec.status === 200 && Array.isArray(rec.body.steps) ? rec.body.steps.map((s: { action: string }) => s.action) : null;
+}
+
+/** Every task's status and usage read again at the end (GET /task). */
+async function readStatuses(run: Run): Promise<void> {
   const queue = run.tasks.filter((t) => t.taskId);
   const worker = async () => {
     for (let t = queue.shift(); t; t = queue.shift()) {
       const r = await poll(run, t.sessionId!, t.taskId!);
       t.status = r.body.status;
       t.hasUsage = typeof r.body.usage === 'object' && r.body.usage !== null;
-      const rec = await api(run.stack.service.baseUrl, 'GET', `/task/${t.sessionId}/${t.taskId}/recording`, { key: t.key });
-      t.actions = rec.status === 200 && Array.isArray(rec.body.steps) ? rec.body.steps.map((s: { action: string }) => s.action) : null;
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));
@@ -309,7 +322,7 @@ async function aftermath(run: Run) {
   await quiet(run.stack.pids.service);
   await sleep(5000);
   const browsers = await browserSide(run.stack);
-  await readRecords(run);
+  await readStatuses(run);
   return { idleEnds, endedEnds, browsers };
 }
 
@@ -321,7 +334,7 @@ it('a long run that leaks nothing', async () => {
     await quiet(stack.pids.service);
     const idlePool = await browserSide(stack);
     const startStore = await storeReading(mongo);
-    const run: Run = { stack, startedAt: Date.now(), started: 0, sessions: 0, tasks: [], idle: [], ended: [], calls: new Map(), seq: 0, takeovers: 0, errors: [] };
+    const run: Run = { stack, startedAt: Date.now(), started: 0, sessions: 0, tasks: [], idle: [], ended: [], calls: new Map(), seq: 0, takeovers: 0, errors: [], recordingReads: [] };
     const stopCounting = countCalls(run);
     const sampler = sampleMemory(stack.pids, run.startedAt);
     const progress = setInterval(() => process.stderr.write(`soak ${Math.round((Date.now() - run.startedAt) / 60_000)} min: ${run.started} tasks started, ${run.sessions} sessions, ${run.errors.length} client errors, ${JSON.stringify(sampler.samples.at(-1)?.mb ?? {})}\n`), 60_000);
@@ -353,6 +366,7 @@ function report(
   const parts = Object.keys(r.samples[0]?.mb ?? {});
   const t = tally(run.tasks, CLICKS);
   const { start, settled, loadEnd, end } = r.stores;
+  const reads = run.recordingReads.map((x) => x.ms);
   const lostExamples = run.tasks.filter((x) => x.taskId && !ENDED.includes(x.status ?? '')).slice(0, 5);
   return {
     benchmark: 'soak',
@@ -363,6 +377,7 @@ function report(
     tasks: { ...t, notStarted: run.tasks.filter((x) => !x.taskId).length, startErrors: run.tasks.filter((x) => x.startError).slice(0, 5).map((x) => x.startError), lostExamples: lostExamples.map((x) => ({ kind: x.kind, status: x.status, actions: x.actions })) },
     memory: Object.fromEntries(parts.map((p) => [p, drift(r.samples, p, windows, LIMIT_PCT)])),
     memoryLimitPct: LIMIT_PCT,
+    recordingReadMs: { first10Pct: summary(reads.slice(0, Math.ceil(reads.length / 10))), last10Pct: summary(reads.slice(-Math.ceil(reads.length / 10))) },
     browsers: { idlePool: r.idlePool, end: r.after.browsers, chromiumProcessesMax: Math.max(0, ...r.samples.map((s) => s.chromium.processes)) },
     store: {
       ...r.stores,
