@@ -134,6 +134,9 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   const stop = async () => {
     clearInterval(heartbeat);
     await registry.remove(workerId).catch(() => undefined);
+    // The session workflows go first: what the handover asks of them runs on the other workers at once.
+    const [sessionWorker] = workers;
+    if (sessionWorker.getState() === 'RUNNING') sessionWorker.shutdown();
     await handOverSessions(side.held, config.SHUTDOWN_GRACE_MS, logger);
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await running.catch(() => undefined);

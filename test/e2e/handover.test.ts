@@ -6,7 +6,9 @@
  * click made once and its wait for the new browser is reported; a worker killed (SIGKILL)
  * has its sessions restored on the other after its lease times out.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { MongoClient, type Db } from 'mongodb';
 import { api, waitFor } from '../support/http';
@@ -67,25 +69,34 @@ describe('an API and two browser workers in separate processes', () => {
     site = await startClickSite();
     mongo = await MongoClient.connect(serviceEnv().MONGODB_URL);
     db = mongo.db();
-    [apiProc] = await Promise.all([startService({ ...env, ROLE: 'api' }), ...[0, 1].map(async () => workers.push(await startService(workerEnv)))]);
+    [apiProc] = await Promise.all([startService({ ...env, ROLE: 'api', RATE_LIMIT_PER_MINUTE: '1000' }), ...[0, 1].map(async () => workers.push(await startService(workerEnv)))]);
     await waitFor(async () => ((await healthCount()) === 2 ? true : null), 20_000);
     ({ apiKey: key } = await createUser({ balance: 10, sessionLimit: 6 }));
   }, 180_000);
   afterAll(async () => {
     await Promise.all([apiProc?.stop(), ...workers.map((w) => w.stop('SIGKILL'))]);
+    if (process.env.HANDOVER_LOGS) [apiProc, ...workers].forEach((p, i) => p && fs.writeFileSync(path.join(process.env.HANDOVER_LOGS!, `process-${i}.log`), p.output()));
     await mongo?.close();
     await site?.close();
   });
 
   it('spreads sessions over both workers by their free slots', async () => {
+    // One after the other, each active before the next is asked for.
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body.sessionId);
-    const placed = await Promise.all(ids.map((id) => waitFor(async () => ((await workerOf(id)).status === 'active' ? (await workerOf(id)).workerId : null), 30_000)));
-    const perWorker = Object.fromEntries(workers.map((w) => [idOf(w), placed.filter((p) => p === idOf(w)).length]));
-    process.stdout.write(`four sessions on two workers of two slots each: ${JSON.stringify(perWorker)}\n`);
-    expect(Object.values(perWorker)).toEqual([2, 2]);
-    for (const id of ids) await send(id, { actionType: 'state', newState: 'terminate' });
-    await waitFor(async () => (await Promise.all(ids.map(workerOf))).every((s) => s.status === 'terminated'), 30_000);
+    const placed: (string | undefined)[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const id: string = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body.sessionId;
+        ids.push(id);
+        placed.push(await waitFor(async () => ((await workerOf(id)).status === 'active' ? (await workerOf(id)).workerId : null), 30_000));
+      }
+      const perWorker = Object.fromEntries(workers.map((w) => [idOf(w), placed.filter((p) => p === idOf(w)).length]));
+      process.stdout.write(`four sessions on two workers of two slots each: ${JSON.stringify(perWorker)}\n`);
+      expect(Object.values(perWorker)).toEqual([2, 2]);
+    } finally {
+      for (const id of ids) await send(id, { actionType: 'state', newState: 'terminate' });
+      await waitFor(async () => (await Promise.all(ids.map(workerOf))).every((s) => s.status === 'terminated'), 30_000);
+    }
   }, 120_000);
 
   it("moves a session to the other worker at once when its worker is told to stop mid-task; every click happens once and the wait is reported", async () => {
@@ -125,7 +136,10 @@ describe('an API and two browser workers in separate processes', () => {
     const t = token('killed');
     await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'looked' } }] });
     const started = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} look`, startingUrl: `${site.url}/page?n=7` } } })).body;
+    expect(started).toMatchObject({ sessionId: expect.any(String), taskId: expect.any(String) });
     expect((await taskEnd(started.sessionId, started.taskId, 30_000)).status).toBe('task_completed');
+    // (the page it is on is saved for a restore elsewhere)
+    await waitFor(() => db.collection<{ _id: string }>('browserSnapshots').findOne({ _id: started.sessionId }), 15_000);
     const holder = await holderOf(started.sessionId);
     const other = live().find((w) => w !== holder)!;
     const killedAt = Date.now();
@@ -138,6 +152,7 @@ describe('an API and two browser workers in separate processes', () => {
     const t2 = token('after-kill');
     await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'The page says {{find:(clicked \\d+ times)}}' } }] });
     const second = (await send(started.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} read` })).body;
+    if (second.type !== 'task_completed') process.stdout.write(`the task after the restore answered: ${JSON.stringify(second)}\n`);
     const done = second.type === 'task_completed' ? second : await taskEnd(started.sessionId, second.taskId, 30_000);
     expect(done.data?.message ?? done.message).toBe('The page says clicked 6 times');
     await send(started.sessionId, { actionType: 'state', newState: 'terminate' });
