@@ -16,6 +16,11 @@ const LEASE_BEAT_MS = 3000;
 
 /** Activities on one browser worker's own task queue: Temporal's doors onto the sessions it holds. */
 export function createBrowserActivities(held: HeldSessions) {
+  return { ...browserDoors(held), holdBrowser: holdBrowser(held), agentStep: agentStep(held) };
+}
+
+/** The doors that pass straight through to the held sessions. */
+function browserDoors(held: HeldSessions) {
   return {
     /** Opens the session's browser here (restored from another worker, or woken from hibernation). */
     async openBrowser(req: OpenRequest): Promise<void> {
@@ -32,27 +37,6 @@ export function createBrowserActivities(held: HeldSessions) {
       await held.close(sessionId, profile);
     },
 
-    /**
-     * Runs for the session's whole life on the worker that holds its browser. Its heartbeat
-     * is how the workflow learns the worker died; meanwhile the worker saves what a restore
-     * on another worker needs.
-     */
-    async holdBrowser({ sessionId }: { sessionId: string }): Promise<void> {
-      const ctx = Context.current();
-      // The heartbeat has its own timer: a snapshot that is slow on a busy worker (many sessions
-      // at once) must not make the workflow think the worker is gone.
-      const heart = setInterval(() => {
-        if (held.has(sessionId)) ctx.heartbeat();
-      }, LEASE_BEAT_MS);
-      ctx.heartbeat();
-      try {
-        const ended = await held.hold(sessionId, ctx.cancellationSignal, () => ctx.cancellationDetails?.notFound === true);
-        if (ended === 'cancelled') await ctx.cancelled; // rethrows the cancellation, so Temporal records it as such
-      } finally {
-        clearInterval(heart);
-      }
-    },
-
     /** Stores the task's downloads and requests with its record; answers only counts (history stays small). */
     async collectArtifacts({ sessionId, taskId }: { sessionId: string; taskId: string }): Promise<{ files: number; requests: number }> {
       return held.collect(sessionId, taskId);
@@ -62,19 +46,47 @@ export function createBrowserActivities(held: HeldSessions) {
     async interact(req: { sessionId: string; action: InteractionAction; taskId?: string; userId?: string }): Promise<void> {
       await held.interact(req);
     },
+  };
+}
 
-    /** One step of the agent, heartbeating so that a stop or pause cancels it within a second. */
-    async agentStep(request: StepRequest | StepInput): Promise<StepAnswer> {
-      const ctx = Context.current();
-      const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-      try {
-        return await held.step(request, ctx.cancellationSignal);
-      } catch (err) {
-        throw asTemporalFailure(err);
-      } finally {
-        clearInterval(timer);
-      }
-    },
+/**
+ * Runs for the session's whole life on the worker that holds its browser. Its heartbeat
+ * is how the workflow learns the worker died; meanwhile the worker saves what a restore
+ * on another worker needs. A worker that stops ends it with 'handed_over': the session's
+ * state is saved and its workflow moves it to another worker at once.
+ */
+function holdBrowser(held: HeldSessions) {
+  return async ({ sessionId }: { sessionId: string }): Promise<'handed_over' | undefined> => {
+    const ctx = Context.current();
+    // The heartbeat has its own timer: a snapshot that is slow on a busy worker (many sessions
+    // at once) must not make the workflow think the worker is gone.
+    const heart = setInterval(() => {
+      if (held.has(sessionId)) ctx.heartbeat();
+    }, LEASE_BEAT_MS);
+    ctx.heartbeat();
+    try {
+      const ended = await held.hold(sessionId, ctx.cancellationSignal, () => ctx.cancellationDetails?.notFound === true);
+      if (ended === 'handed_over') return ended;
+      if (ended === 'cancelled') await ctx.cancelled; // rethrows the cancellation, so Temporal records it as such
+      return undefined;
+    } finally {
+      clearInterval(heart);
+    }
+  };
+}
+
+/** One step of the agent, heartbeating so that a stop or pause cancels it within a second. */
+function agentStep(held: HeldSessions) {
+  return async (request: StepRequest | StepInput): Promise<StepAnswer> => {
+    const ctx = Context.current();
+    const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    try {
+      return await held.step(request, ctx.cancellationSignal);
+    } catch (err) {
+      throw asTemporalFailure(err);
+    } finally {
+      clearInterval(timer);
+    }
   };
 }
 

@@ -46,11 +46,16 @@ export interface Placement {
   opened?: boolean;
 }
 
+type SessionActivityDeps = { config: Config; store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger; local?: LocalBrowserWorker };
+
 /** Activities any worker may run (the shared queue): placement and records. */
-export function createSessionActivities(deps: { config: Config; store: Store; registry: WorkerRegistry; events: EventPublisher; logger: Logger; local?: LocalBrowserWorker }) {
-  const { config, store, registry, events, local } = deps;
-  const locks = new ProfileLocks(store.db);
+export function createSessionActivities(deps: SessionActivityDeps) {
   const logger = deps.logger.child({ component: 'session-activities' });
+  return { ...placementActivities(deps.registry, logger, deps.local), ...recordActivities({ ...deps, logger }) };
+}
+
+/** Picking the browser worker of a session (see placeSession). */
+function placementActivities(registry: WorkerRegistry, logger: Logger, local?: LocalBrowserWorker) {
   let placing: Promise<unknown> = Promise.resolve();
   /** Runs after the placement before it, waited for at most PLACING_WAIT_MS (a registry that hangs holds no one for long). */
   const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -58,7 +63,6 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
     placing = run;
     return run;
   };
-
   return {
     async assignWorker({ sessionId, exclude }: { sessionId: string; exclude: string[] }): Promise<{ workerId: string; taskQueue: string } | null> {
       const worker = await registry.place(exclude);
@@ -77,36 +81,50 @@ export function createSessionActivities(deps: { config: Config; store: Store; re
     async placeSession({ sessionId, exclude, open }: { sessionId: string; exclude: string[]; open?: { userId: string } }): Promise<Placement | null> {
       const self = local && !exclude.includes(local.workerId) ? local : undefined;
       // One placement at a time in this process: each sees the ones before it (a burst of starts spreads).
-      const { chosen, hereFits } = await inTurn(async () => {
-        // This process's own entry in the registry may be a heartbeat old: it is compared by its
-        // live load (sessions placed here whose browser is not open yet included).
-        const here = self && { workerId: self.workerId, taskQueue: self.taskQueue, ...self.load() };
-        // Picked and noted in one step, so other processes placing at the same moment see it.
-        const pick = await registry.place(exclude, here);
-        const fits = !!self && pick?.workerId === self.workerId;
-        // Counted here until its browser is being opened (at once when a ready context is handed over below).
-        if (fits) self!.reserve(sessionId, PLACED_COUNTS_MS);
-        return { chosen: pick, hereFits: fits };
-      });
+      const { chosen, hereFits } = await inTurn(() => pick(registry, sessionId, exclude, self));
       if (!chosen) {
         logger.info({ sessionId }, 'no browser worker available');
         return null;
       }
-      if (hereFits && open) {
-        const t0 = performance.now();
-        try {
-          if (self!.openReady(sessionId, open.userId)) {
-            logger.info({ sessionId, workerId: chosen.workerId, openMs: Math.round(performance.now() - t0) }, 'browser worker assigned; browser opened in place');
-            return { ...chosen, opened: true };
-          }
-        } catch (err) {
-          logger.warn({ sessionId, err: String(err) }, 'browser not opened in place; the worker opens it');
-        }
-      }
+      if (hereFits && open && openHere(self!, sessionId, open.userId, logger)) return { ...chosen, opened: true };
       logger.info({ sessionId, workerId: chosen.workerId }, 'browser worker assigned');
       return chosen;
     },
+  };
+}
 
+/** Picks a worker and notes the placement; a pick of this process's own worker counts in its load until its browser is being opened. */
+async function pick(registry: WorkerRegistry, sessionId: string, exclude: string[], self?: LocalBrowserWorker): Promise<{ chosen: { workerId: string; taskQueue: string } | null; hereFits: boolean }> {
+  // This process's own entry in the registry may be a heartbeat old: it is compared by its
+  // live load (sessions placed here whose browser is not open yet included).
+  const here = self && { workerId: self.workerId, taskQueue: self.taskQueue, ...self.load() };
+  // Picked and noted in one step, so other processes placing at the same moment see it.
+  const chosen = await registry.place(exclude, here);
+  const hereFits = !!self && chosen?.workerId === self.workerId;
+  // Counted here until its browser is being opened (at once when a ready context is handed over below).
+  if (hereFits) self!.reserve(sessionId, PLACED_COUNTS_MS);
+  return { chosen, hereFits };
+}
+
+/** Hands the session one of this process's ready contexts; false when none is ready. */
+function openHere(self: LocalBrowserWorker, sessionId: string, userId: string, logger: Logger): boolean {
+  const t0 = performance.now();
+  try {
+    if (self.openReady(sessionId, userId)) {
+      logger.info({ sessionId, workerId: self.workerId, openMs: Math.round(performance.now() - t0) }, 'browser worker assigned; browser opened in place');
+      return true;
+    }
+  } catch (err) {
+    logger.warn({ sessionId, err: String(err) }, 'browser not opened in place; the worker opens it');
+  }
+  return false;
+}
+
+/** The session's record, its tasks and its events. */
+function recordActivities(deps: Omit<SessionActivityDeps, 'registry' | 'local'>) {
+  const { config, store, events, logger } = deps;
+  const locks = new ProfileLocks(store.db);
+  return {
     async markSession({ sessionId, status, workerId }: { sessionId: string; status: SessionStatus; workerId?: string }): Promise<void> {
       await store.sessions.markStatus(sessionId, status, workerId);
     },

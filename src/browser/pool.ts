@@ -84,6 +84,9 @@ export interface OpenOptions {
   prepare?: (context: BrowserContext) => Promise<void>;
 }
 
+/** A worker told to stop hands its sessions over before it closes Chromium: the signal is not Playwright's to act on. */
+const LEFT_TO_THE_WORKER = { handleSIGTERM: false, handleSIGINT: false } as const;
+
 export class BrowserPool {
   private browser?: Promise<Browser>;
   /** Every Chromium of the pool: the shared one and those of profile sessions (their downloads land in one directory). */
@@ -178,7 +181,7 @@ export class BrowserPool {
   private launch(): Promise<Browser> {
     if (!this.browser) {
       const downloadsPath = this.downloads().dir;
-      this.browser = chromium.launch({ executablePath: this.opts.executablePath, headless: this.opts.headless, chromiumSandbox: this.sandbox, args: CHROMIUM_ARGS, downloadsPath }).then((b) => {
+      this.browser = chromium.launch({ executablePath: this.opts.executablePath, headless: this.opts.headless, chromiumSandbox: this.sandbox, args: CHROMIUM_ARGS, downloadsPath, ...LEFT_TO_THE_WORKER }).then((b) => {
         this.own(b);
         b.on('disconnected', () => {
           this.logger.warn('chromium disconnected');
@@ -302,6 +305,7 @@ export class BrowserPool {
     try {
       if (userDataDir) {
         context = await chromium.launchPersistentContext(userDataDir, {
+          ...LEFT_TO_THE_WORKER,
           executablePath: this.opts.executablePath,
           headless: this.opts.headless,
           chromiumSandbox: this.sandbox,

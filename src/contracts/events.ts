@@ -18,7 +18,8 @@ export type SessionMessage =
 export type ConnectionEvent =
   | { event: 'end_session'; reason: string }
   | { event: 'instance:disconnected'; reason?: string }
-  | { event: 'instance:reconnected'; workerId?: string };
+  /** The session has its browser again: `waitedMs` since it lost it; `handedOver` when the worker that held it stopped and handed it over. */
+  | { event: 'instance:reconnected'; workerId?: string; waitedMs?: number; handedOver?: boolean };
 
 export type TimelineEntry = (
   | { event: 'message'; payload: SessionMessage }

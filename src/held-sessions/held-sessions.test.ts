@@ -15,6 +15,7 @@ function worker(options: { failingSnapshots?: boolean } = {}) {
     pool: {
       has: () => open,
       get: () => undefined,
+      ids: () => (open ? ['s1'] : []),
       close: async () => {
         calls.push('pool.close');
         open = false;
@@ -85,6 +86,34 @@ describe('the sessions a worker holds', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+describe('a worker that stops', () => {
+  it("hands a held session over once its running step ended: its state sealed and kept for the next worker, its lease ended as handed over", async () => {
+    const { held, calls } = worker();
+    let endStep!: () => void;
+    const stepping = (held as unknown as { handover: { step<T>(id: string, run: () => Promise<T>): Promise<T> } }).handover.step('s1', () => new Promise<void>((r) => (endStep = r)));
+    const holding = held.hold('s1', new AbortController().signal, () => false);
+    const handing = held.handOverAll(10_000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls).toEqual([]); // the step still runs
+    endStep();
+    await stepping;
+    await expect(handing).resolves.toBe(1);
+    await expect(holding).resolves.toBe('handed_over');
+    expect(calls).toEqual(['hibernations.save', 'agent.forget', 'pool.close', 'onClosed', 'profiles.discard']);
+  });
+
+  it('opens no session and runs no step once stopping: a step sent to it is answered as cancelled when its workflow cancels it', async () => {
+    const { held } = worker();
+    await held.handOverAll(0);
+    expect(held.draining).toBe(true);
+    await expect(held.open({ sessionId: 's2', userId: 'u1', restore: true })).rejects.toMatchObject({ type: 'INSTANCE_LOST' });
+    const cancel = new AbortController();
+    const step = held.step({ sessionId: 's1', userId: 'u1', taskId: 't1', stepNo: 1, remaining: { inputTokens: 1, outputTokens: 1 } }, cancel.signal);
+    cancel.abort();
+    await expect(step).rejects.toMatchObject({ cancelled: { usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 } });
   });
 });
 

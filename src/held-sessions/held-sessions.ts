@@ -14,8 +14,9 @@ import type { Logger } from '../logger';
 import type { Recorder } from '../recording/recorder';
 import type { HibernationsRepository } from '../store/hibernations.repository';
 import type { Store } from '../store/store';
-import { runAgentStep, type StepAnswer, type StepDeps } from './agent-step';
-import { keepSnapshots, Leases } from './lease';
+import { runAgentStep, StepFailure, type StepAnswer, type StepDeps } from './agent-step';
+import { Handover, type HoldEnd } from './handover';
+import { keepSnapshots, Leases, saveSnapshot } from './lease';
 import { manualStepFacts, performManual } from './manual-input';
 import { TaskContexts } from './task-contexts';
 
@@ -51,8 +52,11 @@ export interface OpenRequest {
   policyId?: string;
 }
 
-/** How a held session leaves this worker: closed for good, sealed asleep, or left behind by a workflow that is gone. */
-type Ending = { kind: 'closed'; profile?: ProfileSource } | { kind: 'hibernated' } | { kind: 'abandoned' };
+/**
+ * How a held session leaves this worker: closed for good, sealed asleep, left behind by a
+ * workflow that is gone, or handed over to another worker (what it saved stays for that one).
+ */
+type Ending = { kind: 'closed'; profile?: ProfileSource } | { kind: 'hibernated' } | { kind: 'abandoned' } | { kind: 'handedOver' };
 
 /** What a hibernated session saved (sealed): its browser and the agent's memory of its task. */
 interface Hibernated {
@@ -70,6 +74,7 @@ export class HeldSessions {
   private readonly logger: Logger;
   private readonly leases = new Leases();
   private readonly contexts = new TaskContexts();
+  private readonly handover = new Handover();
   private readonly stepDeps: StepDeps;
 
   constructor(private readonly deps: HeldSessionsDeps) {
@@ -81,6 +86,11 @@ export class HeldSessions {
   /** Whether this worker holds the session's browser. */
   has(sessionId: string): boolean {
     return this.deps.pool.has(sessionId);
+  }
+
+  /** Whether this worker is stopping: it takes no session and no step, and hands over the ones it holds. */
+  get draining(): boolean {
+    return this.handover.draining;
   }
 
   private mask(sessionId: string, text: string): string {
@@ -96,7 +106,9 @@ export class HeldSessions {
     const { pool, agent, profiles, vault, hibernations } = this.deps;
     const { sessionId, userId, restore, wake, profile, proxy, policyId } = req;
     if (pool.has(sessionId)) return;
-    const woken = wake ? await hibernations?.get<Hibernated>(sessionId) : null;
+    if (this.handover.draining) throw failureOf('INSTANCE_LOST', 'This browser instance is stopping and takes no sessions');
+    // A session handed over by a worker that stopped left its state sealed, as a hibernation does.
+    const woken = wake || restore ? await hibernations?.get<Hibernated>(sessionId) : null;
     const snapshot = !woken && (restore || wake) ? await this.deps.store.snapshots.get(sessionId) : null;
     if (profile && !profiles) throw failureOf('PROFILES_UNAVAILABLE', 'This worker has no profile storage');
     const userDataDir = profile ? await profiles!.materialize(profile, sessionId) : undefined;
@@ -114,7 +126,7 @@ export class HeldSessions {
     if (woken) {
       if (woken.memory) agent.restoreMemory(sessionId, woken.memory);
       await hibernations?.remove(sessionId);
-      this.logger.info({ sessionId, tabs: woken.browser.pages?.tabs.length ?? 0 }, 'hibernated session woke on this worker');
+      this.logger.info({ sessionId, tabs: woken.browser.pages?.tabs.length ?? 0 }, wake ? 'hibernated session woke on this worker' : 'session taken over on this worker');
     } else if (restore) {
       this.logger.info({ sessionId, url: snapshot?.url }, 'session restored on this worker');
     }
@@ -156,31 +168,79 @@ export class HeldSessions {
     agent.forget(sessionId);
     this.contexts.forget(sessionId);
     await pool.close(sessionId);
-    await quietly(store.snapshots.remove(sessionId));
+    if (ending.kind !== 'handedOver') await quietly(store.snapshots.remove(sessionId));
     if (ending.kind === 'closed') await hibernations?.remove(sessionId);
     await quietly(onClosed?.(sessionId));
     if (ending.kind === 'closed' && ending.profile && profiles) await profiles.persist(ending.profile, sessionId);
-    if (ending.kind === 'abandoned') await profiles?.discard?.(sessionId).catch(() => undefined);
+    // (a session moving on restores its profile as stored, as after a lost worker)
+    if (ending.kind === 'abandoned' || ending.kind === 'handedOver') await profiles?.discard?.(sessionId).catch(() => undefined);
   }
 
   /**
    * Holds the session for its whole life here, until the signal stops it: saves what a
    * restore on another worker needs. When the workflow is gone (terminated from outside, or
    * its history deleted) and no run that continued it as new holds a lease of its own,
-   * nothing else would close the browser: it is released. Answers why the hold ended.
+   * nothing else would close the browser: it is released. A worker that is stopping hands
+   * the session over (see handOverAll). Answers why the hold ended.
    */
-  async hold(sessionId: string, signal: AbortSignal, workflowGone: () => boolean): Promise<'closed' | 'cancelled'> {
+  async hold(sessionId: string, signal: AbortSignal, workflowGone: () => boolean): Promise<HoldEnd> {
     this.leases.take(sessionId);
+    const lease = this.handover.lease(sessionId, signal);
     try {
-      const ended = await keepSnapshots(sessionId, { pool: this.deps.pool, store: this.deps.store, mask: (id, text) => this.mask(id, text), logger: this.logger }, signal);
+      // (opened while the worker began to stop: it moves on at once)
+      if (this.handover.draining) void this.handOver(sessionId);
+      const ended = await keepSnapshots(sessionId, this.snapshotDeps(), lease.signal);
+      if (this.handover.handedOver(sessionId)) return 'handed_over';
       if (ended === 'cancelled' && workflowGone() && !(await this.leases.newer(sessionId))) {
         this.logger.warn({ sessionId }, 'session workflow gone; its browser is closed');
         await this.release(sessionId, { kind: 'abandoned' });
       }
       return ended;
     } finally {
+      lease.end();
       this.leases.give(sessionId);
     }
+  }
+
+  /**
+   * The worker stops: it takes no more sessions or steps, and hands over each session it
+   * holds once its running step ended (waited for up to `graceMs`). Answers how many.
+   */
+  async handOverAll(graceMs: number): Promise<number> {
+    this.handover.drain(graceMs);
+    const ids = this.deps.pool.ids();
+    await Promise.all(ids.map((id) => this.handOver(id)));
+    return ids.length;
+  }
+
+  /**
+   * Saves what the next worker needs (sealed like a hibernation: storage, tabs, typed values,
+   * scroll positions and the agent's conversation; without a hibernation store, the page and
+   * storage), lets the browser go and ends the session's lease as handed over.
+   */
+  private handOver(sessionId: string): Promise<void> {
+    return this.handover.leave(sessionId, async () => {
+      const since = Date.now();
+      await this.handover.idle(sessionId, this.handover.graceMs);
+      try {
+        await this.saveForNextWorker(sessionId);
+      } catch (err) {
+        this.logger.warn({ sessionId, err: String(err) }, 'the handed over session keeps its last snapshot');
+      }
+      await this.release(sessionId, { kind: 'handedOver' }).catch((err) => this.logger.warn({ sessionId, err: String(err) }, 'browser not closed cleanly'));
+      this.logger.info({ sessionId, ms: Date.now() - since }, 'session handed over');
+    });
+  }
+
+  private async saveForNextWorker(sessionId: string): Promise<void> {
+    const { pool, hibernations, agent } = this.deps;
+    const browser = hibernations ? await pool.hibernationState(sessionId) : null;
+    if (browser) await hibernations!.save(sessionId, { browser, memory: agent.saveMemory(sessionId) } satisfies Hibernated);
+    else await saveSnapshot(sessionId, this.snapshotDeps(), '');
+  }
+
+  private snapshotDeps() {
+    return { pool: this.deps.pool, store: this.deps.store, mask: (id: string, text: string) => this.mask(id, text), logger: this.logger };
   }
 
   /** Stores the task's downloads and captured requests on its record; answers only counts. */
@@ -230,6 +290,14 @@ export class HeldSessions {
 
   /** One step of the agent (see runAgentStep); the task's context comes with its first step here (see StepRequest). */
   async step(request: StepRequest | StepInput, signal: AbortSignal): Promise<StepAnswer> {
-    return runAgentStep(this.stepDeps, this.contexts.inputOf(request), signal);
+    if (this.handover.draining) return this.refuseStep(request.sessionId, signal);
+    return this.handover.step(request.sessionId, () => runAgentStep(this.stepDeps, this.contexts.inputOf(request), signal));
+  }
+
+  /** A step sent to a worker that is stopping is never run (its session moves on). */
+  private async refuseStep(sessionId: string, signal: AbortSignal): Promise<never> {
+    const outcome = await this.handover.refuseStep(sessionId, signal);
+    if (outcome === 'cancelled') throw new StepFailure(undefined, 'The agent step was cancelled', undefined, { usage: { inputTokens: 0, outputTokens: 0 }, cost: 0 });
+    throw failureOf('INSTANCE_LOST', 'This browser instance is stopping; the session moves to another one');
   }
 }

@@ -62,7 +62,7 @@ export async function keepSnapshots(sessionId: string, deps: SnapshotDeps, signa
 }
 
 /** Stores the session's snapshot when it differs from the one saved last; answers what is saved now. */
-async function saveSnapshot(sessionId: string, deps: SnapshotDeps, saved: string): Promise<string> {
+export async function saveSnapshot(sessionId: string, deps: SnapshotDeps, saved: string): Promise<string> {
   try {
     const taken = await deps.pool.snapshot(sessionId);
     const snap = taken && { url: deps.mask(sessionId, taken.url), storageState: deps.mask(sessionId, taken.storageState) };

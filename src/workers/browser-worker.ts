@@ -7,7 +7,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Redis } from 'ioredis';
 import { createBrowserActivities } from '../activities/browser.activities';
 import { HeldSessions } from '../held-sessions/held-sessions';
-import { createSessionActivities } from '../activities/session.activities';
+import { createSessionActivities, type LocalBrowserWorker } from '../activities/session.activities';
 import { createTriggerActivities } from '../activities/trigger.activities';
 import { createWebhookActivities } from '../activities/webhook.activities';
 import { NetworkGuard } from '../net/network-guard';
@@ -94,32 +94,124 @@ export async function startWorkflowWorker(deps: { config: Config; logger: Logger
   };
 }
 
+/** What a browser worker holds in its process: its sessions, their browsers and what serves them. */
+interface BrowserSide {
+  pool: BrowserPool;
+  held: HeldSessions;
+  recorder: Recorder;
+}
+
 /**
  * A browser worker: session workflows and shared activities on the common queue, and the
  * browser activities of the sessions it holds on its own queue (so they stay on this
  * process, next to their Chromium).
  */
 export async function startBrowserWorker(deps: { config: Config; logger: Logger; store: Store; redis: Redis }): Promise<RunningBrowserWorker> {
-  const { config, store, redis } = deps;
+  const { config, redis } = deps;
   const workerId = config.WORKER_ID ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const taskQueue = `browser-${workerId}`;
   const logger = deps.logger.child({ component: 'browser-worker', workerId });
   installTemporalRuntime(deps.logger, temporalMetricsAddress(config));
-
   const registry = new WorkerRegistry(redis, config.WORKER_TTL_MS);
-  const events = new EventPublisher(redis, store.events, logger);
-  const guard = new NetworkGuard({ allowlist: config.PRIVATE_NETWORK_ALLOWLIST, logger });
-  const blobs = store.blobs;
-  const storedFiles = new StoredFiles({ files: store.files, blobs, quota: store.quota, dataDir: config.DATA_DIR, maxDownloadBytes: config.FILE_MAX_BYTES });
-  const profiles = new ProfileDirectories({
-    db: store.db,
-    blobs,
-    quota: store.quota,
-    dataDir: config.DATA_DIR,
-    maxArchiveBytes: config.PROFILE_MAX_BYTES,
-    maxExpandedBytes: config.PROFILE_MAX_EXPANDED_BYTES,
-    logger,
+  // One publisher (events of a session keep their order) and one network guard for all of the worker.
+  const shared = { events: new EventPublisher(redis, deps.store.events, logger), guard: new NetworkGuard({ allowlist: config.PRIVATE_NETWORK_ALLOWLIST, logger }) };
+  const side = browserSide({ ...deps, ...shared, logger });
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const workers = await temporalWorkers({ ...deps, ...shared, logger, registry, connection, side, workerId, taskQueue });
+
+  workerMetrics.watch(side.pool, config.LLM_MODEL);
+  await side.pool.warm();
+  const screencaster = startScreencaster({ pool: side.pool, redis, logger });
+  const beat = () =>
+    registry.heartbeat({ workerId, taskQueue, sessions: side.pool.load, capacity: side.pool.capacity }).catch((err) => logger.warn({ err }, 'worker heartbeat failed'));
+  await beat();
+  const heartbeat = setInterval(beat, config.WORKER_HEARTBEAT_MS);
+  const running = Promise.all(workers.map((w) => w.run()));
+  running.catch((err) => logger.error({ err }, 'temporal worker stopped with an error'));
+  logger.info({ taskQueue }, 'browser worker started');
+
+  let stopping: Promise<void> | undefined;
+  const stop = async () => {
+    clearInterval(heartbeat);
+    await registry.remove(workerId).catch(() => undefined);
+    // The session workflows go first: what the handover asks of them runs on the other workers at once.
+    const [sessionWorker] = workers;
+    if (sessionWorker.getState() === 'RUNNING') sessionWorker.shutdown();
+    await handOverSessions(side.held, config.SHUTDOWN_GRACE_MS, logger);
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    await running.catch(() => undefined);
+    // Steps still waiting to be written (up to a second of each task's) are written before the store goes.
+    await side.recorder.settleAll();
+    await screencaster.stop();
+    await side.pool.closeAll();
+    await connection.close();
+    logger.info('browser worker stopped');
+  };
+  return { workerId, taskQueue, pool: side.pool, shutdown: () => (stopping ??= stop()) };
+}
+
+/**
+ * The worker stops taking sessions (it left the registry; it places none on itself) and hands
+ * over each one it holds, once its running step ended: their workflows move them on at once.
+ */
+async function handOverSessions(held: HeldSessions, graceMs: number, logger: Logger): Promise<void> {
+  const since = Date.now();
+  const sessions = await held.handOverAll(graceMs).catch((err) => {
+    logger.warn({ err }, 'sessions not all handed over');
+    return 0;
   });
+  if (sessions) logger.info({ sessions, ms: Date.now() - since }, 'sessions handed over');
+}
+
+/** The Temporal workers of a browser worker: session workflows and shared activities, and its own queue's browser activities. */
+async function temporalWorkers(deps: {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  redis: Redis;
+  registry: WorkerRegistry;
+  connection: NativeConnection;
+  events: EventPublisher;
+  guard: NetworkGuard;
+  side: BrowserSide;
+  workerId: string;
+  taskQueue: string;
+}): Promise<Worker[]> {
+  const { config, store, redis, registry, logger, events, guard, side, workerId, taskQueue } = deps;
+  const { pool, held } = side;
+  const common = { connection: deps.connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(config), identity: workerId, shutdownGraceTime: config.SHUTDOWN_GRACE_MS };
+  const local: LocalBrowserWorker = {
+    workerId,
+    taskQueue,
+    // A worker that is stopping has no room for a new session.
+    load: () => ({ sessions: pool.load, capacity: held.draining ? 0 : pool.capacity }),
+    openReady: (sessionId, userId) => pool.openReady(sessionId, { userId }) !== undefined,
+    reserve: (sessionId, ms) => pool.reserve(sessionId, ms),
+  };
+  const sessionWorker = await Worker.create({
+    ...common,
+    ...sessionWorkflowOptions(config),
+    activities: {
+      ...createSessionActivities({ config, store, registry, events, logger, local }),
+      ...createTriggerActivities({ config, store, logger }),
+      ...createWebhookActivities({ config, store, logger, guard, watchers: new Watchers(redis) }),
+    },
+  });
+  const browserWorker = await Worker.create({
+    ...common,
+    taskQueue,
+    activities: createBrowserActivities(held),
+    maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
+    // A stop or pause must reach a running step within a second.
+    defaultHeartbeatThrottleInterval: 200,
+    maxHeartbeatThrottleInterval: 500,
+  });
+  return [sessionWorker, browserWorker];
+}
+
+/** The sessions this worker holds, their browsers, the agent that works in them and what it records. */
+function browserSide(deps: { config: Config; logger: Logger; store: Store; events: EventPublisher; guard: NetworkGuard }): BrowserSide {
+  const { config, store, events, guard, logger } = deps;
   const vault = new SecretVault(new MasksRepository(store.db, payloadKey(config)), (sessionId, err) => logger.warn({ sessionId, err: String(err) }, 'masked values not stored; they stay masked on this worker'));
   // Spending is charged as it happens (each step, metered traffic as it flows), so every running task of a user sees what the others spent.
   const spending: Spending = {
@@ -127,26 +219,9 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
     charge: (userId, usd, taskId) => store.users.chargeSpent(userId, usd, taskId),
   };
   const meter = new TrafficMeter(spending.charge, logger);
-  const persistDownload = storedFiles.persistDownload((sessionId) => pool.get(sessionId)?.userId);
-  // The download sink asks the pool whose session a download belongs to (called only later).
-  const pool: BrowserPool = new BrowserPool(
-    {
-      executablePath: config.CHROMIUM_PATH,
-      headless: config.CHROMIUM_HEADLESS,
-      capacity: config.BROWSER_MAX_SESSIONS,
-      ready: config.BROWSER_READY_CONTEXTS,
-      guard,
-      meter,
-      sandbox: config.CHROMIUM_SANDBOX,
-      maxNetworkEntries: config.NETWORK_CAPTURE_MAX,
-      maxDownloadBytes: config.FILE_MAX_BYTES,
-      persistDownload: (d) => persistDownload({ ...d, sourceUrl: vault.mask(d.sessionId, d.sourceUrl) }),
-    },
-    logger,
-  );
-  const cpuGauge = new CpuGauge({ busyLimit: config.STEP_PICTURES_BUSY_CPU, loadPerCore: config.STEP_PICTURES_LOAD_LIMIT });
-  const pictures = new StepPictures({ files: store.files, blobs, quota: store.quota, logger, pageOf: (sessionId) => pool.get(sessionId)?.page, cpuShort: () => cpuGauge.short() });
-  const recorder = new Recorder({ recordings: store.recordings, logger, ...(config.STEP_PICTURES ? { pictures } : {}) });
+  const storedFiles = new StoredFiles({ files: store.files, blobs: store.blobs, quota: store.quota, dataDir: config.DATA_DIR, maxDownloadBytes: config.FILE_MAX_BYTES });
+  const pool = browserPool(config, logger, { guard, meter, vault, storedFiles });
+  const recorder = stepRecorder(config, logger, store, pool);
   const agent = new AgentRunner(pool, {
     files: storedFiles,
     recorder,
@@ -164,74 +239,50 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
       events.message(sessionId, message).catch((err) => logger.warn({ err, sessionId }, 'event publish failed'));
     },
   });
-
+  const profiles = profileDirectories(config, logger, store);
   const hibernations = new HibernationsRepository(store.db, payloadKey(config));
   const held = new HeldSessions({ pool, agent, events, store, profiles, spending, meter, onClosed: (id) => storedFiles.discard(id), vault, recorder, hibernations, logger });
+  return { pool, held, recorder };
+}
 
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(config), identity: workerId, shutdownGraceTime: config.SHUTDOWN_GRACE_MS };
-  const sessionWorker = await Worker.create({
-    ...common,
-    ...sessionWorkflowOptions(config),
-    activities: {
-      ...createSessionActivities({
-        config,
-        store,
-        registry,
-        events,
-        logger,
-        local: {
-          workerId,
-          taskQueue,
-          load: () => ({ sessions: pool.load, capacity: pool.capacity }),
-          openReady: (sessionId, userId) => pool.openReady(sessionId, { userId }) !== undefined,
-          reserve: (sessionId, ms) => pool.reserve(sessionId, ms),
-        },
-      }),
-      ...createTriggerActivities({ config, store, logger }),
-      ...createWebhookActivities({ config, store, logger, guard, watchers: new Watchers(redis) }),
+/** The worker's Chromium and its sessions' contexts; downloads are stored as their session's user's files, masked. */
+function browserPool(config: Config, logger: Logger, deps: { guard: NetworkGuard; meter: TrafficMeter; vault: SecretVault; storedFiles: StoredFiles }): BrowserPool {
+  const { guard, meter, vault, storedFiles } = deps;
+  // The download sink asks the pool whose session a download belongs to (called only later).
+  const persistDownload = storedFiles.persistDownload((sessionId) => pool.get(sessionId)?.userId);
+  const pool: BrowserPool = new BrowserPool(
+    {
+      executablePath: config.CHROMIUM_PATH,
+      headless: config.CHROMIUM_HEADLESS,
+      capacity: config.BROWSER_MAX_SESSIONS,
+      ready: config.BROWSER_READY_CONTEXTS,
+      guard,
+      meter,
+      sandbox: config.CHROMIUM_SANDBOX,
+      maxNetworkEntries: config.NETWORK_CAPTURE_MAX,
+      maxDownloadBytes: config.FILE_MAX_BYTES,
+      persistDownload: (d) => persistDownload({ ...d, sourceUrl: vault.mask(d.sessionId, d.sourceUrl) }),
     },
-  });
-  const browserWorker = await Worker.create({
-    ...common,
-    taskQueue,
-    activities: createBrowserActivities(held),
-    maxConcurrentActivityTaskExecutions: Math.max(20, config.BROWSER_MAX_SESSIONS * 4),
-    // A stop or pause must reach a running step within a second.
-    defaultHeartbeatThrottleInterval: 200,
-    maxHeartbeatThrottleInterval: 500,
-  });
+    logger,
+  );
+  return pool;
+}
 
-  workerMetrics.watch(pool, config.LLM_MODEL);
-  await pool.warm();
-  const screencaster = startScreencaster({ pool, redis, logger });
-  const beat = () =>
-    registry.heartbeat({ workerId, taskQueue, sessions: pool.load, capacity: pool.capacity }).catch((err) => logger.warn({ err }, 'worker heartbeat failed'));
-  await beat();
-  const heartbeat = setInterval(beat, config.WORKER_HEARTBEAT_MS);
-  const running = Promise.all([sessionWorker.run(), browserWorker.run()]);
-  running.catch((err) => logger.error({ err }, 'temporal worker stopped with an error'));
-  logger.info({ taskQueue }, 'browser worker started');
+/** Records each task's steps, with a picture of each when the machine has the room. */
+function stepRecorder(config: Config, logger: Logger, store: Store, pool: BrowserPool): Recorder {
+  const cpuGauge = new CpuGauge({ busyLimit: config.STEP_PICTURES_BUSY_CPU, loadPerCore: config.STEP_PICTURES_LOAD_LIMIT });
+  const pictures = new StepPictures({ files: store.files, blobs: store.blobs, quota: store.quota, logger, pageOf: (sessionId) => pool.get(sessionId)?.page, cpuShort: () => cpuGauge.short() });
+  return new Recorder({ recordings: store.recordings, logger, ...(config.STEP_PICTURES ? { pictures } : {}) });
+}
 
-  let stopping: Promise<void> | undefined;
-  return {
-    workerId,
-    taskQueue,
-    pool,
-    shutdown() {
-      stopping ??= (async () => {
-        clearInterval(heartbeat);
-        await registry.remove(workerId).catch(() => undefined);
-        for (const w of [sessionWorker, browserWorker]) if (w.getState() === 'RUNNING') w.shutdown();
-        await running.catch(() => undefined);
-        // Steps still waiting to be written (up to a second of each task's) are written before the store goes.
-        await recorder.settleAll();
-        await screencaster.stop();
-        await pool.closeAll();
-        await connection.close();
-        logger.info('browser worker stopped');
-      })();
-      return stopping;
-    },
-  };
+function profileDirectories(config: Config, logger: Logger, store: Store): ProfileDirectories {
+  return new ProfileDirectories({
+    db: store.db,
+    blobs: store.blobs,
+    quota: store.quota,
+    dataDir: config.DATA_DIR,
+    maxArchiveBytes: config.PROFILE_MAX_BYTES,
+    maxExpandedBytes: config.PROFILE_MAX_EXPANDED_BYTES,
+    logger,
+  });
 }

@@ -76,6 +76,9 @@ export class BrowserLease {
   #scope?: wf.CancellationScope;
   /** The worker found gone, until the session is recovered. */
   #lost?: BrowserWorker;
+  /** When the browser was found gone, and whether its worker handed the session over (it is stopping). */
+  #lostAt = 0;
+  #handedOver = false;
 
   constructor(
     private readonly input: SessionInput,
@@ -95,7 +98,9 @@ export class BrowserLease {
 
   /** A step found the worker gone. */
   markLost(): void {
+    if (this.#lost) return;
     this.#lost = this.#worker;
+    this.#lostAt = Date.now();
   }
 
   /** Activities on the worker holding the browser; throws before the session has one. */
@@ -154,24 +159,34 @@ export class BrowserLease {
     }
   }
 
-  /** The worker died: the session is orphaned and comes back on another worker within the grace period. */
+  /**
+   * The worker died, or handed the session over as it stops: the session is orphaned and
+   * comes back on another worker within the grace period; `instance:reconnected` tells how
+   * long it waited for its new browser.
+   */
   async recover(): Promise<boolean> {
     const { input, state } = this;
     const lost = this.#lost;
     if (!lost) return true; // nothing to recover
+    const handedOver = this.#handedOver;
     await setStatus(state, 'orphaned');
-    await records.publishConnection({ sessionId: state.sessionId, event: { event: 'instance:disconnected', reason: 'The browser instance stopped responding' } });
+    const reason = handedOver ? 'The browser instance is stopping; the session moves to another one' : 'The browser instance stopped responding';
+    await records.publishConnection({ sessionId: state.sessionId, event: { event: 'instance:disconnected', reason } });
     // A worker that only missed its heartbeats (stalled under load, paused) still holds the
     // browser: it is asked first, briefly, and keeps the session as it is. A dead one costs
-    // the short wait before the restore elsewhere. Sessions recovered before this replay as they ran.
-    const restored = (wf.patched('recover-on-live-worker') && (await this.#reclaim(lost))) || (await this.acquire(true, [lost.workerId], Date.now() + input.orphanGraceMs));
+    // the short wait before the restore elsewhere; one that handed the session over is not
+    // asked. Sessions recovered before this replay as they ran.
+    const reclaimed = !handedOver && wf.patched('recover-on-live-worker') && (await this.#reclaim(lost));
+    const restored = reclaimed || (await this.acquire(true, [lost.workerId], Date.now() + input.orphanGraceMs));
     if (!restored) {
       state.requestEnd('instance_lost');
       return false;
     }
+    const waitedMs = Date.now() - this.#lostAt;
     this.#lost = undefined;
+    this.#handedOver = false;
     await setStatus(state, 'active');
-    await records.publishConnection({ sessionId: state.sessionId, event: { event: 'instance:reconnected', workerId: state.workerId } });
+    await records.publishConnection({ sessionId: state.sessionId, event: { event: 'instance:reconnected', workerId: state.workerId, waitedMs, ...(handedOver ? { handedOver } : {}) } });
     return true;
   }
 
@@ -198,20 +213,32 @@ export class BrowserLease {
     this.#hold(worker);
   }
 
-  /** Keeps a heartbeating activity on the browser's worker; its failure means the worker is gone. */
+  /**
+   * Keeps a heartbeating activity on the browser's worker; its failure means the worker is
+   * gone, its answer 'handed_over' that the worker stops and saved the session for the next.
+   */
   #hold(worker: BrowserWorker): void {
     this.#scope?.cancel();
     const scope = new wf.CancellationScope();
     this.#scope = scope;
+    const lose = (handedOver: boolean) => {
+      this.#lost = worker;
+      this.#lostAt = Date.now();
+      this.#handedOver = handedOver;
+      this.onLost();
+    };
     scope
       .run(() => browserOn(worker.taskQueue).lease.holdBrowser({ sessionId: this.state.sessionId }))
       .then(
-        () => undefined,
+        (ended) => {
+          if (ended !== 'handed_over' || this.#scope !== scope) return;
+          wf.log.info('browser worker stopping; the session moves', { workerId: worker.workerId });
+          lose(true);
+        },
         (err) => {
           if (wf.isCancellation(err) || this.#scope !== scope) return;
           wf.log.warn('browser worker lost', { workerId: this.state.workerId, error: String(err) });
-          this.#lost = worker;
-          this.onLost();
+          lose(false);
         },
       );
   }

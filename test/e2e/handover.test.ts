@@ -1,0 +1,165 @@
+/**
+ * The roles in separate processes on one machine: an API and two browser workers (ROLE=api,
+ * ROLE=worker, dist/main.js), the scripted model and a page served here that counts its
+ * clicks. Sessions spread over both workers by their free slots; a worker told to stop
+ * (SIGTERM) mid-task hands its session to the other at once, the task completes with every
+ * click made once and its wait for the new browser is reported; a worker killed (SIGKILL)
+ * has its sessions restored on the other after its lease times out.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { MongoClient, type Db } from 'mongodb';
+import { api, waitFor } from '../support/http';
+import { allowedPort } from '../support/ports';
+import { recordedRequests, registerScript } from '../support/scripted-model';
+import { createUser, serviceEnv, startService, type ServiceProcess } from '../support/service';
+
+const model = () => process.env.TEST_LLM_BASE_URL!;
+const token = (name: string) => `[${name}-${Date.now()}-${Math.floor(Math.random() * 1e6)}]`;
+
+/** A page whose button leads to /click?n=<n>, then to the page of the next click; the clicks per n are counted. */
+async function startClickSite(): Promise<{ url: string; clicks: Map<number, number>; close(): Promise<void> }> {
+  const clicks = new Map<number, number>();
+  const page = (n: number) => `<title>Clicks ${n - 1}</title><p>clicked ${n - 1} times</p><a href="/click?n=${n}"><button>Click number ${n}</button></a>`;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/click') {
+      const n = Number(url.searchParams.get('n'));
+      clicks.set(n, (clicks.get(n) ?? 0) + 1);
+      return void res.writeHead(302, { location: `/page?n=${n + 1}` }).end();
+    }
+    if (url.pathname !== '/page') return void res.writeHead(404).end('not found');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(Number(url.searchParams.get('n') ?? 1)));
+  });
+  await new Promise<void>((r) => server.listen(allowedPort(), '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, clicks, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+}
+
+describe('an API and two browser workers in separate processes', () => {
+  const env = { REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/12`, TEMPORAL_TASK_QUEUE: `handover-${Date.now()}`, ORPHAN_GRACE_MS: '60000' };
+  // Two slots each; a step is waited for up to 10 s when its worker stops.
+  const workerEnv = { ...env, ROLE: 'worker', BROWSER_MAX_SESSIONS: '2', WORKER_TTL_MS: '3000', SHUTDOWN_GRACE_MS: '10000' };
+  let apiProc: ServiceProcess;
+  const workers: ServiceProcess[] = [];
+  let site: Awaited<ReturnType<typeof startClickSite>>;
+  let mongo: MongoClient;
+  let db: Db;
+  let key: string;
+
+  const idOf = (w: ServiceProcess) => /"workerId":"([^"]+)"/.exec(w.output())![1];
+  const live = () => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+  const healthCount = async () => (await api(apiProc.baseUrl, 'GET', '/start/health')).body.instanceCount as number;
+  const workerOf = async (sessionId: string) => (await db.collection<{ _id: string; workerId?: string; status: string }>('sessions').findOne({ _id: sessionId }))!;
+  const events = async (sessionId: string): Promise<any[]> => (await api(apiProc.baseUrl, 'GET', `/start/sessions/${sessionId}/events?limit=500`, { key })).body.events ?? [];
+  const send = (sessionId: string, message: Record<string, unknown>) => api(apiProc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message } });
+  const taskEnd = (sessionId: string, taskId: string, ms: number) =>
+    waitFor(async () => {
+      const r = await api(apiProc.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key });
+      return r.body.status === 'task_completed' || r.body.status === 'failed' ? r.body : null;
+    }, ms);
+  const addWorker = async () => {
+    workers.push(await startService(workerEnv));
+    await waitFor(async () => ((await healthCount()) === live().length ? true : null), 20_000);
+  };
+
+  beforeAll(async () => {
+    site = await startClickSite();
+    mongo = await MongoClient.connect(serviceEnv().MONGODB_URL);
+    db = mongo.db();
+    [apiProc] = await Promise.all([startService({ ...env, ROLE: 'api', RATE_LIMIT_PER_MINUTE: '1000' }), ...[0, 1].map(async () => workers.push(await startService(workerEnv)))]);
+    await waitFor(async () => ((await healthCount()) === 2 ? true : null), 20_000);
+    ({ apiKey: key } = await createUser({ balance: 10, sessionLimit: 6 }));
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.all([apiProc?.stop(), ...workers.map((w) => w.stop('SIGKILL'))]);
+    if (process.env.HANDOVER_LOGS) [apiProc, ...workers].forEach((p, i) => p && fs.writeFileSync(path.join(process.env.HANDOVER_LOGS!, `process-${i}.log`), p.output()));
+    await mongo?.close();
+    await site?.close();
+  });
+
+  it('spreads sessions over both workers by their free slots', async () => {
+    // One after the other, each active before the next is asked for.
+    const ids: string[] = [];
+    const placed: (string | undefined)[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const id: string = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body.sessionId;
+        ids.push(id);
+        placed.push(await waitFor(async () => ((await workerOf(id)).status === 'active' ? (await workerOf(id)).workerId : null), 30_000));
+      }
+      const perWorker = Object.fromEntries(workers.map((w) => [idOf(w), placed.filter((p) => p === idOf(w)).length]));
+      process.stdout.write(`four sessions on two workers of two slots each: ${JSON.stringify(perWorker)}\n`);
+      expect(Object.values(perWorker)).toEqual([2, 2]);
+    } finally {
+      for (const id of ids) await send(id, { actionType: 'state', newState: 'terminate' });
+      await waitFor(async () => (await Promise.all(ids.map(workerOf))).every((s) => s.status === 'terminated'), 30_000);
+    }
+  }, 120_000);
+
+  it("moves a session to the other worker at once when its worker is told to stop mid-task; every click happens once and the wait is reported", async () => {
+    const t = token('handover');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        // The first click is decided slowly: the worker is told to stop while this step runs.
+        { tool: 'click_element', args: { index: { ref: 'Click number 1' } }, delayMs: 2500 },
+        { tool: 'click_element', args: { index: { ref: 'Click number 2' } } },
+        { tool: 'done', args: { message: 'clicked twice' } },
+      ],
+    });
+    const started = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} click twice`, startingUrl: `${site.url}/page?n=1` } } })).body;
+    const { sessionId, taskId } = started;
+    await waitFor(async () => ((await recordedRequests(model(), t)).length >= 1 ? true : null), 30_000);
+    const holder = await holderOf(sessionId);
+    const other = live().find((w) => w !== holder)!;
+    const stoppedAt = Date.now();
+    const exited = holder.stop('SIGTERM');
+
+    const done = await taskEnd(sessionId, taskId, 60_000);
+    const reconnected = (await events(sessionId)).find((e) => e.event === 'instance:reconnected');
+    const handoverMs = reconnected ? reconnected.timestamp - stoppedAt : null;
+    process.stdout.write(`SIGTERM to the session active on the other worker: ${handoverMs} ms; reported wait ${reconnected?.waitedMs} ms\n`);
+    if (done.status !== 'task_completed') process.stdout.write(`${JSON.stringify(done)}\n${JSON.stringify(await events(sessionId))}\n${holder.output().slice(-3000)}\n`);
+    expect({ status: done.status, clicks: Object.fromEntries(site.clicks), worker: (await workerOf(sessionId)).workerId }).toEqual({ status: 'task_completed', clicks: { 1: 1, 2: 1 }, worker: idOf(other) });
+    expect(reconnected).toMatchObject({ handedOver: true, workerId: idOf(other), waitedMs: expect.any(Number) });
+    // Moved without waiting for the lease to time out (12 s); the stopped worker exits cleanly.
+    expect(handoverMs).toBeLessThan(12_000);
+    expect(await exited).toBe(0);
+    await send(sessionId, { actionType: 'state', newState: 'terminate' });
+  }, 120_000);
+
+  it('restores the sessions of a worker killed outright on the other one', async () => {
+    await addWorker();
+    const t = token('killed');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'looked' } }] });
+    const started = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} look`, startingUrl: `${site.url}/page?n=7` } } })).body;
+    expect(started).toMatchObject({ sessionId: expect.any(String), taskId: expect.any(String) });
+    expect((await taskEnd(started.sessionId, started.taskId, 30_000)).status).toBe('task_completed');
+    // (the page it is on is saved for a restore elsewhere)
+    await waitFor(() => db.collection<{ _id: string }>('browserSnapshots').findOne({ _id: started.sessionId }), 15_000);
+    const holder = await holderOf(started.sessionId);
+    const other = live().find((w) => w !== holder)!;
+    const killedAt = Date.now();
+    holder.child.kill('SIGKILL');
+    const reconnected = await waitFor(async () => (await events(started.sessionId)).find((e) => e.event === 'instance:reconnected'), 60_000);
+    process.stdout.write(`SIGKILL to the session active on the other worker: ${reconnected.timestamp - killedAt} ms; reported wait ${reconnected.waitedMs} ms\n`);
+    expect(reconnected).toMatchObject({ workerId: idOf(other) });
+    expect(reconnected.handedOver).toBeUndefined();
+    // Restored as it was: the same page.
+    const t2 = token('after-kill');
+    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'The page says {{find:(clicked \\d+ times)}}' } }] });
+    const second = (await send(started.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} read` })).body;
+    if (second.type !== 'task_completed') process.stdout.write(`the task after the restore answered: ${JSON.stringify(second)}\n`);
+    const done = second.type === 'task_completed' ? second : await taskEnd(started.sessionId, second.taskId, 30_000);
+    expect(done.data?.message ?? done.message).toBe('The page says clicked 6 times');
+    await send(started.sessionId, { actionType: 'state', newState: 'terminate' });
+  }, 150_000);
+
+  async function holderOf(sessionId: string): Promise<ServiceProcess> {
+    const { workerId } = await workerOf(sessionId);
+    return workers.find((w) => idOf(w) === workerId)!;
+  }
+});
