@@ -23,6 +23,11 @@ async function events(baseUrl: string, key: string, sessionId: string): Promise<
   return res.body.events ?? [];
 }
 
+/** One service for the tests that wait for a person on short timers (started by the first that needs it). */
+let waiting: Promise<ServiceProcess> | undefined;
+const waitingService = () =>
+  (waiting ??= startService({ HIBERNATE_AFTER_MS: '1000', SESSION_IDLE_DISCARD_MS: '1000', GUARDRAIL_MAX_WAIT_MS: '12000' }).then((svc) => (services.push(svc), svc)));
+
 const sessionsOpen = async (baseUrl: string) => (await api(baseUrl, 'GET', '/start/health')).body.sessionsOpen as number;
 
 describe('hibernation', () => {
@@ -85,13 +90,14 @@ describe('hibernation', () => {
     expect(resumed).toContain('The human answered your request: Yes, send it');
     process.stdout.write(`hibernation: answer → next model request ${requests[2].at - answeredAt} ms; slept ${woke.data.sleptMs} ms; sealed state ${slept.data.bytes} bytes\n`);
     await api(second.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'state', newState: 'terminate' } } });
+    // Its browser worker is let go at once, so it does not load the tests after it.
+    await second.stop();
   });
 });
 
 describe('hibernation: waking and expiry', () => {
   it('wakes for a takeover (the view page button), keeps waiting for the answer, and expires after GUARDRAIL_MAX_WAIT_MS', async () => {
-    const svc = await startService({ HIBERNATE_AFTER_MS: '1000', GUARDRAIL_MAX_WAIT_MS: '12000' });
-    services.push(svc);
+    const svc = await waitingService();
     const { apiKey: key } = await createUser({ balance: 10 });
     const t = token('hib-wake');
     await registerScript(model(), { match: t, steps: [{ tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Which plan?' } }] });
@@ -171,13 +177,14 @@ describe('idle sessions without a browser', () => {
     const third = await send({ actionType: 'newTask', newState: 'start', prompt: `${t3} read the state` });
     expect(third.body).toMatchObject({ type: 'task_completed', data: { message: 'visits=2 member=ada' } });
     await send({ actionType: 'state', newState: 'terminate' });
+    // Its browser worker is let go at once, so it does not load the tests after it.
+    await svc.stop();
   });
 });
 
 describe('hibernation and profiles', () => {
   it('keeps the browser of a session on an environment while it waits (its profile stays locked to it)', async () => {
-    const svc = await startService({ HIBERNATE_AFTER_MS: '1000', SESSION_IDLE_DISCARD_MS: '1000' });
-    services.push(svc);
+    const svc = await waitingService();
     const { apiKey: key } = await createUser({ balance: 10 });
     const env = await api(svc.baseUrl, 'POST', '/environments', { key, body: { name: `hibernation ${Date.now()}` } });
     const environmentId = env.body.environment._id;
@@ -194,7 +201,7 @@ describe('hibernation and profiles', () => {
     const { sessionId, taskId } = started.body;
     await waitFor(async () => ((await api(svc.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key })).body.status === 'guardrail_trigger' ? true : null), 30_000);
     // Well past HIBERNATE_AFTER_MS and SESSION_IDLE_DISCARD_MS: still awake.
-    await new Promise((r) => setTimeout(r, 5000));
+    await new Promise((r) => setTimeout(r, 3000));
     expect((await events(svc.baseUrl, key, sessionId)).filter((e) => e.type === 'session_hibernated')).toEqual([]);
     await api(svc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message: { actionType: 'guardrail', newState: 'resume', prompt: 'basic' } } });
     const done = await waitFor(async () => {

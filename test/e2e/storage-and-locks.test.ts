@@ -197,7 +197,7 @@ describe('storage: quota, listing, expiry, rate limits', () => {
   let site: Awaited<ReturnType<typeof startSite>>;
   const base = () => service.baseUrl;
   const QUOTA = 4 * MB;
-  const DOWNLOAD_TTL_MS = 20_000;
+  const DOWNLOAD_TTL_MS = 12_000;
 
   beforeAll(async () => {
     site = await startSite();
@@ -446,9 +446,9 @@ describe('session slots and profile locks', () => {
     expect(s.status).toBe(200);
     const t = token('bulky');
     await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'opened' } }] });
-    const mb = 80;
+    const mb = 32;
     await outcome(base(), await api(base(), 'POST', '/start/send-message', { key, body: { sessionId: s.body.sessionId, message: { actionType: 'newTask', newState: 'start', prompt: `${t} open`, startingUrl: site.url(`/fill.html?size=${mb}`) } } }));
-    // the page stored 80 MB of random bytes in IndexedDB
+    // the page stored 32 MB of random bytes in IndexedDB
     await waitFor(async () => site.reports.includes(`stored=${mb}`), 90_000, 250);
 
     // A terminate answers once the session has ended (up to 10 s): not awaited here, so the

@@ -98,23 +98,30 @@ describe('tasks', () => {
   it('answers pending after the inline wait, then completes by polling; a second task meanwhile is refused', async () => {
     const { apiKey: key } = await createUser();
     const t = token('slow');
-    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'slow and done' }, delayMs: 30_000 }] });
-    const s = await startSession(key);
-    const started = sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} take your time` });
-    await new Promise((r) => setTimeout(r, 1500));
-    const second = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'another' });
-    expect(second.status).toBe(409);
-    expect(second.body).toMatchObject({ success: false, code: 'TASK_ALREADY_RUNNING' });
+    // An API of its own with a short inline wait; the model answers well after it.
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'slow and done' }, delayMs: 6000 }] });
+    const own = await startService({ ROLE: 'api', INLINE_WAIT_MS: '2000' });
+    try {
+      const send = (sessionId: string, message: Record<string, unknown>) => api(own.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message } });
+      const s = await startSession(key);
+      const started = send(s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} take your time` });
+      await new Promise((r) => setTimeout(r, 1500));
+      const second = await send(s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'another' });
+      expect(second.status).toBe(409);
+      expect(second.body).toMatchObject({ success: false, code: 'TASK_ALREADY_RUNNING' });
 
-    const res = await started;
-    expect(res.body).toMatchObject({ success: true, status: 'pending', pending: true, taskId: expect.any(String) });
-    expect(res.body.pollUrl).toBe(`${base()}/task/${s.sessionId}/${res.body.taskId}`);
-    const running = await poll(s.sessionId, res.body.taskId);
-    expect(running.body).toMatchObject({ success: true, status: 'running', usage: expect.any(Object) });
-    const done = await pollUntil(s.sessionId, res.body.taskId, 'task_completed');
-    expect(done).toMatchObject({ data: { message: 'slow and done' }, completedAt: expect.any(String) });
-    expect((await api(base(), 'GET', `/task/${s.sessionId}/task_unknown`)).status).toBe(404);
-    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+      const res = await started;
+      expect(res.body).toMatchObject({ success: true, status: 'pending', pending: true, taskId: expect.any(String) });
+      expect(res.body.pollUrl).toBe(`${own.baseUrl}/task/${s.sessionId}/${res.body.taskId}`);
+      const running = await poll(s.sessionId, res.body.taskId);
+      expect(running.body).toMatchObject({ success: true, status: 'running', usage: expect.any(Object) });
+      const done = await pollUntil(s.sessionId, res.body.taskId, 'task_completed');
+      expect(done).toMatchObject({ data: { message: 'slow and done' }, completedAt: expect.any(String) });
+      expect((await api(base(), 'GET', `/task/${s.sessionId}/task_unknown`)).status).toBe(404);
+      await send(s.sessionId, { actionType: 'state', newState: 'terminate' });
+    } finally {
+      await own.stop();
+    }
   });
 
   it('pauses, resumes and stops a task with the confirmations', async () => {
