@@ -81,17 +81,24 @@ describe("the records' retention", () => {
     expect(before.steps).toBeGreaterThanOrEqual(2);
     expect(before.pictures).toBeGreaterThanOrEqual(1);
     expect(before.events).toBeGreaterThan(0);
-    expect((await get(key, `/task/${ended.sessionId}/${ended.taskId}/recording`)).status).toBe(200);
+    const recorded = await get(key, `/task/${ended.sessionId}/${ended.taskId}/recording`);
+    expect(recorded.status).toBe(200);
+    const pageUrl = recorded.body.pageUrl as string;
+    expect((await fetch(pageUrl)).status).toBe(200);
     const live = await sessionWithTask(key);
     const term = await send(key, ended.sessionId, { actionType: 'state', newState: 'terminate' });
     expect(term.body).toEqual({ success: true, message: 'Session terminated' });
     const endedAt = Date.now();
 
     // Gone once the retention has passed: the API answers as for any unknown id.
-    await waitFor(async () => (await get(key, `/task/${ended.sessionId}/${ended.taskId}`)).status === 404, 30_000);
+    await waitFor(async () => (await get(key, `/task/${ended.sessionId}/${ended.taskId}`)).status === 404, 30_000).catch(async (err) => {
+      console.log(svc.output().slice(-3000));
+      throw err;
+    });
     expect(Date.now() - endedAt).toBeGreaterThanOrEqual(RETENTION_MS - 500);
     expect((await get(key, `/task/${ended.sessionId}/${ended.taskId}/recording`)).status).toBe(404);
     expect((await get(key, `/start/sessions/${ended.sessionId}/events`)).status).toBe(404);
+    expect((await fetch(pageUrl)).status).toBe(404);
     expect(await countsOf(ended.sessionId, ended.taskId)).toEqual({ sessions: 0, tasks: 0, recordings: 0, steps: 0, pictures: 0, events: 0 });
 
     // The active session, older than the retention by now and swept over several times, keeps everything.
