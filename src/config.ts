@@ -114,6 +114,8 @@ export const configSchema = z.object({
   USER_STORAGE_MAX_BYTES: int(5 * 1024 * 1024 * 1024, 1).describe('Everything one user may keep in blob storage'),
   FILE_UPLOAD_TTL_MS: int(60 * 60 * 1000, 1000).describe('How long an upload not attached to an environment or a live task is kept'),
   DOWNLOAD_TTL_MS: int(7 * 24 * 60 * 60 * 1000, 0).describe('How long a file the agent\'s browser downloaded is kept (0: until its owner deletes it)'),
+  RECORDS_RETENTION_DAYS: z.coerce.number().min(0).default(30).describe("Days an ended session's records (its tasks, their recordings and step pictures, its events) and finished trigger runs are kept; fractions allowed; 0: kept forever"),
+  RECORDS_SWEEP_INTERVAL_MS: int(60_000, 100).describe("How often each process deletes the records past RECORDS_RETENTION_DAYS (at most 200 ended sessions a pass)"),
   CRON_JOBS_RATE_LIMIT_PER_MINUTE: int(60, 1).describe('Per user: requests to /cron-jobs per minute'),
   POLICIES_RATE_LIMIT_PER_MINUTE: int(60, 1).describe('Per user: requests to /policies per minute'),
   WEBHOOKS_RATE_LIMIT_PER_MINUTE: int(60, 1).describe('Per user: requests to /webhooks per minute'),

@@ -15,6 +15,7 @@ import { loadConfigOrExit, type Config } from './config';
 import { createLogger, type Logger } from './logger';
 import { connectMongo } from './store/mongo';
 import { runStorageSweep } from './store/files.repository';
+import { runRetentionSweep } from './store/retention';
 import { createStore, type Store } from './store/store';
 import { connectTemporal, payloadKey } from './temporal/connection';
 import { startBrowserWorker, startWorkflowWorker } from './workers/browser-worker';
@@ -24,6 +25,8 @@ import { temporalMetricsAddress } from './metrics/temporal';
 import { workerMetrics } from './metrics/worker-metrics';
 import { runModelRole } from './model/model-role';
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL);
@@ -32,7 +35,7 @@ async function main(): Promise<void> {
 
   const { mongo, store, redis } = await connectStorage(config);
   const roles = await startRoles(config, logger, store, redis);
-  const sweeper = startSweeps(store, logger);
+  const sweepers = startSweeps(store, logger, config);
   process.stdout.write(
     JSON.stringify({ msg: 'ready', role: config.ROLE, api: roles.api ? config.PUBLIC_BASE_URL : undefined, workerId: roles.worker?.workerId }) + '\n',
   );
@@ -42,7 +45,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'draining');
-    clearInterval(sweeper);
+    for (const sweeper of sweepers) clearInterval(sweeper);
     await stopRoles(roles);
     redis.disconnect();
     await mongo.close();
@@ -100,14 +103,28 @@ async function startRoles(config: Config, logger: Logger, store: Store, redis: R
 }
 
 /** Expired uploads, uploads whose process died, timeline events past their hour: swept by every process (each step is idempotent). */
-function startSweeps(store: Store, logger: Logger): NodeJS.Timeout {
+function startSweeps(store: Store, logger: Logger, config: Config): NodeJS.Timeout[] {
   const sweep = () =>
     Promise.all([runStorageSweep(store, { orphansBefore: new Date(Date.now() - 24 * 60 * 60 * 1000) }), store.events.sweep(new Date())]).catch((err) =>
       logger.warn({ err }, 'sweep failed'),
     );
-  const sweeper = setInterval(sweep, 60_000);
-  sweeper.unref();
-  return sweeper;
+  const sweepers = [setInterval(sweep, 60_000)];
+  if (config.RECORDS_RETENTION_DAYS > 0) sweepers.push(startRetentionSweep(store, logger, config.RECORDS_RETENTION_DAYS * DAY_MS, config.RECORDS_SWEEP_INTERVAL_MS));
+  for (const sweeper of sweepers) sweeper.unref();
+  return sweepers;
+}
+
+/** Deletes the records of sessions ended more than `retentionMs` ago, a bounded batch per pass; passes never overlap. */
+function startRetentionSweep(store: Store, logger: Logger, retentionMs: number, intervalMs: number): NodeJS.Timeout {
+  let running = false;
+  return setInterval(() => {
+    if (running) return;
+    running = true;
+    runRetentionSweep(store, new Date(Date.now() - retentionMs))
+      .then((gone) => gone.sessions + gone.triggerRuns > 0 && logger.info({ gone }, 'records past their retention deleted'))
+      .catch((err) => logger.warn({ err }, 'retention sweep failed'))
+      .finally(() => (running = false));
+  }, intervalMs);
 }
 
 /** Drains what the roles started: the session sweeper, the API, the worker, the metrics server, then Temporal's connection. */

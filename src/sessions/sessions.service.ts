@@ -359,6 +359,9 @@ export class SessionsService {
   async task(sessionId: string, taskId: string): Promise<TaskView | null> {
     const stored = await this.deps.store.tasks.get(sessionId, taskId);
     if (stored && TERMINAL_TASK_STATUSES.includes(stored.status)) return stored;
+    // A session has its record before its workflow starts: without one (unknown, or past the
+    // records' retention) the task is unknown, whatever Temporal still keeps of the workflow.
+    if (!stored && !(await this.deps.store.sessions.get(sessionId))) return null;
     try {
       const live = await this.handle(sessionId).query(taskQuery, taskId);
       if (!live) return stored;

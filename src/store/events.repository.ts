@@ -143,6 +143,14 @@ export class EventsRepository {
     return deleted;
   }
 
+  /** Deletes a session's timeline now, whatever its date (the records' retention); the number of events removed. */
+  async deleteSession(sessionId: string): Promise<number> {
+    const deleted = await this.deleteTimeline(sessionId);
+    this.lastSeq.delete(sessionId);
+    await this.expiries.deleteOne({ _id: sessionId });
+    return deleted;
+  }
+
   /**
    * Deletes a session's events by `_id`, newest first, so what a broken sweep leaves is
    * still seqs 1..k and the next sweep finds its end the same way.

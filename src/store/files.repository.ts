@@ -167,6 +167,14 @@ export class FilesRepository {
     return n;
   }
 
+  /** The step pictures of any of `taskIds`, with their blobs (the records' retention). */
+  async deletePicturesOfTasks(taskIds: string[]): Promise<number> {
+    if (!taskIds.length) return 0;
+    let n = 0;
+    for (const f of await this.files.find({ taskId: { $in: taskIds }, kind: 'picture' }, { projection: { _id: 1 } }).toArray()) n += (await this.deleteOne(f._id)) ? 1 : 0;
+    return n;
+  }
+
   /** Deletes a file and its blob; for records created by a request that then failed. */
   async deleteOne(fileId: string): Promise<boolean> {
     const gone = await this.files.findOneAndDelete({ _id: fileId });

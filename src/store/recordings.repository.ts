@@ -11,6 +11,9 @@ export interface RecordedStepRecord extends RecordedStep {
   userId: string;
 }
 
+/** Steps deleted in one command. */
+const DELETE_CHUNK = 500;
+
 const stepId = (taskId: string, seq: number) => `${taskId}:${String(seq).padStart(6, '0')}`;
 /** A step's document in its place; absent fields stay absent (the driver would store undefined as null). */
 const stepDoc = (owner: { userId: string; sessionId: string; taskId: string }, step: RecordedStep) => ({
@@ -91,7 +94,22 @@ export class RecordingsRepository {
     return 1 + (await lastTakenPlace(async (seq) => (await this.steps.findOne({ _id: stepId(taskId, seq) }, { projection: { _id: 1 } })) !== null, 0));
   }
 
-  /** A task's steps in order (the owner's only). */
+  /**
+   * Deletes a task's recording whoever owns it (the records' retention): its steps by `_id`,
+   * the last first, so what an interrupted pass leaves is still a recording without gaps, then
+   * what it was asked. The number of steps removed.
+   */
+  async deleteOfTask(taskId: string): Promise<number> {
+    let deleted = 0;
+    for (let high = (await this.nextSeq(taskId)) - 1; high >= 0; high -= DELETE_CHUNK) {
+      const low = Math.max(0, high - DELETE_CHUNK + 1);
+      const ops = Array.from({ length: high - low + 1 }, (_, i) => ({ deleteOne: { filter: { _id: stepId(taskId, high - i) } } }));
+      deleted += (await this.steps.bulkWrite(ops, { ordered: true })).deletedCount;
+    }
+    await this.headers.deleteOne({ _id: taskId });
+    return deleted;
+  }
+
   /** Deletes a task's recording (its steps and what it was asked); the number of steps removed. */
   async delete(taskId: string, userId: string): Promise<number> {
     const { deletedCount } = await this.steps.deleteMany({ taskId, userId });
@@ -99,6 +117,7 @@ export class RecordingsRepository {
     return deletedCount;
   }
 
+  /** A task's steps in order (the owner's only). */
   async list(taskId: string, userId: string, limit = 2_000): Promise<RecordedStep[]> {
     const docs = await this.steps.find({ taskId, userId }).sort({ seq: 1 }).limit(limit).toArray();
     return docs.map(({ _id, taskId: _t, sessionId: _s, userId: _u, ...step }) => step);

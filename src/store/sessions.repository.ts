@@ -15,6 +15,7 @@ export interface SessionRecord {
 }
 
 export const LIVE_SESSION_STATUSES: SessionStatus[] = ['pending', 'active', 'orphaned'];
+export const ENDED_SESSION_STATUSES: SessionStatus[] = ['completed', 'terminated', 'expired', 'failed'];
 
 export class SessionsRepository {
   private readonly sessions: Collection<SessionRecord>;
@@ -50,6 +51,19 @@ export class SessionsRepository {
     const filter: Record<string, unknown> = { status: { $in: LIVE_SESSION_STATUSES }, createdAt: { $lt: before } };
     if (afterId) filter._id = { $gt: afterId };
     return this.sessions.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /** Ids of sessions that ended before `before` (the records' retention), at most `limit`. */
+  async endedBefore(before: Date, limit: number): Promise<string[]> {
+    const filter = { status: { $in: ENDED_SESSION_STATUSES }, $or: [{ endedAt: { $lt: before } }, { endedAt: { $exists: false }, updatedAt: { $lt: before } }] };
+    const docs = await this.sessions.find(filter, { projection: { _id: 1 } }).limit(limit).toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** Deletes session records by `_id`, one command for them all. */
+  async deleteMany(ids: string[]): Promise<number> {
+    if (!ids.length) return 0;
+    return (await this.sessions.bulkWrite(ids.map((_id) => ({ deleteOne: { filter: { _id } } })), { ordered: false })).deletedCount;
   }
 
   /** How many of the user's sessions hold a slot (what `activeSessions` should say). */

@@ -88,4 +88,17 @@ export class TasksRepository {
     const docs = await this.tasks.find({ userId, sessionId }, { projection: { _id: 1 } }).sort({ createdAt: 1 }).limit(100).toArray();
     return docs.map((d) => d._id);
   }
+
+  /** Ids of the tasks of any of `sessionIds` (one read for them all). */
+  async idsOfSessions(sessionIds: string[]): Promise<string[]> {
+    if (!sessionIds.length) return [];
+    const docs = await this.tasks.find({ sessionId: { $in: sessionIds } }, { projection: { _id: 1 } }).toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** Deletes task records by `_id`, one command for them all. */
+  async deleteMany(ids: string[]): Promise<number> {
+    if (!ids.length) return 0;
+    return (await this.tasks.bulkWrite(ids.map((_id) => ({ deleteOne: { filter: { _id } } })), { ordered: false })).deletedCount;
+  }
 }

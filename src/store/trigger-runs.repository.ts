@@ -153,6 +153,13 @@ export class TriggerRunsRepository {
     return (await this.runs.deleteMany({ cronJobId })).deletedCount;
   }
 
+  /** Deletes runs that finished before `before` (the records' retention), at most `limit`; how many went. */
+  async deleteFinishedBefore(before: Date, limit: number): Promise<number> {
+    const docs = await this.runs.find({ finishedAt: { $ne: null, $lt: before } }, { projection: { _id: 1 } }).limit(limit).toArray();
+    if (!docs.length) return 0;
+    return (await this.runs.bulkWrite(docs.map(({ _id }) => ({ deleteOne: { filter: { _id } } })), { ordered: false })).deletedCount;
+  }
+
   /** Adds (or keeps) a delivery entry of the run. */
   async addDelivery(id: string, delivery: DeliveryRecord): Promise<void> {
     await this.runs.updateOne({ _id: id, [`deliveries.${delivery.deliveryId}`]: { $exists: false } }, { $set: { [`deliveries.${delivery.deliveryId}`]: delivery, updatedAt: new Date() } });

@@ -6,6 +6,9 @@
 import { MongoClient, type Db } from 'mongodb';
 import { EventsRepository } from '../../src/store/events.repository';
 import { isEmbeddedFerretDb } from '../../src/store/mongo';
+import { Readable } from 'node:stream';
+import { runRetentionSweep } from '../../src/store/retention';
+import { createStore, type Store } from '../../src/store/store';
 
 let mongo: MongoClient;
 let db: Db;
@@ -90,3 +93,87 @@ describe('as data grows', () => {
     expect(await db.collection('events').countDocuments({ sessionId: 'ses_half' })).toBe(0);
   });
 });
+
+describe("the records' retention", () => {
+  const DAY = 24 * 60 * 60 * 1000;
+  const old = new Date(Date.now() - 40 * DAY);
+  const cutoff = new Date(Date.now() - 30 * DAY);
+
+  /** A session with two tasks, each with a recording of three steps and a step picture, events and saved state. */
+  async function sessionWithRecords(store: Store, sessionId: string, session: Record<string, unknown>): Promise<string[]> {
+    await db.collection('sessions').insertOne({ _id: sessionId as never, userId: 'usr_r', holdsSlot: false, createdAt: old, updatedAt: old, ...session });
+    const taskIds = [`${sessionId}_t1`, `${sessionId}_t2`];
+    for (const taskId of taskIds) {
+      await db.collection('tasks').insertOne({ _id: taskId as never, sessionId, userId: 'usr_r', status: 'task_completed', createdAt: old, updatedAt: old });
+      const owner = { userId: 'usr_r', sessionId, taskId };
+      await store.recordings.begin(owner, { prompt: 'p', startingUrl: null, outputType: 'text' });
+      const step = (seq: number) => ({ seq, by: 'agent' as const, action: 'click_element', args: {}, urlBefore: 'https://a.test/', urlAfter: 'https://a.test/', outcome: 'ok' as const, at: old.toISOString() });
+      await store.recordings.addMany(owner, [step(0), step(1), step(2)]);
+      const blob = await store.blobs.put(Readable.from([Buffer.from('jpeg')]), { filename: 'step-001.jpg', contentType: 'image/jpeg', userId: 'usr_r', maxBytes: 1000, kind: 'picture' });
+      await store.files.createFromBlob({ userId: 'usr_r', blob, originalName: 'step-001.jpg', kind: 'picture', sessionId, taskId, expiresAt: null });
+    }
+    for (let i = 0; i < 3; i++) await store.events.appendNext({ sessionId, event: 'message', payload: { type: 'response_update', data: { message: `m${i}` } }, timestamp: i });
+    await db.collection('sessionMasks').insertOne({ _id: sessionId as never, sealed: 'x', takenAt: old });
+    return taskIds;
+  }
+
+  async function countsOf(sessionId: string, taskIds: string[]) {
+    return {
+      sessions: await db.collection('sessions').countDocuments({ _id: sessionId as never }),
+      tasks: await db.collection('tasks').countDocuments({ sessionId }),
+      recordings: await db.collection('recordings').countDocuments({ sessionId }),
+      steps: await db.collection('recording_steps').countDocuments({ sessionId }),
+      pictures: await db.collection('files').countDocuments({ taskId: { $in: taskIds } }),
+      events: await db.collection('events').countDocuments({ sessionId }),
+      masks: await db.collection('sessionMasks').countDocuments({ _id: sessionId as never }),
+    };
+  }
+  const none = { sessions: 0, tasks: 0, recordings: 0, steps: 0, pictures: 0, events: 0, masks: 0 };
+  const all = { sessions: 1, tasks: 2, recordings: 2, steps: 6, pictures: 2, events: 3, masks: 1 };
+
+  it('deletes what ended before the cutoff, with its children and blobs, and leaves live and recent sessions', async () => {
+    const store = createStore(db);
+    const ended = await sessionWithRecords(store, 'ses_rt_ended', { status: 'terminated', endedAt: old });
+    const noDate = await sessionWithRecords(store, 'ses_rt_nodate', { status: 'expired' });
+    const recent = await sessionWithRecords(store, 'ses_rt_recent', { status: 'completed', endedAt: new Date() });
+    const live = await sessionWithRecords(store, 'ses_rt_live', { status: 'active' });
+    const orphaned = await sessionWithRecords(store, 'ses_rt_orphaned', { status: 'orphaned' });
+    const blobIds = (await db.collection('files').find({ taskId: { $in: ended } }).toArray()).map((f) => f.blobId as string);
+    await db.collection('triggerRuns').insertMany([
+      { _id: 'run_rt_old' as never, cronJobId: 'cron_rt', status: 'completed', finishedAt: old, createdAt: old },
+      { _id: 'run_rt_running' as never, cronJobId: 'cron_rt', status: 'running', finishedAt: null, createdAt: old },
+    ]);
+
+    const gone = await runRetentionSweep(store, cutoff);
+    expect(gone).toEqual({ sessions: 2, tasks: 4, steps: 12, pictures: 4, events: 6, triggerRuns: 1 });
+    expect(await countsOf('ses_rt_ended', ended)).toEqual(none);
+    expect(await countsOf('ses_rt_nodate', noDate)).toEqual(none);
+    for (const blobId of blobIds) expect(await store.blobs.stat(blobId)).toBeNull();
+    expect(await countsOf('ses_rt_recent', recent)).toEqual(all);
+    expect(await countsOf('ses_rt_live', live)).toEqual(all);
+    expect(await countsOf('ses_rt_orphaned', orphaned)).toEqual(all);
+    expect(await store.tasks.get('ses_rt_ended', 'ses_rt_ended_t1')).toBeNull();
+    expect(await store.recordings.list('ses_rt_ended_t1', 'usr_r')).toEqual([]);
+    expect(await store.sessions.get('ses_rt_ended')).toBeNull();
+    expect(await db.collection('triggerRuns').countDocuments({ _id: { $in: ['run_rt_old', 'run_rt_running'] as never[] } })).toBe(1);
+    // a pass with nothing left to do
+    expect(await runRetentionSweep(store, cutoff)).toMatchObject({ sessions: 0, triggerRuns: 0 });
+  });
+
+  it('takes a bounded batch per pass, and a pass broken off halfway is finished by the next', async () => {
+    const store = createStore(db);
+    const a = await sessionWithRecords(store, 'ses_rt_a', { status: 'failed', endedAt: old });
+    const b = await sessionWithRecords(store, 'ses_rt_b', { status: 'terminated', endedAt: old });
+    // broken off: one task's recording and pictures gone, the other's steps partly, the session still there
+    await store.recordings.deleteOfTask(a[0]);
+    await store.files.deletePicturesOfTasks([a[0]]);
+    await db.collection('recording_steps').deleteOne({ _id: `${a[1]}:000002` as never });
+    expect((await store.recordings.list(a[1], 'usr_r')).map((s) => s.seq)).toEqual([0, 1]);
+
+    expect(await runRetentionSweep(store, cutoff, { batch: 1 })).toMatchObject({ sessions: 1 });
+    expect(await runRetentionSweep(store, cutoff, { batch: 1 })).toMatchObject({ sessions: 1 });
+    expect(await countsOf('ses_rt_a', a)).toEqual(none);
+    expect(await countsOf('ses_rt_b', b)).toEqual(none);
+  });
+});
+
