@@ -11,6 +11,11 @@ export interface WorkerEntry {
 const KEY = 'bas:workers';
 /** Sessions placed on each worker since its last heartbeat (counted there from the next one on). */
 const PLACED = 'bas:workers:placed';
+/**
+ * Of those, the ones another process placed: the worker's own live load does not know of them
+ * until their browsers are opened, so they are added to it when it places sessions itself.
+ */
+const PLACED_BY_OTHERS = 'bas:workers:placed-by-others';
 
 /**
  * Browser workers announce themselves in Redis and heartbeat; a worker whose last
@@ -23,11 +28,11 @@ export class WorkerRegistry {
   ) {}
 
   async heartbeat(entry: Omit<WorkerEntry, 'heartbeatAt'>): Promise<void> {
-    await this.redis.multi().hset(KEY, entry.workerId, JSON.stringify({ ...entry, heartbeatAt: Date.now() })).hdel(PLACED, entry.workerId).exec();
+    await this.redis.multi().hset(KEY, entry.workerId, JSON.stringify({ ...entry, heartbeatAt: Date.now() })).hdel(PLACED, entry.workerId).hdel(PLACED_BY_OTHERS, entry.workerId).exec();
   }
 
   async remove(workerId: string): Promise<void> {
-    await this.redis.multi().hdel(KEY, workerId).hdel(PLACED, workerId).exec();
+    await this.redis.multi().hdel(KEY, workerId).hdel(PLACED, workerId).hdel(PLACED_BY_OTHERS, workerId).exec();
   }
 
   async alive(): Promise<WorkerEntry[]> {
@@ -49,17 +54,19 @@ export class WorkerRegistry {
    * placed on each since its last heartbeat, and notes the placement, in one step on the Redis
    * server, so placements made at the same moment by other processes each see the ones before
    * them. `self` is the calling process's own worker, compared by the live load it passes
-   * (its registry entry may be a heartbeat old) and chosen on a tie. Null when none has room.
+   * (its registry entry may be a heartbeat old) plus the sessions other processes placed on
+   * it since its heartbeat, and chosen on a tie. Null when none has room.
    */
   async place(exclude: string[] = [], self?: Omit<WorkerEntry, 'heartbeatAt'>): Promise<{ workerId: string; taskQueue: string } | null> {
     const args = [String(Date.now()), String(this.ttlMs), JSON.stringify(exclude), self?.workerId ?? '', String(self?.sessions ?? 0), String(self?.capacity ?? 0), self?.taskQueue ?? ''];
-    const chosen = (await this.redis.eval(PLACE_SCRIPT, 2, KEY, PLACED, ...args)) as [string, string] | null;
+    const chosen = (await this.redis.eval(PLACE_SCRIPT, 3, KEY, PLACED, PLACED_BY_OTHERS, ...args)) as [string, string] | null;
     return chosen ? { workerId: chosen[0], taskQueue: chosen[1] } : null;
   }
 }
 
 /**
- * KEYS: the workers, the placements since each one's heartbeat. ARGV: now, the TTL, the
+ * KEYS: the workers, the placements since each one's heartbeat, those of them made by
+ * another process than the worker's own. ARGV: now, the TTL, the
  * excluded worker ids (JSON), then the caller's own worker (id, live sessions, capacity, task
  * queue; an empty id when it has none). Returns {workerId, taskQueue} or nil.
  */
@@ -85,10 +92,12 @@ for i = 1, #workers, 2 do
     end
   end
 end
+if selfId ~= '' then selfSessions = selfSessions + (tonumber(redis.call('HGET', KEYS[3], selfId)) or 0) end
 if selfId ~= '' and not excluded[selfId] and selfSessions < selfCapacity and (bestRatio == nil or selfSessions / selfCapacity <= bestRatio) then
   bestId, bestQueue = selfId, selfQueue
 end
 if bestId == nil then return nil end
 redis.call('HINCRBY', KEYS[2], bestId, 1)
+if bestId ~= selfId then redis.call('HINCRBY', KEYS[3], bestId, 1) end
 return {bestId, bestQueue}
 `;

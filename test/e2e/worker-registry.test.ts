@@ -69,6 +69,23 @@ describe('worker registry', () => {
     expect((await registry.place([], { workerId: 'self', taskQueue: 'browser-self', sessions: 20, capacity: 20 }))?.workerId).toBe('large');
   });
 
+  it("counts the sessions other processes placed on the caller's worker in its live load until its next heartbeat", async () => {
+    const registry = new WorkerRegistry(redis, 5_000);
+    await beat(registry, 'two', 0, 2);
+    // another process (an API, the other worker's workflows) places two sessions on it
+    expect((await registry.place())?.workerId).toBe('two');
+    expect((await registry.place())?.workerId).toBe('two');
+    // the worker itself has opened none of them yet: its live load says 0, but it is full
+    const self = { workerId: 'two', taskQueue: 'browser-two', sessions: 0, capacity: 2 };
+    expect(await registry.place([], self)).toBeNull();
+    // its own placement on itself is counted by its live load, not added again
+    await beat(registry, 'two', 1, 2);
+    expect(await registry.place([], { ...self, sessions: 1 })).toEqual({ workerId: 'two', taskQueue: 'browser-two' });
+    expect(await registry.place([], { ...self, sessions: 1 })).toEqual({ workerId: 'two', taskQueue: 'browser-two' });
+    await registry.remove('two');
+    expect(await redis.hget('bas:workers:placed-by-others', 'two')).toBeNull();
+  });
+
   it('places a burst made by several processes at the same moment evenly: each placement sees the ones before it', async () => {
     const processes = [new Redis(url), new Redis(url), new Redis(url)];
     try {
