@@ -156,13 +156,14 @@ function recordActivities(deps: Omit<SessionActivityDeps, 'registry' | 'local'>)
     },
 
     async endSession({ sessionId, userId, status, reason, profile }: { sessionId: string; userId: string; status: SessionStatus; reason: EndReason; profile?: ProfileSource }): Promise<void> {
+      // Whatever ended it (its worker gone included), nothing it saved to come back elsewhere
+      // stays: gone before the end is recorded, so a session seen ended has none left.
+      await removeSavedState(store.db, sessionId);
       const released = await store.sessions.end(sessionId, status, reason);
       if (profile) await locks.release(profile, sessionId);
       if (released) await store.users.releaseSessionSlot(userId);
       await events.connection(sessionId, { event: 'end_session', reason });
       await store.events.markExpiry(sessionId, new Date(Date.now() + TIMELINE_KEPT_AFTER_END_MS));
-      // Whatever ended it (its worker gone included), nothing it saved to come back elsewhere stays.
-      await removeSavedState(store.db, sessionId);
       logger.info({ sessionId, status, reason }, 'session ended');
     },
   };
