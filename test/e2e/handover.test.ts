@@ -150,7 +150,8 @@ describe('an API and two browser workers in separate processes', () => {
     expect(reconnected.handedOver).toBeUndefined();
     // Restored as it was: the same page.
     const t2 = token('after-kill');
-    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'The page says {{find:(clicked \\d+ times)}}' } }] });
+    // (a moment for the restored page to settle on a loaded machine before it is read)
+    await registerScript(model(), { match: t2, steps: [{ tool: 'wait', args: { seconds: 1 } }, { tool: 'done', args: { message: 'The page says {{find:(clicked \\d+ times)}}' } }] });
     const second = (await send(started.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} read` })).body;
     if (second.type !== 'task_completed') process.stdout.write(`the task after the restore answered: ${JSON.stringify(second)}\n`);
     const done = second.type === 'task_completed' ? second : await taskEnd(started.sessionId, second.taskId, 30_000);
