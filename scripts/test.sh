@@ -13,9 +13,13 @@ run_steps ensure_node_modules ensure_system_packages ensure_temporal ensure_ferr
 if schemathesis_ready; then export SCHEMATHESIS_BIN; else log "schemathesis could not be installed: the OpenAPI conformance test is skipped"; export SCHEMATHESIS_BIN=""; fi
 if model_cached; then export TEST_LOCAL_MODEL="$DEFAULT_MODEL_PATH"; else log "the default model could not be fetched: the real-model test is skipped"; export TEST_LOCAL_MODEL=""; fi
 
-log "typecheck"; npx tsc -p tsconfig.json --noEmit
-log "lint"; npx eslint .
+# The type check, lint and the build side by side: each is one process on one core.
+log "typecheck, lint and build, side by side"
+npx tsc -p tsconfig.json --noEmit & typecheck=$!
+npx eslint . & lint=$!
 ensure_build
+wait "$typecheck" || die "typecheck failed"
+wait "$lint" || die "lint failed"
 
 # Unit tests first, two at a time, before the stack is up (they need none of it).
 status=0
