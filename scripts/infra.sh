@@ -60,7 +60,7 @@ redis_up() {
   if ! port_open 127.0.0.1 "$REDIS_PORT"; then
     mkdir -p "$DATA_DIR/redis"
     start_bg redis "$LOG_DIR/redis.log" "$RUN_DIR/redis.pid" \
-      redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$DATA_DIR/redis" --save "" --appendonly no --stop-writes-on-bgsave-error no --daemonize no
+      redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --databases 32 --dir "$DATA_DIR/redis" --save "" --appendonly no --stop-writes-on-bgsave-error no --daemonize no
   fi
   wait_for "Redis" 20 "$LOG_DIR/redis.log" redis-cli -p "$REDIS_PORT" ping
   log "Redis ready at redis://127.0.0.1:$REDIS_PORT"

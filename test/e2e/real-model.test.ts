@@ -80,7 +80,7 @@ describe('the agent with the real default model', () => {
         LLM_MODEL: MODEL,
         LLM_TIMEOUT_MS: '300000',
         INLINE_WAIT_MS: '5000',
-        REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/12`,
+        REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/18`,
         TEMPORAL_TASK_QUEUE: `real-model-${Date.now()}`,
       });
       const { apiKey } = await createUser({ balance: 10 });

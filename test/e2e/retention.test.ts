@@ -26,7 +26,7 @@ beforeAll(async () => {
   url.pathname = `/retention_${Date.now()}`;
   isolated = {
     MONGODB_URL: url.toString(),
-    REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/12`,
+    REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/17`,
     TEMPORAL_TASK_QUEUE: `retention-${Date.now()}`,
   };
   svc = await startService({ ...isolated, RECORDS_RETENTION_DAYS: String(RETENTION_MS / 86_400_000), RECORDS_SWEEP_INTERVAL_MS: '500', INLINE_WAIT_MS: '25000' });

@@ -83,7 +83,7 @@ function onlyGeneratorLimit(output: string, summary: string): boolean {
     service = await startService({
       ...own,
       LLM_BASE_URL: model.url,
-      REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/7`,
+      REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/20`,
       TEMPORAL_TASK_QUEUE: `schemathesis-${Date.now()}`,
       RATE_LIMIT_PER_MINUTE: '100000',
       UPLOAD_RATE_LIMIT_PER_MINUTE: '100000',

@@ -63,7 +63,7 @@ let connection: Connection;
 
 beforeAll(async () => {
   const redis = new URL(serviceEnv().REDIS_URL);
-  redis.pathname = '/7';
+  redis.pathname = '/19';
   service = await startService({ LOG_LEVEL: 'debug', TEMPORAL_TASK_QUEUE: `secrets-${Date.now()}`, REDIS_URL: redis.toString(), INLINE_WAIT_MS: '40000' });
   site = await startLoginSite();
   receiver = await startReceiver();
