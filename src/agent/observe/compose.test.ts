@@ -20,15 +20,15 @@ describe('composeObservation', () => {
   it('lays out header, elements and text', () => {
     const text = composeObservation(base({ elements: [el(1), el(2)], text: ['Hello', 'World'] }), 1000);
     expect(text).toBe(
-      ['URL: http://x/page', 'Title: Page', 'Tabs: [0] Page (active)', 'Interactive elements:', '[1] button "Button number 1"', '[2] button "Button number 2"', 'Visible text:', 'Hello', 'World'].join('\n'),
+      ['URL: http://x/page', 'Title: Page', 'Tabs: [0] Page (active)', 'Interactive elements:', '[1] button "Button number 1"', '[2] button "Button number 2"', 'Visible text:', 'Hello', 'World', '(this is the whole page)'].join('\n'),
     );
   });
 
   it("leaves out text lines an element listed shows as its label, and says so when nothing else is left", () => {
     const form = base({ elements: [{ line: '[1] textbox "Name" value="Ada"', position: 'in', distance: 0 }, { line: '[2] button "Send"', position: 'in', distance: 0 }], text: ['Contact us', 'Name', 'Send', 'Send us a note'] });
-    expect(composeObservation(form, 1000)).toMatch(/Visible text:\nContact us\nSend us a note$/);
-    expect(composeObservation({ ...form, text: ['Name', 'Send'] }, 1000)).toMatch(/Visible text:\n\(only the labels of the elements above\)$/);
-    expect(composeObservation({ ...form, text: [] }, 1000)).toMatch(/Visible text:\n\(none\)$/);
+    expect(composeObservation(form, 1000)).toMatch(/Visible text:\nContact us\nSend us a note\n\(this is the whole page\)$/);
+    expect(composeObservation({ ...form, text: ['Name', 'Send'] }, 1000)).toMatch(/Visible text:\n\(only the labels of the elements above\)\n/);
+    expect(composeObservation({ ...form, text: [] }, 1000)).toMatch(/Visible text:\n\(none\)\n/);
   });
 
   it('lists nearby off-screen elements when there is room, and counts the rest', () => {
@@ -45,6 +45,17 @@ describe('composeObservation', () => {
     expect(text).toContain('... 2 more interactive elements above the viewport (scroll up to see them)');
     expect(text).toContain('... 31 more interactive elements below the viewport (scroll down to see them)');
     expect(text).toContain('(about 1234 more characters of text below the viewport: scroll down or use extract to read them)');
+    expect(text).not.toContain('whole page');
+  });
+
+  it('says it is the whole page only when nothing is off screen, left out or cut, and no area scrolls', () => {
+    const whole = base({ elements: [el(1)], text: ['Hello'] });
+    expect(composeObservation(whole, 1000)).toMatch(/\(this is the whole page\)$/);
+    expect(composeObservation({ ...whole, paneScrolls: true }, 1000)).not.toContain('whole page');
+    expect(composeObservation({ ...whole, farAway: { above: 0, below: 0, side: 1 } }, 1000)).not.toContain('whole page');
+    expect(composeObservation({ ...whole, textBelow: 10 }, 1000)).not.toContain('whole page');
+    expect(composeObservation({ ...whole, text: ['A long line of text that will not fit. '.repeat(20)] }, 60)).not.toContain('whole page');
+    expect(composeObservation({ ...whole, elements: [el(1), el(2), el(3), el(4), el(5), el(6)] }, 40)).not.toContain('whole page');
   });
 
   it('drops off-screen elements first, then text, then elements in view, by whole lines', () => {

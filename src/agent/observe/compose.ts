@@ -5,6 +5,8 @@ export interface ComposeInput {
   title: string;
   tabs: { index: number; url: string; title: string; active: boolean }[];
   viewport: { width: number; height: number; scrollY: number; scrollHeight: number };
+  /** The page fits its viewport but a box in it scrolls. */
+  paneScrolls?: boolean;
   /** Label of an open modal dialog; the elements behind it are left out. */
   modal: string | null;
   blockedByModal: number;
@@ -25,6 +27,9 @@ const MIN_CUT_LINE = 40;
 const NONE_IN_VIEW = '(none in the viewport)';
 const NO_TEXT = '(none)';
 const ONLY_LABELS = '(only the labels of the elements above)';
+/** Closes an observation that shows all the page holds: nothing off screen, nothing left out. */
+export const WHOLE_PAGE = '(this is the whole page)';
+export const PANE_SCROLLS = 'the page fits the viewport, but an area in it scrolls (scroll to see more of it)';
 const SECTION_TITLES = { above: 'Above the viewport:', below: 'Below the viewport:', side: 'Left or right of the viewport:' };
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
@@ -66,6 +71,8 @@ export function composeObservation(input: ComposeInput, tokenBudget: number): st
   lines.push(...summaryLines(total, listed, inView.length - keptInView.length));
   const empty = input.text.length ? ONLY_LABELS : NO_TEXT;
   lines.push('Visible text:', ...(keptText.length || truncated ? keptText : [empty]), ...textNote(truncated, input.textBelow));
+  const offScreenCount = total.above + total.below + total.side + input.textAbove + input.textBelow;
+  if (!header.some((line) => line.startsWith('Scroll: ')) && !offScreenCount && keptInView.length === inView.length && !truncated) lines.push(WHOLE_PAGE);
   return withinChars(lines, maxChars);
 }
 
@@ -84,6 +91,8 @@ function headerLines(input: ComposeInput): string[] {
   header.push(`Tabs: ${tabs.join(' | ')}`);
   if (viewport.scrollHeight > viewport.height + 1) {
     header.push(`Scroll: ${viewport.scrollY}px of ${viewport.scrollHeight}px page height (viewport ${viewport.width}x${viewport.height})`);
+  } else if (input.paneScrolls) {
+    header.push(`Scroll: ${PANE_SCROLLS}`);
   }
   if (input.modal !== null) {
     header.push(`A modal dialog is open ("${clip(input.modal, 60)}"): only its elements are listed; ${plural(input.blockedByModal, 'element')} behind it cannot be used until it is closed.`);

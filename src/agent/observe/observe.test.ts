@@ -252,6 +252,15 @@ describe('observePage', () => {
     expect(text).toContain('A modal dialog is open ("Cookies"): only its elements are listed; 1 element behind it cannot be used until it is closed.');
   });
 
+  it('says when a page that fits the viewport has an area that scrolls, and nothing of scrolling when none does', async () => {
+    await page.setContent('<h1>Inbox</h1><div style="height:200px;overflow:auto"><p style="height:900px">Message 1</p></div>');
+    expect((await observe()).text).toMatch(/^Scroll: the page fits the viewport, but an area in it scrolls/m);
+    await page.setContent('<h1>Inbox</h1><div style="height:200px;overflow:auto"><p>Message 1</p></div>');
+    expect((await observe()).text).not.toMatch(/^Scroll:/m);
+    await page.setContent('<h1>Inbox</h1><p style="height:2000px">Message 1</p>');
+    expect((await observe()).text).toMatch(/^Scroll: 0px of \d+px page height/m);
+  });
+
   it('takes a screenshot when asked', async () => {
     await open('about.html');
     const obs = await observePage(page, { tokenBudget: BUDGET, screenshot: true });

@@ -61,6 +61,7 @@ async function observe(page: Page, opts: ObserveOptions): Promise<Observation> {
     title: main.title,
     tabs,
     viewport: main.viewport,
+    paneScrolls: main.paneScrolls,
     modal: main.modal,
     blockedByModal: main.blockedByModal,
     elements,

@@ -29,6 +29,16 @@ describe('the change summary', () => {
     expect(changeSummary(page({ text: ['Cart (1)'] }), page({ text: ['Cart (2)'] }), [3])).toBe('Changed: text appeared: "Cart (2)"; text went away: "Cart (1)"');
   });
 
+  it('says which elements changed state: the acted radio now checked first, the one before no longer', () => {
+    const radios = (checked: number) => ['[1] radio "Basic"', '[2] radio "Standard"', '[3] radio "Premium"'].map((line, i) => (i + 1 === checked ? `${line} checked` : line));
+    expect(changeSummary(page({ elements: radios(1) }), page({ elements: radios(2) }), [2])).toBe('Changed: [2] "Standard" is now checked; [1] "Basic" is no longer checked');
+    const menu = (state: string) => page({ elements: [`[4] button "Menu" ${state}`, '[5] checkbox "Terms" required'] });
+    expect(changeSummary(menu('collapsed'), menu('expanded'), [4])).toBe('Changed: [4] "Menu" is now expanded');
+    // (a value's own words are not states)
+    const field = (value: string) => page({ elements: [`[1] textbox "Note" value="${value}"`] });
+    expect(changeSummary(field('a'), field('checked'), [1])).toBe('Changed: [1] now holds "checked"');
+  });
+
   it('says a dialog opened, and when nothing visible changed', () => {
     expect(changeSummary(page(), page({ modal: 'Confirm' }), [3])).toBe('Changed: a dialog opened ("Confirm")');
     expect(changeSummary(page(), page(), [3])).toBe('Changed: nothing visible changed');

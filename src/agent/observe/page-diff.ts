@@ -85,7 +85,7 @@ export function changeSummary(before: string, after: string, acted: readonly num
   if (now.title !== was.title) parts.push(`title is now "${clip(now.title)}"`);
   if (now.tabs !== was.tabs) parts.push(now.tabs > was.tabs ? 'a new tab opened' : 'a tab closed');
   if (now.modal !== was.modal) parts.push(now.modal === undefined ? 'the dialog closed' : `a dialog opened ("${clip(now.modal)}")`);
-  if (now.url === was.url) parts.push(...valueChanges(was, now, acted), ...textChanges(was, now));
+  if (now.url === was.url) parts.push(...valueChanges(was, now, acted), ...stateChanges(was, now, acted), ...textChanges(was, now));
   return `Changed: ${parts.length ? parts.join('; ') : 'nothing visible changed'}`;
 }
 
@@ -104,6 +104,36 @@ function valueChanges(was: ObservedPage, now: ObservedPage, acted: readonly numb
     changes.push(value ? `[${index}] now holds ${clip(value)}` : `[${index}] is now empty`);
   }
   return changes;
+}
+
+/** The state words an element line may end with (see the observation's hints). */
+const STATES = ['checked', 'mixed', 'pressed', 'selected', 'expanded', 'collapsed', 'disabled'] as const;
+const MAX_STATE_CHANGES = 3;
+
+function statesOf(line: string): Set<string> {
+  const hints = line.slice(elementKey(line).length).replace(/\w+="(?:[^"\\]|\\.)*"/g, ' ').split(/\s+/);
+  return new Set(hints.filter((word) => (STATES as readonly string[]).includes(word)));
+}
+
+/**
+ * Elements still on the page whose state changed (a radio now checked, the one before no
+ * longer, a menu now expanded): the acted ones first, a few at most.
+ */
+function stateChanges(was: ObservedPage, now: ObservedPage, acted: readonly number[]): string[] {
+  const first = new Set(acted);
+  const order = [...now.elements.keys()].sort((a, b) => Number(!first.has(a)) - Number(!first.has(b)));
+  const changes: string[] = [];
+  for (const index of order) {
+    const [before, after] = [was.elements.get(index), now.elements.get(index)!];
+    if (before === undefined || elementKey(before) !== elementKey(after)) continue;
+    const [old, fresh] = [statesOf(before), statesOf(after)];
+    const name = `[${index}]${/ "(?:[^"\\]|\\.)*"$/.exec(elementKey(after))?.[0] ?? ''}`;
+    const gained = [...fresh].filter((state) => !old.has(state));
+    const lost = [...old].filter((state) => !fresh.has(state) && !(state === 'collapsed' && fresh.has('expanded')) && !(state === 'expanded' && fresh.has('collapsed')));
+    if (gained.length) changes.push(`${name} is now ${gained.join(', ')}`);
+    if (lost.length) changes.push(`${name} is no longer ${lost.join(', ')}`);
+  }
+  return changes.length > MAX_STATE_CHANGES ? [...changes.slice(0, MAX_STATE_CHANGES), `${changes.length - MAX_STATE_CHANGES} more elements changed state`] : changes;
 }
 
 /** The visible text lines of `after` that `before` did not show. */

@@ -51,6 +51,8 @@ export interface FrameSnapshot {
   /** Interactive elements left out because a modal dialog covers them. */
   blockedByModal: number;
   viewport: { width: number; height: number; scrollY: number; scrollHeight: number };
+  /** The document fits its viewport but a box in it scrolls (an app's inner pane holds more). */
+  paneScrolls: boolean;
 }
 
 /**
@@ -487,6 +489,16 @@ export function snapshotFrame(args: SnapshotArgs): string {
   };
 
   const scroller = document.scrollingElement ?? document.documentElement;
+  // Only asked when the document itself fits: a scrolling document is said by its own position.
+  const paneScrolls = (): boolean => {
+    if (!scroller || scroller.scrollHeight > vh + 1) return false;
+    for (const el of Array.from(document.querySelectorAll('body *'))) {
+      if (el.scrollHeight <= el.clientHeight + 1) continue;
+      const overflow = getComputedStyle(el).overflowY;
+      if (overflow === 'auto' || overflow === 'scroll' || overflow === 'overlay') return true;
+    }
+    return false;
+  };
   const snapshot: FrameSnapshot = {
     title: document.title,
     nextIndex: Math.max(next, state.max + 1),
@@ -498,6 +510,7 @@ export function snapshotFrame(args: SnapshotArgs): string {
     modal: modal ? truncate(labelOf(modal, modal.tagName, 'dialog').label, MAX_LABEL) : null,
     blockedByModal,
     viewport: { width: vw, height: vh, scrollY: Math.round(window.scrollY), scrollHeight: scroller ? scroller.scrollHeight : vh },
+    paneScrolls: paneScrolls(),
   };
   return JSON.stringify(snapshot);
 }
