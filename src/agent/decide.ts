@@ -12,7 +12,7 @@ import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary } from './observe/page-diff';
 import { pressNote } from './repetition';
-import { boundToPage } from './page-bound-tools';
+import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
 import { systemPrompt } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
 import { toolNamed, toolSpecs } from './tools';
@@ -100,7 +100,10 @@ async function chooseAction(step: StepContext, frame: PromptFrame, pageText: str
     const { reply, callMs } = await callModel(step, frame, pageText, budget);
     modelMs += callMs;
     const chosen = readReply(step, reply, attempt);
-    if (chosen) return { ...chosen, modelMs };
+    if (chosen) {
+      step.memory.spent.chosen(chosen.tool.name, pageText);
+      return { ...chosen, modelMs };
+    }
   }
 }
 
@@ -155,8 +158,7 @@ async function callModel(step: StepContext, frame: PromptFrame, pageText: string
   let reply: Reply;
   try {
     const offered = offeredTools(step);
-    // A model whose answers follow the schemas is not offered the tool it keeps repeating on this unchanged page.
-    const tools = options.llm.followsSchemas ? withoutTool(boundToPage(offered, pageText), memory.repetition.repeating(pageText)) : offered;
+    const tools = options.llm.followsSchemas ? forThisPage(memory, offered, pageText) : offered;
     reply = await options.llm.complete({ system: frame.system, messages: memory.messages, tools, maxTokens, signal });
   } catch (err) {
     // A call cut off by the cancellation was sent all the same: its prompt counts at the estimate.
@@ -235,7 +237,14 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
   return { ok: true, value: result.data };
 }
 
-/** The tools less the one named (never done: the task can always be finished). */
-function withoutTool(tools: LlmToolSpec[], name: string | undefined): LlmToolSpec[] {
-  return name && name !== 'done' ? tools.filter((tool) => tool.name !== name) : tools;
+/**
+ * What a model whose answers follow the schemas may choose on this page: elements bound to
+ * those listed, and unavailable the tools that cannot do anything here, the read-only ones
+ * already performed on this unchanged page and the one it keeps repeating on it.
+ */
+function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], pageText: string): LlmToolSpec[] {
+  const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
+  const repeating = memory.repetition.repeating(pageText);
+  if (repeating) off.push(repeating);
+  return unavailable(boundToPage(offered, pageText), off);
 }

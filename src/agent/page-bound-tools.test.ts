@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, observedIndexes, observedTabs } from './page-bound-tools';
+import { boundToPage, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -15,6 +15,8 @@ describe('tools bound to the page', () => {
     const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
     expect(index('click_element').enum).toEqual([3, 7]);
     expect(index('scroll').enum).toEqual([3, 7]);
+    expect(index('click_element')['x-element-labels']).toEqual({ 3: 'Home', 7: 'Buy' });
+    expect(index('switch_tab')['x-element-labels']).toBeUndefined();
     expect(index('switch_tab').enum).toEqual([0, 1]);
     expect(bound.find((t) => t.name === 'navigate')).toEqual(toolSpecs().find((t) => t.name === 'navigate'));
   });
@@ -29,5 +31,41 @@ describe('tools bound to the page', () => {
     // scroll's index is optional: without elements it can only be left out (null).
     const scroll = ((answerSchema(empty) as any).properties.actions.items.oneOf as any[]).find((c) => c.properties.name.const === 'scroll');
     expect(scroll.properties.arguments.properties.index).toEqual({ type: 'null' });
+  });
+});
+
+const choosable = (tools: ReturnType<typeof toolSpecs>): string[] => ((answerSchema(tools) as any).properties.actions.items.oneOf as any[]).map((c) => c.properties.name.const);
+const textOnly = 'URL: http://x/\nTitle: Orders\nTabs: [0] Orders (active)\nInteractive elements:\n(none in the viewport)\nVisible text:\n#4471 9 May Shipped\n(this is the whole page)';
+
+describe('tools that cannot do anything on the page', () => {
+  it('are scroll and extract on a page shown whole, send_keys with no element, switch_tab with one tab', () => {
+    expect(showsWholePage(textOnly)).toBe(true);
+    expect(uselessOn(textOnly).sort()).toEqual(['extract', 'scroll', 'send_keys', 'switch_tab']);
+    expect(uselessOn(`${observation}\n(this is the whole page)`)).toEqual(['scroll', 'extract']);
+    expect(uselessOn(observation)).toEqual([]);
+  });
+
+  it('are left out of the grammar while their description stays as it was, and done is never left out', () => {
+    const bound = boundToPage(toolSpecs(), textOnly);
+    const off = unavailable(bound, [...uselessOn(textOnly), 'wait', 'done']);
+    expect(describeTools(off)).toBe(describeTools(boundToPage(toolSpecs(), observation)));
+    expect(choosable(off).sort()).toEqual(['done', 'go_back', 'navigate', 'request_human_input']);
+  });
+});
+
+describe('page tools spent on an unchanged page', () => {
+  it('are those chosen from this same observation, until the page changes or the task starts again', () => {
+    const spent = new SpentTools();
+    spent.chosen('wait', 'page A');
+    spent.chosen('click_element', 'page A');
+    spent.chosen('extract', 'page A');
+    spent.chosen('navigate', 'page A');
+    expect(spent.on('page A').sort()).toEqual(['extract', 'navigate', 'wait']);
+    expect(spent.on('page B')).toEqual([]);
+    spent.chosen('scroll', 'page B');
+    expect(spent.on('page B')).toEqual(['scroll']);
+    expect(spent.on('page A')).toEqual([]);
+    spent.reset();
+    expect(spent.on('page B')).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+import { ELEMENT_LABELS } from '../model/answer-format';
+import { WHOLE_PAGE } from './observe/compose';
 import type { LlmToolSpec } from './llm/types';
 
 /** The element indexes an observation lists (its lines `[n] role "label"`). */
@@ -5,11 +7,19 @@ export function observedIndexes(observation: string): number[] {
   return [...observation.matchAll(/^\s*\[(\d+)\]/gm)].map((match) => Number(match[1]));
 }
 
+/** The elements an observation lists: their label (or role when they have none) by index. */
+export function observedLabels(observation: string): Record<number, string> {
+  const labels: Record<number, string> = {};
+  for (const match of observation.matchAll(/^\s*\[(\d+)\] (\S+)(?: "((?:[^"\\]|\\.)*)")?/gm)) labels[Number(match[1])] = (match[3] ?? '').replace(/\\(.)/g, '$1') || match[2];
+  return labels;
+}
+
 /** The tab indexes of the observation's `Tabs:` line. */
 export function observedTabs(observation: string): number[] {
   const line = /^Tabs: (.*)$/m.exec(observation)?.[1] ?? '';
   return [...line.matchAll(/\[(\d+)\]/g)].map((match) => Number(match[1]));
 }
+
 
 /**
  * The tools with their element (and tab) indexes bound to what the latest observation lists:
@@ -21,11 +31,73 @@ export function observedTabs(observation: string): number[] {
  */
 export function boundToPage(specs: LlmToolSpec[], observation: string): LlmToolSpec[] {
   const elements = observedIndexes(observation);
+  const labels = observedLabels(observation);
   const tabs = observedTabs(observation);
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (!props.index || props.index.type !== 'integer') return spec;
-    const allowed = spec.name === 'switch_tab' ? tabs : elements;
-    return { ...spec, parameters: { ...spec.parameters, properties: { ...props, index: { ...props.index, enum: allowed } } } };
+    const index = spec.name === 'switch_tab' ? { ...props.index, enum: tabs } : { ...props.index, enum: elements, [ELEMENT_LABELS]: labels };
+    return { ...spec, parameters: { ...spec.parameters, properties: { ...props, index } } };
   });
+}
+
+/** The observation shows all the page holds: nothing off screen, nothing cut, no scrolling area. */
+export function showsWholePage(observation: string): boolean {
+  return observation.includes(WHOLE_PAGE);
+}
+
+/**
+ * Tools that cannot do anything on the page the observation shows: scroll and extract when it
+ * shows the whole page, send_keys with no element to press keys on, switch_tab with one tab.
+ */
+export function uselessOn(observation: string): string[] {
+  const useless: string[] = [];
+  if (showsWholePage(observation)) useless.push('scroll', 'extract');
+  if (!observedIndexes(observation).length) useless.push('send_keys');
+  if (observedTabs(observation).length <= 1) useless.push('switch_tab');
+  return useless;
+}
+
+/**
+ * The tools with those named made unavailable for this answer: their parameters accept no value
+ * (`not: {}`), so a model whose answers follow the schemas cannot choose them. They stay in the
+ * list, described as always, so the tools' text (the start of a cached prompt) does not change.
+ */
+export function unavailable(specs: LlmToolSpec[], names: Iterable<string>): LlmToolSpec[] {
+  const off = new Set(names);
+  off.delete('done');
+  return specs.map((spec) => (off.has(spec.name) ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));
+}
+
+/**
+ * Tools that act on the page as a whole (no element): performed again on a page their first
+ * call left as it was, they do the same nothing again (read the same text, wait for nothing,
+ * scroll no further, open the page it is on, go back nowhere, press the same keys).
+ */
+const PAGE_TOOLS = new Set(['wait', 'extract', 'scroll', 'navigate', 'go_back', 'send_keys']);
+
+/** The page tools already performed on the page as it is now (the same observation). */
+export class SpentTools {
+  private page?: string;
+  private readonly tools = new Set<string>();
+
+  /** `tool` was chosen from the observation `pageText`. */
+  chosen(tool: string, pageText: string): void {
+    if (!PAGE_TOOLS.has(tool)) return;
+    if (this.page !== pageText) {
+      this.page = pageText;
+      this.tools.clear();
+    }
+    this.tools.add(tool);
+  }
+
+  /** Those chosen while the page looked as `pageText` does (a call that changed it leaves a new page). */
+  on(pageText: string): string[] {
+    return this.page === pageText ? [...this.tools] : [];
+  }
+
+  reset(): void {
+    this.page = undefined;
+    this.tools.clear();
+  }
 }

@@ -32,7 +32,8 @@ export function taskPrompt(
     parts.push('');
   }
   parts.push(`New task: ${params.prompt || '(no prompt given: describe the current page)'}`);
-  if (params.startingUrl) parts.push(`The browser has opened ${params.startingUrl} for you.`);
+  // (not its address: a small model read it as a page to open, and opened the page it was on)
+  if (params.startingUrl) parts.push('The browser is already on the starting page of the task: the observation shows it.');
   if (files.length) {
     parts.push('Files you can put into file inputs with upload_file:');
     for (const file of files) parts.push(`- ${file.fileId}: ${file.name} (${file.size} bytes)`);

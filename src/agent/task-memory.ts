@@ -7,6 +7,7 @@ import type { AgentTool } from './types';
 import type { TaskFiles } from '../browser/task-files';
 import type { ApprovedElement } from './approval-binding';
 import { PressCounter, RepetitionGuard } from './repetition';
+import { SpentTools } from './page-bound-tools';
 import { fitHistory } from './context-budget';
 
 /** The conversation is trimmed once it holds more messages than this. */
@@ -101,6 +102,8 @@ export class TaskMemory {
   readonly repetition = new RepetitionGuard();
   /** The same state-changing action on the same element repeated while the page changes, counted. */
   readonly presses = new PressCounter();
+  /** Page tools (wait, extract, navigate...) already performed on the page as it is. */
+  readonly spent = new SpentTools();
   /** The latest observation's text (what an index refers to). */
   lastObservation?: string;
   /** The token budget the latest observation was composed within. */
@@ -145,6 +148,7 @@ export class TaskMemory {
     this.failedVerifications = 0;
     this.repetition.reset();
     this.presses.reset();
+    this.spent.reset();
     this.specs = specs;
     this.notes = [];
     this.acted = [];

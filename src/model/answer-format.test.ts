@@ -57,10 +57,25 @@ describe('the answer grammar', () => {
   });
 
   it('takes only the indexes the page lists when the tools are bound to it', () => {
-    const bound = boundToPage(tools, 'Tabs: [0] Shop (active)\n[3] link "Home"\n[7] button "Buy"');
-    const res = check(bound, [call('click_element', { index: 7 }), call('click_element', { index: 5 }), call('switch_tab', { index: 0 }), call('switch_tab', { index: 2 })]);
+    const bound = boundToPage(tools, 'Tabs: [0] Shop (active)\n[3] link "Home"\n[7] button "Buy \\"now\\""\n[9] button');
+    const res = check(bound, [
+      call('click_element', { index: 'Buy now [7]' }),
+      call('click_element', { index: 'button [9]' }),
+      call('click_element', { index: 7 }), // a bare number: the element is named by its label first
+      call('click_element', { index: 'Home [7]' }), // a label with another's index
+      call('click_element', { index: 'Buy now [5]' }),
+      call('switch_tab', { index: 0 }),
+      call('switch_tab', { index: 2 }),
+    ]);
     expect(res.compiled).toBe(true);
-    expect(res.results.map((r) => r.ok)).toEqual([true, false, true, false]);
+    expect(res.results.map((r) => r.ok)).toEqual([true, true, false, false, false, true, false]);
+    // Read back to the index the agent's tool takes; described the same on every page.
+    expect(parseAnswer(JSON.stringify(calls(['click_element', { index: 'Buy now [7]' }], ['scroll', { direction: 'down', amount: null, index: 'Home [3]' }])), bound).actions).toEqual([
+      { name: 'click_element', arguments: '{"index":7}' },
+      { name: 'scroll', arguments: '{"direction":"down","index":3}' },
+    ]);
+    expect(describeTools(bound)).toContain('- click_element(index: "<label> [index]" (The [index] of the element in the latest observation))');
+    expect(describeTools(bound)).toBe(describeTools(boundToPage(tools, 'Tabs: [0] Other (active)\n[1] link "Elsewhere"')));
   });
 
   it("follows a caller's output schema in done's result", () => {

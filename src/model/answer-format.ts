@@ -12,6 +12,28 @@ export type JsonSchema = Record<string, unknown>;
 /** A schema no value satisfies (an empty enum): a tool that needs one cannot be chosen. */
 export const IMPOSSIBLE = { impossible: true } as const;
 
+/**
+ * On an `index` bound to the elements of a page: their labels by index. The model then names
+ * an element by its label, then its index (`Submit [4]`), so the words it writes are those of
+ * the element it means (choosing a bare number, a small model often took the one beside it).
+ * The answer is read back to the index.
+ */
+export const ELEMENT_LABELS = 'x-element-labels';
+const ELEMENT_LABEL_MAX = 40;
+
+/** How the model names element `index` labelled `label`. */
+export function elementChoice(index: number, label: string): string {
+  const clean = label.replace(/[\u0000-\u001f"\\]/g, ' ').replace(/\s+/g, ' ').trim();
+  const clipped = clean.length > ELEMENT_LABEL_MAX ? `${clean.slice(0, ELEMENT_LABEL_MAX - 1).trimEnd()}…` : clean;
+  return `${clipped ? `${clipped} ` : ''}[${index}]`;
+}
+
+/** The labels an `index` schema carries, if it does. */
+function labelsOf(s: JsonSchema): Record<string, string> | undefined {
+  const labels = s[ELEMENT_LABELS];
+  return s.type === 'integer' && Array.isArray(s.enum) && labels && typeof labels === 'object' ? (labels as Record<string, string>) : undefined;
+}
+
 /** The subset of JSON Schema the grammar builder understands (node-llama-cpp's GbnfJsonSchema). */
 export type GrammarSchema =
   | { type: Primitive | Primitive[] }
@@ -67,6 +89,9 @@ function anyValue(depth: number): GrammarSchema {
 export function toGrammarSchema(schema: unknown, depth = 0): GrammarSchema {
   if (!schema || typeof schema !== 'object' || depth > MAX_DEPTH) return anyValue(depth);
   const s = schema as JsonSchema;
+  if (acceptsNothing(s)) return IMPOSSIBLE;
+  const labels = labelsOf(s);
+  if (labels) return (s.enum as number[]).length ? { enum: (s.enum as number[]).map((index) => elementChoice(index, labels[index] ?? '')) } : IMPOSSIBLE;
   if ('const' in s && isScalar(s.const)) return { const: s.const };
   if (Array.isArray(s.enum) && s.enum.length === 0) return IMPOSSIBLE;
   if (Array.isArray(s.enum) && s.enum.every(isScalar)) return { enum: s.enum as (string | number | boolean | null)[] };
@@ -122,6 +147,9 @@ function objectSchema(s: JsonSchema, depth: number): GrammarSchema {
   return { type: 'object', properties };
 }
 
+/** `not: {}`: no value is valid (a tool made unavailable for one answer). */
+const acceptsNothing = (s: JsonSchema): boolean => typeof s.not === 'object' && s.not !== null && Object.keys(s.not).length === 0;
+
 const isScalar = (v: unknown): v is string | number | boolean | null => v === null || ['string', 'number', 'boolean'].includes(typeof v);
 
 /**
@@ -165,9 +193,20 @@ export function parseAnswer(text: string, tools: OfferedTool[]): ParsedAnswer {
     const name = typeof action.name === 'string' ? action.name : '';
     if (!tools.some((t) => t.name === name)) throw new Error(`the answer names no offered tool (${JSON.stringify(action.name)})`);
     const args = action.arguments && typeof action.arguments === 'object' && !Array.isArray(action.arguments) ? withoutNulls(action.arguments as Record<string, unknown>) : {};
-    return { name, arguments: JSON.stringify(args) };
+    return { name, arguments: JSON.stringify(withIndexes(args, tools.find((t) => t.name === name)!)) };
   });
   return { thought: typeof value.thought === 'string' ? value.thought.trim() : '', actions };
+}
+
+/** Elements named as `label [index]` read back to their index. */
+function withIndexes(args: Record<string, unknown>, tool: OfferedTool): Record<string, unknown> {
+  const props = (tool.parameters?.properties ?? {}) as Record<string, JsonSchema>;
+  const out = { ...args };
+  for (const [key, value] of Object.entries(args)) {
+    const index = typeof value === 'string' && props[key] && labelsOf(props[key]) ? /\[(\d+)\]$/.exec(value)?.[1] : undefined;
+    if (index !== undefined) out[key] = Number(index);
+  }
+  return out;
 }
 
 /** Top-level `null` arguments are properties left out (the grammar writes every property). */
@@ -200,6 +239,7 @@ function answerInstruction(shape: AnswerShape): string {
 function typeLabel(s: JsonSchema): string {
   // An integer enum is a list of element indexes bound to the page: described as the integer it
   // is, so the tools' text (the start of the prompt) stays the same from step to step.
+  if (labelsOf(s)) return '"<label> [index]"';
   if (Array.isArray(s.enum) && s.type === 'integer') return 'integer';
   if (Array.isArray(s.enum)) return s.enum.map((e) => JSON.stringify(e)).join('|');
   if (Array.isArray(s.anyOf)) return (s.anyOf as JsonSchema[]).map(typeLabel).join('|');

@@ -240,7 +240,9 @@ function chatCompletion(out: Completion, modelName: string, log: Logger): Record
       finish = 'tool_calls';
     } catch (err) {
       // Cut off by max_tokens: returned as text, which the agent answers as a malformed call.
-      log.warn({ err: (err as Error).message, stop: out.stop }, 'model answer is not a complete call');
+      // (one token asked for: a caller evaluating its prompt ahead of its calls)
+      const asked = out.stop === 'maxTokens' && out.completionTokens <= 1;
+      log[asked ? 'debug' : 'warn']({ err: (err as Error).message, stop: out.stop }, 'model answer is not a complete call');
     }
   }
   return {

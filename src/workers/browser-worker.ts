@@ -1,3 +1,4 @@
+import { warmUpModel } from '../agent/warm-up';
 import { Recorder } from '../recording/recorder';
 import { StepPictures } from '../recording/pictures';
 import { CpuGauge } from '../metrics/cpu-gauge';
@@ -222,11 +223,13 @@ function browserSide(deps: { config: Config; logger: Logger; store: Store; event
   const storedFiles = new StoredFiles({ files: store.files, blobs: store.blobs, quota: store.quota, dataDir: config.DATA_DIR, maxDownloadBytes: config.FILE_MAX_BYTES });
   const pool = browserPool(config, logger, { guard, meter, vault, storedFiles });
   const recorder = stepRecorder(config, logger, store, pool);
+  const llm = createLlmClient(config);
+  if (llm.followsSchemas) void warmUpModel(llm, logger);
   const agent = new AgentRunner(pool, {
     files: storedFiles,
     recorder,
     recordings: store.recordings,
-    llm: createLlmClient(config),
+    llm,
     prices: config.LLM_PRICES,
     observationTokenBudget: config.OBSERVATION_TOKEN_BUDGET,
     contextTokens: config.LLM_CONTEXT_TOKENS,
