@@ -151,12 +151,13 @@ function slotPool(loaded: Loaded, opts: ModelServerOptions) {
     return best ?? free.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
   };
   return {
-    async acquire(prompt: PromptItem[], signal: AbortSignal): Promise<Slot> {
+    async acquire(prompt: PromptItem[], signal: AbortSignal, cold = false): Promise<Slot | undefined> {
       const text = JSON.stringify(prompt);
       const system = JSON.stringify(prompt[0] ?? '').length;
       for (;;) {
         if (signal.aborted) throw new Error('the client went away');
-        const slot = pick(text, system);
+        if (cold && !slots.some((s) => s.key === null)) return undefined;
+        const slot = cold ? slots.find((s) => s.key === null && !s.busy) : pick(text, system);
         if (slot) {
           Object.assign(slot, { busy: true, key: text, lastUsed: Date.now() });
           return slot;
@@ -203,29 +204,42 @@ function completer(loaded: Loaded, opts: ModelServerOptions) {
   return async (body: ChatRequest, signal: AbortSignal): Promise<Completion> => {
     const tools: OfferedTool[] = (body.tools ?? []).filter((t) => t?.type === 'function' && t.function?.name).map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
     const prompt = toPrompt(body.messages, tools, opts.shape);
-    const maxTokens = Math.max(16, Math.min(Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS) || DEFAULT_MAX_TOKENS, 4096));
+    const maxTokens = Math.max(1, Math.min(Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS) || DEFAULT_MAX_TOKENS, 4096));
     const grammar = tools.length ? await grammarFor(tools) : undefined;
-    const slot = await pool.acquire(prompt, signal);
-    try {
-      const before = slot.sequence.tokenMeter.getState();
-      const guessedBefore = slot.sequence.tokenPredictions;
-      const t0 = performance.now();
-      let firstToken = 0;
-      const onToken = () => (firstToken ||= performance.now());
-      const res = await slot.chat.generateResponse(prompt as never, { grammar, maxTokens, temperature: 0, signal, onToken });
-      const after = slot.sequence.tokenMeter.getState();
-      const guessed = slot.sequence.tokenPredictions;
-      const completionTokens = after.usedOutputTokens - before.usedOutputTokens;
-      const evaluated = after.usedInputTokens - before.usedInputTokens;
-      const promptTokens = Math.max(evaluated, slot.sequence.contextTokens.length - completionTokens);
-      const predicted = { validated: guessed.validated - guessedBefore.validated, refuted: guessed.refuted - guessedBefore.refuted };
-      const ms = Math.round(performance.now() - t0);
-      const promptMs = firstToken ? Math.round(firstToken - t0) : ms;
-      return { text: res.response, stop: res.metadata.stopReason, promptTokens, cachedTokens: promptTokens - evaluated, completionTokens, predicted, ms, promptMs, tools };
-    } finally {
-      pool.release(slot);
+    // One token asked for: a caller priming the model with the start of its prompts. Every
+    // sequence that holds nothing yet evaluates it (a new conversation takes the one unused
+    // longest, so each would otherwise start cold).
+    if (maxTokens === 1) {
+      let primed: Omit<Completion, 'tools'> | undefined;
+      for (let slot = await pool.acquire(prompt, signal, true); slot; slot = await pool.acquire(prompt, signal, true)) primed = await generate(pool, slot, { prompt, grammar, maxTokens, signal });
+      if (primed) return { ...primed, tools };
     }
+    const slot = (await pool.acquire(prompt, signal))!;
+    return { ...(await generate(pool, slot, { prompt, grammar, maxTokens, signal })), tools };
   };
+}
+
+/** One answer on `slot` (released after it), and where its tokens and time went. */
+async function generate(pool: { release(slot: Slot): void }, slot: Slot, req: { prompt: PromptItem[]; grammar: Grammar | undefined; maxTokens: number; signal: AbortSignal }): Promise<Omit<Completion, 'tools'>> {
+  try {
+    const before = slot.sequence.tokenMeter.getState();
+    const guessedBefore = slot.sequence.tokenPredictions;
+    const t0 = performance.now();
+    let firstToken = 0;
+    const onToken = () => (firstToken ||= performance.now());
+    const res = await slot.chat.generateResponse(req.prompt as never, { grammar: req.grammar, maxTokens: req.maxTokens, temperature: 0, signal: req.signal, onToken });
+    const after = slot.sequence.tokenMeter.getState();
+    const guessed = slot.sequence.tokenPredictions;
+    const completionTokens = after.usedOutputTokens - before.usedOutputTokens;
+    const evaluated = after.usedInputTokens - before.usedInputTokens;
+    const promptTokens = Math.max(evaluated, slot.sequence.contextTokens.length - completionTokens);
+    const predicted = { validated: guessed.validated - guessedBefore.validated, refuted: guessed.refuted - guessedBefore.refuted };
+    const ms = Math.round(performance.now() - t0);
+    const promptMs = firstToken ? Math.round(firstToken - t0) : ms;
+    return { text: res.response, stop: res.metadata.stopReason, promptTokens, cachedTokens: promptTokens - evaluated, completionTokens, predicted, ms, promptMs };
+  } finally {
+    pool.release(slot);
+  }
 }
 
 /** The chat-completions answer: the model's calls as tool_calls when tools were offered. */
