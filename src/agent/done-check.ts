@@ -18,11 +18,20 @@ interface FormState {
   errors: string[];
 }
 
-/** Keeps track of the fields filled since the last click, Enter or navigation. */
+/** Controls a click fills in (as the observation names their role), rather than sends. */
+const CLICKED_FIELDS = new Set(['radio', 'checkbox', 'switch', 'option', 'menuitemradio', 'menuitemcheckbox']);
+
+/** The role the latest observation gives element `index`. */
+function roleOf(observation: string | undefined, index: number): string | undefined {
+  return new RegExp(`^\\s*\\[${index}\\] (\\S+)`, 'm').exec(observation ?? '')?.[1];
+}
+
+/** Keeps track of the fields filled (a radio or checkbox clicked too) since the last other click, Enter or navigation. */
 export function trackFilling(step: StepContext, tool: string, args: unknown): void {
   const { memory } = step;
   const index = (args as { index?: unknown }).index;
-  if (FILLS.has(tool) && typeof index === 'number') {
+  const clickedField = tool === 'click_element' && typeof index === 'number' && CLICKED_FIELDS.has(roleOf(memory.lastObservation, index) ?? '');
+  if ((FILLS.has(tool) || clickedField) && typeof index === 'number') {
     if (!memory.unsubmitted.includes(index)) memory.unsubmitted.push(index);
     memory.formTouched = true;
   } else if (SENDS.has(tool) || (tool === 'send_keys' && /enter/i.test(String((args as { keys?: unknown }).keys)))) {

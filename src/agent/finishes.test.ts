@@ -14,6 +14,7 @@ const PAGES: Record<string, string> = {
     <label>Name <input name="name"></label> <label>Email <input name="email"></label> <span class="error" id="e"></span> <button>Send</button></form>`,
   '/shop': `<!doctype html><title>Shop</title><p id="c">Cart (0)</p><button onclick="const c = document.getElementById('c'); c.textContent = 'Cart (' + (Number(c.textContent.match(/\\d+/)[0]) + 1) + ')'">Add to cart</button>`,
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
+  '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
 };
 
@@ -80,6 +81,17 @@ describe('a done that claims success', () => {
       ['done', 'done'],
     ]);
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1], [2] but the form was not sent (its button "Send" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+  });
+
+  it('is answered once when a radio was clicked in a form never sent: a click on a radio fills the form, it does not send it', async () => {
+    await page.goto('http://site.test/plan');
+    const { results, requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [done], [done]]);
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'click_element'],
+      ['continue', 'done'],
+      ['done', 'done'],
+    ]);
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [2] but the form was not sent (its button "Submit" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
   it('is answered once when the page shows an error at a field', async () => {
