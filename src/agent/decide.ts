@@ -12,7 +12,7 @@ import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary } from './observe/page-diff';
 import { pressNote } from './repetition';
-import { boundToPage, notPressedAgain, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
 import { systemPrompt } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
 import { toolNamed, toolSpecs } from './tools';
@@ -76,7 +76,6 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   // What the last actions changed closes the observation, after the page it speaks of.
   const closing = whatChanged(memory, observation.text).map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);
-  memory.presses.seen(observation.text);
   memory.fitToContext(options.contextTokens, frame.fixedTokens);
   return observation.text;
 }
@@ -241,12 +240,11 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
 /**
  * What a model whose answers follow the schemas may choose on this page: elements bound to
  * those listed, and unavailable the tools that cannot do anything here, the page tools
- * already performed on this unchanged page, the one it keeps repeating on it, and a press
- * again of the element just pressed.
+ * already performed on this unchanged page and the one it keeps repeating on it.
  */
 function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], pageText: string): LlmToolSpec[] {
   const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
   const repeating = memory.repetition.repeating(pageText);
   if (repeating) off.push(repeating);
-  return notPressedAgain(unavailable(boundToPage(offered, pageText), off), pageText, memory.presses.justPressed());
+  return unavailable(boundToPage(offered, pageText), off);
 }

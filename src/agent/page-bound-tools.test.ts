@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, notPressedAgain, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -67,19 +67,5 @@ describe('page tools spent on an unchanged page', () => {
     expect(spent.on('page A')).toEqual([]);
     spent.reset();
     expect(spent.on('page B')).toEqual([]);
-  });
-});
-
-describe('the element just pressed', () => {
-  it('is no choice for click_element on the next answer, and the other elements and tools stay', () => {
-    const cart = 'Tabs: [0] Mugs (active)\n[1] button "Add White Mug to cart"\n[2] button "Add Green Mug to cart"\n[3] checkbox "Gift wrap" checked';
-    const bound = boundToPage(toolSpecs(), cart);
-    const index = (tools: ReturnType<typeof toolSpecs>, name: string) => (tools.find((t) => t.name === name)!.parameters.properties as any).index.enum;
-    const after = notPressedAgain(bound, cart, 'button "Add Green Mug to cart"');
-    expect(index(after, 'click_element')).toEqual([1, 3]);
-    expect(index(after, 'scroll')).toEqual([1, 2, 3]);
-    expect(index(notPressedAgain(bound, cart, 'checkbox "Gift wrap"'), 'click_element')).toEqual([1, 2]);
-    expect(notPressedAgain(bound, cart, undefined)).toBe(bound);
-    expect(describeTools(after)).toBe(describeTools(bound));
   });
 });

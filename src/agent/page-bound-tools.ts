@@ -1,6 +1,5 @@
 import { ELEMENT_LABELS } from '../model/answer-format';
 import { WHOLE_PAGE } from './observe/compose';
-import { elementKey } from './observe/page-diff';
 import type { LlmToolSpec } from './llm/types';
 
 /** The element indexes an observation lists (its lines `[n] role "label"`). */
@@ -68,24 +67,6 @@ export function unavailable(specs: LlmToolSpec[], names: Iterable<string>): LlmT
   const off = new Set(names);
   off.delete('done');
   return specs.map((spec) => (off.has(spec.name) ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));
-}
-
-/**
- * The tools with the element the last action pressed (`element`: its role and label, as
- * `[index] ` less) no longer a choice for click_element: a press that changed the page, done
- * again at once, acts again (a second item in the cart, a checkbox unticked). It is a choice
- * again once the model has done something else.
- */
-export function notPressedAgain(specs: LlmToolSpec[], observation: string, element: string | undefined): LlmToolSpec[] {
-  if (!element) return specs;
-  const same = new Set(observation.split('\n').filter((line) => /^\s*\[\d+\] /.test(line) && elementKey(line.trim()).replace(/^\[\d+\] /, '') === element).map((line) => Number(/\[(\d+)\]/.exec(line)![1])));
-  if (!same.size) return specs;
-  return specs.map((spec) => {
-    const index = (spec.parameters.properties as Record<string, Record<string, unknown>> | undefined)?.index;
-    if (spec.name !== 'click_element' || !index || !Array.isArray(index.enum)) return spec;
-    const props = spec.parameters.properties as Record<string, unknown>;
-    return { ...spec, parameters: { ...spec.parameters, properties: { ...props, index: { ...index, enum: (index.enum as number[]).filter((n) => !same.has(n)) } } } };
-  });
 }
 
 /**

@@ -68,17 +68,3 @@ describe('presses of the same element while the page changes', () => {
     );
   });
 });
-
-describe('the element just pressed', () => {
-  it('is the last press when the page changed after it, until another action', () => {
-    const presses = new PressCounter();
-    presses.note('click_element', { index: 2 }, 'button "Add Green Mug to cart"', 'cart empty');
-    presses.seen('cart empty');
-    expect(presses.justPressed()).toBeUndefined();
-    presses.seen('cart: Green Mug');
-    expect(presses.justPressed()).toBe('button "Add Green Mug to cart"');
-    presses.note('input_text', { index: 1, text: 'x' }, 'textbox "Note"', 'cart: Green Mug');
-    presses.seen('cart: Green Mug, note x');
-    expect(presses.justPressed()).toBeUndefined();
-  });
-});

@@ -85,8 +85,6 @@ export class PressCounter {
   count = 0;
   /** The element as the model saw it. */
   element = '';
-  /** The page changed after the last press (seen by the observation after it). */
-  private changed = false;
 
   /** A performed action, with the element's observation line and the page it was chosen on. */
   note(tool: string, args: unknown, element: string, pageText: string): number {
@@ -100,25 +98,13 @@ export class PressCounter {
     else this.count = 1;
     this.last = { action, page };
     this.element = element;
-    this.changed = false;
     return this.count;
-  }
-
-  /** The observation after the last action. */
-  seen(pageText: string): void {
-    this.changed = this.last !== undefined && createHash('sha256').update(pageText).digest('hex') !== this.last.page;
-  }
-
-  /** The element the last action pressed, when the page changed after it (pressing it again acts again). */
-  justPressed(): string | undefined {
-    return this.changed && this.element ? this.element : undefined;
   }
 
   reset(): void {
     this.last = undefined;
     this.count = 0;
     this.element = '';
-    this.changed = false;
   }
 }
 
