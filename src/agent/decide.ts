@@ -10,7 +10,8 @@ import { computeCost, priceOf } from './llm/pricing';
 import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
-import { appearedText, changeSummary } from './observe/page-diff';
+import { appearedText, changeSummary, readObservation } from './observe/page-diff';
+import { FORM_SENT_NOTE } from './done-check';
 import { pressNote } from './repetition';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
 import { systemPrompt } from './prompts';
@@ -85,6 +86,8 @@ function whatChanged(memory: StepContext['memory'], now: string): string[] {
   const before = memory.lastObservation;
   if (before === undefined || !memory.acted.length) return [...memory.notes];
   const lines = [changeSummary(before, now, memory.acted)];
+  if (memory.pressedAfterFilling && readObservation(before).url !== readObservation(now).url) lines.push(FORM_SENT_NOTE);
+  memory.pressedAfterFilling = false;
   const presses = memory.presses;
   if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
   return [...lines, ...memory.notes];

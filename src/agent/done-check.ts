@@ -35,9 +35,13 @@ export function trackFilling(step: StepContext, tool: string, args: unknown): vo
     if (!memory.unsubmitted.includes(index)) memory.unsubmitted.push(index);
     memory.formTouched = true;
   } else if (SENDS.has(tool) || (tool === 'send_keys' && /enter/i.test(String((args as { keys?: unknown }).keys)))) {
+    memory.pressedAfterFilling = memory.unsubmitted.length > 0 && tool !== 'navigate' && tool !== 'go_back';
     memory.unsubmitted = [];
   }
 }
+
+/** Said with the observation after a press that sent what the agent filled and led to another page. */
+export const FORM_SENT_NOTE = 'Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.';
 
 /** What the page shows against a done, said once per task; undefined when nothing stands against it. */
 export async function doneObjection(step: StepContext, ctx: ToolContext): Promise<string | undefined> {

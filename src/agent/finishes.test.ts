@@ -101,10 +101,14 @@ describe('a done that claims success', () => {
     expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not accepted yet: the page shows "Email is required" at a field\./);
   });
 
-  it('is accepted at once after the form was sent', async () => {
+  it('is accepted at once after the form was sent, whose new page the observation says came from the press', async () => {
     await page.goto('http://site.test/form');
-    const { results } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'click_element', args: { index: 3 } }], [done]]);
+    const { results, requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'click_element', args: { index: 3 } }], [done]]);
     expect(results.map((r) => r.kind)).toEqual(['continue', 'continue', 'done']);
+    expect(lastObservation(requests[1]).split('\n').slice(-2)).toEqual([
+      'Changed: URL is now http://site.test/sent?name=Ada&email=; title is now "Thanks"',
+      'Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.',
+    ]);
   });
 });
 

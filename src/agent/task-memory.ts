@@ -120,6 +120,8 @@ export class TaskMemory {
   unsubmitted: number[] = [];
   /** A field was filled in this task. */
   formTouched = false;
+  /** The last action pressed a button, a link or Enter after fields were filled. */
+  pressedAfterFilling = false;
   /** A done was answered with what the page shows once in this task. */
   doneQuestioned = false;
   private pendingApproval?: PendingApproval;
@@ -156,6 +158,7 @@ export class TaskMemory {
     this.unsubmitted = [];
     this.doneQuestioned = false;
     this.formTouched = false;
+    this.pressedAfterFilling = false;
   }
 
   /** A user message: what the model is told. */

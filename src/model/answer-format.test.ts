@@ -96,7 +96,7 @@ describe('the answer grammar', () => {
     expect(none.properties.actions.maxItems).toBe(1);
     expect((answerSchema(tools, { thoughtMaxChars: 60 }) as any).properties.thought).toEqual({ type: 'string', maxLength: 60 });
     expect(describeTools(tools, { thoughtMaxChars: 0, maxActions: 1 })).toContain('Answer with one JSON object: {"actions": [{"name": "<tool>", "arguments": {...}}]}. Arguments marked ? may be null.');
-    expect(describeTools(tools)).toContain('"thought": "<one short sentence: what is left to do for the task, and what you do now>", "actions"');
+    expect(describeTools(tools)).toContain('"thought": "<one short sentence: what you see and what you do next>", "actions"');
   });
 
   it('keeps bounds llama.cpp can compile and leaves longer ones to max_tokens', () => {

@@ -231,7 +231,7 @@ export function describeTools(tools: OfferedTool[], shape: AnswerShape = {}): st
 }
 
 function answerInstruction(shape: AnswerShape): string {
-  const thought = (shape.thoughtMaxChars ?? THOUGHT_MAX_CHARS) > 0 ? '"thought": "<one short sentence: what is left to do for the task, and what you do now>", ' : '';
+  const thought = (shape.thoughtMaxChars ?? THOUGHT_MAX_CHARS) > 0 ? '"thought": "<one short sentence: what you see and what you do next>", ' : '';
   const several = (shape.maxActions ?? MAX_ACTIONS) > 1 ? ' List several actions only when none changes the page before the next (the fields of a form, then its submit); done only alone.' : '';
   return `Answer with one JSON object: {${thought}"actions": [{"name": "<tool>", "arguments": {...}}]}. Arguments marked ? may be null.${several}`;
 }

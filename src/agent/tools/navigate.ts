@@ -28,12 +28,24 @@ export function normalizeUrl(raw: string): string {
   return withScheme;
 }
 
+/** The address a tab was last asked to open while it showed it already: asked again at once, it is reloaded. */
+const reloadAsked = new WeakMap<object, string>();
+const withoutHash = (address: string): string => address.replace(/#.*$/, '').replace(/\/$/, '');
+
 export const navigateTool: AgentTool<typeof schema, 'navigate'> = {
   name: 'navigate',
   description: 'Open a URL in the active tab.',
   schema,
   async execute(ctx, args) {
     const url = normalizeUrl(args.url);
+    // The page it is on, opened again: a small model's way to "look" at it, which loses what
+    // a form sent to it. Said, not done, unless asked again at once (a reload).
+    const current = ctx.page.url();
+    if (withoutHash(current) === withoutHash(url) && reloadAsked.get(ctx.page) !== current) {
+      reloadAsked.set(ctx.page, current);
+      return { summary: `Not opened: the tab already shows ${current}, and the observation is that page. To load it again, call navigate with it once more.`, target: url };
+    }
+    reloadAsked.delete(ctx.page);
     const timeout = ctx.navigationTimeoutMs;
     let status: number | undefined;
     const guard = watchBlockedNavigation(ctx, ctx.page);

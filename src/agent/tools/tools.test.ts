@@ -80,6 +80,20 @@ describe('clicks', () => {
   }, 20_000);
 });
 
+describe('navigate to the page the tab shows', () => {
+  it('is said, not done (a form sent to the page would be lost), and done when asked again at once', async () => {
+    await navigateTool.execute(ctx, { url: url('form.html') });
+    await ctx.page.fill('input[name=name]', 'typed');
+    expect(await navigateTool.execute(ctx, { url: `${url('form.html')}#top` })).toEqual({
+      summary: `Not opened: the tab already shows ${url('form.html')}, and the observation is that page. To load it again, call navigate with it once more.`,
+      target: `${url('form.html')}#top`,
+    });
+    expect(await ctx.page.inputValue('input[name=name]')).toBe('typed');
+    expect((await navigateTool.execute(ctx, { url: url('form.html') })).summary).toBe(`Navigated to ${url('form.html')} ("Contact form")`);
+    expect(await ctx.page.inputValue('input[name=name]')).toBe('');
+  });
+});
+
 describe('form and login flows', () => {
   it('fills and submits the contact form', async () => {
     const nav = await navigateTool.execute(ctx, { url: url('form.html') });
