@@ -32,6 +32,10 @@ describe('the change summary', () => {
   it('says which elements changed state: the acted radio now checked first, the one before no longer', () => {
     const radios = (checked: number) => ['[1] radio "Basic"', '[2] radio "Standard"', '[3] radio "Premium"'].map((line, i) => (i + 1 === checked ? `${line} checked` : line));
     expect(changeSummary(page({ elements: radios(1) }), page({ elements: radios(2) }), [2])).toBe('Changed: [2] "Standard" is now checked; [1] "Basic" is no longer checked');
+    const terms = (state: string) => page({ elements: [`[2] checkbox "I accept the terms"${state}`] });
+    expect(changeSummary(terms(''), terms(' checked'), [2])).toBe('Changed: [2] "I accept the terms" is now checked (pressing it again undoes this)');
+    expect(changeSummary(terms(' checked'), terms(''), [2])).toBe('Changed: [2] "I accept the terms" is no longer checked (pressing it again undoes this)');
+    expect(changeSummary(terms(''), terms(' checked'), [])).toBe('Changed: [2] "I accept the terms" is now checked');
     const menu = (state: string) => page({ elements: [`[4] button "Menu" ${state}`, '[5] checkbox "Terms" required'] });
     expect(changeSummary(menu('collapsed'), menu('expanded'), [4])).toBe('Changed: [4] "Menu" is now expanded');
     // (a value's own words are not states)

@@ -109,6 +109,10 @@ function valueChanges(was: ObservedPage, now: ObservedPage, acted: readonly numb
 /** The state words an element line may end with (see the observation's hints). */
 const STATES = ['checked', 'mixed', 'pressed', 'selected', 'expanded', 'collapsed', 'disabled'] as const;
 const MAX_STATE_CHANGES = 3;
+/** States a second press of the same element takes back. */
+const TOGGLED = new Set(['checked', 'pressed']);
+/** Elements a second press sets back (a radio pressed again stays checked). */
+const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox', 'button']);
 
 function statesOf(line: string): Set<string> {
   const hints = line.slice(elementKey(line).length).replace(/\w+="(?:[^"\\]|\\.)*"/g, ' ').split(/\s+/);
@@ -130,8 +134,11 @@ function stateChanges(was: ObservedPage, now: ObservedPage, acted: readonly numb
     const name = `[${index}]${/ "(?:[^"\\]|\\.)*"$/.exec(elementKey(after))?.[0] ?? ''}`;
     const gained = [...fresh].filter((state) => !old.has(state));
     const lost = [...old].filter((state) => !fresh.has(state) && !(state === 'collapsed' && fresh.has('expanded')) && !(state === 'expanded' && fresh.has('collapsed')));
-    if (gained.length) changes.push(`${name} is now ${gained.join(', ')}`);
-    if (lost.length) changes.push(`${name} is no longer ${lost.join(', ')}`);
+    // (a toggle the agent just pressed: a small model pressed it again and again)
+    const toggle = TOGGLES.has(/^\[\d+\] (\S+)/.exec(after)?.[1] ?? '');
+    const undo = toggle && first.has(index) && [...gained, ...lost].some((state) => TOGGLED.has(state)) ? ' (pressing it again undoes this)' : '';
+    if (gained.length) changes.push(`${name} is now ${gained.join(', ')}${lost.length ? '' : undo}`);
+    if (lost.length) changes.push(`${name} is no longer ${lost.join(', ')}${undo}`);
   }
   return changes.length > MAX_STATE_CHANGES ? [...changes.slice(0, MAX_STATE_CHANGES), `${changes.length - MAX_STATE_CHANGES} more elements changed state`] : changes;
 }
