@@ -3,8 +3,8 @@
  * ROLE=worker, dist/main.js), the scripted model and a page served here that counts its
  * clicks. Sessions spread over both workers by their free slots; a worker told to stop
  * (SIGTERM) mid-task hands its session to the other at once, the task completes with every
- * click made once and its wait for the new browser is reported. (A worker killed outright:
- * saved-state.test.ts and live-channel.test.ts restore its sessions on another worker.)
+ * click made once and its wait for the new browser is reported; a worker killed (SIGKILL)
+ * has its sessions restored on the other after its lease times out.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -60,6 +60,10 @@ describe('an API and two browser workers in separate processes', () => {
       const r = await api(apiProc.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key });
       return r.body.status === 'task_completed' || r.body.status === 'failed' ? r.body : null;
     }, ms);
+  const addWorker = async () => {
+    workers.push(await startService(workerEnv));
+    await waitFor(async () => ((await healthCount()) === live().length ? true : null), 20_000);
+  };
 
   beforeAll(async () => {
     site = await startClickSite();
@@ -126,6 +130,36 @@ describe('an API and two browser workers in separate processes', () => {
     expect(await exited).toBe(0);
     await send(sessionId, { actionType: 'state', newState: 'terminate' });
   }, 120_000);
+
+  it('restores the sessions of a worker killed outright on the other one', async () => {
+    await addWorker();
+    const t = token('killed');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'looked' } }] });
+    const started = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body;
+    const holder = await waitFor(async () => ((await workerOf(started.sessionId)).status === 'active' ? holderOf(started.sessionId) : null), 30_000);
+    // Killed as soon as its task is answered completed: the page its last step left is saved by then.
+    const first = (await send(started.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} look`, startingUrl: `${site.url}/page?n=7` })).body;
+    expect(first).toMatchObject({ type: 'task_completed' });
+    const other = live().find((w) => w !== holder)!;
+    const killedAt = Date.now();
+    holder.child.kill('SIGKILL');
+    const reconnected = await waitFor(async () => (await events(started.sessionId)).find((e) => e.event === 'instance:reconnected'), 60_000);
+    process.stdout.write(`SIGKILL to the session active on the other worker: ${reconnected.timestamp - killedAt} ms; reported wait ${reconnected.waitedMs} ms\n`);
+    expect(reconnected).toMatchObject({ workerId: idOf(other) });
+    expect(reconnected.handedOver).toBeUndefined();
+    // Restored as it was: the same page.
+    const t2 = token('after-kill');
+    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'The page says {{find:(clicked \\d+ times)}}' } }] });
+    const second = (await send(started.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} read` })).body;
+    if (second.type !== 'task_completed') process.stdout.write(`the task after the restore answered: ${JSON.stringify(second)}\n`);
+    const done = second.type === 'task_completed' ? second : await taskEnd(started.sessionId, second.taskId, 30_000);
+    if ((done.data?.message ?? done.message) !== 'The page says clicked 6 times') {
+      const seen = (await recordedRequests(model(), t2))[0]?.body.messages.at(-1)?.content;
+      process.stdout.write(`the restored page, as the task after the restore saw it:\n${String(seen).slice(0, 600)}\n`);
+    }
+    expect(done.data?.message ?? done.message).toBe('The page says clicked 6 times');
+    await send(started.sessionId, { actionType: 'state', newState: 'terminate' });
+  }, 150_000);
 
   async function holderOf(sessionId: string): Promise<ServiceProcess> {
     const { workerId } = await workerOf(sessionId);
