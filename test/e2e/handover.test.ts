@@ -19,19 +19,24 @@ import { createUser, serviceEnv, startService, type ServiceProcess } from '../su
 const model = () => process.env.TEST_LLM_BASE_URL!;
 const token = (name: string) => `[${name}-${Date.now()}-${Math.floor(Math.random() * 1e6)}]`;
 
-/** A page whose button leads to /click?n=<n>, then to the page of the next click; the clicks per n are counted. */
-async function startClickSite(): Promise<{ url: string; clicks: Map<number, number>; close(): Promise<void> }> {
-  const clicks = new Map<number, number>();
-  const page = (n: number) => `<title>Clicks ${n - 1}</title><p>clicked ${n - 1} times</p><a href="/click?n=${n}"><button>Click number ${n}</button></a>`;
+/**
+ * A page whose button leads to /click?n=<n>, then to the page of the next click; the clicks
+ * per n are counted (keyed `<s>:<n>` on the pages of a series, /page?s=<s>&n=<n>).
+ */
+async function startClickSite(): Promise<{ url: string; clicks: Map<string, number>; close(): Promise<void> }> {
+  const clicks = new Map<string, number>();
+  const query = (s: string | null, n: number) => (s ? `s=${s}&n=${n}` : `n=${n}`);
+  const page = (s: string | null, n: number) => `<title>Clicks ${n - 1}</title><p>clicked ${n - 1} times</p><a href="/click?${query(s, n)}"><button>Click number ${n}</button></a>`;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    const [s, n] = [url.searchParams.get('s'), Number(url.searchParams.get('n') ?? 1)];
     if (url.pathname === '/click') {
-      const n = Number(url.searchParams.get('n'));
-      clicks.set(n, (clicks.get(n) ?? 0) + 1);
-      return void res.writeHead(302, { location: `/page?n=${n + 1}` }).end();
+      const counted = s ? `${s}:${n}` : String(n);
+      clicks.set(counted, (clicks.get(counted) ?? 0) + 1);
+      return void res.writeHead(302, { location: `/page?${query(s, n + 1)}` }).end();
     }
     if (url.pathname !== '/page') return void res.writeHead(404).end('not found');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(Number(url.searchParams.get('n') ?? 1)));
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(s, n));
   });
   await new Promise<void>((r) => server.listen(allowedPort(), '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
@@ -160,6 +165,62 @@ describe('an API and two browser workers in separate processes', () => {
     expect(done.data?.message ?? done.message).toBe('The page says clicked 6 times');
     await send(started.sessionId, { actionType: 'state', newState: 'terminate' });
   }, 150_000);
+
+  it('keeps every task going through a rolling restart of every worker: no task fails, no click is made twice, no session is lost, each move reports its wait', async () => {
+    while (live().length < 2) await addWorker();
+    const tasks = await startClickingTasks(['a', 'b']);
+    const clicksOf = (series: string) => [...site.clicks.keys()].filter((k) => k.startsWith(`${series}:`)).length;
+    const clickedOnMore = (since: number[]) => waitFor(async () => tasks.every((t, i) => clicksOf(t.series) > since[i]) || null, 40_000);
+    await clickedOnMore(tasks.map(() => 0));
+
+    // Each worker in turn is told to stop, its replacement started at once; the tasks click on.
+    const moves: { sessionId: string; signalAt: number; reconnected: any }[] = [];
+    for (const old of live()) {
+      const held = (await Promise.all(tasks.map(async (t) => ((await workerOf(t.sessionId)).workerId === idOf(old) ? [t] : [])))).flat();
+      const before = tasks.map((t) => clicksOf(t.series));
+      const signalAt = Date.now();
+      const [exitCode] = await Promise.all([old.stop('SIGTERM'), addWorker()]);
+      expect(exitCode).toBe(0);
+      for (const t of held) moves.push({ sessionId: t.sessionId, signalAt, reconnected: await waitFor(async () => (await events(t.sessionId)).find((e) => e.event === 'instance:reconnected' && e.timestamp >= signalAt), 30_000) });
+      await clickedOnMore(before);
+    }
+    for (const m of moves) {
+      const left = (await events(m.sessionId)).find((e) => e.event === 'instance:disconnected' && e.timestamp >= m.signalAt);
+      process.stdout.write(`rolling restart, SIGTERM to the session's browser let go ${left?.timestamp - m.signalAt} ms, to the session active on another worker ${m.reconnected.timestamp - m.signalAt} ms; reported wait ${m.reconnected.waitedMs} ms\n`);
+    }
+
+    // The tasks end, each reading its page: every click made once, in order, and the page shows them all.
+    for (const t of tasks) await registerScript(model(), { match: t.match, steps: [{ tool: 'done', args: { message: 'The page says {{find:(clicked \\d+ times)}}' } }] });
+    const ends = await Promise.all(tasks.map((t) => taskEnd(t.sessionId, t.taskId, 60_000)));
+    const newIds = live().map(idOf);
+    for (const [i, t] of tasks.entries()) {
+      const made = [...site.clicks].filter(([k]) => k.startsWith(`${t.series}:`));
+      const all = await events(t.sessionId);
+      expect({ status: ends[i].status, message: ends[i].data?.message, clicks: made }).toEqual({ status: 'task_completed', message: `The page says clicked ${made.length} times`, clicks: made.map((_, j) => [`${t.series}:${j + 1}`, 1]) });
+      // Not lost: active on a worker started during the restart; each of its moves reported with its wait.
+      const { status, workerId } = await workerOf(t.sessionId);
+      expect({ status, onNewWorker: newIds.includes(workerId!) }).toEqual({ status: 'active', onNewWorker: true });
+      const reconnects = all.filter((e) => e.event === 'instance:reconnected');
+      expect(reconnects).toEqual(moves.filter((m) => m.sessionId === t.sessionId).map(() => expect.objectContaining({ handedOver: true, waitedMs: expect.any(Number) })));
+      expect(all.filter((e) => e.event === 'instance:disconnected')).toHaveLength(reconnects.length);
+    }
+    expect(moves.length).toBeGreaterThanOrEqual(tasks.length);
+    for (const t of tasks) await send(t.sessionId, { actionType: 'state', newState: 'terminate' });
+  }, 240_000);
+
+  /** A session per series, one after the other, each with a task that clicks on (a click a second) until its script is told to end it. */
+  async function startClickingTasks(series: string[]) {
+    const tasks: { series: string; match: string; sessionId: string; taskId: string }[] = [];
+    for (const s of series) {
+      const match = token(`rolling-${s}`);
+      await registerScript(model(), { match, steps: [{ tool: 'click_element', args: { index: { ref: 'Click number' } }, delayMs: 1000 }] });
+      const body = { task: { prompt: `${match} click on`, startingUrl: `${site.url}/page?s=${s}&n=1` } };
+      const { sessionId, taskId } = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body })).body;
+      tasks.push({ series: s, match, sessionId, taskId });
+      await waitFor(async () => ((await workerOf(sessionId)).status === 'active' ? true : null), 30_000);
+    }
+    return tasks;
+  }
 
   async function holderOf(sessionId: string): Promise<ServiceProcess> {
     const { workerId } = await workerOf(sessionId);
