@@ -4,7 +4,8 @@
  * clicks. Sessions spread over both workers by their free slots; a worker told to stop
  * (SIGTERM) mid-task hands its session to the other at once, the task completes with every
  * click made once and its wait for the new browser is reported; a worker killed (SIGKILL)
- * has its sessions restored on the other after its lease times out.
+ * has its sessions restored on the other after its lease times out, on the page its last task
+ * left; a rolling restart of every worker keeps every task going.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -65,6 +66,18 @@ describe('an API and two browser workers in separate processes', () => {
       const r = await api(apiProc.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key });
       return r.body.status === 'task_completed' || r.body.status === 'failed' ? r.body : null;
     }, ms);
+  /** The sessions the running test started: ended after it, passed or failed (one left over would take the next test's slots). */
+  const started: string[] = [];
+  const startSession = async (body: Record<string, unknown>) => {
+    const answer = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body })).body;
+    if (answer.sessionId) started.push(answer.sessionId);
+    return answer;
+  };
+  afterEach(async () => {
+    const ids = started.splice(0);
+    for (const id of ids) await send(id, { actionType: 'state', newState: 'terminate' });
+    await waitFor(async () => (await Promise.all(ids.map(workerOf))).every((s) => s.status === 'terminated'), 30_000).catch(() => undefined);
+  });
   const addWorker = async () => {
     workers.push(await startService(workerEnv));
     await waitFor(async () => ((await healthCount()) === live().length ? true : null), 20_000);
@@ -89,19 +102,14 @@ describe('an API and two browser workers in separate processes', () => {
     // One after the other, each active before the next is asked for.
     const ids: string[] = [];
     const placed: (string | undefined)[] = [];
-    try {
-      for (let i = 0; i < 4; i++) {
-        const id: string = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body.sessionId;
-        ids.push(id);
-        placed.push(await waitFor(async () => ((await workerOf(id)).status === 'active' ? (await workerOf(id)).workerId : null), 30_000));
-      }
-      const perWorker = Object.fromEntries(workers.map((w) => [idOf(w), placed.filter((p) => p === idOf(w)).length]));
-      process.stdout.write(`four sessions on two workers of two slots each: ${JSON.stringify(perWorker)}\n`);
-      expect(Object.values(perWorker)).toEqual([2, 2]);
-    } finally {
-      for (const id of ids) await send(id, { actionType: 'state', newState: 'terminate' });
-      await waitFor(async () => (await Promise.all(ids.map(workerOf))).every((s) => s.status === 'terminated'), 30_000);
+    for (let i = 0; i < 4; i++) {
+      const id: string = (await startSession({})).sessionId;
+      ids.push(id);
+      placed.push(await waitFor(async () => ((await workerOf(id)).status === 'active' ? (await workerOf(id)).workerId : null), 30_000));
     }
+    const perWorker = Object.fromEntries(workers.map((w) => [idOf(w), placed.filter((p) => p === idOf(w)).length]));
+    process.stdout.write(`four sessions on two workers of two slots each: ${JSON.stringify(perWorker)}\n`);
+    expect(Object.values(perWorker)).toEqual([2, 2]);
   }, 120_000);
 
   it("moves a session to the other worker at once when its worker is told to stop mid-task; every click happens once and the wait is reported", async () => {
@@ -115,7 +123,7 @@ describe('an API and two browser workers in separate processes', () => {
         { tool: 'done', args: { message: 'clicked twice' } },
       ],
     });
-    const started = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} click twice`, startingUrl: `${site.url}/page?n=1` } } })).body;
+    const started = await startSession({ task: { prompt: `${t} click twice`, startingUrl: `${site.url}/page?n=1` } });
     const { sessionId, taskId } = started;
     await waitFor(async () => ((await recordedRequests(model(), t)).length >= 1 ? true : null), 30_000);
     const holder = await holderOf(sessionId);
@@ -133,14 +141,13 @@ describe('an API and two browser workers in separate processes', () => {
     // Moved without waiting for the lease to time out (12 s); the stopped worker exits cleanly.
     expect(handoverMs).toBeLessThan(12_000);
     expect(await exited).toBe(0);
-    await send(sessionId, { actionType: 'state', newState: 'terminate' });
   }, 120_000);
 
   it('restores the sessions of a worker killed outright on the other one', async () => {
     await addWorker();
     const t = token('killed');
     await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'looked' } }] });
-    const started = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body;
+    const started = await startSession({});
     const holder = await waitFor(async () => ((await workerOf(started.sessionId)).status === 'active' ? holderOf(started.sessionId) : null), 30_000);
     // Killed as soon as its task is answered completed: the page its last step left is saved by then.
     const first = (await send(started.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} look`, startingUrl: `${site.url}/page?n=7` })).body;
@@ -163,7 +170,6 @@ describe('an API and two browser workers in separate processes', () => {
       process.stdout.write(`the restored page, as the task after the restore saw it:\n${String(seen).slice(0, 600)}\n`);
     }
     expect(done.data?.message ?? done.message).toBe('The page says clicked 6 times');
-    await send(started.sessionId, { actionType: 'state', newState: 'terminate' });
   }, 150_000);
 
   it('keeps every task going through a rolling restart of every worker: no task fails, no click is made twice, no session is lost, each move reports its wait', async () => {
@@ -205,7 +211,6 @@ describe('an API and two browser workers in separate processes', () => {
       expect(all.filter((e) => e.event === 'instance:disconnected')).toHaveLength(reconnects.length);
     }
     expect(moves.length).toBeGreaterThanOrEqual(tasks.length);
-    for (const t of tasks) await send(t.sessionId, { actionType: 'state', newState: 'terminate' });
   }, 240_000);
 
   /** A session per series, one after the other, each with a task that clicks on (a click a second) until its script is told to end it. */
@@ -215,7 +220,7 @@ describe('an API and two browser workers in separate processes', () => {
       const match = token(`rolling-${s}`);
       await registerScript(model(), { match, steps: [{ tool: 'click_element', args: { index: { ref: 'Click number' } }, delayMs: 1000 }] });
       const body = { task: { prompt: `${match} click on`, startingUrl: `${site.url}/page?s=${s}&n=1` } };
-      const { sessionId, taskId } = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body })).body;
+      const { sessionId, taskId } = await startSession(body);
       tasks.push({ series: s, match, sessionId, taskId });
       await waitFor(async () => ((await workerOf(sessionId)).status === 'active' ? true : null), 30_000);
     }
