@@ -24,6 +24,7 @@ beforeAll(async () => {
       res.end('<script>localStorage.setItem("who", "first")</script>logged in');
       return;
     }
+    if (req.url === '/slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('at last'), 1500);
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end(`<pre id="c">${req.headers.cookie ?? ''}</pre>`);
   });
@@ -94,6 +95,16 @@ describe('ready browser contexts', () => {
     // a session already held is not reserved again
     pool.reserve('r1', 15_000);
     expect(pool.load).toBe(1);
+  });
+
+  it('counts a restored session once while its other tabs are still loading', async () => {
+    const tab = (url: string) => ({ url, scroll: { x: 0, y: 0 }, fields: [] });
+    const pages = { tabs: [tab(`${origin}/show`), tab(`${origin}/slow`)], active: 0 };
+    const opening = pool.open('restored', { restore: { url: `${origin}/show`, storageState: JSON.stringify({ cookies: [], origins: [] }), pages } });
+    await until(() => pool.size === 1);
+    expect(pool.load).toBe(1);
+    await opening;
+    expect([pool.size, pool.load]).toEqual([1, 1]);
   });
 
   it("never lets a session's cookies or storage reach the next session", async () => {

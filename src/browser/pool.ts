@@ -135,7 +135,8 @@ export class BrowserPool {
     const now = Date.now();
     // (opening, adopting and closing a session end its reservation; here only the expired ones go)
     for (const [id, until] of this.reserved) if (until <= now) this.reserved.delete(id);
-    return this.sessions.size + this.opening.size + this.reserved.size;
+    // (a restored session is held while its other tabs are still being opened: counted once)
+    return new Set([...this.sessions.keys(), ...this.opening, ...this.reserved.keys()]).size;
   }
 
   /**

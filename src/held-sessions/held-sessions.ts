@@ -16,8 +16,9 @@ import type { HibernationsRepository } from '../store/hibernations.repository';
 import type { Store } from '../store/store';
 import { runAgentStep, StepFailure, type StepAnswer, type StepDeps } from './agent-step';
 import { Handover, type HoldEnd } from './handover';
-import { keepSnapshots, Leases, saveSnapshot } from './lease';
+import { keepSnapshots, Leases } from './lease';
 import { manualStepFacts, performManual } from './manual-input';
+import { SessionSnapshots } from './snapshots';
 import { TaskContexts } from './task-contexts';
 
 export interface HeldSessionsDeps {
@@ -76,10 +77,12 @@ export class HeldSessions {
   private readonly contexts = new TaskContexts();
   private readonly handover = new Handover();
   private readonly stepDeps: StepDeps;
+  private readonly snapshots: SessionSnapshots;
 
   constructor(private readonly deps: HeldSessionsDeps) {
     this.logger = deps.logger.child({ component: 'held-sessions' });
     const mask = (sessionId: string, text: string) => this.mask(sessionId, text);
+    this.snapshots = new SessionSnapshots({ pool: deps.pool, store: deps.store, mask, logger: this.logger });
     this.stepDeps = { ...deps, mask, collect: (sessionId, taskId) => this.collect(sessionId, taskId), logger: this.logger };
   }
 
@@ -168,6 +171,7 @@ export class HeldSessions {
     agent.forget(sessionId);
     this.contexts.forget(sessionId);
     await pool.close(sessionId);
+    await this.snapshots.forget(sessionId);
     if (ending.kind !== 'handedOver') await quietly(store.snapshots.remove(sessionId));
     if (ending.kind === 'closed') await hibernations?.remove(sessionId);
     await quietly(onClosed?.(sessionId));
@@ -189,7 +193,7 @@ export class HeldSessions {
     try {
       // (opened while the worker began to stop: it moves on at once)
       if (this.handover.draining) void this.handOver(sessionId);
-      const ended = await keepSnapshots(sessionId, this.snapshotDeps(), lease.signal);
+      const ended = await keepSnapshots(sessionId, { pool: this.deps.pool, snapshots: this.snapshots }, lease.signal);
       if (this.handover.handedOver(sessionId)) return 'handed_over';
       if (ended === 'cancelled' && workflowGone() && !(await this.leases.newer(sessionId))) {
         this.logger.warn({ sessionId }, 'session workflow gone; its browser is closed');
@@ -236,11 +240,7 @@ export class HeldSessions {
     const { pool, hibernations, agent } = this.deps;
     const browser = hibernations ? await pool.hibernationState(sessionId) : null;
     if (browser) await hibernations!.save(sessionId, { browser, memory: agent.saveMemory(sessionId) } satisfies Hibernated);
-    else await saveSnapshot(sessionId, this.snapshotDeps(), '');
-  }
-
-  private snapshotDeps() {
-    return { pool: this.deps.pool, store: this.deps.store, mask: (id: string, text: string) => this.mask(id, text), logger: this.logger };
+    else await this.snapshots.save(sessionId, true);
   }
 
   /** Stores the task's downloads and captured requests on its record; answers only counts. */
@@ -291,7 +291,16 @@ export class HeldSessions {
   /** One step of the agent (see runAgentStep); the task's context comes with its first step here (see StepRequest). */
   async step(request: StepRequest | StepInput, signal: AbortSignal): Promise<StepAnswer> {
     if (this.handover.draining) return this.refuseStep(request.sessionId, signal);
-    return this.handover.step(request.sessionId, () => runAgentStep(this.stepDeps, this.contexts.inputOf(request), signal));
+    return this.handover.step(request.sessionId, () => this.savedStep(request, signal));
+  }
+
+  /** One agent step; what it did to the session's pages is saved for a restore elsewhere before its answer goes back. */
+  private async savedStep(request: StepRequest | StepInput, signal: AbortSignal): Promise<StepAnswer> {
+    try {
+      return await runAgentStep(this.stepDeps, this.contexts.inputOf(request), signal);
+    } finally {
+      await this.snapshots.save(request.sessionId);
+    }
   }
 
   /** A step sent to a worker that is stopping is never run (its session moves on). */

@@ -3,8 +3,9 @@
  * ROLE=worker, dist/main.js), the scripted model and a page served here that counts its
  * clicks. Sessions spread over both workers by their free slots; a worker told to stop
  * (SIGTERM) mid-task hands its session to the other at once, the task completes with every
- * click made once and its wait for the new browser is reported. (A worker killed outright:
- * saved-state.test.ts and live-channel.test.ts restore its sessions on another worker.)
+ * click made once and its wait for the new browser is reported; a worker killed (SIGKILL)
+ * has its sessions restored on the other after its lease times out, on the page its last task
+ * left; a rolling restart of every worker keeps every task going.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -19,19 +20,24 @@ import { createUser, serviceEnv, startService, type ServiceProcess } from '../su
 const model = () => process.env.TEST_LLM_BASE_URL!;
 const token = (name: string) => `[${name}-${Date.now()}-${Math.floor(Math.random() * 1e6)}]`;
 
-/** A page whose button leads to /click?n=<n>, then to the page of the next click; the clicks per n are counted. */
-async function startClickSite(): Promise<{ url: string; clicks: Map<number, number>; close(): Promise<void> }> {
-  const clicks = new Map<number, number>();
-  const page = (n: number) => `<title>Clicks ${n - 1}</title><p>clicked ${n - 1} times</p><a href="/click?n=${n}"><button>Click number ${n}</button></a>`;
+/**
+ * A page whose button leads to /click?n=<n>, then to the page of the next click; the clicks
+ * per n are counted (keyed `<s>:<n>` on the pages of a series, /page?s=<s>&n=<n>).
+ */
+async function startClickSite(): Promise<{ url: string; clicks: Map<string, number>; close(): Promise<void> }> {
+  const clicks = new Map<string, number>();
+  const query = (s: string | null, n: number) => (s ? `s=${s}&n=${n}` : `n=${n}`);
+  const page = (s: string | null, n: number) => `<title>Clicks ${n - 1}</title><p>clicked ${n - 1} times</p><a href="/click?${query(s, n)}"><button>Click number ${n}</button></a>`;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    const [s, n] = [url.searchParams.get('s'), Number(url.searchParams.get('n') ?? 1)];
     if (url.pathname === '/click') {
-      const n = Number(url.searchParams.get('n'));
-      clicks.set(n, (clicks.get(n) ?? 0) + 1);
-      return void res.writeHead(302, { location: `/page?n=${n + 1}` }).end();
+      const counted = s ? `${s}:${n}` : String(n);
+      clicks.set(counted, (clicks.get(counted) ?? 0) + 1);
+      return void res.writeHead(302, { location: `/page?${query(s, n + 1)}` }).end();
     }
     if (url.pathname !== '/page') return void res.writeHead(404).end('not found');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(Number(url.searchParams.get('n') ?? 1)));
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(s, n));
   });
   await new Promise<void>((r) => server.listen(allowedPort(), '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
@@ -60,6 +66,22 @@ describe('an API and two browser workers in separate processes', () => {
       const r = await api(apiProc.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key });
       return r.body.status === 'task_completed' || r.body.status === 'failed' ? r.body : null;
     }, ms);
+  /** The sessions the running test started: ended after it, passed or failed (one left over would take the next test's slots). */
+  const started: string[] = [];
+  const startSession = async (body: Record<string, unknown>) => {
+    const answer = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body })).body;
+    if (answer.sessionId) started.push(answer.sessionId);
+    return answer;
+  };
+  afterEach(async () => {
+    const ids = started.splice(0);
+    for (const id of ids) await send(id, { actionType: 'state', newState: 'terminate' });
+    await waitFor(async () => (await Promise.all(ids.map(workerOf))).every((s) => s.status === 'terminated'), 30_000).catch(() => undefined);
+  });
+  const addWorker = async () => {
+    workers.push(await startService(workerEnv));
+    await waitFor(async () => ((await healthCount()) === live().length ? true : null), 20_000);
+  };
 
   beforeAll(async () => {
     site = await startClickSite();
@@ -80,19 +102,14 @@ describe('an API and two browser workers in separate processes', () => {
     // One after the other, each active before the next is asked for.
     const ids: string[] = [];
     const placed: (string | undefined)[] = [];
-    try {
-      for (let i = 0; i < 4; i++) {
-        const id: string = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: {} })).body.sessionId;
-        ids.push(id);
-        placed.push(await waitFor(async () => ((await workerOf(id)).status === 'active' ? (await workerOf(id)).workerId : null), 30_000));
-      }
-      const perWorker = Object.fromEntries(workers.map((w) => [idOf(w), placed.filter((p) => p === idOf(w)).length]));
-      process.stdout.write(`four sessions on two workers of two slots each: ${JSON.stringify(perWorker)}\n`);
-      expect(Object.values(perWorker)).toEqual([2, 2]);
-    } finally {
-      for (const id of ids) await send(id, { actionType: 'state', newState: 'terminate' });
-      await waitFor(async () => (await Promise.all(ids.map(workerOf))).every((s) => s.status === 'terminated'), 30_000);
+    for (let i = 0; i < 4; i++) {
+      const id: string = (await startSession({})).sessionId;
+      ids.push(id);
+      placed.push(await waitFor(async () => ((await workerOf(id)).status === 'active' ? (await workerOf(id)).workerId : null), 30_000));
     }
+    const perWorker = Object.fromEntries(workers.map((w) => [idOf(w), placed.filter((p) => p === idOf(w)).length]));
+    process.stdout.write(`four sessions on two workers of two slots each: ${JSON.stringify(perWorker)}\n`);
+    expect(Object.values(perWorker)).toEqual([2, 2]);
   }, 120_000);
 
   it("moves a session to the other worker at once when its worker is told to stop mid-task; every click happens once and the wait is reported", async () => {
@@ -106,7 +123,7 @@ describe('an API and two browser workers in separate processes', () => {
         { tool: 'done', args: { message: 'clicked twice' } },
       ],
     });
-    const started = (await api(apiProc.baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} click twice`, startingUrl: `${site.url}/page?n=1` } } })).body;
+    const started = await startSession({ task: { prompt: `${t} click twice`, startingUrl: `${site.url}/page?n=1` } });
     const { sessionId, taskId } = started;
     await waitFor(async () => ((await recordedRequests(model(), t)).length >= 1 ? true : null), 30_000);
     const holder = await holderOf(sessionId);
@@ -124,8 +141,91 @@ describe('an API and two browser workers in separate processes', () => {
     // Moved without waiting for the lease to time out (12 s); the stopped worker exits cleanly.
     expect(handoverMs).toBeLessThan(12_000);
     expect(await exited).toBe(0);
-    await send(sessionId, { actionType: 'state', newState: 'terminate' });
   }, 120_000);
+
+  it('restores the sessions of a worker killed outright on the other one', async () => {
+    await addWorker();
+    const t = token('killed');
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'looked' } }] });
+    const started = await startSession({});
+    const holder = await waitFor(async () => ((await workerOf(started.sessionId)).status === 'active' ? holderOf(started.sessionId) : null), 30_000);
+    // Killed as soon as its task is answered completed: the page its last step left is saved by then.
+    const first = (await send(started.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} look`, startingUrl: `${site.url}/page?n=7` })).body;
+    expect(first).toMatchObject({ type: 'task_completed' });
+    const other = live().find((w) => w !== holder)!;
+    const killedAt = Date.now();
+    holder.child.kill('SIGKILL');
+    const reconnected = await waitFor(async () => (await events(started.sessionId)).find((e) => e.event === 'instance:reconnected'), 60_000);
+    process.stdout.write(`SIGKILL to the session active on the other worker: ${reconnected.timestamp - killedAt} ms; reported wait ${reconnected.waitedMs} ms\n`);
+    expect(reconnected).toMatchObject({ workerId: idOf(other) });
+    expect(reconnected.handedOver).toBeUndefined();
+    // Restored as it was: the same page.
+    const t2 = token('after-kill');
+    await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: 'The page says {{find:(clicked \\d+ times)}}' } }] });
+    const second = (await send(started.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t2} read` })).body;
+    if (second.type !== 'task_completed') process.stdout.write(`the task after the restore answered: ${JSON.stringify(second)}\n`);
+    const done = second.type === 'task_completed' ? second : await taskEnd(started.sessionId, second.taskId, 30_000);
+    if ((done.data?.message ?? done.message) !== 'The page says clicked 6 times') {
+      const seen = (await recordedRequests(model(), t2))[0]?.body.messages.at(-1)?.content;
+      process.stdout.write(`the restored page, as the task after the restore saw it:\n${String(seen).slice(0, 600)}\n`);
+    }
+    expect(done.data?.message ?? done.message).toBe('The page says clicked 6 times');
+  }, 150_000);
+
+  it('keeps every task going through a rolling restart of every worker: no task fails, no click is made twice, no session is lost, each move reports its wait', async () => {
+    while (live().length < 2) await addWorker();
+    const tasks = await startClickingTasks(['a', 'b']);
+    const clicksOf = (series: string) => [...site.clicks.keys()].filter((k) => k.startsWith(`${series}:`)).length;
+    const clickedOnMore = (since: number[]) => waitFor(async () => tasks.every((t, i) => clicksOf(t.series) > since[i]) || null, 40_000);
+    await clickedOnMore(tasks.map(() => 0));
+
+    // Each worker in turn is told to stop, its replacement started at once; the tasks click on.
+    const moves: { sessionId: string; signalAt: number; reconnected: any }[] = [];
+    for (const old of live()) {
+      const held = (await Promise.all(tasks.map(async (t) => ((await workerOf(t.sessionId)).workerId === idOf(old) ? [t] : [])))).flat();
+      const before = tasks.map((t) => clicksOf(t.series));
+      const signalAt = Date.now();
+      const [exitCode] = await Promise.all([old.stop('SIGTERM'), addWorker()]);
+      expect(exitCode).toBe(0);
+      for (const t of held) moves.push({ sessionId: t.sessionId, signalAt, reconnected: await waitFor(async () => (await events(t.sessionId)).find((e) => e.event === 'instance:reconnected' && e.timestamp >= signalAt), 30_000) });
+      await clickedOnMore(before);
+    }
+    for (const m of moves) {
+      const left = (await events(m.sessionId)).find((e) => e.event === 'instance:disconnected' && e.timestamp >= m.signalAt);
+      process.stdout.write(`rolling restart, SIGTERM to the session's browser let go ${left?.timestamp - m.signalAt} ms, to the session active on another worker ${m.reconnected.timestamp - m.signalAt} ms; reported wait ${m.reconnected.waitedMs} ms\n`);
+    }
+
+    // The tasks end, each reading its page: every click made once, in order, and the page shows them all.
+    for (const t of tasks) await registerScript(model(), { match: t.match, steps: [{ tool: 'done', args: { message: 'The page says {{find:(clicked \\d+ times)}}' } }] });
+    const ends = await Promise.all(tasks.map((t) => taskEnd(t.sessionId, t.taskId, 60_000)));
+    const newIds = live().map(idOf);
+    for (const [i, t] of tasks.entries()) {
+      const made = [...site.clicks].filter(([k]) => k.startsWith(`${t.series}:`));
+      const all = await events(t.sessionId);
+      expect({ status: ends[i].status, message: ends[i].data?.message, clicks: made }).toEqual({ status: 'task_completed', message: `The page says clicked ${made.length} times`, clicks: made.map((_, j) => [`${t.series}:${j + 1}`, 1]) });
+      // Not lost: active on a worker started during the restart; each of its moves reported with its wait.
+      const { status, workerId } = await workerOf(t.sessionId);
+      expect({ status, onNewWorker: newIds.includes(workerId!) }).toEqual({ status: 'active', onNewWorker: true });
+      const reconnects = all.filter((e) => e.event === 'instance:reconnected');
+      expect(reconnects).toEqual(moves.filter((m) => m.sessionId === t.sessionId).map(() => expect.objectContaining({ handedOver: true, waitedMs: expect.any(Number) })));
+      expect(all.filter((e) => e.event === 'instance:disconnected')).toHaveLength(reconnects.length);
+    }
+    expect(moves.length).toBeGreaterThanOrEqual(tasks.length);
+  }, 240_000);
+
+  /** A session per series, one after the other, each with a task that clicks on (a click a second) until its script is told to end it. */
+  async function startClickingTasks(series: string[]) {
+    const tasks: { series: string; match: string; sessionId: string; taskId: string }[] = [];
+    for (const s of series) {
+      const match = token(`rolling-${s}`);
+      await registerScript(model(), { match, steps: [{ tool: 'click_element', args: { index: { ref: 'Click number' } }, delayMs: 1000 }] });
+      const body = { task: { prompt: `${match} click on`, startingUrl: `${site.url}/page?s=${s}&n=1` } };
+      const { sessionId, taskId } = await startSession(body);
+      tasks.push({ series: s, match, sessionId, taskId });
+      await waitFor(async () => ((await workerOf(sessionId)).status === 'active' ? true : null), 30_000);
+    }
+    return tasks;
+  }
 
   async function holderOf(sessionId: string): Promise<ServiceProcess> {
     const { workerId } = await workerOf(sessionId);
