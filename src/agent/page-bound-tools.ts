@@ -20,7 +20,6 @@ export function observedTabs(observation: string): number[] {
   return [...line.matchAll(/\[(\d+)\]/g)].map((match) => Number(match[1]));
 }
 
-
 /**
  * The tools with their element (and tab) indexes bound to what the latest observation lists:
  * `index` becomes an enum of those indexes, so a model whose answers follow the schema (the
