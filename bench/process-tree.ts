@@ -42,17 +42,22 @@ export function treePss(root: number): number {
  * whose answer times a step's split rests on) that long.
  */
 export function treePssApart(root: number): Promise<number> {
+  return onThread<number>(TREE_PSS_SCRIPT, root);
+}
+
+/** Runs `script` (plain JavaScript, `workerData` its input) on a thread of its own; answers what it posts. */
+export function onThread<T>(script: string, data: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(TREE_PSS_SCRIPT, { eval: true, workerData: root });
-    worker.once('message', (bytes: number) => resolve(bytes));
+    const worker = new Worker(script, { eval: true, workerData: data });
+    worker.once('message', (value: T) => resolve(value));
     worker.once('error', reject);
   });
 }
 
-/** treePss in plain JavaScript, for a worker thread. */
-const TREE_PSS_SCRIPT = `
+/** The start of a thread's script: `fs`, `parentPort`, `workerData`, and `children`, the pids below each pid in /proc. */
+export const PROC_CHILDREN_SCRIPT = `
 const fs = require('node:fs');
-const { parentPort, workerData: root } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const children = new Map();
 for (const e of fs.readdirSync('/proc').filter((x) => /^\\d+$/.test(x))) {
   try {
@@ -62,6 +67,11 @@ for (const e of fs.readdirSync('/proc').filter((x) => /^\\d+$/.test(x))) {
     children.get(ppid).push(Number(e));
   } catch {}
 }
+`;
+
+/** treePss in plain JavaScript, for a worker thread. */
+const TREE_PSS_SCRIPT = `${PROC_CHILDREN_SCRIPT}
+const root = workerData;
 let total = 0;
 for (const queue = [root]; queue.length; ) {
   const pid = queue.shift();

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { onThread, PROC_CHILDREN_SCRIPT } from './process-tree';
 
 export interface StackPids {
   service: number;
@@ -35,25 +35,11 @@ export function infraPids(dataDir: string): Omit<StackPids, 'service'> {
 }
 
 export function readStack(pids: StackPids): Promise<StackReading> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(READ_SCRIPT, { eval: true, workerData: pids });
-    worker.once('message', (r: StackReading) => resolve(r));
-    worker.once('error', reject);
-  });
+  return onThread<StackReading>(READ_SCRIPT, pids);
 }
 
-const READ_SCRIPT = `
-const fs = require('node:fs');
-const { parentPort, workerData: pids } = require('node:worker_threads');
-const children = new Map();
-for (const e of fs.readdirSync('/proc').filter((x) => /^\\d+$/.test(x))) {
-  try {
-    const st = fs.readFileSync('/proc/' + e + '/stat', 'utf8');
-    const ppid = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
-    if (!children.has(ppid)) children.set(ppid, []);
-    children.get(ppid).push(Number(e));
-  } catch {}
-}
+const READ_SCRIPT = `${PROC_CHILDREN_SCRIPT}
+const pids = workerData;
 const below = (root) => {
   const out = [];
   for (const queue = [...(children.get(root) || [])]; queue.length; ) {
