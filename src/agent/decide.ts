@@ -14,7 +14,7 @@ import { appearedText, changeSummary, readObservation } from './observe/page-dif
 import { FORM_SENT_NOTE } from './done-check';
 import { pressNote } from './repetition';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
-import { systemPrompt } from './prompts';
+import { systemPrompt, taskReminder } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
 import { toolNamed, toolSpecs } from './tools';
 import { doneSpec } from './tools/done';
@@ -74,8 +74,10 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const tokenBudget = observationBudget(options.contextTokens, frame.fixedTokens + (prompt ? tokensOf(prompt.content) : 0), options.observationTokenBudget);
   const observation = await observePage(step.session.page, { tokenBudget, screenshot: options.vision });
   memory.observationBudget = tokenBudget;
-  // What the last actions changed closes the observation, after the page it speaks of.
-  const closing = whatChanged(memory, observation.text).map((line) => `\n${line}`).join('');
+  // What the last actions changed closes the observation, after the page it speaks of, then the task.
+  const lines = whatChanged(memory, observation.text);
+  if (input.stepNo > 0) lines.push(taskReminder(input.params.prompt));
+  const closing = lines.map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);
   memory.fitToContext(options.contextTokens, frame.fixedTokens);
   return observation.text;

@@ -48,6 +48,18 @@ export function taskPrompt(
   return parts.join('\n');
 }
 
+/** The longest task prompt said again in full under each observation; a longer one is cut there. */
+export const REMINDER_MAX_CHARS = 400;
+
+/**
+ * The task said again under each observation after the first: a small model that chose from
+ * the page alone pressed a button again and again (the task said one mug) or stopped short.
+ */
+export function taskReminder(prompt: string | undefined): string {
+  const text = (prompt || '(no prompt given: describe the current page)').replace(/\s+/g, ' ').trim();
+  return `Your task: ${text.length > REMINDER_MAX_CHARS ? `${text.slice(0, REMINDER_MAX_CHARS - 1)}…` : text}`;
+}
+
 function outputInstructions(params: TaskParams): string {
   switch (params.outputType) {
     case 'structured_json':

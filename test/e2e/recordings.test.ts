@@ -228,6 +228,8 @@ describe('recordings and replays', () => {
     ]);
     expect(JSON.stringify(second)).not.toContain(PASSWORD);
     expect(second[second.length - 1].content).toContain(`Changed: URL is now ${site.url}/submitted?`);
+    // The observation ends with the task said again.
+    expect(second[second.length - 1].content).toMatch(/\nYour task: .+ order for Ada$/);
 
     // Replayed: the same three steps, no model call.
     const replay = await finished(await runTask(key, { replayOf: first.taskId, secrets }));
