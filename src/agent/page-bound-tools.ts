@@ -1,5 +1,6 @@
 import { ELEMENT_LABELS } from '../model/answer-format';
 import { WHOLE_PAGE } from './observe/compose';
+import { elementKey, statesOf } from './observe/page-diff';
 import type { LlmToolSpec } from './llm/types';
 
 /** The element indexes an observation lists (its lines `[n] role "label"`). */
@@ -24,20 +25,56 @@ export function observedTabs(observation: string): number[] {
  * The tools with their element (and tab) indexes bound to what the latest observation lists:
  * `index` becomes an enum of those indexes, so a model whose answers follow the schema (the
  * local model's grammar) cannot name an element that is not on the page. With no elements,
- * the enum is empty and a tool that needs one cannot be chosen. For models whose tools are
+ * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
+ * elements a press cannot change (idlePresses) and those of `alsoIdle`. For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
-export function boundToPage(specs: LlmToolSpec[], observation: string): LlmToolSpec[] {
+export function boundToPage(specs: LlmToolSpec[], observation: string, alsoIdle: readonly number[] = []): LlmToolSpec[] {
   const elements = observedIndexes(observation);
   const labels = observedLabels(observation);
   const tabs = observedTabs(observation);
+  const idle = new Set([...idlePresses(observation), ...alsoIdle]);
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (!props.index || props.index.type !== 'integer') return spec;
-    const index = spec.name === 'switch_tab' ? { ...props.index, enum: tabs } : { ...props.index, enum: elements, [ELEMENT_LABELS]: labels };
+    const choosable = spec.name === 'click_element' ? elements.filter((n) => !idle.has(n)) : elements;
+    const index = spec.name === 'switch_tab' ? { ...props.index, enum: tabs } : { ...props.index, enum: choosable, [ELEMENT_LABELS]: labels };
     return { ...spec, parameters: { ...spec.parameters, properties: { ...props, index } } };
   });
+}
+
+/** Roles whose checked element stays checked when pressed again. */
+const CHOICES = new Set(['radio', 'menuitemradio']);
+
+/**
+ * The elements a click cannot change: a disabled one, and a radio already checked (pressing
+ * it again keeps it checked). A small model pressed the checked plan again and again where
+ * the task said to press Submit.
+ */
+export function idlePresses(observation: string): number[] {
+  const idle: number[] = [];
+  for (const match of observation.matchAll(/^\s*\[(\d+)\] (\S+).*$/gm)) {
+    const states = statesOf(match[0].trim());
+    if (states.has('disabled') || (CHOICES.has(match[2]) && states.has('checked'))) idle.push(Number(match[1]));
+  }
+  return idle;
+}
+
+/** Roles a second press sets back as they were. */
+const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
+
+/**
+ * The index of a toggle the agent pressed `count` times in a row, the page changing each
+ * time, when that is twice or more: a third press only starts the cycle again (a small model
+ * ticked and unticked the terms box nine times). `element` is its role and label.
+ */
+export function toggledBack(observation: string, element: string, count: number): number | undefined {
+  if (count < 2 || !TOGGLES.has(element.split(' ')[0])) return undefined;
+  for (const match of observation.matchAll(/^\s*\[(\d+)\] (.*)$/gm)) {
+    if (elementKey(match[0].trim()).replace(/^\[\d+\] /, '') === element) return Number(match[1]);
+  }
+  return undefined;
 }
 
 /** The observation shows all the page holds: nothing off screen, nothing cut, no scrolling area. */

@@ -114,7 +114,8 @@ const TOGGLED = new Set(['checked', 'pressed']);
 /** Elements a second press sets back (a radio pressed again stays checked). */
 const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox', 'button']);
 
-function statesOf(line: string): Set<string> {
+/** The state words an element's observation line ends with (checked, disabled...). */
+export function statesOf(line: string): Set<string> {
   const hints = line.slice(elementKey(line).length).replace(/\w+="(?:[^"\\]|\\.)*"/g, ' ').split(/\s+/);
   return new Set(hints.filter((word) => (STATES as readonly string[]).includes(word)));
 }
