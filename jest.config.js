@@ -15,4 +15,6 @@ module.exports = {
     { displayName: 'eval', testEnvironment: 'node', transform, testMatch: ['<rootDir>/eval/**/*.eval.ts'] },
   ],
   testTimeout: 120000,
+  // The longest end-to-end files first (a global option: it orders every project's files).
+  testSequencer: '<rootDir>/test/support/sequencer.js',
 };
