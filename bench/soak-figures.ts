@@ -69,13 +69,37 @@ export function drift(samples: MemorySample[], part: string, w: DriftWindows, li
 /** What a task was meant to be: plain steps to its end, a person taking over and handing back, or stopped mid-task. */
 export type TaskKind = 'plain' | 'takeover' | 'stopped';
 
-/** A task as the bench left it: its kind, the status it ended with and the actions of its recording (null: unreadable). */
+/**
+ * A task as the bench left it: its kind, the status and usage it ended with, the actions of its
+ * recording (null: unreadable); `swept` when its records were deleted by the retention since,
+ * `missing` when its record answered 404 before its retention.
+ */
 export interface TaskRecord {
   kind: TaskKind;
   taskId?: string;
   status?: string;
   hasUsage?: boolean;
   actions?: string[] | null;
+  swept?: boolean;
+  missing?: boolean;
+}
+
+/** A task's record read again at the end of the run: the HTTP status of `GET /task`, and its body's status and usage. */
+export interface FinalRead {
+  http: number;
+  status?: string;
+  hasUsage?: boolean;
+}
+
+/**
+ * The task as the end of the run reads it. A record still there is taken as it is now; a 404
+ * is `swept` when the task's session ended more than `retentionMs` before (what it was when it
+ * ended stands), and `missing` otherwise (lost).
+ */
+export function settleFinal(t: TaskRecord, final: FinalRead, sessionEndedAgoMs: number | null, retentionMs: number | null): TaskRecord {
+  if (final.http === 200) return { ...t, status: final.status, hasUsage: final.hasUsage };
+  const swept = final.http === 404 && retentionMs !== null && sessionEndedAgoMs !== null && sessionEndedAgoMs > retentionMs;
+  return swept ? { ...t, swept: true } : { ...t, missing: true, status: `http ${final.http}` };
 }
 
 /** The actions a plain task's recording holds: its scripted clicks, then done. */
@@ -89,7 +113,7 @@ export function plainActions(clicks: number): string[] {
  * exactly its scripted actions; a stopped task's has no done).
  */
 export function recordComplete(t: TaskRecord, clicks: number): boolean {
-  if (!t.taskId || !t.status || !['task_completed', 'stopped', 'failed'].includes(t.status) || !t.hasUsage || !t.actions) return false;
+  if (t.missing || !t.taskId || !t.status || !['task_completed', 'stopped', 'failed'].includes(t.status) || !t.hasUsage || !t.actions) return false;
   if (t.status === 'task_completed') {
     if (t.actions[t.actions.length - 1] !== 'done') return false;
     return t.kind !== 'plain' || JSON.stringify(t.actions) === JSON.stringify(plainActions(clicks));
@@ -102,8 +126,10 @@ export interface Tally {
   completed: number;
   stopped: number;
   failed: number;
-  /** Started (a task id given) but its record not complete. */
+  /** Started (a task id given) but its record not complete when it ended, or gone before its retention. */
   lost: number;
+  /** Complete when they ended, their records deleted by the retention since (counted in completed, stopped, failed too). */
+  swept: number;
   /** Ended otherwise than its kind meant (a plain or taken-over task not completed, a stopped one not stopped). */
   unexpected: number;
 }
@@ -119,6 +145,7 @@ export function tally(tasks: TaskRecord[], clicks: number): Tally {
     stopped: count('stopped'),
     failed: count('failed'),
     lost: started.filter((t) => !recordComplete(t, clicks)).length,
+    swept: started.filter((t) => t.swept && recordComplete(t, clicks)).length,
     unexpected: started.filter((t) => t.status !== expected(t)).length,
   };
 }

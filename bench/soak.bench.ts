@@ -5,16 +5,21 @@
  * taken over and handed back, a sixth have a task stopped mid-way. The stack's memory is read
  * every BENCH_SOAK_SAMPLE_MS; after the run: each process's memory at the load's end against
  * where it settled, Chromium processes and contexts against the idle pool, the database's
- * size and records, and every task's record (its status, usage and recording).
+ * size and records, and every task's record (its status, usage and recording). The service
+ * keeps ended sessions' records BENCH_SOAK_RETENTION_MINUTES and sweeps every 30 s; the store
+ * is read every BENCH_SOAK_STORE_SAMPLE_MS. Each task's status, usage and recording are read as
+ * it ends; a task whose record is gone at the end counts as swept when its session ended more
+ * than the retention before, as lost otherwise.
  *   BENCH_SOAK_TASKS (2000), BENCH_SOAK_MINUTES (30), BENCH_SOAK_CONCURRENCY (6),
  *   BENCH_SOAK_SETTLE_MINUTES (5), BENCH_SOAK_IDLE_TIMEOUT_MS (30000), BENCH_SOAK_MAX_MINUTES
- *   (MINUTES + 5: no task starts later); JSON to BENCH_SOAK_OUT, progress on stderr each minute.
+ *   (MINUTES + 5: no task starts later), BENCH_SOAK_RETENTION_MINUTES (5; 0: kept forever),
+ *   BENCH_SOAK_STORE_SAMPLE_MS (180000); JSON to BENCH_SOAK_OUT, progress on stderr each minute.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { summary } from './capacity-figures';
-import { drift, kbPerTask, sessionKind, tally, type MemorySample, type TaskKind, type TaskRecord } from './soak-figures';
+import { drift, kbPerTask, recordComplete, sessionKind, settleFinal, tally, type MemorySample, type TaskKind, type TaskRecord } from './soak-figures';
 import { dirBytes, infraPids, readStack, temporalBytes, type StackPids, type StackReading } from './soak-probe';
 import { quiet } from './stack-cpu';
 import { startFixtureServer } from '../test/support/fixtures-server';
@@ -30,6 +35,10 @@ const IDLE_TIMEOUT_MS = Number(process.env.BENCH_SOAK_IDLE_TIMEOUT_MS ?? 30_000)
 const SAMPLE_MS = Number(process.env.BENCH_SOAK_SAMPLE_MS ?? 15_000);
 /** No task starts past this (the run says how many it started by then). */
 const MAX_MS = Number(process.env.BENCH_SOAK_MAX_MINUTES ?? MINUTES + 5) * 60_000;
+const RETENTION_MINUTES = Number(process.env.BENCH_SOAK_RETENTION_MINUTES ?? 5);
+const RETENTION_MS = RETENTION_MINUTES > 0 ? RETENTION_MINUTES * 60_000 : null;
+const SWEEP_INTERVAL_MS = 30_000;
+const STORE_SAMPLE_MS = Number(process.env.BENCH_SOAK_STORE_SAMPLE_MS ?? 180_000);
 const WINDOW_MS = 60_000;
 const MODEL_DELAY_MS = 300;
 const CLICKS = 3;
@@ -54,9 +63,10 @@ interface Run {
   startedAt: number;
   started: number;
   sessions: number;
-  tasks: (TaskRecord & { sessionId?: string; key: string; startError?: string })[];
-  idle: { sessionId: string; key: string }[];
-  ended: { sessionId: string; key: string }[];
+  tasks: (TaskRecord & { sessionId?: string; key: string; startError?: string; sessionEndedAt?: number })[];
+  /** Sessions left idle (`endedAt`: when they expire at the earliest) and ended by their owner. */
+  idle: SessionEnd[];
+  ended: SessionEnd[];
   /** Model requests by script token, counted as they arrive. */
   calls: Map<string, number>;
   seq: number;
@@ -64,6 +74,12 @@ interface Run {
   errors: string[];
   /** Each recording read: when (ms into the run) and how long it took. */
   recordingReads: { at: number; ms: number }[];
+}
+
+interface SessionEnd {
+  sessionId: string;
+  key: string;
+  endedAt: number;
 }
 
 const send = (run: Run, key: string, sessionId: string, message: Record<string, unknown>) => api(run.stack.service.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message } });
@@ -119,7 +135,7 @@ async function plainTask(run: Run, key: string, sessionId: string): Promise<void
   const { task, answer } = await startTask(run, key, sessionId, 'plain');
   const r = await answer;
   if (task.taskId && !ENDED.includes(r.body.status ?? r.body.type)) await pollUntil(run, sessionId, task.taskId, ENDED, 300_000);
-  await readRecording(run, task);
+  await readRecord(run, task);
 }
 
 /**
@@ -135,7 +151,7 @@ async function takenOverTask(run: Run, key: string, sessionId: string): Promise<
   await send(run, key, sessionId, { actionType: 'interaction', action: { type: 'releaseControl' } });
   const r = await answer;
   if (task.taskId && !ENDED.includes(r.body.status ?? r.body.type)) await pollUntil(run, sessionId, task.taskId, ENDED, 300_000);
-  await readRecording(run, task);
+  await readRecord(run, task);
 }
 
 /** The agent is stopped mid-task, after its second model request. */
@@ -145,7 +161,7 @@ async function stoppedTask(run: Run, key: string, sessionId: string): Promise<vo
   await send(run, key, sessionId, { actionType: 'state', newState: 'stop' });
   await answer;
   if (task.taskId) await pollUntil(run, sessionId, task.taskId, ENDED, 60_000);
-  await readRecording(run, task);
+  await readRecord(run, task);
 }
 
 /** One session of the mix: opened, its tasks, then ended by its owner or left idle to expire. */
@@ -164,9 +180,15 @@ async function oneSession(run: Run, key: string): Promise<void> {
     if (!(await paced(run))) break;
     await task(run, key, sessionId);
   }
-  if (kind === 'idle') return void run.idle.push({ sessionId, key });
-  await send(run, key, sessionId, { actionType: 'state', newState: 'terminate' });
-  run.ended.push({ sessionId, key });
+  if (kind === 'idle') return void sessionEnded(run, run.idle, { sessionId, key, endedAt: Date.now() + IDLE_TIMEOUT_MS });
+  const end = await send(run, key, sessionId, { actionType: 'state', newState: 'terminate' });
+  if (end.status === 200) sessionEnded(run, run.ended, { sessionId, key, endedAt: Date.now() });
+}
+
+/** Notes when a session ended on it and on its tasks (what tells a swept task from a lost one). */
+function sessionEnded(run: Run, list: SessionEnd[], end: SessionEnd): void {
+  list.push(end);
+  for (const t of run.tasks) if (t.sessionId === end.sessionId) t.sessionEndedAt = end.endedAt;
 }
 
 /** One user's sessions one after another; a request the API answered unexpectedly is counted and the lane goes on. */
@@ -228,6 +250,33 @@ async function storeReading(mongo: MongoClient) {
   };
 }
 
+/** Reads the store every STORE_SAMPLE_MS until stopped, with the tasks started by then. */
+function sampleStore(mongo: MongoClient, run: Run) {
+  const samples: ({ at: number; tasksStarted: number } & Store)[] = [];
+  let stopped = false;
+  let wake = () => {};
+  const loop = (async () => {
+    while (!stopped) {
+      const at = Date.now() - run.startedAt;
+      const tasksStarted = run.started;
+      const r = await storeReading(mongo).catch(() => null);
+      if (r) samples.push({ at, tasksStarted, ...r });
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, STORE_SAMPLE_MS);
+      });
+    }
+  })();
+  return {
+    samples,
+    async stop() {
+      stopped = true;
+      wake();
+      await loop;
+    },
+  };
+}
+
 /** The browser side as a user and an operator see it: sessions open (health) and sessions holding a context (metrics). */
 async function browserSide(stack: Stack) {
   const health = await api(stack.service.baseUrl, 'GET', '/start/health');
@@ -237,30 +286,33 @@ async function browserSide(stack: Stack) {
   return { sessionsOpen: health.body.sessionsOpen as number, contextsHeld: gauge('browser_agent_browser_sessions'), chromiumProcesses: reading.chromium.processes, renderers: reading.chromium.renderers, chromiumByType: reading.chromium.byType, memoryMB: reading.mb };
 }
 
-/** A task's record read back as its owner would once it ended: its recording's actions, and how long the read took. */
-async function readRecording(run: Run, t: Run['tasks'][number]): Promise<void> {
+/** A task's record read back as its owner would once it ended: its status and usage, its recording's actions, and how long that read took. */
+async function readRecord(run: Run, t: Run['tasks'][number]): Promise<void> {
   if (!t.taskId) return;
+  const task = await poll(run, t.sessionId!, t.taskId);
+  t.status = task.status === 200 ? task.body.status : `http ${task.status}`;
+  t.hasUsage = typeof task.body.usage === 'object' && task.body.usage !== null;
   const t0 = Date.now();
   const rec = await api(run.stack.service.baseUrl, 'GET', `/task/${t.sessionId}/${t.taskId}/recording`, { key: t.key });
   run.recordingReads.push({ at: t0 - run.startedAt, ms: Date.now() - t0 });
   t.actions = rec.status === 200 && Array.isArray(rec.body.steps) ? rec.body.steps.map((s: { action: string }) => s.action) : null;
 }
 
-/** Every task's status and usage read again at the end (GET /task). */
+/** Every task's status and usage read again at the end (GET /task); a record gone is swept or lost (settleFinal). */
 async function readStatuses(run: Run): Promise<void> {
   const queue = run.tasks.filter((t) => t.taskId);
   const worker = async () => {
     for (let t = queue.shift(); t; t = queue.shift()) {
       const r = await poll(run, t.sessionId!, t.taskId!);
-      t.status = r.body.status;
-      t.hasUsage = typeof r.body.usage === 'object' && r.body.usage !== null;
+      const final = { http: r.status, status: r.body.status, hasUsage: typeof r.body.usage === 'object' && r.body.usage !== null };
+      Object.assign(t, settleFinal(t, final, t.sessionEndedAt === undefined ? null : Date.now() - t.sessionEndedAt, RETENTION_MS));
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));
 }
 
-/** How the sessions ended: the idle ones should have expired, the others been terminated. */
-async function sessionEnds(run: Run, sessions: { sessionId: string; key: string }[], timeoutMs: number): Promise<Record<string, number>> {
+/** How the sessions ended: the idle ones should have expired, the others been terminated; gone past the retention: swept. */
+async function sessionEnds(run: Run, sessions: SessionEnd[], timeoutMs: number): Promise<Record<string, number>> {
   const end = Date.now() + timeoutMs;
   const out: Record<string, number> = {};
   for (const s of sessions) {
@@ -268,6 +320,7 @@ async function sessionEnds(run: Run, sessions: { sessionId: string; key: string 
     do {
       const r = await api(run.stack.service.baseUrl, 'GET', `/start/sessions/${s.sessionId}/events?limit=1`, { key: s.key });
       status = r.status === 200 ? `${r.body.status}${r.body.endReason ? `:${r.body.endReason}` : ''}` : `http ${r.status}`;
+      if (r.status === 404 && RETENTION_MS !== null && Date.now() - s.endedAt > RETENTION_MS) status = 'swept';
       if (!/^(active|pending)/.test(status)) break;
       await sleep(1000);
     } while (Date.now() < end);
@@ -291,6 +344,8 @@ async function startStack(): Promise<{ stack: Stack; close(): Promise<void> }> {
     RECORDINGS_RATE_LIMIT_PER_MINUTE: '100000',
     SESSION_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS),
     SESSION_IDLE_DISCARD_MS: '60000',
+    RECORDS_RETENTION_DAYS: String(RETENTION_MINUTES / 1440),
+    RECORDS_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
     STEP_PICTURES_LOAD_LIMIT: '1.2',
     STEP_PICTURES_BUSY_CPU: '0.85',
   });
@@ -337,15 +392,17 @@ it('a long run that leaks nothing', async () => {
     const run: Run = { stack, startedAt: Date.now(), started: 0, sessions: 0, tasks: [], idle: [], ended: [], calls: new Map(), seq: 0, takeovers: 0, errors: [], recordingReads: [] };
     const stopCounting = countCalls(run);
     const sampler = sampleMemory(stack.pids, run.startedAt);
+    const storeSampler = sampleStore(mongo, run);
     const progress = setInterval(() => process.stderr.write(`soak ${Math.round((Date.now() - run.startedAt) / 60_000)} min: ${run.started} tasks started, ${run.sessions} sessions, ${run.errors.length} client errors, ${JSON.stringify(sampler.samples.at(-1)?.mb ?? {})}\n`), 60_000);
     const { loadMs, settledStore } = await drive(run, mongo);
     clearInterval(progress);
     const endStore = await storeReading(mongo);
     const after = await aftermath(run);
     await sampler.stop();
+    await storeSampler.stop();
     stopCounting();
     const finalStore = await storeReading(mongo);
-    const out = report(run, { loadMs, idlePool, after, stores: { start: startStore, settled: settledStore, loadEnd: endStore, end: finalStore }, samples: sampler.samples });
+    const out = report(run, { loadMs, idlePool, after, stores: { start: startStore, settled: settledStore, loadEnd: endStore, end: finalStore }, samples: sampler.samples, storeSamples: storeSampler.samples });
     fs.writeFileSync(OUT, JSON.stringify(out, null, 2));
     process.stdout.write(`${JSON.stringify({ tasks: out.tasks, memory: out.memory, browsers: out.browsers })}\n`);
     expect(out.tasks.lost).toBe(0);
@@ -360,21 +417,28 @@ type Store = Awaited<ReturnType<typeof storeReading>>;
 /** The JSON of the run. */
 function report(
   run: Run,
-  r: { loadMs: number; idlePool: Awaited<ReturnType<typeof browserSide>>; after: Awaited<ReturnType<typeof aftermath>>; stores: Record<string, Store | null>; samples: (MemorySample & { chromium: StackReading['chromium'] })[] },
+  r: {
+    loadMs: number;
+    idlePool: Awaited<ReturnType<typeof browserSide>>;
+    after: Awaited<ReturnType<typeof aftermath>>;
+    stores: Record<string, Store | null>;
+    samples: (MemorySample & { chromium: StackReading['chromium'] })[];
+    storeSamples: ReturnType<typeof sampleStore>['samples'];
+  },
 ) {
   const windows = { settleFrom: SETTLE_MS, windowMs: WINDOW_MS, loadEnd: r.loadMs };
   const parts = Object.keys(r.samples[0]?.mb ?? {});
   const t = tally(run.tasks, CLICKS);
   const { start, settled, loadEnd, end } = r.stores;
   const reads = run.recordingReads.map((x) => x.ms);
-  const lostExamples = run.tasks.filter((x) => x.taskId && !ENDED.includes(x.status ?? '')).slice(0, 5);
+  const lostExamples = run.tasks.filter((x) => x.taskId && !recordComplete(x, CLICKS)).slice(0, 5);
   return {
     benchmark: 'soak',
-    settings: { tasks: TASKS, minutes: MINUTES, maxMinutes: MAX_MS / 60_000, lanes: LANES, settleMinutes: SETTLE_MS / 60_000, idleTimeoutMs: IDLE_TIMEOUT_MS, modelDelayMs: MODEL_DELAY_MS, clicksPerPlainTask: CLICKS, sampleMs: SAMPLE_MS },
+    settings: { tasks: TASKS, minutes: MINUTES, maxMinutes: MAX_MS / 60_000, lanes: LANES, settleMinutes: SETTLE_MS / 60_000, idleTimeoutMs: IDLE_TIMEOUT_MS, modelDelayMs: MODEL_DELAY_MS, clicksPerPlainTask: CLICKS, sampleMs: SAMPLE_MS, retentionMinutes: RETENTION_MINUTES, sweepIntervalMs: SWEEP_INTERVAL_MS, storeSampleMs: STORE_SAMPLE_MS },
     durationMs: r.loadMs,
     sessions: { opened: run.sessions, idleLeftToExpire: run.idle.length, endedByOwner: run.ended.length, idleEnds: r.after.idleEnds, endedEnds: r.after.endedEnds, takeoversAccepted: run.takeovers },
     clientErrors: { count: run.errors.length, first: run.errors.slice(0, 5) },
-    tasks: { ...t, notStarted: run.tasks.filter((x) => !x.taskId).length, startErrors: run.tasks.filter((x) => x.startError).slice(0, 5).map((x) => x.startError), lostExamples: lostExamples.map((x) => ({ kind: x.kind, status: x.status, actions: x.actions })) },
+    tasks: { ...t, notStarted: run.tasks.filter((x) => !x.taskId).length, startErrors: run.tasks.filter((x) => x.startError).slice(0, 5).map((x) => x.startError), lostExamples: lostExamples.map((x) => ({ kind: x.kind, status: x.status, hasUsage: x.hasUsage, actions: x.actions, missing: x.missing })) },
     memory: Object.fromEntries(parts.map((p) => [p, drift(r.samples, p, windows, LIMIT_PCT)])),
     memoryLimitPct: LIMIT_PCT,
     recordingReadMs: { first10Pct: summary(reads.slice(0, Math.ceil(reads.length / 10))), last10Pct: summary(reads.slice(-Math.ceil(reads.length / 10))) },
@@ -384,6 +448,7 @@ function report(
       kbPerTaskDuringLoad: start && loadEnd ? { ferretdb: kbPerTask(start.ferretdbFilesBytes, loadEnd.ferretdbFilesBytes, t.started), temporal: kbPerTask(start.temporalFilesBytes, loadEnd.temporalFilesBytes, t.started), blobs: kbPerTask(start.blobFilesBytes, loadEnd.blobFilesBytes, t.started) } : null,
       settledToEndMB: settled && end ? Math.round(((end.ferretdbFilesBytes - settled.ferretdbFilesBytes) / 1024 / 1024) * 10) / 10 : null,
     },
+    storeSamples: r.storeSamples,
     samples: r.samples.map((s) => ({ at: s.at, ...s.mb, chromiumProcesses: s.chromium.processes, renderers: s.chromium.renderers })),
   };
 }

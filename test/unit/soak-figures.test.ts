@@ -1,4 +1,4 @@
-import { drift, kbPerTask, median, plainActions, recordComplete, sessionKind, slopePerMinute, tally, windowMedian, type MemorySample } from '../../bench/soak-figures';
+import { drift, kbPerTask, median, plainActions, recordComplete, sessionKind, settleFinal, slopePerMinute, tally, windowMedian, type MemorySample } from '../../bench/soak-figures';
 
 const minute = 60_000;
 /** A part's MB read every 15 s: `f(minutes)`. */
@@ -88,7 +88,36 @@ describe('task records', () => {
       { kind: 'plain' as const, taskId: 't5', status: 'failed', hasUsage: true, actions: ['click_element'] },
       { kind: 'plain' as const },
     ];
-    expect(tally(tasks, 3)).toEqual({ started: 4, completed: 1, stopped: 1, failed: 1, lost: 1, unexpected: 1 });
+    expect(tally(tasks, 3)).toEqual({ started: 4, completed: 1, stopped: 1, failed: 1, lost: 1, swept: 0, unexpected: 1 });
+  });
+});
+
+describe('records read again at the end', () => {
+  const ended = { kind: 'plain' as const, taskId: 't1', status: 'task_completed', hasUsage: true, actions: plainActions(3) };
+  const minutes5 = 5 * minute;
+
+  it('takes a record still there as it reads now', () => {
+    expect(settleFinal(ended, { http: 200, status: 'task_completed', hasUsage: true }, 10 * minute, minutes5)).toEqual(ended);
+    expect(recordComplete(settleFinal(ended, { http: 200, status: 'task_completed', hasUsage: false }, 0, minutes5), 3)).toBe(false);
+  });
+
+  it('counts a 404 past the retention as swept, with what it was when it ended', () => {
+    const t = settleFinal(ended, { http: 404 }, 6 * minute, minutes5);
+    expect(t).toEqual({ ...ended, swept: true });
+    expect(tally([t], 3)).toEqual({ started: 1, completed: 1, stopped: 0, failed: 0, lost: 0, swept: 1, unexpected: 0 });
+  });
+
+  it('counts a 404 within the retention, without a retention or of a session not ended as lost', () => {
+    for (const [ago, retention] of [[4 * minute, minutes5], [6 * minute, null], [null, minutes5]] as const) {
+      const t = settleFinal(ended, { http: 404 }, ago, retention);
+      expect(t.missing).toBe(true);
+      expect(tally([t], 3)).toMatchObject({ lost: 1, swept: 0, completed: 0 });
+    }
+  });
+
+  it('counts a task swept whose record was incomplete when it ended as lost', () => {
+    const t = settleFinal({ ...ended, hasUsage: false }, { http: 404 }, 6 * minute, minutes5);
+    expect(tally([t], 3)).toMatchObject({ lost: 1, swept: 0 });
   });
 });
 
