@@ -255,22 +255,21 @@ function sampleStore(mongo: MongoClient, run: Run) {
   const samples: ({ at: number; tasksStarted: number } & Store)[] = [];
   let stopped = false;
   let wake = () => {};
+  let timer: NodeJS.Timeout | undefined;
   const loop = (async () => {
     while (!stopped) {
       const at = Date.now() - run.startedAt;
       const tasksStarted = run.started;
       const r = await storeReading(mongo).catch(() => null);
       if (r) samples.push({ at, tasksStarted, ...r });
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, STORE_SAMPLE_MS);
-      });
+      if (!stopped) await new Promise<void>((resolve) => ((wake = resolve), (timer = setTimeout(resolve, STORE_SAMPLE_MS))));
     }
   })();
   return {
     samples,
     async stop() {
       stopped = true;
+      clearTimeout(timer);
       wake();
       await loop;
     },
