@@ -214,14 +214,15 @@ function countCalls(run: Run): () => void {
 }
 
 /** Reads the stack's memory every SAMPLE_MS until stopped. */
-function sampleMemory(pids: StackPids, startedAt: number) {
+function sampleMemory(stack: Stack, startedAt: number) {
   const samples: (MemorySample & { chromium: StackReading['chromium'] })[] = [];
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
       const at = Date.now() - startedAt;
-      const r = await readStack(pids).catch(() => null);
-      if (r) samples.push({ at, mb: r.mb, chromium: r.chromium });
+      const r = await readStack(stack.pids).catch(() => null);
+      const heap = await serviceHeapMB(stack);
+      if (r) samples.push({ at, mb: heap === null ? r.mb : { ...r.mb, serviceHeap: heap }, chromium: r.chromium });
       await sleep(SAMPLE_MS);
     }
   })();
@@ -232,6 +233,13 @@ function sampleMemory(pids: StackPids, startedAt: number) {
       await loop;
     },
   };
+}
+
+/** The service's V8 heap in use (its /metrics), MB: what the service's objects hold, without the resident size's swings. */
+async function serviceHeapMB(stack: Stack): Promise<number | null> {
+  const text = await fetch(`${stack.service.baseUrl}/metrics`).then((r) => r.text()).catch(() => '');
+  const bytes = Number(/^browser_agent_nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? NaN);
+  return Number.isFinite(bytes) ? Math.round((bytes / 1024 / 1024) * 10) / 10 : null;
 }
 
 /** The store now: the database's files, Temporal's, the blob files, dbStats and the records of each collection. */
@@ -390,7 +398,7 @@ it('a long run that leaks nothing', async () => {
     const startStore = await storeReading(mongo);
     const run: Run = { stack, startedAt: Date.now(), started: 0, sessions: 0, tasks: [], idle: [], ended: [], calls: new Map(), seq: 0, takeovers: 0, errors: [], recordingReads: [] };
     const stopCounting = countCalls(run);
-    const sampler = sampleMemory(stack.pids, run.startedAt);
+    const sampler = sampleMemory(stack, run.startedAt);
     const storeSampler = sampleStore(mongo, run);
     const progress = setInterval(() => process.stderr.write(`soak ${Math.round((Date.now() - run.startedAt) / 60_000)} min: ${run.started} tasks started, ${run.sessions} sessions, ${run.errors.length} client errors, ${JSON.stringify(sampler.samples.at(-1)?.mb ?? {})}\n`), 60_000);
     const { loadMs, settledStore } = await drive(run, mongo);
