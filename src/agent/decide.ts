@@ -13,7 +13,7 @@ import { observePage } from './observe/observe';
 import { appearedText, changeSummary, readObservation } from './observe/page-diff';
 import { FORM_SENT_NOTE } from './done-check';
 import { pressNote } from './repetition';
-import { boundToPage, toggledBack, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
 import { systemPrompt, taskReminder } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
 import { toolNamed, toolSpecs } from './tools';
@@ -244,14 +244,13 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
 
 /**
  * What a model whose answers follow the schemas may choose on this page: elements bound to
- * those listed (less those a click cannot change, a toggle pressed back and forth), and
- * unavailable the tools that cannot do anything here, the page tools already performed on
- * this unchanged page and the one it keeps repeating on it.
+ * those listed (less those a click cannot change), and unavailable the tools that cannot do
+ * anything here, the page tools already performed on this unchanged page and the one it
+ * keeps repeating on it.
  */
 function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], pageText: string): LlmToolSpec[] {
   const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
   const repeating = memory.repetition.repeating(pageText);
   if (repeating) off.push(repeating);
-  const toggled = toggledBack(pageText, memory.presses.element, memory.presses.count);
-  return unavailable(boundToPage(offered, pageText, toggled === undefined ? [] : [toggled]), off);
+  return unavailable(boundToPage(offered, pageText), off);
 }

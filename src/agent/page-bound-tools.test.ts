@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, idlePresses, toggledBack, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, idlePresses, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -47,26 +47,6 @@ describe('elements a click cannot change', () => {
     expect(index('click_element').enum).toEqual([1, 3, 4, 6]);
     expect(index('click_element')['x-element-labels'][2]).toBe('Standard');
     expect(index('scroll').enum).toEqual([1, 2, 3, 4, 5, 6]);
-  });
-});
-
-describe('a toggle pressed back and forth', () => {
-  const page = ['URL: http://x/', 'Interactive elements:', '[1] checkbox "Send me offers"', '[2] checkbox "I accept the terms"', '[3] button "Continue"', '[4] button "Add to cart"'].join('\n');
-
-  it('is named from the second press in a row on: its index on the page now', () => {
-    expect(toggledBack(page, 'checkbox "I accept the terms"', 1)).toBeUndefined();
-    expect(toggledBack(page, 'checkbox "I accept the terms"', 2)).toBe(2);
-    expect(toggledBack(`${page.replace('terms"', 'terms" checked')}`, 'checkbox "I accept the terms"', 3)).toBe(2);
-  });
-
-  it('is not a button that acts again at each press, nor an element no longer on the page', () => {
-    expect(toggledBack(page, 'button "Add to cart"', 3)).toBeUndefined();
-    expect(toggledBack(page, 'checkbox "Remember me"', 2)).toBeUndefined();
-  });
-
-  it('is left out of click_element', () => {
-    const bound = boundToPage(toolSpecs(), page, [2]);
-    expect((bound.find((t) => t.name === 'click_element')!.parameters.properties as any).index.enum).toEqual([1, 3, 4]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { ELEMENT_LABELS } from '../model/answer-format';
 import { WHOLE_PAGE } from './observe/compose';
-import { elementKey, statesOf } from './observe/page-diff';
+import { statesOf } from './observe/page-diff';
 import type { LlmToolSpec } from './llm/types';
 
 /** The element indexes an observation lists (its lines `[n] role "label"`). */
@@ -26,15 +26,15 @@ export function observedTabs(observation: string): number[] {
  * `index` becomes an enum of those indexes, so a model whose answers follow the schema (the
  * local model's grammar) cannot name an element that is not on the page. With no elements,
  * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
- * elements a press cannot change (idlePresses) and those of `alsoIdle`. For models whose tools are
+ * elements a press cannot change (idlePresses). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
-export function boundToPage(specs: LlmToolSpec[], observation: string, alsoIdle: readonly number[] = []): LlmToolSpec[] {
+export function boundToPage(specs: LlmToolSpec[], observation: string): LlmToolSpec[] {
   const elements = observedIndexes(observation);
   const labels = observedLabels(observation);
   const tabs = observedTabs(observation);
-  const idle = new Set([...idlePresses(observation), ...alsoIdle]);
+  const idle = new Set(idlePresses(observation));
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (!props.index || props.index.type !== 'integer') return spec;
@@ -59,22 +59,6 @@ export function idlePresses(observation: string): number[] {
     if (states.has('disabled') || (CHOICES.has(match[2]) && states.has('checked'))) idle.push(Number(match[1]));
   }
   return idle;
-}
-
-/** Roles a second press sets back as they were. */
-const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
-
-/**
- * The index of a toggle the agent pressed `count` times in a row, the page changing each
- * time, when that is twice or more: a third press only starts the cycle again (a small model
- * ticked and unticked the terms box nine times). `element` is its role and label.
- */
-export function toggledBack(observation: string, element: string, count: number): number | undefined {
-  if (count < 2 || !TOGGLES.has(element.split(' ')[0])) return undefined;
-  for (const match of observation.matchAll(/^\s*\[(\d+)\] (.*)$/gm)) {
-    if (elementKey(match[0].trim()).replace(/^\[\d+\] /, '') === element) return Number(match[1]);
-  }
-  return undefined;
 }
 
 /** The observation shows all the page holds: nothing off screen, nothing cut, no scrolling area. */
