@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, idlePresses, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, idlePresses, textFields, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -47,6 +47,28 @@ describe('elements a click cannot change', () => {
     expect(index('click_element').enum).toEqual([1, 3, 4, 6]);
     expect(index('click_element')['x-element-labels'][2]).toBe('Standard');
     expect(index('scroll').enum).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
+describe('the elements input_text may type into', () => {
+  const page = ['URL: http://x/', 'Interactive elements:', '[1] link "Next page"', '[2] textbox "Search" type=search empty', '[3] searchbox "Find"', '[4] combobox "City"', '[5] spinbutton "Quantity"', '[6] button "Go"', '[7] select "Country"', '[8] textbox "Date" type=date'].join('\n');
+
+  it('are text fields: textbox, searchbox, combobox, spinbutton', () => {
+    expect(textFields(page)).toEqual([2, 3, 4, 5, 8]);
+  });
+
+  it('are the only indexes input_text is offered; other tools keep every element', () => {
+    const bound = boundToPage(toolSpecs(), page);
+    const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
+    expect(index('input_text').enum).toEqual([2, 3, 4, 5, 8]);
+    expect(index('click_element').enum).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(index('select_option').enum).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('leave input_text out of the grammar on a page without a text field', () => {
+    const links = boundToPage(toolSpecs(), 'URL: http://x/\nInteractive elements:\n[1] link "Next page"\nVisible text:\nResults');
+    expect(choosable(links)).not.toContain('input_text');
+    expect(choosable(links)).toContain('click_element');
   });
 });
 

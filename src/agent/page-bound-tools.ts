@@ -26,7 +26,8 @@ export function observedTabs(observation: string): number[] {
  * `index` becomes an enum of those indexes, so a model whose answers follow the schema (the
  * local model's grammar) cannot name an element that is not on the page. With no elements,
  * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
- * elements a press cannot change (idlePresses). For models whose tools are
+ * elements a press cannot change (idlePresses), input_text offers only text fields
+ * (textFields). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
@@ -35,13 +36,26 @@ export function boundToPage(specs: LlmToolSpec[], observation: string): LlmToolS
   const labels = observedLabels(observation);
   const tabs = observedTabs(observation);
   const idle = new Set(idlePresses(observation));
+  const fields = new Set(textFields(observation));
+  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n), input_text: (n) => fields.has(n) };
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (!props.index || props.index.type !== 'integer') return spec;
-    const choosable = spec.name === 'click_element' ? elements.filter((n) => !idle.has(n)) : elements;
+    const choosable = fits[spec.name] ? elements.filter(fits[spec.name]) : elements;
     const index = spec.name === 'switch_tab' ? { ...props.index, enum: tabs } : { ...props.index, enum: choosable, [ELEMENT_LABELS]: labels };
     return { ...spec, parameters: { ...spec.parameters, properties: { ...props, index } } };
   });
+}
+
+/** Roles of the elements that take typed text (a date or number input included). */
+const TEXT_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton']);
+
+/**
+ * The elements input_text can type into. A small model typed "Next" into a "Next page" link
+ * three times, and the task ended on the failures.
+ */
+export function textFields(observation: string): number[] {
+  return [...observation.matchAll(/^\s*\[(\d+)\] (\S+)/gm)].filter((match) => TEXT_ROLES.has(match[2])).map((match) => Number(match[1]));
 }
 
 /** Roles whose checked element stays checked when pressed again. */
