@@ -78,7 +78,7 @@ describe('an answer with several actions', () => {
     const second = requests[1];
     expect(toolAnswers(second)).toEqual([expect.stringContaining('Typed "Ada"'), expect.stringContaining('Typed "ada@example.com"'), expect.stringContaining('Clicked')]);
     const observation = second[second.length - 1].content;
-    expect(observation).toMatch(/^Observation \(step 4\):\nURL: http:\/\/form\.test\/sent\?[^]*\nChanged: URL is now http:\/\/form\.test\/sent\?\S+; title is now "Thanks"\nNote: the form you filled was sent and a new page opened: if the task asks for nothing more, call done\.$/);
+    expect(observation).toMatch(/^Observation \(step 4\):\nURL: http:\/\/form\.test\/sent\?[^]*\nChanged: URL is now http:\/\/form\.test\/sent\?\S+; title is now "Thanks"\nNote: the form you filled was sent and a new page opened: if the task asks for nothing more, call done\.\nYour task: .+$/);
   });
 
   it('stops the list at the first action that changes the page, and says which ran and which did not', async () => {

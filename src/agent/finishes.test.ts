@@ -50,14 +50,20 @@ const run = (answers: Call[][], max = 8) => {
   return runSteps(runner, max).then((results) => ({ results, requests, recorded }));
 };
 const lastObservation = (messages: LlmMessage[]) => [...messages].reverse().find((m) => m.role === 'user' && m.content.startsWith('Observation'))!.content;
+/** The observation's lines before the task said again (its last line). */
+const closingLines = (messages: LlmMessage[]) => {
+  const lines = lastObservation(messages).split('\n');
+  expect(lines.at(-1)).toMatch(/^Your task: /);
+  return lines.slice(0, -1);
+};
 const done: Call = { tool: 'done', args: { message: 'Done' } };
 
 describe('what an action changed', () => {
   it('opens the next observation: the value a field now holds, or that nothing visible changed', async () => {
     await page.goto('http://site.test/form');
     const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [{ tool: 'scroll', args: { direction: 'down' } }], [{ ...done, args: { message: 'no', success: false } }]]);
-    expect(lastObservation(requests[1]).split('\n').at(-1)).toBe('Changed: [1] now holds "Ada"');
-    expect(lastObservation(requests[2]).split('\n').at(-1)).toBe('Changed: nothing visible changed');
+    expect(closingLines(requests[1]).at(-1)).toBe('Changed: [1] now holds "Ada"');
+    expect(closingLines(requests[2]).at(-1)).toBe('Changed: nothing visible changed');
   });
 
   it('names the same button pressed again and again while the page changes, with what the page shows', async () => {
@@ -105,7 +111,7 @@ describe('a done that claims success', () => {
     await page.goto('http://site.test/form');
     const { results, requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'click_element', args: { index: 3 } }], [done]]);
     expect(results.map((r) => r.kind)).toEqual(['continue', 'continue', 'done']);
-    expect(lastObservation(requests[1]).split('\n').slice(-2)).toEqual([
+    expect(closingLines(requests[1]).slice(-2)).toEqual([
       'Changed: URL is now http://site.test/sent?name=Ada&email=; title is now "Thanks"',
       'Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.',
     ]);
