@@ -15,6 +15,11 @@ export function observedLabels(observation: string): Record<number, string> {
   return labels;
 }
 
+/** The element lines of an observation: index, role and the whole line (its states at its end). */
+function elementLines(observation: string): { index: number; role: string; line: string }[] {
+  return [...observation.matchAll(/^\s*\[(\d+)\] (\S+).*$/gm)].map((match) => ({ index: Number(match[1]), role: match[2], line: match[0].trim() }));
+}
+
 /** The tab indexes of the observation's `Tabs:` line. */
 export function observedTabs(observation: string): number[] {
   const line = /^Tabs: (.*)$/m.exec(observation)?.[1] ?? '';
@@ -55,7 +60,9 @@ const TEXT_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton']);
  * three times, and the task ended on the failures.
  */
 export function textFields(observation: string): number[] {
-  return [...observation.matchAll(/^\s*\[(\d+)\] (\S+)/gm)].filter((match) => TEXT_ROLES.has(match[2])).map((match) => Number(match[1]));
+  return elementLines(observation)
+    .filter((element) => TEXT_ROLES.has(element.role))
+    .map((element) => element.index);
 }
 
 /** Roles whose checked element stays checked when pressed again. */
@@ -67,12 +74,12 @@ const CHOICES = new Set(['radio', 'menuitemradio']);
  * the task said to press Submit.
  */
 export function idlePresses(observation: string): number[] {
-  const idle: number[] = [];
-  for (const match of observation.matchAll(/^\s*\[(\d+)\] (\S+).*$/gm)) {
-    const states = statesOf(match[0].trim());
-    if (states.has('disabled') || (CHOICES.has(match[2]) && states.has('checked'))) idle.push(Number(match[1]));
-  }
-  return idle;
+  return elementLines(observation)
+    .filter(({ role, line }) => {
+      const states = statesOf(line);
+      return states.has('disabled') || (CHOICES.has(role) && states.has('checked'));
+    })
+    .map((element) => element.index);
 }
 
 /** The observation shows all the page holds: nothing off screen, nothing cut, no scrolling area. */
