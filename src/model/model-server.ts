@@ -60,14 +60,20 @@ type Sequence = ReturnType<Context['getSequence']>;
 type Chat = InstanceType<LlamaModule['LlamaChat']>;
 type Grammar = Awaited<ReturnType<Llama['createGrammarForJsonSchema']>>;
 
-interface Slot {
-  sequence: Sequence;
-  chat: Chat;
+/** What the choice of a sequence reads of it. */
+export interface SlotState {
   /** Generating now: another request takes another slot. */
   busy: boolean;
   /** The prompt it last evaluated (as JSON), to find the conversation it holds. */
   key: string | null;
   lastUsed: number;
+  /** Busy evaluating a caller's prompt start (one token asked for), not a conversation. */
+  priming?: boolean;
+}
+
+interface Slot extends SlotState {
+  sequence: Sequence;
+  chat: Chat;
 }
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -129,9 +135,29 @@ function predictorFor(loaded: Loaded, kind: PredictorKind | undefined) {
 }
 
 /**
- * The sequences and which conversation each holds. A request takes the free slot whose last
- * prompt shares the longest start with its own (the same conversation a step later), or the
- * free one unused longest; with every slot busy it waits for one.
+ * The slot a request takes now, or undefined when it should wait: the free slot whose last
+ * prompt shares the longest start with its own (the same conversation a step later), beyond
+ * the system prompt, or the free one unused longest. When the longest start is the one a slot
+ * is still priming, the request waits for that slot: evaluating the same start again on
+ * another sequence would take as long and share the cores with it.
+ */
+export function chooseSlot<S extends SlotState>(slots: readonly S[], text: string, system: number): S | undefined {
+  let best: S | undefined;
+  let bestShared = system;
+  for (const slot of slots) {
+    if (slot.busy && !slot.priming) continue;
+    const shared = commonPrefix(slot.key ?? '', text);
+    if (shared > bestShared || (shared === bestShared && best?.busy && !slot.busy)) [best, bestShared] = [slot, shared];
+  }
+  if (best) return best.busy ? undefined : best;
+  const free = slots.filter((s) => !s.busy);
+  return free.length ? free.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b)) : undefined;
+}
+
+/**
+ * The sequences and which conversation each holds (chooseSlot); with every slot busy a
+ * request waits for one. The sequences that hold nothing yet are primed only while no
+ * conversation waits or generates: its answer comes first.
  */
 function slotPool(loaded: Loaded, opts: ModelServerOptions) {
   const slots: Slot[] = Array.from({ length: opts.sequences }, () => {
@@ -139,16 +165,11 @@ function slotPool(loaded: Loaded, opts: ModelServerOptions) {
     return { sequence, chat: new loaded.mod.LlamaChat({ contextSequence: sequence }), busy: false, key: null, lastUsed: 0 };
   });
   const waiting: (() => void)[] = [];
-  const pick = (text: string, system: number): Slot | undefined => {
-    const free = slots.filter((s) => !s.busy);
-    if (!free.length) return undefined;
-    let best: Slot | undefined;
-    let bestShared = system;
-    for (const slot of free) {
-      const shared = commonPrefix(slot.key ?? '', text);
-      if (shared > bestShared) [best, bestShared] = [slot, shared];
-    }
-    return best ?? free.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
+  let conversationsWaiting = 0;
+  const coldSlot = (): Slot | undefined | 'none' => {
+    const conversing = conversationsWaiting > 0 || slots.some((s) => s.busy && !s.priming);
+    if (conversing || !slots.some((s) => s.key === null)) return 'none';
+    return slots.find((s) => s.key === null && !s.busy);
   };
   return {
     async acquire(prompt: PromptItem[], signal: AbortSignal, cold = false): Promise<Slot | undefined> {
@@ -156,17 +177,20 @@ function slotPool(loaded: Loaded, opts: ModelServerOptions) {
       const system = JSON.stringify(prompt[0] ?? '').length;
       for (;;) {
         if (signal.aborted) throw new Error('the client went away');
-        if (cold && !slots.some((s) => s.key === null)) return undefined;
-        const slot = cold ? slots.find((s) => s.key === null && !s.busy) : pick(text, system);
+        const slot = cold ? coldSlot() : chooseSlot(slots, text, system);
+        if (slot === 'none') return undefined;
         if (slot) {
-          Object.assign(slot, { busy: true, key: text, lastUsed: Date.now() });
+          Object.assign(slot, { busy: true, key: text, lastUsed: Date.now(), priming: cold });
           return slot;
         }
+        if (!cold) conversationsWaiting++;
         await new Promise<void>((resolve) => waiting.push(resolve));
+        if (!cold) conversationsWaiting--;
       }
     },
     release(slot: Slot): void {
       slot.busy = false;
+      slot.priming = false;
       // Every waiter looks again (one that gave up meanwhile must not take the wake-up with it).
       for (const wake of waiting.splice(0)) wake();
     },
@@ -206,9 +230,9 @@ function completer(loaded: Loaded, opts: ModelServerOptions) {
     const prompt = toPrompt(body.messages, tools, opts.shape);
     const maxTokens = Math.max(1, Math.min(Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS) || DEFAULT_MAX_TOKENS, 4096));
     const grammar = tools.length ? await grammarFor(tools) : undefined;
-    // One token asked for: a caller priming the model with the start of its prompts. Every
-    // sequence that holds nothing yet evaluates it (a new conversation takes the one unused
-    // longest, so each would otherwise start cold).
+    // One token asked for: a caller priming the model with the start of its prompts. The
+    // sequences that hold nothing yet evaluate it, one after the other, until a conversation
+    // comes (a new conversation takes the one unused longest, so each would otherwise start cold).
     if (maxTokens === 1) {
       let primed: Omit<Completion, 'tools'> | undefined;
       for (let slot = await pool.acquire(prompt, signal, true); slot; slot = await pool.acquire(prompt, signal, true)) primed = await generate(pool, slot, { prompt, grammar, maxTokens, signal });

@@ -22,8 +22,8 @@ if (!available) {
   process.stderr.write(`\nSKIPPED real-model.test.ts: the default model could not be fetched (TEST_LOCAL_MODEL=${MODEL || 'unset'}); see scripts/test.sh\n\n`);
 }
 const maybe = available ? it : it.skip;
-/** One short form task: select an option and save (two actions, then done). */
-const TASK = TASKS.find((t) => t.id === 'easy-pick-option')!;
+/** One short task: read an order's status on the page and answer it (done, in one call). Longer tasks are the eval's. */
+const TASK = TASKS.find((t) => t.id === 'easy-read-status')!;
 
 let modelProc: ChildProcess | undefined;
 let modelOut = '';
@@ -61,7 +61,7 @@ afterAll(async () => {
 
 describe('the agent with the real default model', () => {
   maybe(
-    'completes a form task on a local page: the site receives the right values',
+    'completes a task on a local page with the right answer, on the prompt prefix the worker warmed up',
     async () => {
       const modelPort = await freePort();
       await startModel(modelPort);
@@ -88,7 +88,7 @@ describe('the agent with the real default model', () => {
         `status ${run.outcome.status} ${run.outcome.code ?? ''} ${run.error ?? ''}\nverdict: ${run.verdict.reason}\nmodel calls:\n${modelOut.split('\n').filter((l) => l.includes('"msg":"completion"')).join('\n')}\nservice:\n${service!.output().slice(-3000)}`;
       const attempt = () => runEvalTask({ baseUrl: service!.baseUrl, apiKey: () => apiKey, sites: sites!, timeoutMs: 360_000 }, TASK);
       // The task is done in one of two tries: at temperature 0 the 1.5B model still answers a
-      // little differently from run to run (how its prompt was batched), and failed it in 2 of 4 runs.
+      // little differently from run to run (how its prompt was batched).
       let run = await attempt();
       if (!run.verdict.pass) {
         process.stdout.write(`the real model's first try failed; a second one follows:\n${context(run)}\n`);
@@ -97,10 +97,12 @@ describe('the agent with the real default model', () => {
       const completions = modelOut.split('\n').filter((l) => l.includes('"msg":"completion"'));
       expect({ verdict: run.verdict.pass, context: context(run) }).toEqual({ verdict: true, context: context(run) });
       expect(run.outcome.status).toBe('task_completed');
-      // The model's answers were tool calls with reused context (each step re-evaluates only what changed).
+      // The worker's warm-up (one token on the system prompt and the tools) came first, and the
+      // task's calls re-evaluated only what follows that prefix.
       expect(completions.length).toBeGreaterThanOrEqual(2);
+      expect(JSON.parse(completions[0]).completionTokens).toBe(1);
       const cached = completions.slice(1).map((l) => JSON.parse(l).cachedTokens as number);
-      expect(Math.max(...cached)).toBeGreaterThan(500);
+      expect(Math.min(...cached)).toBeGreaterThan(500);
     },
     480_000,
   );
