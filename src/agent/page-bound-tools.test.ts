@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, idlePresses, textFields, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, idlePresses, optionChoosers, textFields, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -62,13 +62,28 @@ describe('the elements input_text may type into', () => {
     const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
     expect(index('input_text').enum).toEqual([2, 3, 4, 5, 8]);
     expect(index('click_element').enum).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(index('select_option').enum).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(index('select_option').enum).toEqual([4, 7]);
   });
 
   it('leave input_text out of the grammar on a page without a text field', () => {
     const links = boundToPage(toolSpecs(), 'URL: http://x/\nInteractive elements:\n[1] link "Next page"\nVisible text:\nResults');
     expect(choosable(links)).not.toContain('input_text');
     expect(choosable(links)).toContain('click_element');
+  });
+});
+
+describe('the elements select_option may choose in', () => {
+  const page = ['URL: http://x/', 'Interactive elements:', '[1] link "Previous page"', '[2] select "Size"', '[3] combobox "Colour"', '[4] listbox "Fruit"', '[5] option "Apple"', '[6] radio "Express"', '[7] button "Save"', '[8] checkbox "Gift wrap"'].join('\n');
+
+  it('are selects, listboxes and comboboxes (and their options) and radios', () => {
+    expect(optionChoosers(page)).toEqual([2, 3, 4, 5, 6]);
+    const index = (boundToPage(toolSpecs(), page).find((t) => t.name === 'select_option')!.parameters.properties as any).index;
+    expect(index.enum).toEqual([2, 3, 4, 5, 6]);
+  });
+
+  it('leave select_option out of the grammar on a page without one', () => {
+    const links = boundToPage(toolSpecs(), 'URL: http://x/\nInteractive elements:\n[1] link "Previous page"\nVisible text:\nResults');
+    expect(choosable(links)).not.toContain('select_option');
   });
 });
 

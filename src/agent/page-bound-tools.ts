@@ -32,7 +32,7 @@ export function observedTabs(observation: string): number[] {
  * local model's grammar) cannot name an element that is not on the page. With no elements,
  * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
  * elements a press cannot change (idlePresses), input_text offers only text fields
- * (textFields). For models whose tools are
+ * (textFields), select_option only the elements that hold options (optionChoosers). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
@@ -42,7 +42,8 @@ export function boundToPage(specs: LlmToolSpec[], observation: string): LlmToolS
   const tabs = observedTabs(observation);
   const idle = new Set(idlePresses(observation));
   const fields = new Set(textFields(observation));
-  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n), input_text: (n) => fields.has(n) };
+  const choosers = new Set(optionChoosers(observation));
+  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) };
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (!props.index || props.index.type !== 'integer') return spec;
@@ -62,6 +63,19 @@ const TEXT_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton']);
 export function textFields(observation: string): number[] {
   return elementLines(observation)
     .filter((element) => TEXT_ROLES.has(element.role))
+    .map((element) => element.index);
+}
+
+/** Roles of the elements select_option chooses in: a select, a listbox or combobox (or an option of one), a radio of a group. */
+const CHOOSER_ROLES = new Set(['select', 'combobox', 'listbox', 'option', 'radio']);
+
+/**
+ * The elements select_option can choose an option of. Kept from pressing a link, a small
+ * model "selected" the option "Previous page" in that link instead, again and again.
+ */
+export function optionChoosers(observation: string): number[] {
+  return elementLines(observation)
+    .filter((element) => CHOOSER_ROLES.has(element.role))
     .map((element) => element.index);
 }
 
