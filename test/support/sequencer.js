@@ -8,7 +8,7 @@
 const Sequencer = require('@jest/test-sequencer').default;
 
 /** Files of about a minute or more on two cores, longest first. */
-const LONG_FIRST = ['real-model', 'schemathesis', 'saved-state', 'eval-verdicts', 'live-channel', 'handover', 'storage-and-locks', 'triggers'];
+const LONG_FIRST = ['schemathesis', 'saved-state', 'eval-verdicts', 'live-channel', 'real-model', 'handover', 'storage-and-locks', 'triggers'];
 
 const rank = (path) => {
   const name = path.replace(/^.*[\\/]/, '').replace(/\.test\.ts$/, '');
