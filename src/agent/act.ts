@@ -69,6 +69,15 @@ export async function act(step: StepContext, request: ActionRequest): Promise<Ag
   }
 }
 
+/** The field input_text types into (and its text), the element click_element presses, with the observation it was chosen from. */
+function noteSet(step: StepContext, request: ActionRequest): void {
+  const { memory } = step;
+  const args = request.args as { index?: unknown; text?: unknown };
+  if (memory.lastObservation === undefined || typeof args.index !== 'number') return;
+  if (request.tool.name === 'input_text' && typeof args.text === 'string') memory.set.typedInto(memory.lastObservation, args.index, args.text);
+  if (request.tool.name === 'click_element') memory.set.pressed(memory.lastObservation, args.index);
+}
+
 function startAction(step: StepContext, request: ActionRequest): ActionUnderWay {
   const { tool } = request;
   const actStart = performance.now();
@@ -79,6 +88,7 @@ function startAction(step: StepContext, request: ActionRequest): ActionUnderWay 
   const toolContext = toolContextOf(step);
   // The next observation says what the action changed (0: an action on no element).
   step.memory.acted.push(indexOf(request.args) ?? 0);
+  noteSet(step, request);
   toolContext.pinned = request.replay?.pinned;
   toolContext.record = {};
   const urlBefore = toolContext.page.url();

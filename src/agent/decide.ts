@@ -244,7 +244,7 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
 
 /**
  * What a model whose answers follow the schemas may choose on this page: elements bound to
- * those listed (less those a click cannot change), and unavailable the tools that cannot do
+ * those listed (less those a click cannot change, and the fields and boxes still as the agent set them), and unavailable the tools that cannot do
  * anything here, the page tools already performed on this unchanged page and the one it
  * keeps repeating on it.
  */
@@ -252,5 +252,5 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
   const repeating = memory.repetition.repeating(pageText);
   if (repeating) off.push(repeating);
-  return unavailable(boundToPage(offered, pageText), off);
+  return unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText) }), off);
 }

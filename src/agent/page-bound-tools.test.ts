@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, idlePresses, optionChoosers, textFields, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, idlePresses, optionChoosers, textFields, SetControls, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -84,6 +84,64 @@ describe('the elements select_option may choose in', () => {
   it('leave select_option out of the grammar on a page without one', () => {
     const links = boundToPage(toolSpecs(), 'URL: http://x/\nInteractive elements:\n[1] link "Previous page"\nVisible text:\nResults');
     expect(choosable(links)).not.toContain('select_option');
+  });
+});
+
+describe('the fields and boxes the agent set', () => {
+  const form = (name: string, email: string, url = 'http://x/contact') =>
+    [`URL: ${url}`, 'Interactive elements:', `[1] textbox "Name" ${name ? `value=${JSON.stringify(name)}` : 'empty'}`, `[2] textbox "Email" type=email ${email ? `value=${JSON.stringify(email)}` : 'empty'}`, '[3] textbox "Message" empty', '[4] button "Send"'].join('\n');
+
+  it('are those that still hold what it typed, on that page only', () => {
+    const typed = new SetControls();
+    typed.typedInto(form('', ''), 1, 'Ada Lovelace');
+    typed.typedInto(form('Ada Lovelace', ''), 2, 'Please send my "invoice"');
+    expect(typed.filled(form('Ada Lovelace', 'Please send my "invoice"'))).toEqual([1, 2]);
+    // The page emptied or changed a field: offered again.
+    expect(typed.filled(form('', 'someone@else'))).toEqual([]);
+    // The same indexes on another page are other fields.
+    expect(typed.filled(form('Ada Lovelace', 'Please send my "invoice"', 'http://x/other'))).toEqual([]);
+    typed.reset();
+    expect(typed.filled(form('Ada Lovelace', ''))).toEqual([]);
+  });
+
+  it('match a value the observation clipped', () => {
+    const typed = new SetControls();
+    const long = 'a message long enough to be clipped by the observation';
+    typed.typedInto(form('', ''), 1, long);
+    expect(typed.filled(form(`${long.slice(0, 20)}…`, ''))).toEqual([1]);
+    expect(typed.filled(form('another text…', ''))).toEqual([]);
+  });
+
+  it('are left out of input_text only: the other text fields stay, and the filled ones can still be clicked', () => {
+    const page = form('Ada Lovelace', 'ada@example.com');
+    const bound = boundToPage(toolSpecs(), page, { filled: [1, 2] });
+    const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
+    expect(index('input_text').enum).toEqual([3]);
+    expect(index('click_element').enum).toEqual([1, 2, 3, 4]);
+    expect(choosable(boundToPage(toolSpecs(), page, { filled: [1, 2, 3] }))).not.toContain('input_text');
+  });
+
+  const boxes = (terms: boolean, offers = false, url = 'http://x/signup') =>
+    [`URL: ${url}`, 'Interactive elements:', `[1] checkbox "Send me offers"${offers ? ' checked' : ''}`, `[2] checkbox "I accept the terms"${terms ? ' checked' : ''}`, '[3] button "Continue"'].join('\n');
+
+  it('are the boxes still as the press left them, on that page only; a button is never one', () => {
+    const set = new SetControls();
+    set.pressed(boxes(false), 2);
+    set.pressed(boxes(false), 3);
+    expect(set.toggledBoxes(boxes(true))).toEqual([2]);
+    // Unticked again by the page: offered again.
+    expect(set.toggledBoxes(boxes(false))).toEqual([]);
+    expect(set.toggledBoxes(boxes(true, false, 'http://x/other'))).toEqual([]);
+    // A box the agent unticked stays unticked.
+    set.pressed(boxes(true, true), 1);
+    expect(set.toggledBoxes(boxes(true, false))).toEqual([1, 2]);
+  });
+
+  it('are left out of click_element only', () => {
+    const bound = boundToPage(toolSpecs(), boxes(true), { toggled: [2] });
+    const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
+    expect(index('click_element').enum).toEqual([1, 3]);
+    expect(index('scroll').enum).toEqual([1, 2, 3]);
   });
 });
 

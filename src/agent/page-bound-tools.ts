@@ -31,17 +31,18 @@ export function observedTabs(observation: string): number[] {
  * `index` becomes an enum of those indexes, so a model whose answers follow the schema (the
  * local model's grammar) cannot name an element that is not on the page. With no elements,
  * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
- * elements a press cannot change (idlePresses), input_text offers only text fields
- * (textFields), select_option only the elements that hold options (optionChoosers). For models whose tools are
+ * elements a press cannot change (idlePresses) and the boxes the agent `toggled`, input_text
+ * offers only text fields (textFields) less those `filled` (SetControls), select_option only the elements that hold options (optionChoosers). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
-export function boundToPage(specs: LlmToolSpec[], observation: string): LlmToolSpec[] {
+export function boundToPage(specs: LlmToolSpec[], observation: string, set: { filled?: readonly number[]; toggled?: readonly number[] } = {}): LlmToolSpec[] {
   const elements = observedIndexes(observation);
   const labels = observedLabels(observation);
   const tabs = observedTabs(observation);
-  const idle = new Set(idlePresses(observation));
-  const fields = new Set(textFields(observation));
+  const idle = new Set([...idlePresses(observation), ...(set.toggled ?? [])]);
+  const done = new Set(set.filled ?? []);
+  const fields = new Set(textFields(observation).filter((n) => !done.has(n)));
   const choosers = new Set(optionChoosers(observation));
   const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) };
   return specs.map((spec) => {
@@ -156,3 +157,81 @@ export class SpentTools {
     this.tools.clear();
   }
 }
+
+/** The quoted value an element line shows (`value="…"`), unquoted. */
+function shownValue(line: string): string | undefined {
+  const quoted = / value=("(?:[^"\\]|\\.)*")/.exec(line)?.[1];
+  if (quoted === undefined) return undefined;
+  try {
+    return String(JSON.parse(quoted));
+  } catch {
+    return quoted.slice(1, -1);
+  }
+}
+
+const squeeze = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+/** The field shows `typed` (or its start, when the observation clipped the value with …). */
+function holds(line: string, typed: string): boolean {
+  const value = shownValue(line);
+  if (value === undefined || squeeze(typed) === '') return false;
+  if (squeeze(value) === squeeze(typed)) return true;
+  return value.endsWith('…') && squeeze(typed).startsWith(squeeze(value.slice(0, -1)));
+}
+
+/** Roles of the elements a press ticks or unticks. */
+const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
+
+/**
+ * What the agent set on each page (by its address): the text fields it typed into and the
+ * boxes it ticked or unticked. A field that still holds what the agent typed is not offered to
+ * input_text again on that page, nor a box still as the agent's press left it to click_element:
+ * a small model typed the same name twice, then the message into the email field it had just
+ * filled; it ticked the terms, then pressed them again "to uncheck it and press Continue".
+ * One the page emptied or changed back is offered again.
+ */
+export class SetControls {
+  private readonly typed = new Map<string, string>();
+  /** Whether the box was checked before the agent pressed it. */
+  private readonly toggled = new Map<string, boolean>();
+
+  /** input_text put `text` into element `index` of the page `observation` showed. */
+  typedInto(observation: string, index: number, text: string): void {
+    this.typed.set(`${index} ${urlOf(observation)}`, text);
+  }
+
+  /** click_element pressed element `index` of the page `observation` showed (kept when it is a box). */
+  pressed(observation: string, index: number): void {
+    const element = elementLines(observation).find((e) => e.index === index);
+    if (element && TOGGLES.has(element.role)) this.toggled.set(`${index} ${urlOf(observation)}`, statesOf(element.line).has('checked'));
+  }
+
+  /** The fields of this observation that hold what the agent typed into them. */
+  filled(observation: string): number[] {
+    const url = urlOf(observation);
+    return elementLines(observation)
+      .filter(({ index, line }) => {
+        const typed = this.typed.get(`${index} ${url}`);
+        return typed !== undefined && holds(line, typed);
+      })
+      .map((element) => element.index);
+  }
+
+  /** The boxes of this observation the agent pressed that are still as its press left them. */
+  toggledBoxes(observation: string): number[] {
+    const url = urlOf(observation);
+    return elementLines(observation)
+      .filter(({ index, role, line }) => {
+        const before = this.toggled.get(`${index} ${url}`);
+        return before !== undefined && TOGGLES.has(role) && statesOf(line).has('checked') !== before;
+      })
+      .map((element) => element.index);
+  }
+
+  reset(): void {
+    this.typed.clear();
+    this.toggled.clear();
+  }
+}
+
+const urlOf = (observation: string) => /^URL: (.*)$/m.exec(observation)?.[1] ?? '';

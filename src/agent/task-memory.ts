@@ -7,7 +7,7 @@ import type { AgentTool } from './types';
 import type { TaskFiles } from '../browser/task-files';
 import type { ApprovedElement } from './approval-binding';
 import { PressCounter, RepetitionGuard } from './repetition';
-import { SpentTools } from './page-bound-tools';
+import { SetControls, SpentTools } from './page-bound-tools';
 import { fitHistory } from './context-budget';
 
 /** The conversation is trimmed once it holds more messages than this. */
@@ -104,6 +104,8 @@ export class TaskMemory {
   readonly presses = new PressCounter();
   /** Page tools (wait, extract, navigate...) already performed on the page as it is. */
   readonly spent = new SpentTools();
+  /** The fields typed into and boxes pressed, per page (not offered again while they stay as set). */
+  readonly set = new SetControls();
   /** The latest observation's text (what an index refers to). */
   lastObservation?: string;
   /** The token budget the latest observation was composed within. */
@@ -151,6 +153,7 @@ export class TaskMemory {
     this.repetition.reset();
     this.presses.reset();
     this.spent.reset();
+    this.set.reset();
     this.specs = specs;
     this.notes = [];
     this.acted = [];
