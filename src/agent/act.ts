@@ -69,12 +69,14 @@ export async function act(step: StepContext, request: ActionRequest): Promise<Ag
   }
 }
 
-/** The field input_text types into (and its text), the element click_element presses, with the observation it was chosen from. */
+/** The field input_text types into (and its text) or select_option chooses in (and the option), the element click_element presses, with the observation it was chosen from. */
 function noteSet(step: StepContext, request: ActionRequest): void {
   const { memory } = step;
-  const args = request.args as { index?: unknown; text?: unknown };
+  const args = request.args as { index?: unknown; text?: unknown; value?: unknown; label?: unknown };
   if (memory.lastObservation === undefined || typeof args.index !== 'number') return;
   if (request.tool.name === 'input_text' && typeof args.text === 'string') memory.set.typedInto(memory.lastObservation, args.index, args.text);
+  const option = args.value ?? args.label;
+  if (request.tool.name === 'select_option' && typeof option === 'string') memory.set.typedInto(memory.lastObservation, args.index, option);
   if (request.tool.name === 'click_element') memory.set.pressed(memory.lastObservation, args.index);
 }
 

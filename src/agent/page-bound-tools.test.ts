@@ -98,10 +98,23 @@ describe('the fields and boxes the agent set', () => {
     expect(typed.filled(form('Ada Lovelace', 'Please send my "invoice"'))).toEqual([1, 2]);
     // The page emptied or changed a field: offered again.
     expect(typed.filled(form('', 'someone@else'))).toEqual([]);
+    // One the form would refuse is offered again.
+    expect(typed.filled(form('Ada Lovelace', 'Please send my "invoice"').replace(/invoice\\""$/m, 'invoice\\"" invalid'))).toEqual([1]);
     // The same indexes on another page are other fields.
     expect(typed.filled(form('Ada Lovelace', 'Please send my "invoice"', 'http://x/other'))).toEqual([]);
     typed.reset();
     expect(typed.filled(form('Ada Lovelace', ''))).toEqual([]);
+  });
+
+  it('are also the selects still holding the option the agent chose, left out of select_option', () => {
+    const settings = (value: string) => ['URL: http://x/settings', 'Interactive elements:', `[1] select "Frequency" value="${value}" options="Daily | Weekly | Monthly"`, '[2] button "Save"'].join('\n');
+    const set = new SetControls();
+    set.typedInto(settings('Monthly'), 1, 'weekly');
+    expect(set.filled(settings('Weekly'))).toEqual([1]);
+    expect(set.filled(settings('Daily'))).toEqual([]);
+    const bound = boundToPage(toolSpecs(), settings('Weekly'), { filled: set.filled(settings('Weekly')) });
+    expect(choosable(bound)).not.toContain('select_option');
+    expect(choosable(boundToPage(toolSpecs(), settings('Daily')))).toContain('select_option');
   });
 
   it('match a value the observation clipped', () => {

@@ -32,7 +32,8 @@ export function observedTabs(observation: string): number[] {
  * local model's grammar) cannot name an element that is not on the page. With no elements,
  * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
  * elements a press cannot change (idlePresses) and the boxes the agent `toggled`, input_text
- * offers only text fields (textFields) less those `filled` (SetControls), select_option only the elements that hold options (optionChoosers). For models whose tools are
+ * offers only text fields (textFields) and select_option only the elements that hold options
+ * (optionChoosers), both less those `filled` (SetControls). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
@@ -44,7 +45,7 @@ export function boundToPage(specs: LlmToolSpec[], observation: string, set: { fi
   const done = new Set(set.filled ?? []);
   const fields = new Set(textFields(observation).filter((n) => !done.has(n)));
   const choosers = new Set(optionChoosers(observation));
-  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) };
+  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) && !done.has(n) };
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (!props.index || props.index.type !== 'integer') return spec;
@@ -169,7 +170,7 @@ function shownValue(line: string): string | undefined {
   }
 }
 
-const squeeze = (text: string) => text.replace(/\s+/g, ' ').trim();
+const squeeze = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
 
 /** The field shows `typed` (or its start, when the observation clipped the value with …). */
 function holds(line: string, typed: string): boolean {
@@ -184,18 +185,19 @@ const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
 
 /**
  * What the agent set on each page (by its address): the text fields it typed into and the
- * boxes it ticked or unticked. A field that still holds what the agent typed is not offered to
- * input_text again on that page, nor a box still as the agent's press left it to click_element:
+ * boxes it ticked or unticked. A field that still holds what the agent typed (or chose) is not
+ * offered to input_text (or select_option) again on that page, nor a box still as the agent's
+ * press left it to click_element:
  * a small model typed the same name twice, then the message into the email field it had just
  * filled; it ticked the terms, then pressed them again "to uncheck it and press Continue".
- * One the page emptied or changed back is offered again.
+ * One the page emptied, changed back or shows `invalid` is offered again.
  */
 export class SetControls {
   private readonly typed = new Map<string, string>();
   /** Whether the box was checked before the agent pressed it. */
   private readonly toggled = new Map<string, boolean>();
 
-  /** input_text put `text` into element `index` of the page `observation` showed. */
+  /** input_text put `text` into element `index` of the page `observation` showed (or select_option chose the option `text`). */
   typedInto(observation: string, index: number, text: string): void {
     this.typed.set(`${index} ${urlOf(observation)}`, text);
   }
@@ -212,7 +214,7 @@ export class SetControls {
     return elementLines(observation)
       .filter(({ index, line }) => {
         const typed = this.typed.get(`${index} ${url}`);
-        return typed !== undefined && holds(line, typed);
+        return typed !== undefined && holds(line, typed) && !statesOf(line).has('invalid');
       })
       .map((element) => element.index);
   }

@@ -69,6 +69,13 @@ describe('observePage', () => {
     expect(obs.text).toMatch(/\] textbox "Name" value="Ada"$/m);
     expect(obs.text).toMatch(/\] textbox "Email" type=email empty$/m);
     expect(obs.text).toMatch(/\] select "Topic" value="Sales" options="Sales \| Support"$/m);
+    // A filled field the form would refuse says so; an empty one does not.
+    await page.fill('#email', 'Please send my invoice');
+    obs = await observe();
+    expect(obs.text).toMatch(/\] textbox "Email" type=email value="Please send my invoice" invalid$/m);
+    expect(obs.text).toMatch(/\] textbox "Name" value="Ada"$/m);
+    await page.fill('#email', 'ada@example.com');
+    expect((await observe()).text).toMatch(/\] textbox "Email" type=email value="ada@example.com"$/m);
 
     await open('login.html');
     await page.fill('#username', 'ada');

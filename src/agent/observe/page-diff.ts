@@ -107,7 +107,7 @@ function valueChanges(was: ObservedPage, now: ObservedPage, acted: readonly numb
 }
 
 /** The state words an element line may end with (see the observation's hints). */
-const STATES = ['checked', 'mixed', 'pressed', 'selected', 'expanded', 'collapsed', 'disabled'] as const;
+const STATES = ['checked', 'mixed', 'pressed', 'selected', 'expanded', 'collapsed', 'disabled', 'invalid'] as const;
 const MAX_STATE_CHANGES = 3;
 /** States a second press of the same element takes back. */
 const TOGGLED = new Set(['checked', 'pressed']);

@@ -261,6 +261,13 @@ export function snapshotFrame(args: SnapshotArgs): string {
     return secret;
   };
 
+  const filledButInvalid = (el: Element, tag: string): boolean => {
+    if (el.getAttribute('aria-invalid') === 'true') return true;
+    if (tag !== 'INPUT' && tag !== 'TEXTAREA' && tag !== 'SELECT') return false;
+    const field = el as HTMLInputElement;
+    return field.value !== '' && field.willValidate && !field.validity.valid;
+  };
+
   const hintsOf = (el: Element, tag: string, role: string, label: { label: string; from: string }): string[] => {
     const hints: string[] = [];
     const type = inputType(el);
@@ -299,6 +306,9 @@ export function snapshotFrame(args: SnapshotArgs): string {
     else if (tag === 'SUMMARY' && parentOf(el)?.tagName === 'DETAILS') hints.push((parentOf(el) as HTMLDetailsElement).open ? 'expanded' : 'collapsed');
     if ((FORM_TAGS.has(tag) && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') hints.push('disabled');
     if ((el as HTMLInputElement).required === true || el.getAttribute('aria-required') === 'true') hints.push('required');
+    // A filled field the form would refuse (an email without @, a number out of range): a
+    // press on submit then changes nothing visible but the browser's own bubble.
+    if (filledButInvalid(el, tag)) hints.push('invalid');
     if ((tag === 'INPUT' || tag === 'TEXTAREA') && (el as HTMLInputElement).readOnly) hints.push('readonly');
     const placeholder = el.getAttribute('placeholder');
     if (placeholder && label.from !== 'placeholder' && FIELD_ROLES.has(role)) hints.push(`placeholder=${quote(truncate(collapse(placeholder), MAX_VALUE))}`);
