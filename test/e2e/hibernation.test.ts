@@ -11,7 +11,13 @@ import { createUser, startService, type ServiceProcess } from '../support/servic
 const fixtures = () => process.env.TEST_FIXTURES_URL!;
 const model = () => process.env.TEST_LLM_BASE_URL!;
 const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
-const HIBERNATE = { HIBERNATE_AFTER_MS: '1500' };
+/**
+ * This file's services share a Redis database and a workflow queue of their own: /start/health
+ * counts the sessions of the workers in its registry, and those of other files' services,
+ * running at the same time, must not count in it.
+ */
+const OWN = { REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/21`, TEMPORAL_TASK_QUEUE: `hibernation-${Date.now()}` };
+const HIBERNATE = { ...OWN, HIBERNATE_AFTER_MS: '1500' };
 
 const services: ServiceProcess[] = [];
 afterAll(async () => {
@@ -26,7 +32,7 @@ async function events(baseUrl: string, key: string, sessionId: string): Promise<
 /** One service for the tests that wait for a person on short timers (started by the first that needs it). */
 let waiting: Promise<ServiceProcess> | undefined;
 const waitingService = () =>
-  (waiting ??= startService({ HIBERNATE_AFTER_MS: '1000', SESSION_IDLE_DISCARD_MS: '1000', GUARDRAIL_MAX_WAIT_MS: '12000' }).then((svc) => (services.push(svc), svc)));
+  (waiting ??= startService({ ...OWN, HIBERNATE_AFTER_MS: '1000', SESSION_IDLE_DISCARD_MS: '1000', GUARDRAIL_MAX_WAIT_MS: '12000' }).then((svc) => (services.push(svc), svc)));
 
 const sessionsOpen = async (baseUrl: string) => (await api(baseUrl, 'GET', '/start/health')).body.sessionsOpen as number;
 
@@ -132,7 +138,7 @@ describe('hibernation: waking and expiry', () => {
 
 describe('idle sessions without a browser', () => {
   it('lets the browser of an idle session go and brings it back for the next task with its URL, cookies, storage and form values', async () => {
-    const svc = await startService({ SESSION_IDLE_DISCARD_MS: '1500' });
+    const svc = await startService({ ...OWN, SESSION_IDLE_DISCARD_MS: '1500' });
     services.push(svc);
     const { apiKey: key } = await createUser({ balance: 10 });
     const [t1, t2, t3] = [token('idle-one'), token('idle-two'), token('idle-three')];
