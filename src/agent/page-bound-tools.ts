@@ -1,6 +1,6 @@
 import { ELEMENT_LABELS } from '../model/answer-format';
 import { WHOLE_PAGE } from './observe/compose';
-import { statesOf } from './observe/page-diff';
+import { statesOf, VALUE_HINT } from './observe/page-diff';
 import type { LlmToolSpec } from './llm/types';
 
 /** The element indexes an observation lists (its lines `[n] role "label"`). */
@@ -161,7 +161,7 @@ export class SpentTools {
 
 /** The quoted value an element line shows (`value="…"`), unquoted. */
 function shownValue(line: string): string | undefined {
-  const quoted = / value=("(?:[^"\\]|\\.)*")/.exec(line)?.[1];
+  const quoted = VALUE_HINT.exec(line)?.[1];
   if (quoted === undefined) return undefined;
   try {
     return String(JSON.parse(quoted));

@@ -19,7 +19,8 @@ export interface ObservedPage {
 const ELEMENT_LINE = /^\[(\d+)\] /;
 /** `[index] role "label"`: what an element is, without its state hints. */
 const ELEMENT_KEY = /^\[\d+\] [^"\s]+(?: "(?:[^"\\]|\\.)*")?/;
-const VALUE_HINT = / value=("(?:[^"\\]|\\.)*")/;
+/** The quoted value an element line shows (` value="…"`). */
+export const VALUE_HINT = / value=("(?:[^"\\]|\\.)*")/;
 const MODAL = /^A modal dialog is open \("(.*)"\)/;
 const MAX_SHOWN = 80;
 const MAX_TEXT_LINES = 2;
