@@ -89,6 +89,13 @@ describe('observePage', () => {
     expect(obs.text).not.toContain('pw-secret');
   });
 
+  it('names the files a file input holds, and says empty when it holds none', async () => {
+    await open('upload.html');
+    expect((await observe()).text).toMatch(/\] file "Document" type=file empty$/m);
+    await page.setInputFiles('#doc', [{ name: 'cv-grace.txt', mimeType: 'text/plain', buffer: Buffer.from('Grace') }]);
+    expect((await observe()).text).toMatch(/\] file "Document" type=file value="cv-grace.txt"$/m);
+  });
+
   it('finds elements in iframes, shadow roots, custom widgets and dialogs, and leaves out what a modal hides', async () => {
     await open('hard.html');
     await page.frameLocator('iframe').locator('#frame-button').waitFor();

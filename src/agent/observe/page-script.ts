@@ -280,6 +280,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
     if (tag === 'INPUT') {
       if (!QUIET_TYPES.has(type)) hints.push(`type=${type}`);
       if (VALUE_TYPES.has(type)) value((el as HTMLInputElement).value, isSecret(el, label.label));
+      // The files attached, by name: an upload shows on the page only there.
+      if (type === 'file') value(Array.from((el as HTMLInputElement).files ?? [], (file) => file.name).join(', '), false);
       if ((type === 'checkbox' || type === 'radio') && (el as HTMLInputElement).checked) hints.push('checked');
     } else if (tag === 'TEXTAREA') {
       value((el as HTMLTextAreaElement).value, isSecret(el, label.label));
