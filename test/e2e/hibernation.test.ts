@@ -17,7 +17,8 @@ const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String
  * running at the same time, must not count in it.
  */
 const OWN = { REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/21`, TEMPORAL_TASK_QUEUE: `hibernation-${Date.now()}` };
-const HIBERNATE = { ...OWN, HIBERNATE_AFTER_MS: '1500' };
+/** Long enough to see the held browser counted before it is let go, on a loaded machine too. */
+const HIBERNATE = { ...OWN, HIBERNATE_AFTER_MS: '5000' };
 
 const services: ServiceProcess[] = [];
 afterAll(async () => {
@@ -61,13 +62,13 @@ describe('hibernation', () => {
       return r.body.status === 'guardrail_trigger' ? r.body : null;
     }, 30_000);
     expect(asked.data).toEqual({ type: 'approval_needed', value: 'May I send the form as Ada?' });
-    await waitFor(async () => ((await sessionsOpen(first.baseUrl)) > before ? true : null), 10_000);
-    const open = await sessionsOpen(first.baseUrl);
+    // While it waits, before HIBERNATE_AFTER_MS, its browser is held (the registry hears of it within WORKER_HEARTBEAT_MS).
+    await waitFor(async () => ((await sessionsOpen(first.baseUrl)) === before + 1 ? true : null), 10_000);
 
     // Past HIBERNATE_AFTER_MS: the browser is let go, the slot is free, the watchers are told.
     const slept = await waitFor(async () => (await events(first.baseUrl, key, sessionId)).find((e) => e.type === 'session_hibernated') ?? null, 30_000);
     expect(slept).toMatchObject({ taskId, data: { bytes: expect.any(Number) } });
-    await waitFor(async () => ((await sessionsOpen(first.baseUrl)) === open - 1 ? true : null), 10_000);
+    await waitFor(async () => ((await sessionsOpen(first.baseUrl)) === before ? true : null), 10_000);
     // The task still waits for its answer (not expired, not timed out).
     expect((await api(first.baseUrl, 'GET', `/task/${sessionId}/${taskId}`, { key })).body.status).toBe('guardrail_trigger');
 
