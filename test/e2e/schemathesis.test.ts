@@ -19,7 +19,7 @@ import { admin, freePort, ROOT, serviceEnv, startService, type ServiceProcess } 
  * against the routes by src/api/openapi/document.test.ts). Sessions close 5 s after their
  * last request, so the ones it opens give their browsers back at once.
  *
- * SCHEMATHESIS_MAX_EXAMPLES (default 8 per operation) and SCHEMATHESIS_SEED (default 1)
+ * SCHEMATHESIS_MAX_EXAMPLES (default 4 per operation) and SCHEMATHESIS_SEED (default 1)
  * bound and fix the run; README "Testing" has the figures and a longer run.
  */
 const BIN = process.env.SCHEMATHESIS_BIN ?? '';
@@ -27,7 +27,7 @@ const available = BIN !== '' && fs.existsSync(BIN);
 if (!available) {
   process.stderr.write('schemathesis.test.ts is skipped: schemathesis is not installed (scripts/test.sh installs it with ensure_schemathesis and sets SCHEMATHESIS_BIN)\n');
 }
-const maxExamples = process.env.SCHEMATHESIS_MAX_EXAMPLES ?? '8';
+const maxExamples = process.env.SCHEMATHESIS_MAX_EXAMPLES ?? '4';
 const seed = process.env.SCHEMATHESIS_SEED ?? '1';
 const RUN_BUDGET_MS = Number(process.env.SCHEMATHESIS_TIMEOUT_MS ?? 15 * 60_000);
 
