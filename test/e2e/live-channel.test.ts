@@ -196,11 +196,16 @@ describe('sessions survive their worker', () => {
     const view = await temporal.workflow.getHandle(`session-${s.sessionId}`).query<{ workerId: string }>('session');
     const holder = workers.find((w) => w.output().includes(view.workerId));
     expect(holder).toBeDefined();
+    const killedAt = Date.now();
     holder!.child.kill('SIGKILL');
 
     await live.waitFor((r) => r.event === 'instance:disconnected', 30_000);
     const back = await live.waitFor((r) => r.event === 'instance:reconnected', 30_000);
+    process.stdout.write(`SIGKILL to the session active on the other worker: ${back.payload.timestamp - killedAt} ms; reported wait ${back.payload.waitedMs} ms\n`);
     expect(back.payload.workerId).not.toBe(view.workerId);
+    // Restored after its lease timed out: a killed worker hands nothing over.
+    expect(back.payload).toMatchObject({ waitedMs: expect.any(Number) });
+    expect(back.payload.handedOver).toBeUndefined();
 
     const t2 = token('state-after');
     await registerScript(model(), { match: t2, steps: [{ tool: 'done', args: { message: '{{find:(visits=\\d+ member=\\w+)}} at {{find:(http://[^\\s]+/state.html)}}' } }] });
