@@ -132,6 +132,7 @@ export const configSchema = z.object({
     .describe('Which proxies X-Forwarded-For is believed from (Express "trust proxy"): loopback by default, so a client cannot pick its own address for per-address limits'),
   CHAT_API_BASE_URLS: chatBaseUrlsSchema.default({} as never).describe('API roots of the chat providers by name (a proxy, a test double); the providers\' own by default'),
   SHUTDOWN_GRACE_MS: int(30_000, 0),
+  LEASE_HANDOVER_MS: int(15_000, 250).describe('How long a browser whose session workflow is gone (terminated from outside) waits for a run that continued the session as new, before it is closed'),
   PRIVATE_NETWORK_ALLOWLIST: z
     .string()
     .default('')

@@ -39,6 +39,8 @@ export interface HeldSessionsDeps {
   spending?: Pick<Spending, 'charge'>;
   /** Metered proxy traffic: charged as it flows, reported with the step. */
   meter?: Pick<TrafficMeter, 'takeForStep' | 'capStep'>;
+  /** How long a browser whose session workflow is gone waits for a run that continued it as new (LEASE_HANDOVER_MS). */
+  leaseHandoverMs?: number;
   logger: Logger;
 }
 
@@ -73,7 +75,7 @@ interface Hibernated {
  */
 export class HeldSessions {
   private readonly logger: Logger;
-  private readonly leases = new Leases();
+  private readonly leases: Leases;
   private readonly contexts = new TaskContexts();
   private readonly handover = new Handover();
   private readonly stepDeps: StepDeps;
@@ -81,6 +83,7 @@ export class HeldSessions {
 
   constructor(private readonly deps: HeldSessionsDeps) {
     this.logger = deps.logger.child({ component: 'held-sessions' });
+    this.leases = new Leases(deps.leaseHandoverMs);
     const mask = (sessionId: string, text: string) => this.mask(sessionId, text);
     this.snapshots = new SessionSnapshots({ pool: deps.pool, store: deps.store, mask, logger: this.logger });
     this.stepDeps = { ...deps, mask, collect: (sessionId, taskId) => this.collect(sessionId, taskId), logger: this.logger };

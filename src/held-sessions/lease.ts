@@ -3,12 +3,14 @@ import type { SessionSnapshots } from './snapshots';
 
 /** How often a held session is looked at: its page and storage are saved when they changed since, for a restore elsewhere. */
 const SNAPSHOT_CHECK_MS = 2000;
-/** How long a lease whose run is gone waits for the run that continued it as new. */
+/** How long a lease whose run is gone waits for the run that continued it as new, unless told otherwise. */
 const LEASE_HANDOVER_MS = 15_000;
 
 /** The leases held per session: a session's run that continued as new holds one of its own. */
 export class Leases {
   private readonly running = new Map<string, number>();
+
+  constructor(private readonly handoverMs = LEASE_HANDOVER_MS) {}
 
   take(sessionId: string): void {
     this.running.set(sessionId, (this.running.get(sessionId) ?? 0) + 1);
@@ -22,7 +24,7 @@ export class Leases {
 
   /** Whether another lease of the session starts within the time a new run takes to begin. */
   async newer(sessionId: string): Promise<boolean> {
-    for (let waited = 0; waited < LEASE_HANDOVER_MS; waited += 250) {
+    for (let waited = 0; waited < this.handoverMs; waited += 250) {
       if ((this.running.get(sessionId) ?? 0) > 1) return true;
       await sleep(250);
     }

@@ -244,7 +244,7 @@ function browserSide(deps: { config: Config; logger: Logger; store: Store; event
   });
   const profiles = profileDirectories(config, logger, store);
   const hibernations = new HibernationsRepository(store.db, payloadKey(config));
-  const held = new HeldSessions({ pool, agent, events, store, profiles, spending, meter, onClosed: (id) => storedFiles.discard(id), vault, recorder, hibernations, logger });
+  const held = new HeldSessions({ pool, agent, events, store, profiles, spending, meter, onClosed: (id) => storedFiles.discard(id), vault, recorder, hibernations, leaseHandoverMs: config.LEASE_HANDOVER_MS, logger });
   return { pool, held, recorder };
 }
 

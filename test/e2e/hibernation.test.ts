@@ -30,10 +30,10 @@ async function events(baseUrl: string, key: string, sessionId: string): Promise<
   return res.body.events ?? [];
 }
 
-/** One service for the tests that wait for a person on short timers (started by the first that needs it). */
+/** One service for the tests on short timers: waits for a person, idle sessions (started by the first that needs it). */
 let waiting: Promise<ServiceProcess> | undefined;
 const waitingService = () =>
-  (waiting ??= startService({ ...OWN, HIBERNATE_AFTER_MS: '1000', SESSION_IDLE_DISCARD_MS: '1000', GUARDRAIL_MAX_WAIT_MS: '12000' }).then((svc) => (services.push(svc), svc)));
+  (waiting ??= startService({ ...OWN, HIBERNATE_AFTER_MS: '1000', SESSION_IDLE_DISCARD_MS: '1500', GUARDRAIL_MAX_WAIT_MS: '12000' }).then((svc) => (services.push(svc), svc)));
 
 const sessionsOpen = async (baseUrl: string) => (await api(baseUrl, 'GET', '/start/health')).body.sessionsOpen as number;
 
@@ -139,8 +139,7 @@ describe('hibernation: waking and expiry', () => {
 
 describe('idle sessions without a browser', () => {
   it('lets the browser of an idle session go and brings it back for the next task with its URL, cookies, storage and form values', async () => {
-    const svc = await startService({ ...OWN, SESSION_IDLE_DISCARD_MS: '1500' });
-    services.push(svc);
+    const svc = await waitingService();
     const { apiKey: key } = await createUser({ balance: 10 });
     const [t1, t2, t3] = [token('idle-one'), token('idle-two'), token('idle-three')];
     await registerScript(model(), {
@@ -184,8 +183,6 @@ describe('idle sessions without a browser', () => {
     const third = await send({ actionType: 'newTask', newState: 'start', prompt: `${t3} read the state` });
     expect(third.body).toMatchObject({ type: 'task_completed', data: { message: 'visits=2 member=ada' } });
     await send({ actionType: 'state', newState: 'terminate' });
-    // Its browser worker is let go at once, so it does not load the tests after it.
-    await svc.stop();
   });
 });
 

@@ -76,8 +76,9 @@ describe("the agent's browser", () => {
       [`${fixtures()}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${lp}/after-redirect`)}`, '127.0.0.1 is a private address (loopback)'],
     ];
     const t = token('guard-nav');
-    // A blocked navigation, then an allowed one (three failed actions in a row would end the task).
-    const steps = blocked.flatMap(([url]) => [{ tool: 'navigate', args: { url } }, { tool: 'navigate', args: { url: `${fixtures()}/about.html` } }]);
+    // Two blocked navigations, then an allowed one (three failed actions in a row would end the task).
+    const allowed = { tool: 'navigate', args: { url: `${fixtures()}/about.html` } };
+    const steps = blocked.flatMap(([url], i) => [{ tool: 'navigate', args: { url } }, ...(i % 2 === 1 ? [allowed] : [])]);
     await registerScript(model(), {
       match: t,
       steps: [

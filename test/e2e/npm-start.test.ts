@@ -78,8 +78,21 @@ describe('npm start', () => {
   }, 30_000);
 
   afterAll(async () => {
-    for (const run of runs) if (run.pid && alive(run.pid)) run.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 3000));
+    // A run still going (the test failed) gets up to 3 s to stop what it started.
+    const left = runs.filter((run) => run.exitCode === null && run.signalCode === null);
+    for (const run of left) if (run.pid && alive(run.pid)) run.kill('SIGTERM');
+    await Promise.all(
+      left.map(
+        (run) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, 3000);
+            run.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    );
     decoy?.kill('SIGKILL');
     spawnSync('bash', [path.join(ROOT, 'scripts/infra.sh'), 'down'], { env, stdio: 'ignore' });
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -47,13 +47,11 @@ beforeAll(async () => {
   // An API and a workflow worker of their own that reach the stand-ins; the sessions' browsers
   // are on the suite's browser worker.
   const own = { TEMPORAL_TASK_QUEUE: `reach-${Date.now()}`, CHAT_API_BASE_URLS: JSON.stringify({ telegram: `${root}/tg`, slack: `${root}/slack` }) };
-  svc = await startService({ ...own, ROLE: 'api' });
-  workflows = await startService({ ...own, ROLE: 'workflows' });
+  [svc, workflows] = await Promise.all([startService({ ...own, ROLE: 'api' }), startService({ ...own, ROLE: 'workflows' })]);
 }, 180_000);
 
 afterAll(async () => {
-  await svc?.stop();
-  await workflows?.stop();
+  await Promise.all([svc?.stop(), workflows?.stop()]);
   fake.closeAllConnections();
   await new Promise<void>((r) => fake.close(() => r()));
   const sorted = [...latencies].sort((a, b) => a - b);

@@ -4,7 +4,9 @@
  * back only into a page of the site it was typed on, and nothing it saved outlives it or sits
  * in the database in clear. Sites of the test's own on allowed loopback ports, the scripted
  * model, and services started here (one with idle discards; an API with two browser workers;
- * an API, a workflow worker and one browser worker).
+ * an API, a workflow worker and one browser worker). The last also shows what a session at
+ * work meets when its only worker dies for good: its watchers are told, input is refused while
+ * no worker holds its browser, and after the grace period it ends instance_lost.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +15,7 @@ import { api, waitFor } from '../support/http';
 import { allowedPort } from '../support/ports';
 import { recordedRequests, registerScript, requestText } from '../support/scripted-model';
 import { createUser, serviceEnv, startService, temporalClient, type ServiceProcess } from '../support/service';
+import { connectSession } from '../support/socket';
 
 const model = () => process.env.TEST_LLM_BASE_URL!;
 const token = (name: string) => `[${name.padEnd(10, '_')}-${Date.now()}-${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}]`;
@@ -313,9 +316,31 @@ describe('saved browser state ends with its session', () => {
   });
 
   const doc = (collection: string, id: string) => db.collection<{ _id: string }>(collection).findOne({ _id: id });
+
+  /** A session whose task is at work (a step every second or so), watched over the live channel. */
+  const startWorking = async (baseUrl: string, key: string) => {
+    const t = token('at-work');
+    await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.5 }, delayMs: 300 }] });
+    const s = (await api(baseUrl, 'POST', '/start/start-session', { key, body: { task: { prompt: `${t} keep going` } } })).body as { sessionId: string; taskId: string };
+    const live = await connectSession(baseUrl, { sessionId: s.sessionId });
+    await live.waitFor((r) => r.payload?.type === 'action', 30_000);
+    return { ...s, live };
+  };
+
+  /** The session at work once its only worker is gone for good: told, input refused meanwhile, then instance_lost with its task failed. */
+  const lostAtWork = async (baseUrl: string, key: string, working: Awaited<ReturnType<typeof startWorking>>) => {
+    await working.live.waitFor((r) => r.event === 'instance:disconnected', 30_000);
+    const click = await api(baseUrl, 'POST', '/start/send-message', { key, body: { sessionId: working.sessionId, message: { actionType: 'interaction', action: { type: 'CLICK', x: 100, y: 300 } } } });
+    expect([click.status, click.body.code]).toEqual([503, 'INSTANCE_UNAVAILABLE']);
+    const end = await working.live.waitFor((r) => r.event === 'end_session', 30_000);
+    expect(end.payload.reason).toBe('instance_lost');
+    const task = await api(baseUrl, 'GET', `/task/${working.sessionId}/${working.taskId}`);
+    expect(task.body).toMatchObject({ success: false, status: 'failed', code: 'INSTANCE_LOST' });
+    working.live.socket.close();
+  };
   const savedState = async (id: string) => ({ snapshot: !!(await doc('browserSnapshots', id)), hibernation: !!(await doc('hibernations', id)), masks: !!(await doc('sessionMasks', id)) });
 
-  it('keeps cookies sealed, one copy while asleep, and removes all of it when the session ends without its worker; leftovers are swept', async () => {
+  it('keeps cookies sealed, one copy while asleep, and removes all of it when the session ends without its worker (one at work ends instance_lost after the grace period, its task failed with a clear code); leftovers are swept', async () => {
     const COOKIE = unique('CookieValueInClear');
     site.pages['/cookie.html'] = () => `<title>Cookie</title><p>cookie set</p><script>document.cookie = 'tok=${COOKIE}; max-age=3600'; localStorage.setItem('tok', '${COOKIE}');</script>`;
     // The workflows on their own worker: they go on when the only browser worker dies.
@@ -342,10 +367,12 @@ describe('saved browser state ends with its session', () => {
       await waitFor(async () => ((await events(apiProc.baseUrl, key, sleeper)).some((e) => e.type === 'session_hibernated') ? true : null), 30_000);
       seen.whileAsleep = await savedState(sleeper);
 
+      const working = await startWorking(apiProc.baseUrl, key);
       const holding = await start(t2);
       await waitFor(() => doc('browserSnapshots', holding), 15_000);
-      // The only browser worker dies: the session it held and the sleeping one (asked to wake) both end as instance_lost.
+      // The only browser worker dies: the session at work, the session it held and the sleeping one (asked to wake) all end as instance_lost.
       worker.child.kill('SIGKILL');
+      await lostAtWork(apiProc.baseUrl, key, working);
       await api(apiProc.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId: sleeper, message: { actionType: 'newTask', newState: 'start', prompt: `${t1} again` } } });
       for (const id of [holding, sleeper]) {
         await waitFor(async () => ((await db.collection<{ _id: string; status: string }>('sessions').findOne({ _id: id }))?.status === 'failed' ? true : null), 60_000);

@@ -334,11 +334,13 @@ describe('session slots and profile locks', () => {
   let temporal: Awaited<ReturnType<typeof temporalClient>>;
   const base = () => service.baseUrl;
   const SWEEP_MS = 1000;
+  /** How long the worker keeps the browser of a session whose workflow is gone for a run that continued it (none does here). */
+  const LEASE_HANDOVER_MS = 3000;
 
   beforeAll(async () => {
     site = await startSite();
     temporal = await temporalClient();
-    service = await ownService(2, 'locks', { SESSION_SWEEP_INTERVAL_MS: String(SWEEP_MS), RATE_LIMIT_PER_MINUTE: '600' });
+    service = await ownService(2, 'locks', { SESSION_SWEEP_INTERVAL_MS: String(SWEEP_MS), RATE_LIMIT_PER_MINUTE: '600', LEASE_HANDOVER_MS: String(LEASE_HANDOVER_MS) });
   }, 120_000);
   afterAll(async () => {
     await service?.stop();
@@ -379,7 +381,7 @@ describe('session slots and profile locks', () => {
     expect((await api(base(), 'POST', '/start/send-message', { key, body: { sessionId: first.body.sessionId, message: { actionType: 'state', newState: 'stop' } } })).status).toBe(404);
     expect(await col('sessions').findOne({ _id: first.body.sessionId })).toMatchObject({ status: 'terminated', endReason: 'terminated', holdsSlot: false });
     // the worker closed the killed session's browser: only the new one is open (the lease hears
-    // of the terminate at its next beat, every 3 s, then gives a continued run 15 s to take over)
+    // of the terminate at its next beat, every 3 s, then gives a continued run LEASE_HANDOVER_MS to take over)
     await waitFor(async () => (await sessionsOpen()) === 1 && (await col('sessions').countDocuments({ _id: second.body.sessionId, status: 'active' })) === 1, 30_000);
     await terminate(key, second.body.sessionId);
     await waitFor(async () => (await profileRecord(profile._id))?.lockedBy === null && (await sessionsOpen()) === 0, 30_000);

@@ -1,5 +1,5 @@
 import { api, waitFor } from '../support/http';
-import { admin, createUser, startService, temporalClient } from '../support/service';
+import { admin, createUser, startService, temporalClient, type ServiceProcess } from '../support/service';
 import { registerScript } from '../support/scripted-model';
 
 const base = () => process.env.TEST_API_URL!;
@@ -26,6 +26,19 @@ async function bigTitle(): Promise<string> {
   const html = await (await fetch(`${fixtures()}/big.html`)).text();
   return html.match(/<title>([^<]+)<\/title>/)![1];
 }
+
+/**
+ * An API process of its own whose inline wait (1 s) ends well before the scripted model's slow
+ * answers: started by the first test that needs it, killed by the restart test.
+ */
+let shortWait: Promise<ServiceProcess> | undefined;
+const shortWaitApi = () => (shortWait ??= startService({ ROLE: 'api', INLINE_WAIT_MS: '1000' }));
+afterAll(async () => {
+  await shortWait?.then(
+    (own) => own.stop(),
+    () => undefined,
+  );
+});
 
 async function startSession(key: string, task?: Record<string, unknown>) {
   const res = await api(base(), 'POST', '/start/start-session', { key, body: task ? { task } : {} });
@@ -98,30 +111,26 @@ describe('tasks', () => {
   it('answers pending after the inline wait, then completes by polling; a second task meanwhile is refused', async () => {
     const { apiKey: key } = await createUser();
     const t = token('slow');
-    // An API of its own with a short inline wait; the model answers well after it.
+    // The model answers well after the short inline wait.
     await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'slow and done' }, delayMs: 6000 }] });
-    const own = await startService({ ROLE: 'api', INLINE_WAIT_MS: '2000' });
-    try {
-      const send = (sessionId: string, message: Record<string, unknown>) => api(own.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message } });
-      const s = await startSession(key);
-      const started = send(s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} take your time` });
-      await new Promise((r) => setTimeout(r, 1500));
-      const second = await send(s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'another' });
-      expect(second.status).toBe(409);
-      expect(second.body).toMatchObject({ success: false, code: 'TASK_ALREADY_RUNNING' });
+    const own = await shortWaitApi();
+    const send = (sessionId: string, message: Record<string, unknown>) => api(own.baseUrl, 'POST', '/start/send-message', { key, body: { sessionId, message } });
+    const s = await startSession(key);
+    const started = send(s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} take your time` });
+    await new Promise((r) => setTimeout(r, 1500));
+    const second = await send(s.sessionId, { actionType: 'newTask', newState: 'start', prompt: 'another' });
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ success: false, code: 'TASK_ALREADY_RUNNING' });
 
-      const res = await started;
-      expect(res.body).toMatchObject({ success: true, status: 'pending', pending: true, taskId: expect.any(String) });
-      expect(res.body.pollUrl).toBe(`${own.baseUrl}/task/${s.sessionId}/${res.body.taskId}`);
-      const running = await poll(s.sessionId, res.body.taskId);
-      expect(running.body).toMatchObject({ success: true, status: 'running', usage: expect.any(Object) });
-      const done = await pollUntil(s.sessionId, res.body.taskId, 'task_completed');
-      expect(done).toMatchObject({ data: { message: 'slow and done' }, completedAt: expect.any(String) });
-      expect((await api(base(), 'GET', `/task/${s.sessionId}/task_unknown`)).status).toBe(404);
-      await send(s.sessionId, { actionType: 'state', newState: 'terminate' });
-    } finally {
-      await own.stop();
-    }
+    const res = await started;
+    expect(res.body).toMatchObject({ success: true, status: 'pending', pending: true, taskId: expect.any(String) });
+    expect(res.body.pollUrl).toBe(`${own.baseUrl}/task/${s.sessionId}/${res.body.taskId}`);
+    const running = await poll(s.sessionId, res.body.taskId);
+    expect(running.body).toMatchObject({ success: true, status: 'running', usage: expect.any(Object) });
+    const done = await pollUntil(s.sessionId, res.body.taskId, 'task_completed');
+    expect(done).toMatchObject({ data: { message: 'slow and done' }, completedAt: expect.any(String) });
+    expect((await api(base(), 'GET', `/task/${s.sessionId}/task_unknown`)).status).toBe(404);
+    await send(s.sessionId, { actionType: 'state', newState: 'terminate' });
   });
 
   it('pauses, resumes and stops a task with the confirmations', async () => {
@@ -410,7 +419,7 @@ describe('tasks', () => {
     const { apiKey: key } = await createUser();
     const t = token('restart');
     await registerScript(model(), { match: t, steps: [{ tool: 'wait', args: { seconds: 0.1 }, delayMs: 1500 }, { tool: 'wait', args: { seconds: 0.1 }, delayMs: 1500 }, { tool: 'done', args: { message: 'survived the restart' } }] });
-    const apiA = await startService({ ROLE: 'api', INLINE_WAIT_MS: '1000' });
+    const apiA = await shortWaitApi();
     const res = await api(apiA.baseUrl, 'POST', '/start/run-task', { key, body: { task: { prompt: `${t} slow` } } });
     expect(res.body).toMatchObject({ status: 'pending' });
     await apiA.stop('SIGKILL');

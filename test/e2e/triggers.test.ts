@@ -564,8 +564,7 @@ describe('delivery to the environment chat connection (deliveryMode bot)', () =>
     // browser worker: the run's session uses the suite's, so no other test's session lands on a
     // worker that goes away at the end of this one.
     const own = { TEMPORAL_TASK_QUEUE: `chat-${Date.now()}`, CHAT_API_BASE_URLS: JSON.stringify({ telegram }) };
-    const svc = await startService({ ...own, ROLE: 'api' });
-    const workflows = await startService({ ...own, ROLE: 'workflows' });
+    const [svc, workflows] = await Promise.all([startService({ ...own, ROLE: 'api' }), startService({ ...own, ROLE: 'workflows' })]);
     try {
       const { apiKey: key } = await createUser();
       const env = (await api(svc.baseUrl, 'POST', '/environments', { key, body: { name: 'with chat' } })).body.environment;
@@ -593,8 +592,7 @@ describe('delivery to the environment chat connection (deliveryMode bot)', () =>
       expect(JSON.stringify(run)).not.toContain(botToken);
       await api(svc.baseUrl, 'DELETE', `/cron-jobs/${job._id}`, { key });
     } finally {
-      await svc.stop();
-      await workflows.stop();
+      await Promise.all([svc.stop(), workflows.stop()]);
       fake.closeAllConnections();
       await new Promise<void>((r) => fake.close(() => r()));
     }
