@@ -108,6 +108,30 @@ describe('tasks', () => {
     expect(calls.filter((id) => !answered.has(id))).toEqual([]);
   });
 
+  it('refuses go_back on the task\'s first page, so the agent stays on the site; back after a link works', async () => {
+    const { apiKey: key } = await createUser({ balance: 10 });
+    const t = token('back');
+    await registerScript(model(), {
+      match: t,
+      steps: [
+        { tool: 'go_back', args: {} },
+        { tool: 'click_element', args: { index: { ref: 'About' } } },
+        { tool: 'go_back', args: {} },
+        { tool: 'done', args: { message: 'Back on: {{find:Title: ([^\\n]+)}}' } },
+      ],
+    });
+    const s = await startSession(key);
+    const res = await sendMessage(key, s.sessionId, { actionType: 'newTask', newState: 'start', prompt: `${t} look around`, startingUrl: `${fixtures()}/index.html` });
+    expect(res.body).toMatchObject({ success: true, type: 'task_completed', data: { message: 'Back on: Fixture Home' } });
+    const requests = await modelRequests(t);
+    const said = (r: any) => JSON.stringify(r.body.messages);
+    // The first go_back is answered with where the tab opened; the page is still the site's.
+    expect(said(requests[1])).toContain(`there is no earlier page in this tab; it opened at ${fixtures()}/index.html`);
+    expect(said(requests[1])).not.toContain('about:blank');
+    expect(said(requests[3])).toContain(`Went back; page is now ${fixtures()}/index.html`);
+    await sendMessage(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
+  });
+
   it('answers pending after the inline wait, then completes by polling; a second task meanwhile is refused', async () => {
     const { apiKey: key } = await createUser();
     const t = token('slow');

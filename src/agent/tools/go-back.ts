@@ -1,10 +1,29 @@
 import { errors } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { z } from 'zod';
-import type { AgentTool } from '../types';
+import type { AgentTool, ToolContext } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
 
 const schema = z.object({});
+
+/**
+ * The address the back button would open, read from the tab's history without moving: a tab
+ * opens on about:blank before its first page, and going back there leaves the site for a blank
+ * page. Undefined when the history cannot be read (the back button then decides).
+ */
+async function previousEntry(ctx: ToolContext, page: Page): Promise<string | null | undefined> {
+  let cdp;
+  try {
+    cdp = await ctx.context.newCDPSession(page);
+    const history = await cdp.send('Page.getNavigationHistory');
+    return history.currentIndex > 0 ? history.entries[history.currentIndex - 1].url : null;
+  } catch {
+    return undefined;
+  } finally {
+    await cdp?.detach().catch(() => undefined);
+  }
+}
 
 export const goBackTool: AgentTool<typeof schema, 'go_back'> = {
   name: 'go_back',
@@ -12,6 +31,10 @@ export const goBackTool: AgentTool<typeof schema, 'go_back'> = {
   schema,
   async execute(ctx) {
     const before = ctx.page.url();
+    const previous = await previousEntry(ctx, ctx.page);
+    if (previous === null || (previous === 'about:blank' && before !== 'about:blank')) {
+      throw new Error(`Going back failed: there is no earlier page in this tab; it opened at ${before}. The observation is this page.`);
+    }
     const timeout = ctx.navigationTimeoutMs;
     const response = await attempt(ctx.signal, 'Going back', async () => {
       try {
@@ -23,7 +46,7 @@ export const goBackTool: AgentTool<typeof schema, 'go_back'> = {
       }
     });
     const url = ctx.page.url();
-    if (!response && url === before) throw new Error('Going back failed: there is no previous page in this tab');
+    if (!response && url === before) throw new Error('Going back failed: there is no earlier page in this tab');
     return { summary: `Went back; page is now ${url}`, target: url };
   },
   async policyFacts() {

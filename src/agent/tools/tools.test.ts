@@ -270,8 +270,17 @@ describe('tabs, history, scrolling, reading', () => {
     const clicked = await clickElementTool.execute(ctx, { index: indexOf(obs, 'About') });
     expect(clicked.summary).toBe(`Clicked [${indexOf(obs, 'About')}] link "About"; page is now ${url('about.html')}`);
     expect(await goBackTool.execute(ctx, {})).toEqual({ summary: `Went back; page is now ${url('index.html')}`, target: url('index.html') });
-    await goBackTool.execute(ctx, {});
-    expect((await failureOf(goBackTool.execute(ctx, {})))!.message).toBe('Going back failed: there is no previous page in this tab');
+    // The tab opened on about:blank before its first page: going back there would leave the site.
+    expect((await failureOf(goBackTool.execute(ctx, {})))!.message).toBe(
+      `Going back failed: there is no earlier page in this tab; it opened at ${url('index.html')}. The observation is this page.`,
+    );
+    expect(ctx.page.url()).toBe(url('index.html'));
+    expect(await observe()).toContain('About');
+  });
+
+  it('goes back on a blank tab: refused, the tab stays as it is', async () => {
+    expect((await failureOf(goBackTool.execute(ctx, {})))!.message).toBe('Going back failed: there is no earlier page in this tab; it opened at about:blank. The observation is this page.');
+    expect(ctx.page.url()).toBe('about:blank');
   });
 
   it('scrolls by pages and to an element', async () => {
