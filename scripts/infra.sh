@@ -48,9 +48,12 @@ temporal_up() {
 ferretdb_up() {
   if ! port_open 127.0.0.1 "$FERRETDB_PORT"; then
     ensure_ferretdb
+    # SQLite keeps its write-ahead log at the largest size it ever reached; this has it cut
+    # back after each checkpoint, so the files on disk follow the records' retention.
+    local wal_limit=$((4 * 1024 * 1024))
     mkdir -p "$DATA_DIR/ferretdb"
     DO_NOT_TRACK=1 start_bg ferretdb "$LOG_DIR/ferretdb.log" "$RUN_DIR/ferretdb.pid" \
-      "$BIN_DIR/ferretdb" --listen-addr "127.0.0.1:$FERRETDB_PORT" --sqlite-url "file:$DATA_DIR/ferretdb/"
+      "$BIN_DIR/ferretdb" --listen-addr "127.0.0.1:$FERRETDB_PORT" --sqlite-url "file:$DATA_DIR/ferretdb/?_pragma=journal_size_limit($wal_limit)"
   fi
   wait_for "FerretDB" 30 "$LOG_DIR/ferretdb.log" port_open 127.0.0.1 "$FERRETDB_PORT"
   log "FerretDB ready at mongodb://127.0.0.1:$FERRETDB_PORT"
