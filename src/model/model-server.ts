@@ -19,7 +19,8 @@ import http from 'node:http';
 import os from 'node:os';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../logger';
-import { answerSchema, parseAnswer, toPrompt, type AnswerShape, type OfferedTool, type PromptItem, type WireMessage } from './answer-format';
+import { answerSchema, parseAnswer, toPrompt, type AnswerShape, type GrammarSchema, type OfferedTool, type PromptItem, type WireMessage } from './answer-format';
+import { guessNext } from './answer-guess';
 
 export interface ModelServerOptions {
   modelPath: string;
@@ -42,7 +43,7 @@ export interface ModelServerOptions {
   logger: Logger;
 }
 
-export type PredictorKind = 'none' | 'lookup' | 'draft';
+export type PredictorKind = 'none' | 'lookup' | 'draft' | 'answer';
 
 export interface RunningModelServer {
   url: string;
@@ -74,6 +75,8 @@ export interface SlotState {
 interface Slot extends SlotState {
   sequence: Sequence;
   chat: Chat;
+  /** The `answer` predictor of its sequence, told each answer's schema. */
+  guesser?: AnswerGuesser;
 }
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -128,7 +131,48 @@ function assertSameVocabulary(model: Model, draft: Model): void {
   if (!same) throw new Error(`the draft model's vocabulary differs from the model's (${b.length} tokens against ${a.length}): it cannot draft for it`);
 }
 
+/** Guessed tokens one pass checks at most (a tool's name and the keys around it fit). */
+const ANSWER_GUESS_TOKENS = 16;
+
+/** Told the schema of the answer a request asks for, before its generation. */
+interface AnswerGuesser {
+  expect(schema: GrammarSchema | undefined): void;
+}
+
+/**
+ * The `answer` predictor: guesses what the answer's grammar leaves to come next (answer-guess.ts),
+ * from the answer's tokens so far: the first reset of a generation holds the whole prompt, so
+ * the answer is what follows it.
+ */
+function answerPredictor(loaded: Loaded) {
+  const { mod, model } = loaded;
+  type Token = Parameters<Model['detokenize']>[0][number];
+  class AnswerPredictor extends mod.TokenPredictor implements AnswerGuesser {
+    private schema: GrammarSchema | undefined;
+    private start = -1;
+    private tokens: Token[] = [];
+    expect(schema: GrammarSchema | undefined): void {
+      this.schema = schema;
+      this.start = -1;
+    }
+    reset({ stateTokens }: { stateTokens: Token[] }): void {
+      this.tokens = stateTokens.slice();
+      if (this.start < 0 || this.start > this.tokens.length) this.start = this.tokens.length;
+    }
+    pushTokens(tokens: Token[]): void {
+      for (const t of tokens) this.tokens.push(t);
+    }
+    predictTokens(): Token[] {
+      if (!this.schema || this.start < 0) return [];
+      const guess = guessNext(this.schema, model.detokenize(this.tokens.slice(this.start)));
+      return guess ? model.tokenize(guess).slice(0, ANSWER_GUESS_TOKENS) : [];
+    }
+  }
+  return new AnswerPredictor();
+}
+
 function predictorFor(loaded: Loaded, kind: PredictorKind | undefined) {
+  if (kind === 'answer') return answerPredictor(loaded);
   if (kind === 'lookup') return new loaded.mod.InputLookupTokenPredictor({ patternLength: { min: 2 }, predictionLength: { max: 8 } });
   if (kind === 'draft' && loaded.draft) return new loaded.mod.DraftSequenceTokenPredictor(loaded.draft.context.getSequence(), { maxTokens: 8, minConfidence: 0.6 });
   return undefined;
@@ -161,8 +205,10 @@ export function chooseSlot<S extends SlotState>(slots: readonly S[], text: strin
  */
 function slotPool(loaded: Loaded, opts: ModelServerOptions) {
   const slots: Slot[] = Array.from({ length: opts.sequences }, () => {
-    const sequence = loaded.context.getSequence({ tokenPredictor: predictorFor(loaded, opts.predictor) });
-    return { sequence, chat: new loaded.mod.LlamaChat({ contextSequence: sequence }), busy: false, key: null, lastUsed: 0 };
+    const tokenPredictor = predictorFor(loaded, opts.predictor);
+    const sequence = loaded.context.getSequence({ tokenPredictor });
+    const guesser = tokenPredictor && 'expect' in tokenPredictor ? (tokenPredictor as AnswerGuesser) : undefined;
+    return { sequence, chat: new loaded.mod.LlamaChat({ contextSequence: sequence }), guesser, busy: false, key: null, lastUsed: 0 };
   });
   const waiting: (() => void)[] = [];
   let conversationsWaiting = 0;
@@ -213,7 +259,7 @@ interface Completion {
 
 function completer(loaded: Loaded, opts: ModelServerOptions) {
   const grammars = new Map<string, Grammar>();
-  const grammarFor = async (tools: OfferedTool[]): Promise<Grammar> => {
+  const grammarFor = async (tools: OfferedTool[]): Promise<{ grammar: Grammar; schema: GrammarSchema }> => {
     const schema = answerSchema(tools, opts.shape);
     const key = createHash('sha256').update(JSON.stringify(schema)).digest('hex');
     let grammar = grammars.get(key);
@@ -222,30 +268,31 @@ function completer(loaded: Loaded, opts: ModelServerOptions) {
       if (grammars.size >= GRAMMAR_CACHE) grammars.delete(grammars.keys().next().value!);
       grammars.set(key, grammar);
     }
-    return grammar;
+    return { grammar, schema };
   };
   const pool = slotPool(loaded, opts);
   return async (body: ChatRequest, signal: AbortSignal): Promise<Completion> => {
     const tools: OfferedTool[] = (body.tools ?? []).filter((t) => t?.type === 'function' && t.function?.name).map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
     const prompt = toPrompt(body.messages, tools, opts.shape);
     const maxTokens = Math.max(1, Math.min(Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS) || DEFAULT_MAX_TOKENS, 4096));
-    const grammar = tools.length ? await grammarFor(tools) : undefined;
+    const { grammar, schema } = tools.length ? await grammarFor(tools) : { grammar: undefined, schema: undefined };
     // One token asked for: a caller priming the model with the start of its prompts. The
     // sequences that hold nothing yet evaluate it, one after the other, until a conversation
     // comes (a new conversation takes the one unused longest, so each would otherwise start cold).
     if (maxTokens === 1) {
       let primed: Omit<Completion, 'tools'> | undefined;
-      for (let slot = await pool.acquire(prompt, signal, true); slot; slot = await pool.acquire(prompt, signal, true)) primed = await generate(pool, slot, { prompt, grammar, maxTokens, signal });
+      for (let slot = await pool.acquire(prompt, signal, true); slot; slot = await pool.acquire(prompt, signal, true)) primed = await generate(pool, slot, { prompt, grammar, schema, maxTokens, signal });
       if (primed) return { ...primed, tools };
     }
     const slot = (await pool.acquire(prompt, signal))!;
-    return { ...(await generate(pool, slot, { prompt, grammar, maxTokens, signal })), tools };
+    return { ...(await generate(pool, slot, { prompt, grammar, schema, maxTokens, signal })), tools };
   };
 }
 
 /** One answer on `slot` (released after it), and where its tokens and time went. */
-async function generate(pool: { release(slot: Slot): void }, slot: Slot, req: { prompt: PromptItem[]; grammar: Grammar | undefined; maxTokens: number; signal: AbortSignal }): Promise<Omit<Completion, 'tools'>> {
+async function generate(pool: { release(slot: Slot): void }, slot: Slot, req: { prompt: PromptItem[]; grammar: Grammar | undefined; schema: GrammarSchema | undefined; maxTokens: number; signal: AbortSignal }): Promise<Omit<Completion, 'tools'>> {
   try {
+    slot.guesser?.expect(req.schema);
     const before = slot.sequence.tokenMeter.getState();
     const guessedBefore = slot.sequence.tokenPredictions;
     const t0 = performance.now();
