@@ -14,6 +14,7 @@ import { appearedText, changeSummary, readObservation } from './observe/page-dif
 import { FORM_SENT_NOTE } from './done-check';
 import { pressNote } from './repetition';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
+import { backAndForthNote } from './back-and-forth';
 import { systemPrompt, taskReminder } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
 import { toolNamed, toolSpecs } from './tools';
@@ -75,7 +76,10 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const observation = await observePage(step.session.page, { tokenBudget, screenshot: options.vision });
   memory.observationBudget = tokenBudget;
   // What the last actions changed closes the observation, after the page it speaks of, then the task.
+  memory.pages.moved(memory.lastObservation, observation.text, memory.acted.at(-1) ?? 0);
   const lines = whatChanged(memory, observation.text);
+  const loop = memory.pages.loop(observation.text);
+  if (loop) lines.push(backAndForthNote(loop));
   if (input.stepNo > 0) lines.push(taskReminder(input.params.prompt));
   const closing = lines.map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);
@@ -252,5 +256,7 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
   const repeating = memory.repetition.repeating(pageText);
   if (repeating) off.push(repeating);
-  return unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText) }), off);
+  const loop = memory.pages.loop(pageText);
+  if (loop) off.push('go_back');
+  return unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), leadBack: loop?.leadBack.map((e) => e.index) }), off);
 }

@@ -16,6 +16,8 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/results': `<!doctype html><title>Results</title><p>Pine Chair: $89</p><a href="/home">Home</a> <a href="/results2">Next page</a>`,
+  '/results2': `<!doctype html><title>Results 2</title><p>Oak Rocking Chair: $149</p><a href="/home">Home</a> <a href="/results">Previous page</a>`,
 };
 
 let browser: Browser;
@@ -44,10 +46,10 @@ beforeEach(async () => {
 });
 afterEach(() => context.close());
 
-const run = (answers: Call[][], max = 8) => {
-  const { llm, requests } = scriptedLlm(answers);
+const run = (answers: Call[][], max = 8, opts: { followsSchemas?: boolean } = {}) => {
+  const { llm, requests, tools } = scriptedLlm(answers, opts);
   const { runner, recorded } = runnerOnTab(tab, llm);
-  return runSteps(runner, max).then((results) => ({ results, requests, recorded }));
+  return runSteps(runner, max).then((results) => ({ results, requests, recorded, tools }));
 };
 const lastObservation = (messages: LlmMessage[]) => [...messages].reverse().find((m) => m.role === 'user' && m.content.startsWith('Observation'))!.content;
 /** The observation's lines before the task said again (its last line). */
@@ -133,5 +135,29 @@ describe('a wrong tool', () => {
     await page.goto('http://site.test/contact');
     const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: '555-0142' } }], [{ ...done, args: { message: '555-0142' } }]]);
     expect(toolAnswers(requests[1])[0]).toMatch(/\[1\] is a link, not a field, and the page shows no text field: to answer, call done with the text/);
+  });
+});
+
+describe('going back and forth between two pages', () => {
+  const next: Call = { tool: 'click_element', args: { index: 2 } };
+  it('is named on the second arrival, and what leads back (and go_back) is not offered to a model that follows the schemas', async () => {
+    await page.goto('http://site.test/results');
+    const { requests, tools } = await run([[next], [next], [next], [{ tool: 'done', args: { message: '$149' } }]], 8, { followsSchemas: true });
+    // results → results 2 → results → results 2: the fourth answer is asked on results 2, the second time there from results.
+    expect(lastObservation(requests[2])).not.toContain('Note: this is the second time');
+    expect(lastObservation(requests[3])).toContain('Note: this is the second time you came to this page from http://site.test/results, and you went back there in between; "Previous page" [2] only leads back there.');
+    const click = (n: number) => (tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>;
+    const goBack = (n: number) => (tools[n] ?? []).find((t) => t.name === 'go_back')!.parameters as Record<string, unknown>;
+    expect(click(2).index.enum).toEqual([1, 2]);
+    expect(goBack(2).not).toBeUndefined();
+    expect(click(3).index.enum).toEqual([1]);
+    expect(goBack(3).not).toEqual({});
+  });
+
+  it('is not named when the agent goes on to a third page', async () => {
+    await page.goto('http://site.test/results');
+    const home: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests } = await run([[next], [next], [home], [done]]);
+    expect(requests.map((r) => lastObservation(r)).join('\n')).not.toContain('Note: this is the second time');
   });
 });

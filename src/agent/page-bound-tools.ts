@@ -33,15 +33,16 @@ export function observedTabs(observation: string): number[] {
  * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
  * elements a press cannot change (idlePresses) and the boxes the agent `toggled`, input_text
  * offers only text fields (textFields) and select_option only the elements that hold options
- * (optionChoosers), both less those `filled` (SetControls). For models whose tools are
+ * (optionChoosers), both less those `filled` (SetControls); click_element also leaves out what
+ * leads back to the page the agent keeps going back and forth with (`leadBack`). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
-export function boundToPage(specs: LlmToolSpec[], observation: string, set: { filled?: readonly number[]; toggled?: readonly number[] } = {}): LlmToolSpec[] {
+export function boundToPage(specs: LlmToolSpec[], observation: string, set: { filled?: readonly number[]; toggled?: readonly number[]; leadBack?: readonly number[] } = {}): LlmToolSpec[] {
   const elements = observedIndexes(observation);
   const labels = observedLabels(observation);
   const tabs = observedTabs(observation);
-  const idle = new Set([...idlePresses(observation), ...(set.toggled ?? [])]);
+  const idle = new Set([...idlePresses(observation), ...(set.toggled ?? []), ...(set.leadBack ?? [])]);
   const done = new Set(set.filled ?? []);
   const fields = new Set(textFields(observation).filter((n) => !done.has(n)));
   const choosers = new Set(optionChoosers(observation));

@@ -8,6 +8,7 @@ import type { TaskFiles } from '../browser/task-files';
 import type { ApprovedElement } from './approval-binding';
 import { PressCounter, RepetitionGuard } from './repetition';
 import { SetControls, SpentTools } from './page-bound-tools';
+import { BackAndForth } from './back-and-forth';
 import { fitHistory } from './context-budget';
 
 /** The conversation is trimmed once it holds more messages than this. */
@@ -106,6 +107,8 @@ export class TaskMemory {
   readonly spent = new SpentTools();
   /** The fields typed into and boxes pressed, per page (not offered again while they stay as set). */
   readonly set = new SetControls();
+  /** The pages reached in order and where each press led: going back and forth between two. */
+  readonly pages = new BackAndForth();
   /** The latest observation's text (what an index refers to). */
   lastObservation?: string;
   /** The token budget the latest observation was composed within. */
@@ -154,6 +157,7 @@ export class TaskMemory {
     this.presses.reset();
     this.spent.reset();
     this.set.reset();
+    this.pages.reset();
     this.specs = specs;
     this.notes = [];
     this.acted = [];

@@ -16,23 +16,29 @@ export interface Call {
   args: Record<string, unknown>;
 }
 
-type Llm = { model: string; complete(req: LlmRequest): Promise<LlmResponse> };
+type Llm = { model: string; followsSchemas?: boolean; complete(req: LlmRequest): Promise<LlmResponse> };
 
-/** A model answering each request with the next list of calls (the last repeats), and the requests it got. */
-export function scriptedLlm(answers: Call[][]): { llm: Llm; requests: LlmMessage[][] } {
+/**
+ * A model answering each request with the next list of calls (the last repeats), the requests
+ * it got and the tools each offered; `followsSchemas` as the local model (tools bound to the page).
+ */
+export function scriptedLlm(answers: Call[][], opts: { followsSchemas?: boolean } = {}): { llm: Llm; requests: LlmMessage[][]; tools: LlmRequest['tools'][] } {
   const requests: LlmMessage[][] = [];
+  const tools: LlmRequest['tools'][] = [];
   let n = 0;
   const llm = {
     model: 'scripted',
+    ...(opts.followsSchemas ? { followsSchemas: true } : {}),
     async complete(req: LlmRequest): Promise<LlmResponse> {
       requests.push(structuredClone(req.messages));
+      tools.push(structuredClone(req.tools));
       const calls = answers[Math.min(n, answers.length - 1)];
       n += 1;
       const toolCalls = calls.map((call, i) => ({ id: `call_${n}_${i}`, name: call.tool, arguments: JSON.stringify(call.args) }));
       return { text: 'Working on it.', toolCalls, usage: { inputTokens: 100, outputTokens: 10 }, model: 'scripted' };
     },
   };
-  return { llm, requests };
+  return { llm, requests, tools };
 }
 
 export type Recorded = { action: string; outcome: string; element?: { name?: string } };
