@@ -19,7 +19,7 @@ import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
-import { doneObjection, trackFilling } from './done-check';
+import { doneObjection, trackFilling, unseenFigures } from './done-check';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
@@ -117,7 +117,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   if (gate.kind === 'approve') return waitForApproval(step, request, action);
   const result = await tool.execute(toolContext, gate.args as never);
   base.timings = action.timings();
-  if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext))) return { ...base, kind: 'continue' };
+  if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext, result.done.message))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && step.input.params.verify?.length) {
     const verification = await verifiedAnswer(step, callId, step.input.params.verify, result.done.message);
@@ -173,9 +173,9 @@ async function waitForApproval(step: StepContext, request: ActionRequest, action
   return { ...base, kind: 'human_input', humanInput: { type: 'approval_needed', value: step.mask(gate.request) } };
 }
 
-/** A done that claims success, held once against what the page shows (done-check.ts). */
-async function doneStands(step: StepContext, callId: string, toolContext: ToolContext): Promise<boolean> {
-  const objection = await doneObjection(step, toolContext);
+/** A done that claims success, held once against the amounts the task's pages held and once against what the page shows (done-check.ts). */
+async function doneStands(step: StepContext, callId: string, toolContext: ToolContext, answer: unknown): Promise<boolean> {
+  const objection = unseenFigures(step, typeof answer === 'string' ? answer : JSON.stringify(answer ?? '')) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
   step.log.info({ objection: step.mask(objection) }, 'done answered with what the page shows');

@@ -43,6 +43,21 @@ export function trackFilling(step: StepContext, tool: string, args: unknown): vo
 /** Said with the observation after a press that sent what the agent filled and led to another page. */
 export const FORM_SENT_NOTE = 'Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.';
 
+/**
+ * Amounts of a done's answer that no page, tool result or the prompt of the task held, said
+ * once per task (a sum the agent made is accepted when it calls done again).
+ */
+export function unseenFigures(step: StepContext, answer: string): string | undefined {
+  const { memory } = step;
+  if (memory.figuresQuestioned) return undefined;
+  memory.figures.saw(step.input.params.prompt ?? '');
+  const unseen = memory.figures.unseen(answer);
+  if (!unseen.length) return undefined;
+  memory.figuresQuestioned = true;
+  const amounts = unseen.map((amount) => `"${amount}"`).join(', ');
+  return `Not accepted yet: ${amounts} ${unseen.length > 1 ? 'are' : 'is'} on no page you saw in this task. Answer with what a page shows: find it first (scroll, or open the page that holds it); if the answer is right as it is, call done again.`;
+}
+
 /** What the page shows against a done, said once per task; undefined when nothing stands against it. */
 export async function doneObjection(step: StepContext, ctx: ToolContext): Promise<string | undefined> {
   const { memory } = step;

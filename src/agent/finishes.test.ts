@@ -161,3 +161,21 @@ describe('going back and forth between two pages', () => {
     expect(requests.map((r) => lastObservation(r)).join('\n')).not.toContain('Note: this is the second time');
   });
 });
+
+describe('a done whose answer gives an amount', () => {
+  it('is answered once when no page of the task showed the amount, and accepted when repeated', async () => {
+    await page.goto('http://site.test/results');
+    const made: Call = { tool: 'done', args: { message: 'The Oak Rocking Chair costs $129.99' } };
+    const { results, requests } = await run([[made], [made]]);
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not accepted yet: "129.99" is on no page you saw in this task. Answer with what a page shows: find it first (scroll, or open the page that holds it); if the answer is right as it is, call done again.');
+    expect(results.at(-1)).toMatchObject({ kind: 'done' });
+    expect(results).toHaveLength(2);
+  });
+
+  it('is accepted at once when a page of the task showed it', async () => {
+    await page.goto('http://site.test/results');
+    const { results } = await run([[{ tool: 'click_element', args: { index: 2 } }], [{ tool: 'done', args: { message: 'Oak Rocking Chair: $149.00' } }]]);
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+});
+

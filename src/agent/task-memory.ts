@@ -9,6 +9,7 @@ import type { ApprovedElement } from './approval-binding';
 import { PressCounter, RepetitionGuard } from './repetition';
 import { SetControls, SpentTools } from './page-bound-tools';
 import { BackAndForth } from './back-and-forth';
+import { SeenFigures } from './seen-figures';
 import { fitHistory } from './context-budget';
 
 /** The conversation is trimmed once it holds more messages than this. */
@@ -109,6 +110,8 @@ export class TaskMemory {
   readonly set = new SetControls();
   /** The pages reached in order and where each press led: going back and forth between two. */
   readonly pages = new BackAndForth();
+  /** The numbers of the task's pages, tool results and prompt (a done's amounts are held against them). */
+  readonly figures = new SeenFigures();
   /** The latest observation's text (what an index refers to). */
   lastObservation?: string;
   /** The token budget the latest observation was composed within. */
@@ -129,6 +132,8 @@ export class TaskMemory {
   pressedAfterFilling = false;
   /** A done was answered with what the page shows once in this task. */
   doneQuestioned = false;
+  /** A done was answered once for amounts no page of the task showed. */
+  figuresQuestioned = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -158,6 +163,8 @@ export class TaskMemory {
     this.spent.reset();
     this.set.reset();
     this.pages.reset();
+    this.figures.reset();
+    this.figuresQuestioned = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];
@@ -175,6 +182,7 @@ export class TaskMemory {
 
   /** The answer to one of the model's tool calls. */
   answerCall(toolCallId: string, content: string): void {
+    this.figures.saw(content);
     this.messages.push({ role: 'tool', toolCallId, content });
   }
 
@@ -186,6 +194,7 @@ export class TaskMemory {
   /** The page as it is now; older observations are replaced by a marker (only the latest page state matters). */
   addObservation(text: string, content: string, image: string | undefined): void {
     compactObservations(this.messages);
+    this.figures.saw(text);
     this.lastObservation = text;
     this.acted = [];
     this.notes = [];
