@@ -150,6 +150,8 @@ export class TaskMemory {
   restore(saved: SavedMemory): void {
     this.messages.splice(0, this.messages.length, ...saved.messages);
     this.pendingApproval = saved.pendingApproval;
+    // The figures the conversation still holds (earlier observations are markers by now).
+    for (const m of saved.messages) if (typeof m.content === 'string') this.figures.saw(m.content);
   }
 
   /** Starts on a new task: its counters from zero, its tools as the model will see them. */
