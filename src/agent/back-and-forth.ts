@@ -1,14 +1,25 @@
 import { observedLabels } from './page-bound-tools';
 
-/** The page an observation shows: its address without the fragment. */
-function pageOf(observation: string): string {
+/** An observation's address without the fragment. */
+function addressOf(observation: string): string {
   return (/^URL: (.*)$/m.exec(observation)?.[1] ?? '').replace(/#.*$/, '');
 }
+
+/** The visible text an observation shows (its lines after `Visible text:`). */
+function visibleText(observation: string): string[] {
+  const at = observation.indexOf('\nVisible text:\n');
+  return at < 0 ? [] : observation.slice(at + 15).split('\n').filter((line) => line && !line.startsWith('('));
+}
+
+/** What the note quotes of the other page at most. */
+const QUOTE_MAX_CHARS = 300;
 
 /** Where the agent is going back and forth: the other page, and what on this one leads there. */
 export interface BackAndForthLoop {
   /** The page it keeps going back to from this one. */
   other: string;
+  /** The text that page showed when the agent was last there (the model sees only this page now). */
+  otherText: string;
   /** The elements of this page whose press took it there, by index, with their labels. */
   leadBack: { index: number; label: string }[];
 }
@@ -25,11 +36,27 @@ export class BackAndForth {
   private readonly visits: string[] = [];
   /** page → element label → the page its press led to. */
   private readonly ways = new Map<string, Map<string, string>>();
+  /** The address a page was first seen at, by its visible text: the same page at two addresses (`?q=chair`, `?q=chair&page=1`) is one. */
+  private readonly byText = new Map<string, string>();
+  /** The visible text each page showed last. */
+  private readonly texts = new Map<string, string[]>();
+
+  /** The page an observation shows: its address, or the first address its same text was seen at. */
+  private pageOf(observation: string): string {
+    const address = addressOf(observation);
+    const text = visibleText(observation).join('\n');
+    if (!text) return address;
+    const known = this.byText.get(text);
+    if (known !== undefined) return known;
+    this.byText.set(text, address);
+    return address;
+  }
 
   /** The agent reached the page `now` shows from the one `before` showed, by pressing element `index` of it (0: no press). */
   moved(before: string | undefined, now: string, index: number): void {
-    const to = pageOf(now);
-    const from = before === undefined ? undefined : pageOf(before);
+    const from = before === undefined ? undefined : this.pageOf(before);
+    const to = this.pageOf(now);
+    this.texts.set(to, visibleText(now));
     if (from !== undefined && from !== to && index > 0) {
       const label = observedLabels(before!)[index];
       if (label) {
@@ -43,7 +70,7 @@ export class BackAndForth {
 
   /** On the page `observation` shows, when the agent came to it from another, back, and to it again. */
   loop(observation: string): BackAndForthLoop | undefined {
-    const here = pageOf(observation);
+    const here = this.pageOf(observation);
     const v = this.visits;
     const n = v.length;
     if (n < 4 || v[n - 1] !== here || v[n - 3] !== here || v[n - 2] !== v[n - 4] || v[n - 2] === here) return undefined;
@@ -52,17 +79,23 @@ export class BackAndForth {
     const leadBack = Object.entries(observedLabels(observation))
       .filter(([, label]) => labels.has(label))
       .map(([index, label]) => ({ index: Number(index), label }));
-    return { other, leadBack };
+    const lines = this.texts.get(other) ?? [];
+    let otherText = lines.join(' / ');
+    if (otherText.length > QUOTE_MAX_CHARS) otherText = `${otherText.slice(0, QUOTE_MAX_CHARS - 1)}…`;
+    return { other, otherText, leadBack };
   }
 
   reset(): void {
     this.visits.length = 0;
     this.ways.clear();
+    this.byText.clear();
+    this.texts.clear();
   }
 }
 
 /** What the model is told on a page it keeps leaving for the same other page and coming back to. */
 export function backAndForthNote(loop: BackAndForthLoop): string {
   const by = loop.leadBack.length ? `${loop.leadBack.map((e) => `"${e.label}" [${e.index}]`).join(', ')} only ${loop.leadBack.length > 1 ? 'lead' : 'leads'} back there` : 'going back only leads there';
-  return `Note: this is the second time you came to this page from ${loop.other}, and you went back there in between; ${by}. What the task asks is on one of these two pages: answer from this page or from your steps (call done), or go on another way.`;
+  const shown = loop.otherText ? ` That page showed: "${loop.otherText}".` : '';
+  return `Note: this is the second time you came to this page from ${loop.other}, and you went back there in between; ${by}.${shown} What the task asks is on one of these two pages: answer from this page or from what that page showed (call done), or go on another way.`;
 }
