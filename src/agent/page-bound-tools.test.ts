@@ -117,6 +117,17 @@ describe('the fields and boxes the agent set', () => {
     expect(choosable(boundToPage(toolSpecs(), settings('Daily')))).toContain('select_option');
   });
 
+  it('leave a filled text field out of click_element too, an empty one in', () => {
+    const typed = new SetControls();
+    typed.typedInto(form('', ''), 1, 'Ada Lovelace');
+    const page = form('Ada Lovelace', '');
+    const bound = boundToPage(toolSpecs(), page, { filled: typed.filled(page) });
+    const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as Record<string, { enum: number[] }>).index.enum;
+    expect(index('click_element')).toEqual([2, 3, 4]);
+    expect(index('input_text')).toEqual([2, 3]);
+    expect((boundToPage(toolSpecs(), page).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum: number[] }>).index.enum).toEqual([1, 2, 3, 4]);
+  });
+
   it('match a value the observation clipped', () => {
     const typed = new SetControls();
     const long = 'a message long enough to be clipped by the observation';
@@ -125,12 +136,12 @@ describe('the fields and boxes the agent set', () => {
     expect(typed.filled(form('another text…', ''))).toEqual([]);
   });
 
-  it('are left out of input_text only: the other text fields stay, and the filled ones can still be clicked', () => {
+  it('are left out of input_text, the filled textboxes out of click_element: the other text fields stay', () => {
     const page = form('Ada Lovelace', 'ada@example.com');
     const bound = boundToPage(toolSpecs(), page, { filled: [1, 2] });
     const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
     expect(index('input_text').enum).toEqual([3]);
-    expect(index('click_element').enum).toEqual([1, 2, 3, 4]);
+    expect(index('click_element').enum).toEqual([3, 4]);
     expect(choosable(boundToPage(toolSpecs(), page, { filled: [1, 2, 3] }))).not.toContain('input_text');
   });
 
