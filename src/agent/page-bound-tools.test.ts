@@ -57,11 +57,11 @@ describe('the elements input_text may type into', () => {
     expect(textFields(page)).toEqual([2, 3, 4, 5, 8]);
   });
 
-  it('are the only indexes input_text is offered; other tools keep every element', () => {
+  it('are the only indexes input_text is offered; click_element keeps every element but the textboxes', () => {
     const bound = boundToPage(toolSpecs(), page);
     const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
     expect(index('input_text').enum).toEqual([2, 3, 4, 5, 8]);
-    expect(index('click_element').enum).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(index('click_element').enum).toEqual([1, 4, 5, 6, 7]);
     expect(index('select_option').enum).toEqual([4, 7]);
   });
 
@@ -117,15 +117,11 @@ describe('the fields and boxes the agent set', () => {
     expect(choosable(boundToPage(toolSpecs(), settings('Daily')))).toContain('select_option');
   });
 
-  it('leave a filled text field out of click_element too, an empty one in', () => {
-    const typed = new SetControls();
-    typed.typedInto(form('', ''), 1, 'Ada Lovelace');
-    const page = form('Ada Lovelace', '');
-    const bound = boundToPage(toolSpecs(), page, { filled: typed.filled(page) });
-    const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as Record<string, { enum: number[] }>).index.enum;
-    expect(index('click_element')).toEqual([2, 3, 4]);
-    expect(index('input_text')).toEqual([2, 3]);
-    expect((boundToPage(toolSpecs(), page).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum: number[] }>).index.enum).toEqual([1, 2, 3, 4]);
+  it('leave textboxes out of click_element, filled or empty; a combobox stays', () => {
+    const page = `${form('Ada Lovelace', '')}\n[5] combobox "Country" empty`;
+    const index = (tools: ReturnType<typeof toolSpecs>, name: string) => (tools.find((t) => t.name === name)!.parameters.properties as Record<string, { enum: number[] }>).index.enum;
+    expect(index(boundToPage(toolSpecs(), page), 'click_element')).toEqual([4, 5]);
+    expect(index(boundToPage(toolSpecs(), page), 'input_text')).toEqual([1, 2, 3, 5]);
   });
 
   it('match a value the observation clipped', () => {
@@ -136,12 +132,12 @@ describe('the fields and boxes the agent set', () => {
     expect(typed.filled(form('another text…', ''))).toEqual([]);
   });
 
-  it('are left out of input_text, the filled textboxes out of click_element: the other text fields stay', () => {
+  it('are left out of input_text: the other text fields stay (no textbox is offered to click_element)', () => {
     const page = form('Ada Lovelace', 'ada@example.com');
     const bound = boundToPage(toolSpecs(), page, { filled: [1, 2] });
     const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
     expect(index('input_text').enum).toEqual([3]);
-    expect(index('click_element').enum).toEqual([3, 4]);
+    expect(index('click_element').enum).toEqual([4]);
     expect(choosable(boundToPage(toolSpecs(), page, { filled: [1, 2, 3] }))).not.toContain('input_text');
   });
 

@@ -33,8 +33,8 @@ export function observedTabs(observation: string): number[] {
  * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
  * elements a press cannot change (idlePresses) and the boxes the agent `toggled`, input_text
  * offers only text fields (textFields) and select_option only the elements that hold options
- * (optionChoosers), both less those `filled` (SetControls), which click_element leaves out too
- * (a filled text field); click_element also leaves out what
+ * (optionChoosers), both less those `filled` (SetControls); click_element leaves out textboxes
+ * (typed into, never pressed) and what
  * leads back to the page the agent keeps going back and forth with (`leadBack`). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
@@ -47,11 +47,11 @@ export function boundToPage(specs: LlmToolSpec[], observation: string, set: { fi
   const done = new Set(set.filled ?? []);
   const fields = new Set(textFields(observation).filter((n) => !done.has(n)));
   const choosers = new Set(optionChoosers(observation));
-  // A text field still holding what the agent typed is not pressed either: a small model
-  // pressed the name field it had filled six times, "to enter the name", until its steps ran out.
-  // (a combobox or spinbutton stays: pressing one may open its list or picker).
-  const filledFields = new Set(elementLines(observation).filter((e) => PLAIN_TEXT_ROLES.has(e.role) && done.has(e.index)).map((e) => e.index));
-  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n) && !filledFields.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) && !done.has(n) };
+  // A textbox is typed into, never pressed: pressing one only focuses it, and a small model
+  // pressed the name field six times "to enter the name" until its steps ran out (a combobox
+  // or spinbutton stays: pressing one may open its list or picker).
+  const plainFields = new Set(elementLines(observation).filter((e) => PLAIN_TEXT_ROLES.has(e.role)).map((e) => e.index));
+  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n) && !plainFields.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) && !done.has(n) };
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (!props.index || props.index.type !== 'integer') return spec;
@@ -61,7 +61,7 @@ export function boundToPage(specs: LlmToolSpec[], observation: string, set: { fi
   });
 }
 
-/** Text fields a press does nothing more to than focus. */
+/** Text fields a press does nothing more to than focus: input_text types into them. */
 const PLAIN_TEXT_ROLES = new Set(['textbox', 'searchbox']);
 
 /** Roles of the elements that take typed text (a date or number input included). */
