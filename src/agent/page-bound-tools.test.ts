@@ -41,11 +41,13 @@ describe('elements a click cannot change', () => {
     expect(idlePresses(plans)).toEqual([2, 5]);
   });
 
-  it('are left out of click_element only, whose labels stay', () => {
+  it('are left out of click_element and select_option, whose labels stay; other tools keep them', () => {
     const bound = boundToPage(toolSpecs(), plans);
     const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
     expect(index('click_element').enum).toEqual([1, 3, 4, 6]);
     expect(index('click_element')['x-element-labels'][2]).toBe('Standard');
+    // The group's other radios are still chosen by their own index.
+    expect(index('select_option').enum).toEqual([1, 3]);
     expect(index('scroll').enum).toEqual([1, 2, 3, 4, 5, 6]);
   });
 });

@@ -33,7 +33,8 @@ export function observedTabs(observation: string): number[] {
  * the enum is empty and a tool that needs one cannot be chosen. click_element leaves out the
  * elements a press cannot change (idlePresses) and the boxes the agent `toggled`, input_text
  * offers only text fields (textFields) and select_option only the elements that hold options
- * (optionChoosers), both less those `filled` (SetControls); click_element leaves out textboxes
+ * (optionChoosers), both less those `filled` (SetControls), select_option also less a radio
+ * already checked or a disabled element; click_element leaves out textboxes
  * (typed into, never pressed) and what
  * leads back to the page the agent keeps going back and forth with (`leadBack`). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
@@ -43,7 +44,8 @@ export function boundToPage(specs: LlmToolSpec[], observation: string, set: { fi
   const elements = observedIndexes(observation);
   const labels = observedLabels(observation);
   const tabs = observedTabs(observation);
-  const idle = new Set([...idlePresses(observation), ...(set.toggled ?? []), ...(set.leadBack ?? [])]);
+  const unchangeable = new Set(idlePresses(observation));
+  const idle = new Set([...unchangeable, ...(set.toggled ?? []), ...(set.leadBack ?? [])]);
   const done = new Set(set.filled ?? []);
   const fields = new Set(textFields(observation).filter((n) => !done.has(n)));
   const choosers = new Set(optionChoosers(observation));
@@ -51,7 +53,7 @@ export function boundToPage(specs: LlmToolSpec[], observation: string, set: { fi
   // pressed the name field six times "to enter the name" until its steps ran out (a combobox
   // or spinbutton stays: pressing one may open its list or picker).
   const plainFields = new Set(elementLines(observation).filter((e) => PLAIN_TEXT_ROLES.has(e.role)).map((e) => e.index));
-  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n) && !plainFields.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) && !done.has(n) };
+  const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n) && !plainFields.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) && !done.has(n) && !unchangeable.has(n) };
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
     if (!props.index || props.index.type !== 'integer') return spec;
