@@ -16,7 +16,7 @@ describe('BackAndForth', () => {
     const loop = pages.loop(two)!;
     expect(loop).toEqual({ other: 'http://shop.test/results?q=chair', otherText: 'page 1 of 2 / Pine Chair: $89', leadBack: [{ index: 1, label: 'Previous page' }] });
     expect(backAndForthNote(loop)).toBe(
-      'Note: this is the second time you came to this page from http://shop.test/results?q=chair, and you went back there in between; "Previous page" [1] only leads back there. That page showed: "page 1 of 2 / Pine Chair: $89". What the task asks is on one of these two pages: answer from this page or from what that page showed (call done), or go on another way.',
+      'Note: this is the second time you came to this page from http://shop.test/results?q=chair, and you went back there in between; "Previous page" [1] only leads back there. That page showed: "page 1 of 2 / Pine Chair: $89". If what the task asks is on one of these two pages, answer from it (call done); if not, go on another way.',
     );
   });
 
@@ -27,6 +27,18 @@ describe('BackAndForth', () => {
     pages.moved(two, oneAgain, 1);
     pages.moved(oneAgain, two, 1);
     expect(pages.loop(two)?.leadBack).toEqual([{ index: 1, label: 'Previous page' }]);
+  });
+
+  it("leaves a browser's error page out: no loop on it, none through it", () => {
+    const pages = new BackAndForth();
+    const error = page('chrome-error://chromewebdata/', [], ['This site can’t be reached']);
+    pages.moved(undefined, one, 0);
+    pages.moved(one, error, 0);
+    pages.moved(error, one, 0);
+    pages.moved(one, error, 0);
+    expect(pages.loop(error)).toBeUndefined();
+    pages.moved(error, one, 0);
+    expect(pages.loop(one)).toBeUndefined();
   });
 
   it('finds none once the agent went on to a third page, or after a reset', () => {

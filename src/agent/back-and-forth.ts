@@ -11,6 +11,8 @@ function visibleText(observation: string): string[] {
   return at < 0 ? [] : observation.slice(at + 15).split('\n').filter((line) => line && !line.startsWith('('));
 }
 
+const WEB = /^https?:\/\//;
+
 /** What the note quotes of the other page at most. */
 const QUOTE_MAX_CHARS = 300;
 
@@ -54,6 +56,8 @@ export class BackAndForth {
 
   /** The agent reached the page `now` shows from the one `before` showed, by pressing element `index` of it (0: no press). */
   moved(before: string | undefined, now: string, index: number): void {
+    // A browser's error page (an address that could not be reached) is not a page of the site.
+    if (!WEB.test(addressOf(now)) || (before !== undefined && !WEB.test(addressOf(before)))) return;
     const from = before === undefined ? undefined : this.pageOf(before);
     const to = this.pageOf(now);
     this.texts.set(to, visibleText(now));
@@ -70,6 +74,7 @@ export class BackAndForth {
 
   /** On the page `observation` shows, when the agent came to it from another, back, and to it again. */
   loop(observation: string): BackAndForthLoop | undefined {
+    if (!WEB.test(addressOf(observation))) return undefined;
     const here = this.pageOf(observation);
     const v = this.visits;
     const n = v.length;
@@ -97,5 +102,5 @@ export class BackAndForth {
 export function backAndForthNote(loop: BackAndForthLoop): string {
   const by = loop.leadBack.length ? `${loop.leadBack.map((e) => `"${e.label}" [${e.index}]`).join(', ')} only ${loop.leadBack.length > 1 ? 'lead' : 'leads'} back there` : 'going back only leads there';
   const shown = loop.otherText ? ` That page showed: "${loop.otherText}".` : '';
-  return `Note: this is the second time you came to this page from ${loop.other}, and you went back there in between; ${by}.${shown} What the task asks is on one of these two pages: answer from this page or from what that page showed (call done), or go on another way.`;
+  return `Note: this is the second time you came to this page from ${loop.other}, and you went back there in between; ${by}.${shown} If what the task asks is on one of these two pages, answer from it (call done); if not, go on another way.`;
 }
