@@ -1,15 +1,9 @@
 import { observedLabels } from './page-bound-tools';
+import { readObservation } from './observe/page-diff';
 
 /** An observation's address without the fragment. */
-function addressOf(observation: string): string {
-  return (/^URL: (.*)$/m.exec(observation)?.[1] ?? '').replace(/#.*$/, '');
-}
-
-/** The visible text an observation shows (its lines after `Visible text:`). */
-function visibleText(observation: string): string[] {
-  const at = observation.indexOf('\nVisible text:\n');
-  return at < 0 ? [] : observation.slice(at + 15).split('\n').filter((line) => line && !line.startsWith('('));
-}
+const addressOf = (observation: string): string => readObservation(observation).url.replace(/#.*$/, '');
+const visibleText = (observation: string): string[] => readObservation(observation).text;
 
 const WEB = /^https?:\/\//;
 
