@@ -20,6 +20,7 @@ import { emit, toolContextOf, type AgentStepResult, type StepContext } from './s
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
 import { doneObjection, trackFilling, unseenFigures } from './done-check';
+import { heldPress } from './submit-check';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
@@ -91,6 +92,7 @@ function startAction(step: StepContext, request: ActionRequest): ActionUnderWay 
   // The next observation says what the action changed (0: an action on no element).
   step.memory.acted.push(indexOf(request.args) ?? 0);
   noteSet(step, request);
+  step.memory.held = false;
   toolContext.pinned = request.replay?.pinned;
   toolContext.record = {};
   const urlBefore = toolContext.page.url();
@@ -115,6 +117,8 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
     return blocked(step, base, callId, step.mask(gate.reason));
   }
   if (gate.kind === 'approve') return waitForApproval(step, request, action);
+  const held = !request.replay && step.options.llm.followsSchemas ? await heldPress(step, toolContext.page, tool.name, gate.args) : undefined;
+  if (held) return heldBack(step, request, action, held);
   const result = await tool.execute(toolContext, gate.args as never);
   base.timings = action.timings();
   if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext, result.done.message))) return { ...base, kind: 'continue' };
@@ -125,6 +129,18 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
     base.verification = verification;
   }
   return performed(step, request, action, result);
+}
+
+/** A press held back (submit-check.ts): not performed, the model told which fields are empty, an action list stopped there. */
+function heldBack(step: StepContext, request: ActionRequest, action: ActionUnderWay, note: string): AgentStepResult {
+  const { base } = action;
+  base.timings = action.timings();
+  step.memory.answerCall(request.callId, step.mask(note));
+  step.memory.held = true;
+  base.action.target = 'held: form fields empty';
+  emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason: 'the form it sends has empty fields' } });
+  step.log.info({ action: request.tool.name }, 'press held back: the form it sends has empty fields');
+  return { ...base, kind: 'continue' };
 }
 
 /** A blocked action: not performed, the model told why, watchers told by an action event. */

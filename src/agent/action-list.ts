@@ -56,7 +56,7 @@ export async function performListed(step: StepContext): Promise<AgentStepResult 
   list.actions.shift();
   list.last = actionName(next.tool.name, next.args);
   noteActed(list, next.args);
-  const stop = stopReason(list, result, memory.failuresInRow > 0);
+  const stop = stopReason(list, result, memory.failuresInRow > 0 || memory.held);
   if (stop) memory.dropList(stop);
   else if (!list.actions.length) memory.list = undefined;
   step.log.info({ action: next.tool.name, left: list.actions.length }, 'listed action performed without a model call');

@@ -145,7 +145,7 @@ export class AgentRunner {
     const repeated = checkRepetition(step, decision);
     const { tool, args, call, reasoning, observeMs, modelMs, rest, pageText } = decision;
     const result = await act(step, { tool, args, callId: call.id, usage: step.spent, cost, observeMs, modelMs, reasoning });
-    const failed = memory.failuresInRow > 0;
+    const failed = memory.failuresInRow > 0 || memory.held;
     keepRest(step, { tool, args, callId: call.id }, rest, pageText, result, failed);
     if (repeated.kind === 'warn') {
       memory.notes.push(repetitionNote(tool.name, repeated.count));

@@ -16,6 +16,7 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/apply': `<!doctype html><title>Apply</title><form action="/sent"><label>Your name <input name="name"></label> <label>CV file <input type="file" name="cv"></label> <label>Start <select name="start"><option value="">Choose</option><option value="may">May</option></select></label> <button>Send application</button></form>`,
   '/results': `<!doctype html><title>Results</title><p>Pine Chair: $89</p><a href="/home">Home</a> <a href="/results2">Next page</a>`,
   '/results2': `<!doctype html><title>Results 2</title><p>Oak Rocking Chair: $149</p><a href="/home">Home</a> <a href="/results">Previous page</a>`,
 };
@@ -117,6 +118,46 @@ describe('a done that claims success', () => {
       'Changed: URL is now http://site.test/sent?name=Ada&email=; title is now "Thanks"',
       'Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.',
     ]);
+  });
+});
+
+describe('a press that would send a form with empty fields (a model that follows the schemas)', () => {
+  const press: Call = { tool: 'click_element', args: { index: 4 } };
+
+  it('is held once with the empty fields named, and sends the form as it is when pressed again', async () => {
+    await page.goto('http://site.test/apply');
+    const { results, requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, press], [press], [done]], 8, { followsSchemas: true });
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'input_text'],
+      ['continue', 'click_element'],
+      ['continue', 'click_element'],
+      ['done', 'done'],
+    ]);
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [2] "CV file", [3] "Start" empty. Fill them first with what the task gives (upload_file or select_option); if the task gives nothing for them, press [4] again to send the form as it is.',
+    );
+    expect(lastObservation(requests[1])).toContain('URL: http://site.test/apply');
+    expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');
+  });
+
+  it('stops an action list at the press held, and holds Enter in a field the same way', async () => {
+    await page.goto('http://site.test/apply');
+    const { requests } = await run([[press, done], [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [{ tool: 'send_keys', args: { keys: 'Enter' } }], [done]], 8, { followsSchemas: true });
+    expect(toolAnswers(requests[1])).toEqual([
+      expect.stringMatching(/^Not pressed yet: this would send the form with \[1\] "Your name", \[2\] "CV file", \[3\] "Start" empty\./),
+      'Not performed: the list stopped because click_element [4] before it was not performed.',
+    ]);
+    // The form was held once in this task: Enter sends it.
+    expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?name=Ada');
+  });
+
+  it('goes ahead at once when every field is filled, and for a model that does not follow the schemas', async () => {
+    await page.goto('http://site.test/form');
+    const filled = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'input_text', args: { index: 2, text: 'a@b.c' } }, { tool: 'click_element', args: { index: 3 } }], [done]], 8, { followsSchemas: true });
+    expect(lastObservation(filled.requests[1])).toContain('URL: http://site.test/sent?name=Ada&email=a%40b.c');
+    await page.goto('http://site.test/apply');
+    const hosted = await run([[press], [done]]);
+    expect(lastObservation(hosted.requests[1])).toContain('URL: http://site.test/sent?name=&cv=&start=');
   });
 });
 

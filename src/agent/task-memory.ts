@@ -134,6 +134,10 @@ export class TaskMemory {
   doneQuestioned = false;
   /** A done was answered once for amounts no page of the task showed. */
   figuresQuestioned = false;
+  /** The forms a press was held back for (their fields empty), once each per task (submit-check.ts). */
+  readonly formsHeld = new Set<string>();
+  /** The latest action was held back, not performed. */
+  held = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -167,6 +171,8 @@ export class TaskMemory {
     this.pages.reset();
     this.figures.reset();
     this.figuresQuestioned = false;
+    this.formsHeld.clear();
+    this.held = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];
