@@ -194,6 +194,7 @@ async function doneStands(step: StepContext, callId: string, toolContext: ToolCo
   const objection = unseenFigures(step, typeof answer === 'string' ? answer : JSON.stringify(answer ?? '')) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
+  step.memory.doneAnswered = true;
   step.log.info({ objection: step.mask(objection) }, 'done answered with what the page shows');
   return false;
 }

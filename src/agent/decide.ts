@@ -249,8 +249,8 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
 /**
  * What a model whose answers follow the schemas may choose on this page: elements bound to
  * those listed (less those a click cannot change, and the fields and boxes still as the agent set them), and unavailable the tools that cannot do
- * anything here, the page tools already performed on this unchanged page and the one it
- * keeps repeating on it.
+ * anything here, the page tools already performed on this unchanged page, the one it
+ * keeps repeating on it, and done just after a done was answered with what stands against it.
  */
 function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], pageText: string): LlmToolSpec[] {
   const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
@@ -258,5 +258,16 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   if (repeating) off.push(repeating);
   const loop = memory.pages.loop(pageText);
   if (loop) off.push('go_back');
-  return unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), leadBack: loop?.leadBack.map((e) => e.index) }), off);
+  const tools = unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), leadBack: loop?.leadBack.map((e) => e.index) }), off);
+  // Told what stands against its done, the model acts once more before it may call done again.
+  const afterDoneAnswered = memory.doneAnswered;
+  memory.doneAnswered = false;
+  if (!afterDoneAnswered || !tools.some((spec) => spec.name !== 'done' && choosable(spec))) return tools;
+  return tools.map((spec) => (spec.name === 'done' ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));
+}
+
+/** A tool the model can still call: not made unavailable, and with an element to name when it names one. */
+function choosable(spec: LlmToolSpec): boolean {
+  const parameters = spec.parameters as { not?: unknown; properties?: { index?: { enum?: unknown[] } } };
+  return parameters.not === undefined && parameters.properties?.index?.enum?.length !== 0;
 }

@@ -92,6 +92,21 @@ describe('a done that claims success', () => {
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1], [2] but the form was not sent (its button "Send" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
+  it('is not offered again at the next answer of a model that follows the schemas, after it was answered', async () => {
+    await page.goto('http://site.test/form');
+    const { results, tools } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [done], [{ tool: 'click_element', args: { index: 3 } }], [done]], 8, { followsSchemas: true });
+    const doneParameters = (n: number) => (tools[n] ?? []).find((t) => t.name === 'done')!.parameters as Record<string, unknown>;
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'input_text'],
+      ['continue', 'done'],
+      ['continue', 'click_element'],
+      ['done', 'done'],
+    ]);
+    expect(doneParameters(1).not).toBeUndefined();
+    expect(doneParameters(2).not).toEqual({});
+    expect(doneParameters(3).not).toBeUndefined();
+  });
+
   it('is answered once when a radio was clicked in a form never sent: a click on a radio fills the form, it does not send it', async () => {
     await page.goto('http://site.test/plan');
     const { results, requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [done], [done]]);

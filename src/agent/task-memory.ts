@@ -138,6 +138,8 @@ export class TaskMemory {
   readonly formsHeld = new Set<string>();
   /** The latest action was held back, not performed. */
   held = false;
+  /** A done was just answered with what stands against it: the next answer of a model that follows the schemas cannot be done. */
+  doneAnswered = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -173,6 +175,7 @@ export class TaskMemory {
     this.figuresQuestioned = false;
     this.formsHeld.clear();
     this.held = false;
+    this.doneAnswered = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];
