@@ -6,6 +6,7 @@
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
 import type { ToolContext } from './types';
+import { heldFormObjection } from './submit-check';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
@@ -37,6 +38,7 @@ export function trackFilling(step: StepContext, tool: string, args: unknown): vo
   } else if (SENDS.has(tool) || (tool === 'send_keys' && /enter/i.test(String((args as { keys?: unknown }).keys)))) {
     memory.pressedAfterFilling = memory.unsubmitted.length > 0 && tool !== 'navigate' && tool !== 'go_back';
     memory.unsubmitted = [];
+    memory.heldForm = undefined;
   }
 }
 
@@ -58,9 +60,13 @@ export function unseenFigures(step: StepContext, answer: string): string | undef
   return `Not accepted yet: ${amounts} ${unseen.length > 1 ? 'are' : 'is'} on no page you saw in this task. Answer with what a page shows: find it first (scroll, or open the page that holds it); if the answer is right as it is, call done again.`;
 }
 
-/** What the page shows against a done, said once per task; undefined when nothing stands against it. */
+/** What the page shows against a done (or a press held back and not made since), said once per task; undefined when nothing stands against it. */
 export async function doneObjection(step: StepContext, ctx: ToolContext): Promise<string | undefined> {
   const { memory } = step;
+  if (!memory.doneQuestioned && memory.heldForm) {
+    memory.doneQuestioned = true;
+    return heldFormObjection(memory.heldForm);
+  }
   if (memory.doneQuestioned || !memory.formTouched) return undefined;
   let state: FormState;
   try {

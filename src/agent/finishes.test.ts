@@ -166,6 +166,21 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?name=Ada');
   });
 
+  it('answers a done that comes before the held press was made, once', async () => {
+    await page.goto('http://site.test/apply');
+    const { results, requests } = await run([[press], [done], [press], [done]], 8, { followsSchemas: true });
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'click_element'],
+      ['continue', 'done'],
+      ['continue', 'click_element'],
+      ['done', 'done'],
+    ]);
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not accepted yet: the form was not sent: your press of [4] was held because [1] "Your name", [2] "CV file", [3] "Start" were empty. Fill them with what the task gives, then press [4]; if the task is complete as it is, call done again.',
+    );
+    expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?name=&cv=&start=');
+  });
+
   it('goes ahead at once when every field is filled, and for a model that does not follow the schemas', async () => {
     await page.goto('http://site.test/form');
     const filled = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'input_text', args: { index: 2, text: 'a@b.c' } }, { tool: 'click_element', args: { index: 3 } }], [done]], 8, { followsSchemas: true });

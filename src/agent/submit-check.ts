@@ -37,6 +37,7 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const form = await formToSend(page, enter ? undefined : (index as number));
   if (!form || !form.empty.length || step.memory.formsHeld.has(form.key)) return undefined;
   step.memory.formsHeld.add(form.key);
+  step.memory.heldForm = { button: enter ? undefined : (index as number), empty: form.empty };
   return heldNote(form.empty, enter ? undefined : (index as number));
 }
 
@@ -48,6 +49,13 @@ export function heldNote(empty: EmptyField[], button: number | undefined): strin
   const tools = [...new Set(empty.map((field) => (field.kind === 'file' ? 'upload_file' : field.kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
   return `Not pressed yet: this would send the form with ${named.join(', ')}${more} empty. Fill ${one ? 'it' : 'them'} first with what the task gives (${tools}); if the task gives nothing for ${one ? 'it' : 'them'}, ${again} to send the form as it is.`;
+}
+
+/** A done while the last press held back is still not performed: what is said, once per task (with done-check.ts's objection). */
+export function heldFormObjection(held: NonNullable<StepContext['memory']['heldForm']>): string {
+  const fields = held.empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
+  const press = held.button === undefined ? 'Enter' : `[${held.button}]`;
+  return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${held.empty.length === 1 ? 'was' : 'were'} empty. Fill ${held.empty.length === 1 ? 'it' : 'them'} with what the task gives, then press ${press}; if the task is complete as it is, call done again.`;
 }
 
 /** The form the press sends and its empty fields, looked for in every frame; undefined when the press sends no form. */

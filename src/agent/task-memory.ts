@@ -138,6 +138,8 @@ export class TaskMemory {
   readonly formsHeld = new Set<string>();
   /** The latest action was held back, not performed. */
   held = false;
+  /** The last press held back (its form's empty fields), until a press, Enter or navigation is performed. */
+  heldForm?: { button?: number; empty: { index: number; label: string }[] };
   /** A done was just answered with what stands against it: the next answer of a model that follows the schemas cannot be done. */
   doneAnswered = false;
   private pendingApproval?: PendingApproval;
@@ -175,6 +177,7 @@ export class TaskMemory {
     this.figuresQuestioned = false;
     this.formsHeld.clear();
     this.held = false;
+    this.heldForm = undefined;
     this.doneAnswered = false;
     this.specs = specs;
     this.notes = [];
