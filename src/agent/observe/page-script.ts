@@ -174,7 +174,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
         if (el.hasAttribute('href')) return 'link';
         break;
       case 'BUTTON':
-        return 'button';
+        // A button that opens a listbox is a select made by hand: chosen in by select_option.
+        return el.getAttribute('aria-haspopup') === 'listbox' ? 'combobox' : 'button';
       case 'SELECT':
         return 'select';
       case 'TEXTAREA':
@@ -294,6 +295,16 @@ export function snapshotFrame(args: SnapshotArgs): string {
       if (options.length > MAX_OPTIONS) names.push(`… ${options.length - MAX_OPTIONS} more`);
       hints.push(`options=${quote(names.join(' | '))}`);
       if (select.multiple) hints.push('multiple');
+    } else if (tag === 'BUTTON' && role === 'combobox') {
+      // Its options, even while its list is closed (the list it controls, or the next one on the page).
+      const ids = `${el.getAttribute('aria-controls') ?? ''} ${el.getAttribute('aria-owns') ?? ''}`.split(/\s+/).filter(Boolean);
+      const controlled = ids.map((id) => document.getElementById(id)).find((found) => found !== null);
+      const list =
+        (controlled && (controlled.getAttribute('role') === 'listbox' ? controlled : controlled.querySelector('[role=listbox]'))) ??
+        Array.from(document.querySelectorAll('[role=listbox]')).find((found) => el.compareDocumentPosition(found) & Node.DOCUMENT_POSITION_FOLLOWING) ??
+        null;
+      const options = list ? Array.from(list.querySelectorAll('[role=option]'), (option) => truncate(collapse(option.textContent ?? ''), 30)).filter(Boolean) : [];
+      if (options.length) hints.push(`options=${quote([...options.slice(0, MAX_OPTIONS), ...(options.length > MAX_OPTIONS ? [`… ${options.length - MAX_OPTIONS} more`] : [])].join(' | '))}`);
     } else if (role === 'textbox' && isEditableRoot(el)) {
       value(textOf(el, MAX_VALUE + 10), isSecret(el, label.label));
     }

@@ -22,7 +22,7 @@ interface ListboxState {
 function readListbox(el: Element, args: { wanted: string; mark: string }): ListboxState {
   const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
   const role = el.getAttribute('role') ?? '';
-  const owner = el.closest('[role=combobox], [role=listbox]') ?? (['combobox', 'listbox'].includes(role) ? el : null);
+  const owner = el.closest('[role=combobox], [role=listbox]') ?? (['combobox', 'listbox'].includes(role) || el.getAttribute('aria-haspopup') === 'listbox' ? el : null);
   if (!owner) return { isListbox: false, shown: false, options: [], found: false };
   const ids = `${owner.getAttribute('aria-controls') ?? ''} ${owner.getAttribute('aria-owns') ?? ''}`.split(/\s+/).filter(Boolean);
   const list =
@@ -30,6 +30,8 @@ function readListbox(el: Element, args: { wanted: string; mark: string }): Listb
     ids.map((id) => document.getElementById(id)).find((found) => found !== null) ??
     owner.querySelector('[role=listbox]') ??
     owner.parentElement?.querySelector('[role=listbox]') ??
+    // A button that opens a list it does not name: the next list on the page.
+    (owner.getAttribute('aria-haspopup') === 'listbox' ? Array.from(document.querySelectorAll('[role=listbox]')).find((found) => owner.compareDocumentPosition(found) & Node.DOCUMENT_POSITION_FOLLOWING) : undefined) ??
     null;
   const shownNow = (node: Element) => {
     const box = node.getBoundingClientRect();

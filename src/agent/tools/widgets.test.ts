@@ -55,6 +55,22 @@ describe('select_option in a custom widget', () => {
     await expect(selectOptionTool.execute(ctx, { index, value: 'Pear' })).rejects.toThrow(`[${index}] combobox "Fruit" has no option "Pear"; its options are: "Apple", "Blood orange"`);
   });
 
+  it('takes a button that opens a list it does not name as a combobox, with the list\'s options, and chooses in it', async () => {
+    await page.setContent(`<p><span id="pl">Priority</span>: <button id="prio" aria-haspopup="listbox" aria-labelledby="pl prio" onclick="document.getElementById('opts').hidden = !document.getElementById('opts').hidden">Normal</button></p>
+      <ul id="opts" role="listbox" aria-label="Priority options" hidden>
+        <li role="option" onclick="document.getElementById('prio').textContent = this.textContent; this.parentElement.hidden = true">Low</li>
+        <li role="option" onclick="document.getElementById('prio').textContent = this.textContent; this.parentElement.hidden = true">Normal</li>
+        <li role="option" onclick="document.getElementById('prio').textContent = this.textContent; this.parentElement.hidden = true">High</li>
+      </ul><button>Save ticket</button>`);
+    const text = (await observePage(page, { tokenBudget: 6000 })).text;
+    expect(text).toMatch(/\[\d+\] combobox "Priority Normal" options="Low \| Normal \| High"/);
+    expect(text).toMatch(/\[\d+\] button "Save ticket"/);
+    const index = await indexOf(/combobox "Priority Normal"/);
+    const result = await selectOptionTool.execute(ctx, { index, value: 'High' });
+    expect(result.summary).toBe(`Selected "High" in [${index}] combobox "Priority Normal"`);
+    expect(await page.textContent('#prio')).toBe('High');
+  });
+
   it('chooses in an open listbox', async () => {
     await page.setContent(`<div role="listbox" aria-label="Size"><div role="option" onclick="window.chosen = 'S'">Small</div><div role="option" onclick="window.chosen = 'L'">Large</div></div>`);
     const index = await indexOf(/listbox "Size"|option "Large"/);
