@@ -21,6 +21,8 @@ interface FormState {
 
 /** Controls a click fills in (as the observation names their role), rather than sends. */
 const CLICKED_FIELDS = new Set(['radio', 'checkbox', 'switch', 'option', 'menuitemradio', 'menuitemcheckbox']);
+/** Fields a click only focuses or opens: it neither fills nor sends their form. */
+const FOCUSED_FIELDS = new Set(['textbox', 'searchbox', 'select', 'file', 'combobox', 'spinbutton', 'slider']);
 
 /** The role the latest observation gives element `index`. */
 function roleOf(observation: string | undefined, index: number): string | undefined {
@@ -31,7 +33,9 @@ function roleOf(observation: string | undefined, index: number): string | undefi
 export function trackFilling(step: StepContext, tool: string, args: unknown): void {
   const { memory } = step;
   const index = (args as { index?: unknown }).index;
-  const clickedField = tool === 'click_element' && typeof index === 'number' && CLICKED_FIELDS.has(roleOf(memory.lastObservation, index) ?? '');
+  const role = tool === 'click_element' && typeof index === 'number' ? (roleOf(memory.lastObservation, index) ?? '') : '';
+  if (FOCUSED_FIELDS.has(role)) return;
+  const clickedField = CLICKED_FIELDS.has(role);
   if ((FILLS.has(tool) || clickedField) && typeof index === 'number') {
     if (!memory.unsubmitted.includes(index)) memory.unsubmitted.push(index);
     memory.formTouched = true;

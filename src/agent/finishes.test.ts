@@ -92,6 +92,12 @@ describe('a done that claims success', () => {
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1], [2] but the form was not sent (its button "Send" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
+  it('is answered once when a filled form was never sent, a press on one of its fields in between (it sends nothing)', async () => {
+    await page.goto('http://site.test/apply');
+    const { requests } = await run([[{ tool: 'select_option', args: { index: 3, value: 'May' } }], [{ tool: 'click_element', args: { index: 3 } }], [done], [done]]);
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [3] but the form was not sent (its button "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+  });
+
   it('is not offered again at the next answer of a model that follows the schemas, after it was answered', async () => {
     await page.goto('http://site.test/form');
     const { results, tools } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [done], [{ tool: 'click_element', args: { index: 3 } }], [done]], 8, { followsSchemas: true });

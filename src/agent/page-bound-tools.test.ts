@@ -53,17 +53,17 @@ describe('elements a click cannot change', () => {
 });
 
 describe('the elements input_text may type into', () => {
-  const page = ['URL: http://x/', 'Interactive elements:', '[1] link "Next page"', '[2] textbox "Search" type=search empty', '[3] searchbox "Find"', '[4] combobox "City"', '[5] spinbutton "Quantity"', '[6] button "Go"', '[7] select "Country"', '[8] textbox "Date" type=date'].join('\n');
+  const page = ['URL: http://x/', 'Interactive elements:', '[1] link "Next page"', '[2] textbox "Search" type=search empty', '[3] searchbox "Find"', '[4] combobox "City"', '[5] spinbutton "Quantity"', '[6] button "Go"', '[7] select "Country"', '[8] textbox "Date" type=date', '[9] file "CV" empty'].join('\n');
 
   it('are text fields: textbox, searchbox, combobox, spinbutton', () => {
     expect(textFields(page)).toEqual([2, 3, 4, 5, 8]);
   });
 
-  it('are the only indexes input_text is offered; click_element keeps every element but the textboxes', () => {
+  it('are the only indexes input_text is offered; click_element keeps every element but the textboxes, selects and file inputs', () => {
     const bound = boundToPage(toolSpecs(), page);
     const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
     expect(index('input_text').enum).toEqual([2, 3, 4, 5, 8]);
-    expect(index('click_element').enum).toEqual([1, 4, 5, 6, 7]);
+    expect(index('click_element').enum).toEqual([1, 4, 5, 6]);
     expect(index('select_option').enum).toEqual([4, 7]);
   });
 

@@ -51,8 +51,9 @@ export function boundToPage(specs: LlmToolSpec[], observation: string, set: { fi
   const choosers = new Set(optionChoosers(observation));
   // A textbox is typed into, never pressed: pressing one only focuses it, and a small model
   // pressed the name field six times "to enter the name" until its steps ran out (a combobox
-  // or spinbutton stays: pressing one may open its list or picker).
-  const plainFields = new Set(elementLines(observation).filter((e) => PLAIN_TEXT_ROLES.has(e.role)).map((e) => e.index));
+  // or spinbutton stays: pressing one may open its list or picker). A native select is chosen
+  // in, a file input given files: a press opens a list or a file chooser the agent never sees.
+  const plainFields = new Set(elementLines(observation).filter((e) => UNPRESSED_ROLES.has(e.role)).map((e) => e.index));
   const fits: Record<string, (n: number) => boolean> = { click_element: (n) => !idle.has(n) && !plainFields.has(n), input_text: (n) => fields.has(n), select_option: (n) => choosers.has(n) && !done.has(n) && !unchangeable.has(n) };
   return specs.map((spec) => {
     const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
@@ -63,8 +64,8 @@ export function boundToPage(specs: LlmToolSpec[], observation: string, set: { fi
   });
 }
 
-/** Text fields a press does nothing more to than focus: input_text types into them. */
-const PLAIN_TEXT_ROLES = new Set(['textbox', 'searchbox']);
+/** Fields a press does nothing useful to: input_text types into them, select_option chooses, upload_file gives files. */
+const UNPRESSED_ROLES = new Set(['textbox', 'searchbox', 'select', 'file']);
 
 /** Roles of the elements that take typed text (a date or number input included). */
 const TEXT_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton']);
