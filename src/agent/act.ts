@@ -21,6 +21,7 @@ import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
 import { doneObjection, trackFilling, unseenFigures } from './done-check';
 import { heldPress } from './submit-check';
+import { heldQuestion } from './question-check';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
@@ -117,7 +118,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
     return blocked(step, base, callId, step.mask(gate.reason));
   }
   if (gate.kind === 'approve') return waitForApproval(step, request, action);
-  const held = !request.replay && step.options.llm.followsSchemas ? await heldPress(step, toolContext.page, tool.name, gate.args) : undefined;
+  const held = !request.replay && step.options.llm.followsSchemas ? await heldByCheck(step, request, toolContext, gate.args) : undefined;
   if (held) return heldBack(step, request, action, held);
   const result = await tool.execute(toolContext, gate.args as never);
   base.timings = action.timings();
@@ -131,15 +132,29 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   return performed(step, request, action, result);
 }
 
-/** A press held back (submit-check.ts): not performed, the model told which fields are empty, an action list stopped there. */
+/** What holds the action back, for a model that follows the schemas: a press that sends a form with empty fields, a question a human need not answer. */
+async function heldByCheck(step: StepContext, request: ActionRequest, toolContext: ToolContext, args: unknown): Promise<string | undefined> {
+  if (request.tool.name === 'request_human_input') {
+    const note = heldQuestion(args, step.secrets, step.memory.questionHeld);
+    if (note) {
+      step.memory.questionHeld = true;
+      step.memory.questionAnswered = true;
+    }
+    return note;
+  }
+  return heldPress(step, toolContext.page, request.tool.name, args);
+}
+
+/** An action held back (submit-check.ts, question-check.ts): not performed, the model told why, an action list stopped there. */
 function heldBack(step: StepContext, request: ActionRequest, action: ActionUnderWay, note: string): AgentStepResult {
   const { base } = action;
   base.timings = action.timings();
   step.memory.answerCall(request.callId, step.mask(note));
   step.memory.held = true;
-  base.action.target = 'held: form fields empty';
-  emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason: 'the form it sends has empty fields' } });
-  step.log.info({ action: request.tool.name }, 'press held back: the form it sends has empty fields');
+  const reason = request.tool.name === 'request_human_input' ? 'the agent can do or read it itself' : 'the form it sends has empty fields';
+  base.action.target = `held: ${reason}`;
+  emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason } });
+  step.log.info({ action: request.tool.name, reason }, 'action held back');
   return { ...base, kind: 'continue' };
 }
 

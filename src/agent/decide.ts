@@ -250,7 +250,8 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
  * What a model whose answers follow the schemas may choose on this page: elements bound to
  * those listed (less those a click cannot change, and the fields and boxes still as the agent set them), and unavailable the tools that cannot do
  * anything here, the page tools already performed on this unchanged page, the one it
- * keeps repeating on it, and done just after a done was answered with what stands against it.
+ * keeps repeating on it, and done (request_human_input) just after a done (a question) was
+ * answered with what stands against it.
  */
 function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], pageText: string): LlmToolSpec[] {
   const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
@@ -258,6 +259,8 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   if (repeating) off.push(repeating);
   const loop = memory.pages.loop(pageText);
   if (loop) off.push('go_back');
+  if (memory.questionAnswered) off.push('request_human_input');
+  memory.questionAnswered = false;
   const tools = unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), leadBack: loop?.leadBack.map((e) => e.index) }), off);
   // Told what stands against its done, the model acts once more before it may call done again.
   const afterDoneAnswered = memory.doneAnswered;

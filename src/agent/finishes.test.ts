@@ -197,6 +197,24 @@ describe('a press that would send a form with empty fields (a model that follows
   });
 });
 
+describe('a question to the human that asks for what the agent can do (a model that follows the schemas)', () => {
+  it('is held once, request_human_input left out of the next answer, and goes to the human when asked again', async () => {
+    await page.goto('http://site.test/results');
+    const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please click the Next page link.' } };
+    const { results, requests, tools } = await run([[ask], [{ tool: 'scroll', args: { direction: 'down' } }], [ask]], 8, { followsSchemas: true });
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'request_human_input'],
+      ['continue', 'scroll'],
+      ['human_input', 'request_human_input'],
+    ]);
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: this is for you to do: press, type and choose with the tools/);
+    const askParameters = (n: number) => (tools[n] ?? []).find((t) => t.name === 'request_human_input')!.parameters as Record<string, unknown>;
+    expect(askParameters(0).not).toBeUndefined();
+    expect(askParameters(1).not).toEqual({});
+    expect(askParameters(2).not).toBeUndefined();
+  });
+});
+
 describe('a wrong tool', () => {
   it('is answered with the right one, and ends the task only when it keeps failing after that', async () => {
     await page.goto('http://site.test/contact');

@@ -142,6 +142,10 @@ export class TaskMemory {
   heldForm?: { button?: number; empty: { index: number; label: string }[] };
   /** A done was just answered with what stands against it: the next answer of a model that follows the schemas cannot be done. */
   doneAnswered = false;
+  /** A question to the human was held in this task (question-check.ts). */
+  questionHeld = false;
+  /** A question was just held: the next answer of a model that follows the schemas cannot ask again. */
+  questionAnswered = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -179,6 +183,8 @@ export class TaskMemory {
     this.held = false;
     this.heldForm = undefined;
     this.doneAnswered = false;
+    this.questionHeld = false;
+    this.questionAnswered = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];
