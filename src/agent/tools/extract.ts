@@ -69,15 +69,33 @@ export function relevantExcerpt(lines: string[], query: string, maxChars = MAX_C
   return { text: kept.join('\n'), omitted: total - size };
 }
 
+/**
+ * The few lines that share the most of the query's words, when they stand out (at most
+ * MAX_BEST lines share the top score, of a page longer than that): a small model read a
+ * list of 30 invoices and answered with the first amount it saw, not the one asked for.
+ */
+export function bestLines(lines: string[], query: string): string[] {
+  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])];
+  if (!words.length || lines.length <= MAX_BEST) return [];
+  const scores = lines.map((line) => words.filter((word) => line.toLowerCase().includes(word)).length);
+  const top = Math.max(...scores);
+  const best = lines.filter((_, index) => scores[index] === top);
+  return top > 0 && best.length <= MAX_BEST ? best.map((line) => (line.length > 300 ? `${line.slice(0, 299)}…` : line)) : [];
+}
+const MAX_BEST = 3;
+
 export const extractTool: AgentTool<typeof schema, 'extract'> = {
   name: 'extract',
   description: 'Read the text of the whole page (not only the visible part) to find information; say what you are looking for in query.',
   schema,
   async execute(ctx, { query }) {
     const texts = await attempt(ctx.signal, 'Reading the page', () => abortable(readFrames(ctx.page), ctx.signal));
-    const { text, omitted } = relevantExcerpt(cleanLines(texts.join('\n')), query);
+    const lines = cleanLines(texts.join('\n'));
+    const { text, omitted } = relevantExcerpt(lines, query);
     const more = omitted > 0 ? `\n(${omitted} characters of less relevant text left out)` : '';
-    return { summary: `Text of ${ctx.page.url()} for "${query}":\n${text || '(the page has no text)'}${more}`, target: ctx.page.url() };
+    const best = bestLines(lines, query);
+    const first = best.length ? `Best match${best.length > 1 ? 'es' : ''} for "${query}":\n${best.join('\n')}\nThe whole text:\n` : '';
+    return { summary: `Text of ${ctx.page.url()} for "${query}":\n${first}${text || '(the page has no text)'}${more}`, target: ctx.page.url() };
   },
   // What it looks for.
   async policyFacts({ args }) {

@@ -1,7 +1,7 @@
 import type { ToolContext } from '../types';
 import { AGENT_ACTIONS } from '../../contracts/actions';
 import { doneTool } from './done';
-import { relevantExcerpt } from './extract';
+import { bestLines, relevantExcerpt } from './extract';
 import { agentTools, toolSpecs } from './index';
 import { normalizeUrl } from './navigate';
 import { requestHumanInputTool } from './request-human-input';
@@ -104,5 +104,19 @@ describe('relevantExcerpt', () => {
     expect(text.indexOf('Plans and prices')).toBeLessThan(text.indexOf('The price of the cheapest plan is 5 EUR'));
     expect(text).toContain('…');
     expect(omitted).toBeGreaterThan(0);
+  });
+});
+
+describe('bestLines', () => {
+  const invoices = Array.from({ length: 30 }, (_, i) => `Invoice #${1001 + i}: €${(100 + i * 13.1).toFixed(2)}`);
+
+  it('are the few lines that share the most words with the query', () => {
+    expect(bestLines(['Invoices', ...invoices], 'Invoice #1025: €')).toEqual([invoices[24]]);
+  });
+
+  it('are none when many lines share the top score, no line matches, or the page is short', () => {
+    expect(bestLines(invoices, 'invoice amount')).toEqual([]);
+    expect(bestLines(invoices, 'delivery time')).toEqual([]);
+    expect(bestLines(['About', 'The answer is 42', 'Back home'], 'the answer')).toEqual([]);
   });
 });
