@@ -67,8 +67,9 @@ export function unseenFigures(step: StepContext, answer: string): string | undef
 /** What the page shows against a done (or a press held back and not made since), said once per task; undefined when nothing stands against it. */
 export async function doneObjection(step: StepContext, ctx: ToolContext): Promise<string | undefined> {
   const { memory } = step;
-  if (!memory.doneQuestioned && memory.heldForm) {
-    memory.doneQuestioned = true;
+  // Said once, apart from the objection below: filled after it, the form may still go unsent.
+  if (!memory.heldFormQuestioned && memory.heldForm) {
+    memory.heldFormQuestioned = true;
     return heldFormObjection(memory.heldForm);
   }
   if (memory.doneQuestioned || !memory.formTouched) return undefined;

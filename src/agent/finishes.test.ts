@@ -100,9 +100,11 @@ describe('a done that claims success', () => {
 
   it('is not offered again at the next answer of a model that follows the schemas, after it was answered', async () => {
     await page.goto('http://site.test/form');
-    const { results, tools } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [done], [{ tool: 'click_element', args: { index: 3 } }], [done]], 8, { followsSchemas: true });
+    const fill: Call[] = [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'input_text', args: { index: 2, text: 'ada@example.com' } }];
+    const { results, tools } = await run([fill, [done], [{ tool: 'click_element', args: { index: 3 } }], [done]], 8, { followsSchemas: true });
     const doneParameters = (n: number) => (tools[n] ?? []).find((t) => t.name === 'done')!.parameters as Record<string, unknown>;
     expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'input_text'],
       ['continue', 'input_text'],
       ['continue', 'done'],
       ['continue', 'click_element'],
@@ -172,7 +174,19 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?name=Ada');
   });
 
-  it('answers a done that comes before the held press was made, once', async () => {
+  it('answers a done that comes before the held press was made, once, and then a done with the fields filled and the form still unsent', async () => {
+    await page.goto('http://site.test/apply');
+    const filled = await run([[press], [done], [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [done], [press], [done]], 8, { followsSchemas: true });
+    expect(filled.results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'click_element'],
+      ['continue', 'done'],
+      ['continue', 'input_text'],
+      ['continue', 'done'],
+      ['continue', 'click_element'],
+      ['done', 'done'],
+    ]);
+    expect(toolAnswers(filled.requests[4]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(lastObservation(filled.requests[5])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');
     await page.goto('http://site.test/apply');
     const { results, requests } = await run([[press], [done], [press], [done]], 8, { followsSchemas: true });
     expect(results.map((r) => [r.kind, r.action?.name])).toEqual([

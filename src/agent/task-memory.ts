@@ -140,6 +140,8 @@ export class TaskMemory {
   held = false;
   /** The last press held back (its form's empty fields), until a press, Enter or navigation is performed. */
   heldForm?: { button?: number; empty: { index: number; label: string }[] };
+  /** A done was answered once for a press held back and not made since. */
+  heldFormQuestioned = false;
   /** A done was just answered with what stands against it: the next answer of a model that follows the schemas cannot be done. */
   doneAnswered = false;
   /** A question to the human was held in this task (question-check.ts). */
@@ -182,6 +184,7 @@ export class TaskMemory {
     this.formsHeld.clear();
     this.held = false;
     this.heldForm = undefined;
+    this.heldFormQuestioned = false;
     this.doneAnswered = false;
     this.questionHeld = false;
     this.questionAnswered = false;
