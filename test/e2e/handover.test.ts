@@ -105,8 +105,8 @@ describe('an API and two browser workers in separate processes', () => {
     for (let i = 0; i < 4; i++) {
       const id: string = (await startSession({})).sessionId;
       ids.push(id);
-      // The cap is for a worker that never takes the session: on two cores shared with another
-      // end-to-end file, the first browser of a fresh worker has taken more than 30 s to start.
+      // The cap is for a worker that never takes the session. Alone a session is active in
+      // about 4 s; once, on two cores shared with another end-to-end file, one took over 30 s.
       placed.push(await waitFor(async () => ((await workerOf(id)).status === 'active' ? (await workerOf(id)).workerId : null), 60_000));
     }
     const perWorker = Object.fromEntries(workers.map((w) => [idOf(w), placed.filter((p) => p === idOf(w)).length]));
