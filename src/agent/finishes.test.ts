@@ -163,7 +163,16 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');
   });
 
-  it('stops an action list at the press held, and holds Enter in a field the same way', async () => {
+  it('holds Enter in a field of a form with an empty field', async () => {
+    await page.goto('http://site.test/form');
+    const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'send_keys', args: { keys: 'Enter' } }], [done], [done]], 8, { followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [2] "Email" empty. Fill it first with what the task gives (input_text); if the task gives nothing for it, press Enter again to send the form as it is.',
+    );
+    expect(lastObservation(requests[1])).toContain('URL: http://site.test/form');
+  });
+
+  it('stops an action list at the press held, and lets Enter send a form already held once', async () => {
     await page.goto('http://site.test/apply');
     const { requests } = await run([[press, done], [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [{ tool: 'send_keys', args: { keys: 'Enter' } }], [done]], 8, { followsSchemas: true });
     expect(toolAnswers(requests[1])).toEqual([
