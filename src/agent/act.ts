@@ -138,7 +138,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     const note = heldQuestion(args, step.secrets, step.memory.questionHeld);
     if (note) {
       step.memory.questionHeld = true;
-      step.memory.questionAnswered = true;
+      step.memory.offNextAnswer.add('request_human_input');
     }
     return note;
   }
@@ -209,7 +209,7 @@ async function doneStands(step: StepContext, callId: string, toolContext: ToolCo
   const objection = unseenFigures(step, typeof answer === 'string' ? answer : JSON.stringify(answer ?? '')) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
-  step.memory.doneAnswered = true;
+  step.memory.offNextAnswer.add('done');
   step.log.info({ objection: step.mask(objection) }, 'done answered with what the page shows');
   return false;
 }

@@ -259,13 +259,12 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   if (repeating) off.push(repeating);
   const loop = memory.pages.loop(pageText);
   if (loop) off.push('go_back');
-  if (memory.questionAnswered) off.push('request_human_input');
-  memory.questionAnswered = false;
+  const offOnce = [...memory.offNextAnswer];
+  memory.offNextAnswer.clear();
+  off.push(...offOnce);
   const tools = unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), leadBack: loop?.leadBack.map((e) => e.index) }), off);
   // Told what stands against its done, the model acts once more before it may call done again.
-  const afterDoneAnswered = memory.doneAnswered;
-  memory.doneAnswered = false;
-  if (!afterDoneAnswered || !tools.some((spec) => spec.name !== 'done' && choosable(spec))) return tools;
+  if (!offOnce.includes('done') || !tools.some((spec) => spec.name !== 'done' && choosable(spec))) return tools;
   return tools.map((spec) => (spec.name === 'done' ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));
 }
 

@@ -142,12 +142,10 @@ export class TaskMemory {
   heldForm?: { button?: number; empty: { index: number; label: string }[] };
   /** A done was answered once for a press held back and not made since. */
   heldFormQuestioned = false;
-  /** A done was just answered with what stands against it: the next answer of a model that follows the schemas cannot be done. */
-  doneAnswered = false;
+  /** Tools a model that follows the schemas may not call in its next answer: done just after a done was answered with what stands against it, request_human_input after a question was held. */
+  readonly offNextAnswer = new Set<string>();
   /** A question to the human was held in this task (question-check.ts). */
   questionHeld = false;
-  /** A question was just held: the next answer of a model that follows the schemas cannot ask again. */
-  questionAnswered = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -185,9 +183,8 @@ export class TaskMemory {
     this.held = false;
     this.heldForm = undefined;
     this.heldFormQuestioned = false;
-    this.doneAnswered = false;
+    this.offNextAnswer.clear();
     this.questionHeld = false;
-    this.questionAnswered = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];
