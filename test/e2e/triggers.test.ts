@@ -10,7 +10,7 @@ import { TriggerIdKey } from '../../src/contracts/search-attributes';
 import { api, waitFor } from '../support/http';
 import { startReceiver, type Received } from '../support/webhook-receiver';
 import { allowedPort } from '../support/ports';
-import { registerScript } from '../support/scripted-model';
+import { openGate, registerScript } from '../support/scripted-model';
 import { admin, createUser, startService, temporalClient } from '../support/service';
 
 const base = () => process.env.TEST_API_URL!;
@@ -417,12 +417,15 @@ describe('triggers', () => {
   it('records a run that would overlap a still-running one as skipped; the run history pages', async () => {
     const { key, environmentId } = await newOwner();
     const t = token('overlap');
-    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'slow run done' }, delayMs: 6000 }] });
+    // the first run's model answer waits for the test: the second trigger comes while it is surely running
+    await registerScript(model(), { match: t, steps: [{ tool: 'done', args: { message: 'slow run done' }, gate: t }] });
     const created = await cron(key, 'POST', '', { name: 'slow', prompt: `${t} slowly`, environmentId, scheduleType: 'every', scheduleInterval: '1d', deliveryMode: 'bot' });
     const job = created.body.cronJob;
     await cron(key, 'POST', `/${job._id}/trigger`);
     await waitForRuns(key, job._id, (runs) => runs[0]?.status === 'running', 30_000);
     await cron(key, 'POST', `/${job._id}/trigger`);
+    await waitForRuns(key, job._id, (rs) => rs.length === 2 && rs.some((r) => r.status === 'skipped') && rs.some((r) => r.status === 'running'), 60_000);
+    await openGate(model(), t);
     const runs = await waitForRuns(key, job._id, (rs) => rs.length === 2 && rs.some((r) => r.status === 'skipped') && rs.some((r) => r.status === 'completed'), 60_000);
     const skipped = runs.find((r) => r.status === 'skipped');
     const done = runs.find((r) => r.status === 'completed');

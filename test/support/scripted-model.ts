@@ -30,6 +30,8 @@ export interface Step {
   message?: string;
   /** Wait before answering; the wait ends early if the client disconnects. */
   delayMs?: number;
+  /** Answer only once the test opened this gate (`openGate`), after any `delayMs`. */
+  gate?: string;
   /** Reported usage; by default ceil(characters of the messages / 4) and 20. */
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
@@ -76,6 +78,13 @@ export async function startScriptedModel(opts: { port?: number } = {}): Promise<
   const scripts = new Map<string, ScriptState>();
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
+  /** Gates by name: open, or the answers waiting for it. */
+  const gates = new Map<string, { open: boolean; waiting: (() => void)[] }>();
+  const gate = (name: string) => {
+    let g = gates.get(name);
+    if (!g) gates.set(name, (g = { open: false, waiting: [] }));
+    return g;
+  };
   let registered = 0;
   let calls = 0;
 
@@ -109,10 +118,17 @@ export async function startScriptedModel(opts: { port?: number } = {}): Promise<
       step = state.script.steps[recorded.step];
       state.cursor = recorded.step + 1;
     }
-    const answer = () => {
+    const answerNow = () => {
+      if (res.destroyed) return;
       recorded.answeredAt = Date.now();
       if (step.httpError) return sendError(res, step.httpError, step.message);
       sendJson(res, 200, completion(body, step, texts, ++calls));
+    };
+    const answer = () => {
+      if (!step.gate) return answerNow();
+      const g = gate(step.gate);
+      if (g.open) return answerNow();
+      g.waiting.push(answerNow);
     };
     if (!step.delayMs) return answer();
     const timer = setTimeout(() => {
@@ -147,6 +163,15 @@ export async function startScriptedModel(opts: { port?: number } = {}): Promise<
         if (req.method === 'GET' && path === '/__requests') {
           const match = url.searchParams.get('match');
           return sendJson(res, 200, match === null ? requests : requests.filter((r) => r.match === match));
+        }
+        if (req.method === 'POST' && path === '/__gates') {
+          const name = url.searchParams.get('open');
+          if (!name) return sendError(res, 400, 'open=<gate> is required');
+          const g = gate(name);
+          g.open = true;
+          const waiting = g.waiting.splice(0);
+          for (const release of waiting) release();
+          return sendJson(res, 200, { ok: true, released: waiting.length });
         }
         if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/__scripts')) {
           return sendError(res, 404, `No route ${req.method} ${url.pathname}`);
@@ -185,6 +210,13 @@ export async function startScriptedModel(opts: { port?: number } = {}): Promise<
 export async function registerScript(baseUrl: string, script: Script): Promise<void> {
   const res = await fetch(`${controlBase(baseUrl)}/__scripts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(script) });
   if (!res.ok) throw new Error(`registering the script "${script.match}" failed: ${res.status} ${await res.text()}`);
+}
+
+/** Opens a gate: the answers of steps with this `gate` are sent, now and from then on. */
+export async function openGate(baseUrl: string, name: string): Promise<number> {
+  const res = await fetch(`${controlBase(baseUrl)}/__gates?open=${encodeURIComponent(name)}`, { method: 'POST' });
+  if (!res.ok) throw new Error(`opening the gate "${name}" failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { released: number }).released;
 }
 
 /** What the model was sent for one script (or all requests without `match`). */
