@@ -21,7 +21,7 @@ import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
 import { doneObjection, trackFilling, unseenFigures } from './done-check';
 import { heldPress } from './submit-check';
-import { heldQuestion } from './question-check';
+import { hasPasswordField, heldQuestion } from './question-check';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
@@ -135,7 +135,8 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
 /** What holds the action back, for a model that follows the schemas: a press that sends a form with empty fields, a question a human need not answer. */
 async function heldByCheck(step: StepContext, request: ActionRequest, toolContext: ToolContext, args: unknown): Promise<string | undefined> {
   if (request.tool.name === 'request_human_input') {
-    const note = heldQuestion(args, step.secrets, step.memory.questionHeld);
+    const asksCredentials = (args as { type?: unknown } | undefined)?.type === 'credentials';
+    const note = heldQuestion(args, step.secrets, step.memory.questionHeld, asksCredentials ? await hasPasswordField(toolContext.page) : true);
     if (note) {
       step.memory.questionHeld = true;
       step.memory.offNextAnswer.add('request_human_input');

@@ -31,6 +31,13 @@ describe('a question to the human', () => {
     expect(heldQuestion(ask('Sign in with the username and password', 'credentials'), undefined, false)).toBeUndefined();
   });
 
+  it('asking for credentials on a page without a password field is held when the secrets hold none', () => {
+    const question = ask('Please enter your credentials to access the search results page.', 'credentials');
+    expect(heldQuestion(question, undefined, false, false)).toMatch(/^Not asked: this page asks for no credentials \(it has no password field\); to answer with what the page shows, call done with it\. A human is asked only for/);
+    expect(heldQuestion(question, undefined, false, true)).toBeUndefined();
+    expect(heldQuestion(question, undefined, true, false)).toBeUndefined();
+  });
+
   it('is held once per task: asked again, it goes to the human', () => {
     expect(heldQuestion(ask('Please click the Next button.'), undefined, true)).toBeUndefined();
   });

@@ -2,17 +2,22 @@
  * A question to the human that asks for what the agent can do or read itself is held once
  * per task: the model is told what a human is for, and asking again goes through. A small
  * model asked a person to "click on the 'Oak Rocking Chair' link", to "extract the names and
- * cities from the visible text", and for credentials its secrets held; each ended the task
- * waiting for a human while the page held the answer.
+ * cities from the visible text", for credentials its secrets held, and for credentials "to
+ * access the search results page" on a page without a sign-in that showed the answer; each
+ * ended the task waiting for a human while the page held the answer.
  */
+import type { Page } from 'playwright-core';
 import type { TaskSecrets } from './secrets/secrets';
 
 /** Asks the human to do what a tool does (the first words), or to read the page. */
 const TOOL_WORK = /^\s*(?:please\s+|can you\s+|could you\s+)?(?:click|press|tap|extract|select|choose|pick|navigate|go to|open|scroll|search|find|look|read|check|list|fill)\b/i;
 const PAGE_WORK = /\b(?:from|on|in) (?:the|this) (?:page|table|list|screen|site)\b|\bvisible text\b/i;
 
-/** Why the question is held, said to the model; undefined when it goes to the human. */
-export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean): string | undefined {
+/**
+ * Why the question is held, said to the model; undefined when it goes to the human.
+ * `signInShown`: whether the page has a password field (in any of its frames).
+ */
+export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean, signInShown = true): string | undefined {
   if (alreadyHeld) return undefined;
   const { type, value } = args as { type?: unknown; value?: unknown };
   const question = String(value ?? '');
@@ -20,9 +25,20 @@ export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, al
   let why: string | undefined;
   if (type === 'credentials' && names.length) {
     why = `your secrets hold ${names.map((name) => `<secret>${name}</secret>`).join(', ')}: type them with input_text`;
+  } else if (type === 'credentials' && !signInShown) {
+    why = 'this page asks for no credentials (it has no password field); to answer with what the page shows, call done with it';
   } else if (TOOL_WORK.test(question) || PAGE_WORK.test(question)) {
     why = 'this is for you to do: press, type and choose with the tools, and to answer with what the page shows, call done with it';
   }
   if (!why) return undefined;
   return `Not asked: ${why}. A human is asked only for what neither the pages nor the task give you (a code sent to their phone, a CAPTCHA, an approval). If that is still what you need, call request_human_input again.`;
+}
+
+/** Whether a frame of the page has a password field (a frame that cannot be read counts as having one). */
+export async function hasPasswordField(page: Page): Promise<boolean> {
+  for (const frame of page.frames()) {
+    const count = await frame.locator('input[type="password" i]').count().catch(() => 1);
+    if (count > 0) return true;
+  }
+  return false;
 }
