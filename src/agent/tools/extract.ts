@@ -84,6 +84,17 @@ export function bestLines(lines: string[], query: string): string[] {
 }
 const MAX_BEST = 3;
 
+/**
+ * The numbers of the query (an invoice's "#1025", an order's "40213") that the page's text
+ * does not hold: a small model asked for invoice #1025 of a list that had loaded #1001 to
+ * #1020, and answered with #1002's amount.
+ */
+export function missingNumbers(text: string, query: string): string[] {
+  const wanted = [...new Set(query.match(/#?\d{3,}/g) ?? [])];
+  const digits = new Set(text.match(/\d{3,}/g) ?? []);
+  return wanted.filter((mark) => !digits.has(mark.replace(/^#/, '')));
+}
+
 export const extractTool: AgentTool<typeof schema, 'extract'> = {
   name: 'extract',
   description: 'Read the text of the whole page (not only the visible part) to find information; say what you are looking for in query.',
@@ -94,8 +105,12 @@ export const extractTool: AgentTool<typeof schema, 'extract'> = {
     const { text, omitted } = relevantExcerpt(lines, query);
     const more = omitted > 0 ? `\n(${omitted} characters of less relevant text left out)` : '';
     const best = bestLines(lines, query);
+    const missing = missingNumbers(lines.join('\n'), query).map((mark) => `"${mark}"`);
+    const absent = missing.length
+      ? `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} nowhere in this page's text: not loaded yet (scroll to load more) or on another page. Answer only with what the text holds.\n`
+      : '';
     const first = best.length ? `Best match${best.length > 1 ? 'es' : ''} for "${query}":\n${best.join('\n')}\nThe whole text:\n` : '';
-    return { summary: `Text of ${ctx.page.url()} for "${query}":\n${first}${text || '(the page has no text)'}${more}`, target: ctx.page.url() };
+    return { summary: `Text of ${ctx.page.url()} for "${query}":\n${absent}${first}${text || '(the page has no text)'}${more}`, target: ctx.page.url() };
   },
   // What it looks for.
   async policyFacts({ args }) {

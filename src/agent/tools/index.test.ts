@@ -1,7 +1,7 @@
 import type { ToolContext } from '../types';
 import { AGENT_ACTIONS } from '../../contracts/actions';
 import { doneTool } from './done';
-import { bestLines, relevantExcerpt } from './extract';
+import { bestLines, missingNumbers, relevantExcerpt } from './extract';
 import { agentTools, toolSpecs } from './index';
 import { normalizeUrl } from './navigate';
 import { requestHumanInputTool } from './request-human-input';
@@ -118,5 +118,20 @@ describe('bestLines', () => {
     expect(bestLines(invoices, 'invoice amount')).toEqual([]);
     expect(bestLines(invoices, 'delivery time')).toEqual([]);
     expect(bestLines(['About', 'The answer is 42', 'Back home'], 'the answer')).toEqual([]);
+  });
+});
+
+describe('missingNumbers', () => {
+  const loaded = Array.from({ length: 20 }, (_, i) => `Invoice #${1001 + i}: €${(100 + i * 13.1).toFixed(2)}`).join('\n');
+
+  it('are the numbers of the query the text does not hold', () => {
+    expect(missingNumbers(loaded, 'the amount of invoice #1025')).toEqual(['#1025']);
+    expect(missingNumbers(loaded, 'orders 40213 and 1003')).toEqual(['40213']);
+  });
+
+  it('are none when the text holds them, or the query names no number of three digits', () => {
+    expect(missingNumbers(loaded, 'the amount of invoice #1012')).toEqual([]);
+    expect(missingNumbers(loaded, 'the amount of invoice 12')).toEqual([]);
+    expect(missingNumbers(loaded, 'the newest invoice')).toEqual([]);
   });
 });
