@@ -12,6 +12,7 @@ import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary, readObservation } from './observe/page-diff';
 import { FORM_SENT_NOTE } from './done-check';
+import { priceExtremeNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
@@ -80,6 +81,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const lines = whatChanged(memory, observation.text);
   const loop = memory.pages.loop(observation.text);
   if (loop) lines.push(backAndForthNote(loop));
+  const extreme = priceExtremeNote(input.params.prompt ?? '', observation.text);
+  if (extreme) lines.push(extreme);
   if (input.stepNo > 0) lines.push(taskReminder(input.params.prompt));
   const closing = lines.map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);
@@ -250,8 +253,9 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
  * What a model whose answers follow the schemas may choose on this page: elements bound to
  * those listed (less those a click cannot change, and the fields and boxes still as the agent set them), and unavailable the tools that cannot do
  * anything here, the page tools already performed on this unchanged page, the one it
- * keeps repeating on it, and done (request_human_input) just after a done (a question) was
- * answered with what stands against it.
+ * keeps repeating on it, done (request_human_input) just after a done (a question) was
+ * answered with what stands against it, and the button whose press was just held (its form
+ * not as the task says): told what to fill, the default model pressed it again at once.
  */
 function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], pageText: string): LlmToolSpec[] {
   const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
@@ -262,7 +266,10 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   const offOnce = [...memory.offNextAnswer];
   memory.offNextAnswer.clear();
   off.push(...offOnce);
-  const tools = unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), leadBack: loop?.leadBack.map((e) => e.index) }), off);
+  const notNow = [...memory.pressesOffNextAnswer];
+  memory.pressesOffNextAnswer.clear();
+  const idle = [...(loop?.leadBack.map((e) => e.index) ?? []), ...notNow];
+  const tools = unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle }), off);
   // Told what stands against its done, the model acts once more before it may call done again.
   if (!offOnce.includes('done') || !tools.some((spec) => spec.name !== 'done' && choosable(spec))) return tools;
   return tools.map((spec) => (spec.name === 'done' ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));

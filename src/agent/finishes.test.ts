@@ -16,6 +16,8 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/profile': `<!doctype html><title>Profile</title><form action="/sent"><label>City <select name="city"><option>Paris</option><option>Lyon</option><option>Marseille</option></select></label>
+    <fieldset><legend>Shipping</legend><label><input type="radio" name="ship" value="standard" checked> Standard shipping (free)</label> <label><input type="radio" name="ship" value="express"> Express shipping ($9)</label></fieldset> <button>Save profile</button></form>`,
   '/apply': `<!doctype html><title>Apply</title><form action="/sent"><label>Your name <input name="name"></label> <label>CV file <input type="file" name="cv"></label> <label>Start <select name="start"><option value="">Choose</option><option value="may">May</option></select></label> <button>Send application</button></form>`,
   '/results': `<!doctype html><title>Results</title><p>Pine Chair: $89</p><a href="/home">Home</a> <a href="/results2">Next page</a>`,
   '/results2': `<!doctype html><title>Results 2</title><p>Oak Rocking Chair: $149</p><a href="/home">Home</a> <a href="/results">Previous page</a>`,
@@ -47,10 +49,10 @@ beforeEach(async () => {
 });
 afterEach(() => context.close());
 
-const run = (answers: Call[][], max = 8, opts: { followsSchemas?: boolean } = {}) => {
+const run = (answers: Call[][], max = 8, opts: { followsSchemas?: boolean; prompt?: string } = {}) => {
   const { llm, requests, tools } = scriptedLlm(answers, opts);
   const { runner, recorded } = runnerOnTab(tab, llm);
-  return runSteps(runner, max).then((results) => ({ results, requests, recorded, tools }));
+  return runSteps(runner, max, { prompt: opts.prompt }).then((results) => ({ results, requests, recorded, tools }));
 };
 const lastObservation = (messages: LlmMessage[]) => [...messages].reverse().find((m) => m.role === 'user' && m.content.startsWith('Observation'))!.content;
 /** The observation's lines before the task said again (its last line). */
@@ -172,30 +174,57 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[1])).toContain('URL: http://site.test/form');
   });
 
-  it('stops an action list at the press held, and lets Enter send a form already held once', async () => {
+  it('stops an action list at the press held, holds it again while other fields are still empty, and sends it when pressed again as it was held', async () => {
     await page.goto('http://site.test/apply');
-    const { requests } = await run([[press, done], [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [{ tool: 'send_keys', args: { keys: 'Enter' } }], [done]], 8, { followsSchemas: true });
+    const enter: Call = { tool: 'send_keys', args: { keys: 'Enter' } };
+    const { requests, tools } = await run([[press, done], [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [enter], [enter], [done]], 8, { followsSchemas: true });
+    // The held button is not offered to the answer just after the hold, and is again after it.
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(pressable(0)).toContain(4);
+    expect(pressable(1)).not.toContain(4);
+    expect(pressable(2)).toContain(4);
     expect(toolAnswers(requests[1])).toEqual([
       expect.stringMatching(/^Not pressed yet: this would send the form with \[1\] "Your name", \[2\] "CV file", \[3\] "Start" empty\./),
       'Not performed: the list stopped because click_element [4] before it was not performed.',
     ]);
-    // The form was held once in this task: Enter sends it.
-    expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?name=Ada');
+    // The name typed, the other two still empty: held again, naming them.
+    expect(toolAnswers(requests[3]).at(-1)).toMatch(/^Not pressed yet: this would send the form with \[2\] "CV file", \[3\] "Start" empty\. .* press Enter again to send the form as it is\.$/);
+    expect(lastObservation(requests[3])).toContain('URL: http://site.test/apply');
+    // Pressed again with the same fields empty: sent as it is.
+    expect(lastObservation(requests[4])).toContain('URL: http://site.test/sent?name=Ada');
+  });
+
+  it('holds a press while a choice is on another option than the one the task names, and not once it is chosen', async () => {
+    const prompt = 'Change the city in the profile to Lyon, choose express shipping and save';
+    await page.goto('http://site.test/profile');
+    const save: Call = { tool: 'click_element', args: { index: 4 } };
+    const { requests } = await run([[save], [{ tool: 'select_option', args: { index: 1, value: 'Lyon' } }, { tool: 'click_element', args: { index: 3 } }, save], [done]], 8, { followsSchemas: true, prompt });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [1] "City" on "Paris" while the task says "Lyon" ([1]), and [2] "Shipping" on "Standard shipping (free)" while the task says "Express shipping ($9)" ([3]). Choose them first as the task says (select_option); if they are as the task wants, press [4] again to send the form as it is.',
+    );
+    expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?city=Lyon&ship=express');
+    // The task names neither option of a choice, or names the one it is on: no hold.
+    await page.goto('http://site.test/profile');
+    const plain = await run([[save], [done]], 8, { followsSchemas: true, prompt: 'Save the profile as it is, with Paris' });
+    expect(lastObservation(plain.requests[1])).toContain('URL: http://site.test/sent?city=Paris&ship=standard');
   });
 
   it('answers a done that comes before the held press was made, once, and then a done with the fields filled and the form still unsent', async () => {
     await page.goto('http://site.test/apply');
-    const filled = await run([[press], [done], [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [done], [press], [done]], 8, { followsSchemas: true });
+    const filled = await run([[press], [done], [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [done], [press], [press], [done]], 8, { followsSchemas: true });
     expect(filled.results.map((r) => [r.kind, r.action?.name])).toEqual([
       ['continue', 'click_element'],
       ['continue', 'done'],
       ['continue', 'input_text'],
       ['continue', 'done'],
       ['continue', 'click_element'],
+      ['continue', 'click_element'],
       ['done', 'done'],
     ]);
     expect(toolAnswers(filled.requests[4]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
-    expect(lastObservation(filled.requests[5])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');
+    // held again: the name filled, the other two still empty; pressed again as it was held, sent
+    expect(toolAnswers(filled.requests[5]).at(-1)).toMatch(/^Not pressed yet: this would send the form with \[2\] "CV file", \[3\] "Start" empty\./);
+    expect(lastObservation(filled.requests[6])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');
     await page.goto('http://site.test/apply');
     const { results, requests } = await run([[press], [done], [press], [done]], 8, { followsSchemas: true });
     expect(results.map((r) => [r.kind, r.action?.name])).toEqual([

@@ -36,16 +36,17 @@ export function observedTabs(observation: string): number[] {
  * (optionChoosers), both less those `filled` (SetControls), select_option also less a radio
  * already checked or a disabled element; click_element leaves out textboxes
  * (typed into, never pressed) and what
- * leads back to the page the agent keeps going back and forth with (`leadBack`). For models whose tools are
+ * leads back to the page the agent keeps going back and forth with, or whose press was just held
+ * (`unpressed`). For models whose tools are
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
-export function boundToPage(specs: LlmToolSpec[], observation: string, set: { filled?: readonly number[]; toggled?: readonly number[]; leadBack?: readonly number[] } = {}): LlmToolSpec[] {
+export function boundToPage(specs: LlmToolSpec[], observation: string, set: { filled?: readonly number[]; toggled?: readonly number[]; unpressed?: readonly number[] } = {}): LlmToolSpec[] {
   const elements = observedIndexes(observation);
   const labels = observedLabels(observation);
   const tabs = observedTabs(observation);
   const unchangeable = new Set(idlePresses(observation));
-  const idle = new Set([...unchangeable, ...(set.toggled ?? []), ...(set.leadBack ?? [])]);
+  const idle = new Set([...unchangeable, ...(set.toggled ?? []), ...(set.unpressed ?? [])]);
   const done = new Set(set.filled ?? []);
   const fields = new Set(textFields(observation).filter((n) => !done.has(n)));
   const choosers = new Set(optionChoosers(observation));

@@ -1,29 +1,61 @@
 /**
- * A press that would send a form while some of its fields are still empty is held once per
- * form and task: the model is told which fields are empty, and sends the form as it is by
- * pressing again. A small model presses "Send" with the name, the file or the date never
- * filled in; the site then receives an empty field and the task cannot be done again.
+ * A press that would send a form while some of its fields are still empty, or while a choice
+ * of it (a select, a radio group) is on another option than one the task names, is held: the
+ * model is told what stands against it, and sends the form as it is by pressing again with
+ * the same fields in the same state. A small model presses "Send" with the name, the file or
+ * the date never filled in, signs in with the password empty after typing the username, and
+ * saves a profile with the city still on Paris when the task said Lyon; the site then
+ * receives the form and the task cannot be done again.
  */
 import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
+import type { ChoiceField, EmptyField, UnchosenField } from './form-fields';
 import type { StepContext } from './step-context';
 
-/** An empty field of the form a press would send, as the observation names it. */
-export interface EmptyField {
-  index: number;
-  label: string;
-  kind: 'text' | 'file' | 'choice';
-}
+export type { ChoiceField, EmptyField, UnchosenField } from './form-fields';
 
 /** The form a press would send, and its empty fields. */
 export interface FormToSend {
   /** Tells this form from the page's others (its address and place among the forms). */
   key: string;
   empty: EmptyField[];
+  choices: ChoiceField[];
 }
 
-/** At most this many empty fields are named. */
+/** The options of a choice that the task names, each with what in it was named. */
+export function optionsNamed(task: string, options: { text: string; index: number }[]): { text: string; index: number }[] {
+  const said = ` ${task.toLowerCase().replace(/[^\p{L}\p{N}$€£]+/gu, ' ')} `;
+  const words = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}$€£]+/gu, ' ').trim();
+  const firstWords = options.map((option) => words(option.text).split(' ')[0] ?? '');
+  return options.filter((option, i) => {
+    const whole = words(option.text);
+    // the option's words before what qualifies them: "Express delivery (2 days, $9)" → "express delivery"
+    const head = words(option.text.split(/\s*[(:,–—]|\s-\s|\s[$€£]/)[0] ?? '');
+    const first = firstWords[i];
+    const phrases = [whole, head];
+    // its first word alone, when it tells the options apart and says something ("Express", not "New")
+    if (first.length >= 4 && firstWords.filter((w) => w === first).length === 1) phrases.push(first);
+    return phrases.some((phrase) => phrase.length >= 3 && said.includes(` ${phrase} `));
+  });
+}
+
+/** The form's choices on another option than the one the task names (and on none the task names). */
+export function unchosenFields(task: string, choices: ChoiceField[]): UnchosenField[] {
+  const out: UnchosenField[] = [];
+  for (const choice of choices) {
+    const named = optionsNamed(task, choice.options);
+    if (named.length !== 1) continue; // none, or several: the task does not say which
+    if (choice.current && optionsNamed(task, [{ text: choice.current, index: -1 }]).length) continue;
+    if (named[0].text === choice.current) continue;
+    out.push({ index: choice.index, label: choice.label, current: choice.current, named: named[0] });
+  }
+  return out;
+}
+
+/** At most this many empty fields (and as many choices) are named. */
 const MAX_NAMED = 5;
+/** At most this many presses are held in a task. */
+const MAX_HOLDS = 4;
 
 /**
  * What holds the press back, said to the model, or undefined when it goes ahead: a press of
@@ -35,27 +67,55 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const enter = tool === 'send_keys' && /^enter$/i.test(String((args as { keys?: unknown }).keys ?? '').trim());
   if (!(tool === 'click_element' && typeof index === 'number') && !enter) return undefined;
   const form = await formToSend(page, enter ? undefined : (index as number));
-  if (!form || !form.empty.length || step.memory.formsHeld.has(form.key)) return undefined;
-  step.memory.formsHeld.add(form.key);
-  step.memory.heldForm = { button: enter ? undefined : (index as number), empty: form.empty };
-  return heldNote(form.empty, enter ? undefined : (index as number));
+  if (!form) return undefined;
+  const unchosen = unchosenFields(step.input.params.prompt ?? '', form.choices);
+  if (!form.empty.length && !unchosen.length) return undefined;
+  // Pressed again with the same fields as they were held for: sent as it is.
+  const key = `${form.key}|${form.empty.map((f) => f.index).join(',')}|${unchosen.map((f) => `${f.index}:${f.current}`).join(',')}`;
+  if (step.memory.formsHeld.has(key) || step.memory.formsHeld.size >= MAX_HOLDS) return undefined;
+  step.memory.formsHeld.add(key);
+  const button = enter ? undefined : (index as number);
+  step.memory.heldForm = { button, empty: form.empty, unchosen };
+  if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
+  return heldNote(form.empty, button, unchosen);
 }
 
-/** What the model is told: which fields are empty, how to fill them, how to send the form as it is. */
-export function heldNote(empty: EmptyField[], button: number | undefined): string {
-  const named = empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`);
-  const more = empty.length > MAX_NAMED ? ` and ${empty.length - MAX_NAMED} more` : '';
-  const one = empty.length === 1;
-  const tools = [...new Set(empty.map((field) => (field.kind === 'file' ? 'upload_file' : field.kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
+/** What stands against sending: the empty fields, and the choices on another option than the task names. */
+function against(empty: EmptyField[], unchosen: UnchosenField[]): string {
+  const parts: string[] = [];
+  if (empty.length) {
+    const named = empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`);
+    const more = empty.length > MAX_NAMED ? ` and ${empty.length - MAX_NAMED} more` : '';
+    parts.push(`${named.join(', ')}${more} empty`);
+  }
+  for (const field of unchosen.slice(0, MAX_NAMED)) {
+    parts.push(`[${field.index}] "${field.label}" ${field.current ? `on "${field.current}"` : 'not chosen'} while the task says "${field.named.text}" ([${field.named.index}])`);
+  }
+  return parts.join(', and ');
+}
+
+/** What the model is told: which fields are empty or on another option, how to fix them, how to send the form as it is. */
+export function heldNote(empty: EmptyField[], button: number | undefined, unchosen: UnchosenField[] = []): string {
+  const count = empty.length + unchosen.length;
+  const one = count === 1;
+  const kinds = [...empty.map((field) => field.kind), ...unchosen.map(() => 'choice' as const)];
+  const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
-  return `Not pressed yet: this would send the form with ${named.join(', ')}${more} empty. Fill ${one ? 'it' : 'them'} first with what the task gives (${tools}); if the task gives nothing for ${one ? 'it' : 'them'}, ${again} to send the form as it is.`;
+  const first = unchosen.length && !empty.length ? `Choose ${one ? 'it' : 'them'} first as the task says` : `Fill ${one ? 'it' : 'them'} first with what the task gives`;
+  const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : `if the task gives nothing for ${one ? 'it' : 'them'}`;
+  return `Not pressed yet: this would send the form with ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to send the form as it is.`;
 }
 
 /** A done while the last press held back is still not performed: what is said, once per task (with done-check.ts's objection). */
 export function heldFormObjection(held: NonNullable<StepContext['memory']['heldForm']>): string {
-  const fields = held.empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
   const press = held.button === undefined ? 'Enter' : `[${held.button}]`;
-  return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${held.empty.length === 1 ? 'was' : 'were'} empty. Fill ${held.empty.length === 1 ? 'it' : 'them'} with what the task gives, then press ${press}; if the task is complete as it is, call done again.`;
+  if (!held.unchosen.length) {
+    const fields = held.empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
+    const one = held.empty.length === 1;
+    return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${one ? 'was' : 'were'} empty. Fill ${one ? 'it' : 'them'} with what the task gives, then press ${press}; if the task is complete as it is, call done again.`;
+  }
+  const one = held.empty.length + held.unchosen.length === 1;
+  return `Not accepted yet: the form was not sent: your press of ${press} was held because of ${against(held.empty, held.unchosen)}. Set ${one ? 'it' : 'them'} as the task says, then press ${press}; if the task is complete as it is, call done again.`;
 }
 
 /** The form the press sends and its empty fields, looked for in every frame; undefined when the press sends no form. */
@@ -71,7 +131,7 @@ async function formToSend(page: Page, index: number | undefined): Promise<FormTo
   return undefined;
 }
 
-/** Runs in a frame: the form the element (or the focused field, for Enter) would send, and its empty indexed fields. Self-contained. */
+/** Runs in a frame: the form the element (or the focused field, for Enter) would send, its empty indexed fields and its choices. Self-contained. */
 function readFormToSend(args: { attr: string; index: number | null }): FormToSend | undefined {
   let form: HTMLFormElement | null = null;
   if (args.index === null) {
@@ -97,6 +157,8 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
   };
   const notText = new Set(['hidden', 'submit', 'button', 'reset', 'image', 'checkbox', 'radio', 'range', 'color']);
   const empty: EmptyField[] = [];
+  const choices: ChoiceField[] = [];
+  const radios = new Map<string, ChoiceField>();
   for (const el of Array.from(form.elements)) {
     const index = Number(el.getAttribute(args.attr));
     if (!el.hasAttribute(args.attr) || !Number.isInteger(index) || !shown(el)) continue;
@@ -106,11 +168,25 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
       else kind = el.value.trim() ? undefined : 'text';
     } else if (el instanceof HTMLTextAreaElement && !el.disabled && !el.readOnly) kind = el.value.trim() ? undefined : 'text';
     else if (el instanceof HTMLSelectElement && !el.disabled) kind = el.value ? undefined : 'choice';
-    if (!kind) continue;
     const field = el as HTMLInputElement;
-    const label = labelText(field.labels?.[0]) || clean(field.getAttribute('aria-label')) || clean(field.getAttribute('placeholder')) || clean(field.name) || kind;
-    empty.push({ index, label, kind });
+    const labelOf = (kindName: string) => labelText(field.labels?.[0]) || clean(field.getAttribute('aria-label')) || clean(field.getAttribute('placeholder')) || clean(field.name) || kindName;
+    if (kind) empty.push({ index, label: labelOf(kind), kind });
+    else if (el instanceof HTMLSelectElement && !el.disabled) {
+      const options = Array.from(el.options).filter((o) => o.value && !o.disabled).map((o) => ({ text: clean(o.text), index }));
+      choices.push({ index, label: labelOf('choice'), current: clean(el.selectedOptions[0]?.text), options });
+    } else if (el instanceof HTMLInputElement && el.type === 'radio' && el.name && !el.disabled) {
+      let group = radios.get(el.name);
+      if (!group) {
+        const fieldset = el.closest('fieldset');
+        const legend = clean(fieldset?.querySelector('legend')?.textContent) || clean(fieldset?.getAttribute('aria-label')) || clean(el.name);
+        radios.set(el.name, (group = { index, label: legend, current: '', options: [] }));
+      }
+      const text = labelText(el.labels?.[0]) || clean(el.getAttribute('aria-label')) || clean(el.value);
+      group.options.push({ text, index });
+      if (el.checked) group.current = text;
+    }
   }
+  choices.push(...radios.values());
   const place = Array.from(document.forms).indexOf(form);
-  return { key: `${location.origin}${location.pathname}#${place}`, empty };
+  return { key: `${location.origin}${location.pathname}#${place}`, empty, choices };
 }

@@ -6,6 +6,7 @@ import type { RecordedStep } from '../contracts/recording';
 import type { AgentTool } from './types';
 import type { TaskFiles } from '../browser/task-files';
 import type { ApprovedElement } from './approval-binding';
+import type { EmptyField, UnchosenField } from './form-fields';
 import { PressCounter, RepetitionGuard } from './repetition';
 import { SetControls, SpentTools } from './page-bound-tools';
 import { BackAndForth } from './back-and-forth';
@@ -134,14 +135,16 @@ export class TaskMemory {
   doneQuestioned = false;
   /** A done was answered once for amounts no page of the task showed. */
   figuresQuestioned = false;
-  /** The forms a press was held back for (their fields empty), once each per task (submit-check.ts). */
+  /** The forms a press was held back for, with what stood against them (fields empty, choices not as the task says): each held once per task (submit-check.ts). */
   readonly formsHeld = new Set<string>();
   /** The latest action was held back, not performed. */
   held = false;
   /** The last press held back (its form's empty fields), until a press, Enter or navigation is performed. */
-  heldForm?: { button?: number; empty: { index: number; label: string }[] };
+  heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[] };
   /** A done was answered once for a press held back and not made since. */
   heldFormQuestioned = false;
+  /** Elements a model that follows the schemas may not press in its next answer: the button whose press was just held (submit-check.ts). */
+  readonly pressesOffNextAnswer = new Set<number>();
   /** Tools a model that follows the schemas may not call in its next answer: done just after a done was answered with what stands against it, request_human_input after a question was held. */
   readonly offNextAnswer = new Set<string>();
   /** A question to the human was held in this task (question-check.ts). */
@@ -184,6 +187,7 @@ export class TaskMemory {
     this.heldForm = undefined;
     this.heldFormQuestioned = false;
     this.offNextAnswer.clear();
+    this.pressesOffNextAnswer.clear();
     this.questionHeld = false;
     this.specs = specs;
     this.notes = [];

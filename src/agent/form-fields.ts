@@ -1,0 +1,28 @@
+/** The fields of a form a press would send, as submit-check.ts reads them and the task's memory keeps them. */
+
+/** An empty field of the form a press would send, as the observation names it. */
+export interface EmptyField {
+  index: number;
+  label: string;
+  kind: 'text' | 'file' | 'choice';
+}
+
+/** A choice of the form (a select, a radio group): what it is on and what it offers. */
+export interface ChoiceField {
+  /** The select's index, or the index of the group's first radio. */
+  index: number;
+  label: string;
+  /** The chosen option's text ('' when none is). */
+  current: string;
+  /** Each option's text and the index to choose it by (a radio's own, the select's). */
+  options: { text: string; index: number }[];
+}
+
+/** A choice on another option than the one the task names. */
+export interface UnchosenField {
+  index: number;
+  label: string;
+  current: string;
+  /** The option the task names, and the index to choose it by. */
+  named: { text: string; index: number };
+}

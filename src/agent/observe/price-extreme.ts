@@ -1,0 +1,43 @@
+/**
+ * For a task that asks for the cheapest (or the most expensive) of something, the line of the
+ * observation with the lowest (highest) price, said after the page. A small model answered
+ * "Garden Hose" ($19, the first of the list) for the cheapest of four products whose lowest
+ * was $7: it reads a list in order and cannot compare the figures of its lines.
+ */
+
+const LOWEST = /\b(?:cheapest|least expensive|lowest[- ](?:price|priced|cost|fare|rate)|least costly)\b/i;
+const HIGHEST = /\b(?:most expensive|priciest|highest[- ](?:price|priced|cost|fare|rate)|costliest)\b/i;
+/** An amount with its currency before or after it. */
+const PRICE = /(?:[$€£]\s?(\d[\d,]*(?:\.\d{1,2})?)|(\d[\d,]*(?:\.\d{1,2})?)\s?(?:[$€£]|(?:USD|EUR|GBP)\b))/g;
+/** Lines of the observation that are not the page's own (address, title, tabs, the headings of its parts). */
+const FRAME_LINE = /^(?:URL|Title|Tabs|Interactive elements|Visible text):|^\(/;
+/** At most this many characters of a line are quoted. */
+const MAX_QUOTED = 120;
+
+/** Which end of the prices the task asks for, or undefined. */
+export function priceExtremeAsked(task: string): 'lowest' | 'highest' | undefined {
+  if (LOWEST.test(task)) return 'lowest';
+  if (HIGHEST.test(task)) return 'highest';
+  return undefined;
+}
+
+/** The note for the observation, or undefined when the task asks for no extreme or the page shows fewer than two prices. */
+export function priceExtremeNote(task: string, observation: string): string | undefined {
+  const end = priceExtremeAsked(task);
+  if (!end) return undefined;
+  const priced: { line: string; value: number }[] = [];
+  for (const raw of observation.split('\n')) {
+    const line = raw.trim();
+    if (!line || FRAME_LINE.test(line)) continue;
+    const amounts = [...line.matchAll(PRICE)].map((m) => Number((m[1] ?? m[2]).replace(/,/g, '')));
+    // a line of one price: "Trowel: $7" (a line with two, "was $20, now $15", says nothing sure)
+    if (amounts.length === 1 && Number.isFinite(amounts[0])) priced.push({ line, value: amounts[0] });
+  }
+  const values = new Set(priced.map((p) => p.value));
+  if (values.size < 2) return undefined;
+  const best = end === 'lowest' ? Math.min(...values) : Math.max(...values);
+  const lines = [...new Set(priced.filter((p) => p.value === best).map((p) => p.line))].slice(0, 2);
+  const quoted = lines.map((line) => `"${line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line}"`).join(' and ');
+  const which = end === 'lowest' ? 'cheapest' : 'most expensive';
+  return `Note: of the ${priced.length} prices on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).`;
+}
