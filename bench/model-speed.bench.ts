@@ -11,8 +11,9 @@
  * - BENCH_MODEL_CONFIGS: `name:VAR=value,VAR=value;name:...`, the model role's settings of each
  *   run (default: no predictor, then prompt lookup, then the draft model when
  *   BENCH_DRAFT_MODEL names a file).
- * - BENCH_MODEL_PARALLEL: conversations at once, e.g. `1,2,4` (default `1`): the same
- *   conversations are replayed in that many lanes, and steps per minute reported.
+ * - BENCH_MODEL_PARALLEL: tasks at once, e.g. `1,2,4` (default `1`): with N, N lanes each
+ *   replay every conversation at once (the model role with N sequences), and steps per
+ *   minute and seconds per step are reported for each N.
  * - BENCH_MODEL_LIMIT: at most this many conversations (default 4).
  * Writes JSON to BENCH_MODEL_OUT (scripts/bench.sh prints it).
  */
@@ -26,6 +27,8 @@ import { defaultModelPath } from '../src/config';
 type Body = { messages: { role: string; content?: unknown }[]; [k: string]: unknown };
 interface CallFigure {
   conversation: number;
+  lane: number;
+  step: number;
   wallMs: number;
   promptMs: number;
   generationMs: number;
@@ -99,7 +102,7 @@ function post(url: string, body: string): Promise<{ status: number; text: string
   });
 }
 
-async function call(url: string, body: Body, conversation: number): Promise<CallFigure> {
+async function call(url: string, body: Body, conversation: number, lane: number, step: number): Promise<CallFigure> {
   const t0 = performance.now();
   const res = await post(url, JSON.stringify(body));
   const json = JSON.parse(res.text) as any;
@@ -110,6 +113,8 @@ async function call(url: string, body: Body, conversation: number): Promise<Call
   const m = json.choices?.[0]?.message ?? {};
   return {
     conversation,
+    lane,
+    step,
     wallMs,
     promptMs: t.prompt_ms ?? 0,
     generationMs: t.generation_ms ?? 0,
@@ -144,16 +149,36 @@ function summarise(calls: CallFigure[], wallMs: number) {
   };
 }
 
-/** Replays the conversations in `lanes` at once, each lane its share one after another. */
+/**
+ * Replays the conversations in `lanes` at once. With one lane they are replayed one after
+ * another; with more, every lane replays all of them, each lane starting at another one, so
+ * `lanes` tasks are at the model for the whole run. A lane's task text is marked with its lane,
+ * so no lane reuses what another evaluated beyond the system prompt and tools (as two
+ * different tasks would not).
+ */
 async function replay(url: string, convs: Body[][], lanes: number): Promise<{ calls: CallFigure[]; wallMs: number }> {
   const calls: CallFigure[] = [];
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: lanes }, async (_, lane) => {
-      for (let i = lane; i < convs.length; i += lanes) for (const body of convs[i]) calls.push(await call(url, body, i));
+      for (let k = 0; k < convs.length; k++) {
+        const i = (lane + k) % convs.length;
+        for (const [step, body] of convs[i].entries()) calls.push(await call(url, lanes > 1 ? markedForLane(body, lane) : body, i, lane, step));
+      }
     }),
   );
   return { calls, wallMs: performance.now() - t0 };
+}
+
+/** The request with its first user message marked with the lane. */
+function markedForLane(body: Body, lane: number): Body {
+  let marked = false;
+  const messages = body.messages.map((m) => {
+    if (marked || m.role !== 'user' || typeof m.content !== 'string') return m;
+    marked = true;
+    return { ...m, content: `(lane ${lane + 1}) ${m.content}` };
+  });
+  return { ...body, messages };
 }
 
 it(
@@ -173,7 +198,8 @@ it(
         const model = await startModel(config.env, lanes);
         try {
           const { calls, wallMs } = await replay(model.url, convs, lanes);
-          const ordered = [...calls].sort((a, b) => a.conversation - b.conversation).map((c) => c.answer);
+          // the first lane's answers, in the conversations' order, against the first run's
+          const ordered = calls.filter((c) => c.lane === 0).sort((a, b) => a.conversation - b.conversation || a.step - b.step).map((c) => c.answer);
           reference ??= ordered;
           const sameAnswers = ordered.filter((a, i) => a === reference![i]).length;
           results.push({ config: config.name, env: config.env, lanes, ...summarise(calls, wallMs), answersAsFirstConfig: `${sameAnswers}/${ordered.length}` });
