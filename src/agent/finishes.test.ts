@@ -16,6 +16,10 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/city': `<!doctype html><title>Your profile</title><form action="/sent"><label>City <input name="city" value="Paris"></label> <button>Save profile</button></form>`,
+  '/ticket': `<!doctype html><title>Ticket</title><span id="l">Priority</span> <button id="prio" aria-haspopup="listbox" aria-labelledby="l prio" onclick="document.getElementById('o').hidden = !document.getElementById('o').hidden">Normal</button>
+    <ul id="o" role="listbox" hidden><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">Low</li><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">Normal</li><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">High</li></ul>
+    <button onclick="document.getElementById('out').textContent = 'Saved with ' + prio.textContent">Save ticket</button> <p id="out"></p>`,
   '/profile': `<!doctype html><title>Profile</title><form action="/sent"><label>City <select name="city"><option>Paris</option><option>Lyon</option><option>Marseille</option></select></label>
     <fieldset><legend>Shipping</legend><label><input type="radio" name="ship" value="standard" checked> Standard shipping (free)</label> <label><input type="radio" name="ship" value="express"> Express shipping ($9)</label></fieldset> <button>Save profile</button></form>`,
   '/apply': `<!doctype html><title>Apply</title><form action="/sent"><label>Your name <input name="name"></label> <label>CV file <input type="file" name="cv"></label> <label>Start <select name="start"><option value="">Choose</option><option value="may">May</option></select></label> <button>Send application</button></form>`,
@@ -78,6 +82,17 @@ describe('what an action changed', () => {
     expect(lastObservation(requests[1])).not.toContain('you pressed');
     expect(lastObservation(requests[2])).toContain('Note: you pressed "Add to cart" 2 times in a row and the page changed each time; the page shows "Cart (2)".');
     expect(lastObservation(requests[3])).toContain('Note: you pressed "Add to cart" 3 times in a row and the page changed each time; the page shows "Cart (3)".');
+  });
+
+  it('leaves the button pressed twice in a row out of the next answer of a model that follows the schemas', async () => {
+    await page.goto('http://site.test/shop');
+    const press: Call = { tool: 'click_element', args: { index: 1 } };
+    const { tools } = await run([[press], [press], [{ tool: 'wait', args: { seconds: 1 } }], [done]], 8, { followsSchemas: true });
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(pressable(1)).toEqual([1]);
+    expect(pressable(2)).toEqual([]);
+    // something else done in between, it may be pressed again
+    expect(pressable(3)).toEqual([1]);
   });
 });
 
@@ -192,6 +207,27 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/apply');
     // Pressed again with the same fields empty: sent as it is.
     expect(lastObservation(requests[4])).toContain('URL: http://site.test/sent?name=Ada');
+  });
+
+  it('holds a press while a text field holds another value than the task sets it to', async () => {
+    await page.goto('http://site.test/city');
+    const save: Call = { tool: 'click_element', args: { index: 2 } };
+    const { requests } = await run([[save], [{ tool: 'input_text', args: { index: 1, text: 'Lyon' } }, save], [done]], 8, { followsSchemas: true, prompt: 'Change the city in the profile to Lyon and save the profile' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [1] "City" holding "Paris" while the task says "Lyon". Set it first as the task says (input_text); if it is as the task wants, press [2] again to send the form as it is.',
+    );
+    expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?city=Lyon');
+  });
+
+  it('holds a button outside a form while a combobox the observation shows is on another option than the task names', async () => {
+    await page.goto('http://site.test/ticket');
+    const save: Call = { tool: 'click_element', args: { index: 2 } };
+    const { requests } = await run([[save], [{ tool: 'select_option', args: { index: 1, value: 'High' } }], [save], [done]], 8, { followsSchemas: true, prompt: 'Set the ticket priority to High and save it' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: [1] "Priority Normal" on "Normal" while the task says "High" ([1]). Choose it first as the task says (select_option); if it is as the task wants, press [2] again to go ahead as it is.',
+    );
+    expect(lastObservation(requests[1])).not.toContain('Saved with');
+    expect(lastObservation(requests[3])).toContain('Saved with High');
   });
 
   it('holds a press while a choice is on another option than the one the task names, and not once it is chosen', async () => {

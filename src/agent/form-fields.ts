@@ -18,11 +18,20 @@ export interface ChoiceField {
   options: { text: string; index: number }[];
 }
 
-/** A choice on another option than the one the task names. */
+/** A filled text field of the form: its label and what it holds. */
+export interface FilledField {
+  index: number;
+  label: string;
+  value: string;
+}
+
+/** A choice on another option than the one the task names, or a text field holding another value than the task sets it to. */
 export interface UnchosenField {
   index: number;
   label: string;
   current: string;
+  /** A text field (typed into), not a choice. */
+  typed?: boolean;
   /** The option the task names, and the index to choose it by. */
   named: { text: string; index: number };
 }

@@ -10,6 +10,7 @@ describe('a question to the human', () => {
     'Please select the cheapest product in the Garden category.',
     'Please provide the monthly price of the Gold plan from the page.',
     'Could you open the second page of results?',
+    'Please wait for the page to load before proceeding.',
   ])('is held when it asks for what a tool does or the page shows: %s', (value) => {
     expect(heldQuestion(ask(value), undefined, false)).toMatch(/^Not asked: this is for you to do: press, type and choose with the tools, and to answer with what the page shows, call done with it\. A human is asked only for/);
   });

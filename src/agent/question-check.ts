@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import type { TaskSecrets } from './secrets/secrets';
 
 /** Asks the human to do what a tool does (the first words), or to read the page. */
-const TOOL_WORK = /^\s*(?:please\s+|can you\s+|could you\s+)?(?:click|press|tap|extract|select|choose|pick|navigate|go to|open|scroll|search|find|look|read|check|list|fill)\b/i;
+const TOOL_WORK = /^\s*(?:please\s+|can you\s+|could you\s+)?(?:click|press|tap|extract|select|choose|pick|navigate|go to|open|scroll|search|find|look|read|check|list|fill|wait|reload|refresh)\b/i;
 const PAGE_WORK = /\b(?:from|on|in) (?:the|this) (?:page|table|list|screen|site)\b|\bvisible text\b/i;
 
 /**

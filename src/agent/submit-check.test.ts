@@ -1,4 +1,4 @@
-import { heldNote, optionsNamed, unchosenFields, type ChoiceField } from './submit-check';
+import { heldNote, mistypedFields, optionsNamed, pressOutsideForm, unchosenFields, valueSetFor, type ChoiceField } from './submit-check';
 
 const options = (...texts: string[]) => texts.map((text, i) => ({ text, index: 10 + i }));
 const named = (task: string, ...texts: string[]) => optionsNamed(task, options(...texts)).map((o) => o.text);
@@ -43,6 +43,64 @@ describe('the choices of a form not as the task says', () => {
     const unchosen = unchosenFields('Sign in and move to Lyon', [city]);
     expect(heldNote([{ index: 2, label: 'Password', kind: 'text' }], 3, unchosen)).toBe(
       'Not pressed yet: this would send the form with [2] "Password" empty, and [1] "City" on "Paris" while the task says "Lyon" ([11]). Fill them first with what the task gives (input_text or select_option); if the task gives nothing for them, press [3] again to send the form as it is.',
+    );
+  });
+});
+
+describe('a press of a button outside a form', () => {
+  const observation = [
+    'URL: http://desk.test/ticket',
+    'Title: Support ticket',
+    'Interactive elements:',
+    '[1] combobox "Priority Normal" value="Normal" options="Low | Normal | High"',
+    '[2] button "Save ticket"',
+    '[3] link "Help"',
+    'Visible text:',
+    'Support ticket #812',
+  ].join('\n');
+
+  it('reads the choices the observation shows, with their value and options', () => {
+    expect(pressOutsideForm(observation, 2)).toEqual({
+      key: 'http://desk.test/ticket#button2',
+      empty: [],
+      filled: [],
+      choices: [{ index: 1, label: 'Priority Normal', current: 'Normal', options: [{ text: 'Low', index: 1 }, { text: 'Normal', index: 1 }, { text: 'High', index: 1 }] }],
+    });
+    const form = pressOutsideForm(observation, 2)!;
+    expect(heldNote([], 2, unchosenFields('Set the ticket priority to High and save it', form.choices), true)).toBe(
+      'Not pressed yet: [1] "Priority Normal" on "Normal" while the task says "High" ([1]). Choose it first as the task says (select_option); if it is as the task wants, press [2] again to go ahead as it is.',
+    );
+  });
+
+  it('is nothing for an element that is no button, or a page without choices', () => {
+    expect(pressOutsideForm(observation, 3)).toBeUndefined();
+    expect(pressOutsideForm(observation.replace(/^\[1\].*$/m, ''), 2)).toBeUndefined();
+  });
+});
+
+describe('the value a task sets a text field to', () => {
+  it('is what follows "to" after a verb that changes and the field\'s label, in the same clause', () => {
+    const signIn = 'Sign in with the username and password from your secrets, then change the city in the profile to Lyon and save the profile.';
+    expect(valueSetFor(signIn, 'City')).toBe('Lyon');
+    expect(valueSetFor('Set the quantity to 3 and add it to the cart', 'Quantity')).toBe('3');
+    expect(valueSetFor('Update your email to ada@example.com, then save', 'Email address')).toBe('ada@example.com');
+    expect(valueSetFor('Change the delivery date to 14/03/2026.', 'Delivery date')).toBe('14/03/2026');
+    expect(valueSetFor('Change the name to "Ada Lovelace" and save', 'Name')).toBe('Ada Lovelace');
+    expect(valueSetFor('Change the city to New York', 'City')).toBe('New York');
+  });
+
+  it('is none without a verb that changes, another field\'s label, or a value it cannot tell', () => {
+    expect(valueSetFor('Send a message to Bob saying hello', 'Message')).toBeUndefined();
+    expect(valueSetFor('Change the city to Lyon', 'Username')).toBeUndefined();
+    expect(valueSetFor('Change the city to something nicer', 'City')).toBeUndefined();
+  });
+
+  it('makes a field holding another value a reason to hold the press, said with what it holds', () => {
+    const task = 'Change the city in the profile to Lyon and save the profile';
+    expect(mistypedFields(task, [{ index: 1, label: 'City', value: 'Paris' }])).toEqual([{ index: 1, label: 'City', current: 'Paris', typed: true, named: { text: 'Lyon', index: 1 } }]);
+    expect(mistypedFields(task, [{ index: 1, label: 'City', value: 'lyon' }])).toEqual([]);
+    expect(heldNote([], 2, mistypedFields(task, [{ index: 1, label: 'City', value: 'Paris' }]))).toBe(
+      'Not pressed yet: this would send the form with [1] "City" holding "Paris" while the task says "Lyon". Set it first as the task says (input_text); if it is as the task wants, press [2] again to send the form as it is.',
     );
   });
 });

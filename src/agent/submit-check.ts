@@ -9,10 +9,10 @@
  */
 import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
-import type { ChoiceField, EmptyField, UnchosenField } from './form-fields';
+import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 import type { StepContext } from './step-context';
 
-export type { ChoiceField, EmptyField, UnchosenField } from './form-fields';
+export type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 
 /** The form a press would send, and its empty fields. */
 export interface FormToSend {
@@ -20,6 +20,7 @@ export interface FormToSend {
   key: string;
   empty: EmptyField[];
   choices: ChoiceField[];
+  filled: FilledField[];
 }
 
 /** The options of a choice that the task names, each with what in it was named. */
@@ -37,6 +38,37 @@ export function optionsNamed(task: string, options: { text: string; index: numbe
     if (first.length >= 4 && firstWords.filter((w) => w === first).length === 1) phrases.push(first);
     return phrases.some((phrase) => phrase.length >= 3 && said.includes(` ${phrase} `));
   });
+}
+
+/**
+ * The value the task sets a field to, by its label: "change the city in the profile to Lyon"
+ * gives "Lyon" for "City", "set the quantity to 3" gives "3" for "Quantity". Only after a verb
+ * that changes (change, set, update, edit, replace) and within the clause of the label.
+ */
+export function valueSetFor(task: string, label: string): string | undefined {
+  const lower = task.toLowerCase();
+  const words = label.toLowerCase().replace(/[^\p{L}\p{N} ]+/gu, ' ').trim();
+  const first = words.split(/\s+/)[0] ?? '';
+  for (const name of [words, first.length >= 4 ? first : ''].filter((n) => n.length >= 3)) {
+    const at = new RegExp(`\\b(?:change|set|update|edit|replace)\\b[^.;!?]{0,40}?\\b${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'u').exec(lower);
+    if (!at) continue;
+    const rest = task.slice(at.index + at[0].length).split(/[.;!?,]\s|\s(?:and|then)\s/)[0];
+    const to = /^[^"']{0,40}?\bto\s+(?:"([^"]+)"|'([^']+)'|(\S+@\S+|[\d][\d.,:/ -]*\d|\d|\p{Lu}[\p{L}\d'-]*(?:\s\p{Lu}[\p{L}\d'-]*)*))/u.exec(rest);
+    const value = to ? (to[1] ?? to[2] ?? to[3]).trim() : undefined;
+    if (value) return value;
+  }
+  return undefined;
+}
+
+/** The form's text fields holding another value than the task sets them to. */
+export function mistypedFields(task: string, filled: FilledField[]): UnchosenField[] {
+  const out: UnchosenField[] = [];
+  for (const field of filled) {
+    const value = valueSetFor(task, field.label);
+    if (value === undefined || field.value.trim().toLowerCase() === value.toLowerCase()) continue;
+    out.push({ index: field.index, label: field.label, current: field.value, typed: true, named: { text: value, index: field.index } });
+  }
+  return out;
 }
 
 /** The form's choices on another option than the one the task names (and on none the task names). */
@@ -66,9 +98,12 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const index = (args as { index?: unknown }).index;
   const enter = tool === 'send_keys' && /^enter$/i.test(String((args as { keys?: unknown }).keys ?? '').trim());
   if (!(tool === 'click_element' && typeof index === 'number') && !enter) return undefined;
-  const form = await formToSend(page, enter ? undefined : (index as number));
+  const found = await formToSend(page, enter ? undefined : (index as number));
+  // A button outside a form ("Save ticket" of a page's widgets): the choices the observation shows.
+  const form = found ?? (enter ? undefined : pressOutsideForm(step.memory.lastObservation ?? '', index as number));
   if (!form) return undefined;
-  const unchosen = unchosenFields(step.input.params.prompt ?? '', form.choices);
+  const task = step.input.params.prompt ?? '';
+  const unchosen = [...unchosenFields(task, form.choices), ...mistypedFields(task, form.filled)];
   if (!form.empty.length && !unchosen.length) return undefined;
   // Pressed again with the same fields as they were held for: sent as it is.
   const key = `${form.key}|${form.empty.map((f) => f.index).join(',')}|${unchosen.map((f) => `${f.index}:${f.current}`).join(',')}`;
@@ -77,7 +112,33 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const button = enter ? undefined : (index as number);
   step.memory.heldForm = { button, empty: form.empty, unchosen };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
-  return heldNote(form.empty, button, unchosen);
+  return heldNote(form.empty, button, unchosen, found === undefined);
+}
+
+/** An observation's element line: `[4] select "City" value="Paris" options="Paris | Lyon"`. */
+const ELEMENT_LINE = /^\[(\d+)\] (\S+) "((?:[^"\\]|\\.)*)"(.*)$/;
+const HINT = (name: string) => new RegExp(`\\b${name}="((?:[^"\\\\]|\\\\.)*)"`);
+
+/**
+ * A press of a button outside any form, with the choices the observation lists (selects and
+ * comboboxes with their value and options): a custom listbox's "Save ticket" pressed with the
+ * priority still on Normal. Undefined when the element is no button or the page shows no choice.
+ */
+export function pressOutsideForm(observation: string, index: number): FormToSend | undefined {
+  const lines = observation.split('\n').map((line) => ELEMENT_LINE.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null);
+  const pressed = lines.find((m) => Number(m[1]) === index);
+  if (!pressed || pressed[2] !== 'button') return undefined;
+  const choices: ChoiceField[] = [];
+  for (const m of lines) {
+    if (m[2] !== 'select' && m[2] !== 'combobox') continue;
+    const options = HINT('options').exec(m[4])?.[1];
+    if (!options) continue;
+    const n = Number(m[1]);
+    const texts = options.split(' | ').filter((text) => !/^… \d+ more$/.test(text));
+    choices.push({ index: n, label: m[3], current: HINT('value').exec(m[4])?.[1] ?? '', options: texts.map((text) => ({ text, index: n })) });
+  }
+  const url = /^URL: (.*)$/m.exec(observation)?.[1] ?? '';
+  return choices.length ? { key: `${url}#button${index}`, empty: [], choices, filled: [] } : undefined;
 }
 
 /** What stands against sending: the empty fields, and the choices on another option than the task names. */
@@ -89,20 +150,22 @@ function against(empty: EmptyField[], unchosen: UnchosenField[]): string {
     parts.push(`${named.join(', ')}${more} empty`);
   }
   for (const field of unchosen.slice(0, MAX_NAMED)) {
-    parts.push(`[${field.index}] "${field.label}" ${field.current ? `on "${field.current}"` : 'not chosen'} while the task says "${field.named.text}" ([${field.named.index}])`);
+    if (field.typed) parts.push(`[${field.index}] "${field.label}" holding "${field.current}" while the task says "${field.named.text}"`);
+    else parts.push(`[${field.index}] "${field.label}" ${field.current ? `on "${field.current}"` : 'not chosen'} while the task says "${field.named.text}" ([${field.named.index}])`);
   }
   return parts.join(', and ');
 }
 
 /** What the model is told: which fields are empty or on another option, how to fix them, how to send the form as it is. */
-export function heldNote(empty: EmptyField[], button: number | undefined, unchosen: UnchosenField[] = []): string {
+export function heldNote(empty: EmptyField[], button: number | undefined, unchosen: UnchosenField[] = [], outsideForm = false): string {
   const count = empty.length + unchosen.length;
   const one = count === 1;
-  const kinds = [...empty.map((field) => field.kind), ...unchosen.map(() => 'choice' as const)];
+  const kinds = [...empty.map((field) => field.kind), ...unchosen.map((field) => (field.typed ? ('text' as const) : ('choice' as const)))];
   const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
-  const first = unchosen.length && !empty.length ? `Choose ${one ? 'it' : 'them'} first as the task says` : `Fill ${one ? 'it' : 'them'} first with what the task gives`;
+  const first = unchosen.length && !empty.length ? `${unchosen.every((f) => f.typed) ? 'Set' : 'Choose'} ${one ? 'it' : 'them'} first as the task says` : `Fill ${one ? 'it' : 'them'} first with what the task gives`;
   const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : `if the task gives nothing for ${one ? 'it' : 'them'}`;
+  if (outsideForm) return `Not pressed yet: ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to go ahead as it is.`;
   return `Not pressed yet: this would send the form with ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to send the form as it is.`;
 }
 
@@ -158,6 +221,7 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
   const notText = new Set(['hidden', 'submit', 'button', 'reset', 'image', 'checkbox', 'radio', 'range', 'color']);
   const empty: EmptyField[] = [];
   const choices: ChoiceField[] = [];
+  const filled: FilledField[] = [];
   const radios = new Map<string, ChoiceField>();
   for (const el of Array.from(form.elements)) {
     const index = Number(el.getAttribute(args.attr));
@@ -171,6 +235,9 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
     const field = el as HTMLInputElement;
     const labelOf = (kindName: string) => labelText(field.labels?.[0]) || clean(field.getAttribute('aria-label')) || clean(field.getAttribute('placeholder')) || clean(field.name) || kindName;
     if (kind) empty.push({ index, label: labelOf(kind), kind });
+    else if ((el instanceof HTMLInputElement && !notText.has(el.type) && el.type !== 'file' && el.type !== 'password' && !el.disabled && !el.readOnly) || (el instanceof HTMLTextAreaElement && !el.disabled && !el.readOnly)) {
+      filled.push({ index, label: labelOf('text'), value: (el as HTMLInputElement).value.slice(0, 200) });
+    }
     else if (el instanceof HTMLSelectElement && !el.disabled) {
       const options = Array.from(el.options).filter((o) => o.value && !o.disabled).map((o) => ({ text: clean(o.text), index }));
       choices.push({ index, label: labelOf('choice'), current: clean(el.selectedOptions[0]?.text), options });
@@ -188,5 +255,5 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
   }
   choices.push(...radios.values());
   const place = Array.from(document.forms).indexOf(form);
-  return { key: `${location.origin}${location.pathname}#${place}`, empty, choices };
+  return { key: `${location.origin}${location.pathname}#${place}`, empty, choices, filled };
 }

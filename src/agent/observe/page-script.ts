@@ -304,6 +304,9 @@ export function snapshotFrame(args: SnapshotArgs): string {
         Array.from(document.querySelectorAll('[role=listbox]')).find((found) => el.compareDocumentPosition(found) & Node.DOCUMENT_POSITION_FOLLOWING) ??
         null;
       const options = list ? Array.from(list.querySelectorAll('[role=option]'), (option) => truncate(collapse(option.textContent ?? ''), 30)).filter(Boolean) : [];
+      // The option it shows is its own text ("Normal" of a button labelled "Priority Normal").
+      const shown = truncate(collapse(el.textContent ?? ''), 30);
+      if (options.includes(shown)) hints.push(`value=${quote(shown)}`);
       if (options.length) hints.push(`options=${quote([...options.slice(0, MAX_OPTIONS), ...(options.length > MAX_OPTIONS ? [`… ${options.length - MAX_OPTIONS} more`] : [])].join(' | '))}`);
     } else if (role === 'textbox' && isEditableRoot(el)) {
       value(textOf(el, MAX_VALUE + 10), isSecret(el, label.label));

@@ -63,7 +63,7 @@ describe('select_option in a custom widget', () => {
         <li role="option" onclick="document.getElementById('prio').textContent = this.textContent; this.parentElement.hidden = true">High</li>
       </ul><button>Save ticket</button>`);
     const text = (await observePage(page, { tokenBudget: 6000 })).text;
-    expect(text).toMatch(/\[\d+\] combobox "Priority Normal" options="Low \| Normal \| High"/);
+    expect(text).toMatch(/\[\d+\] combobox "Priority Normal" value="Normal" options="Low \| Normal \| High"/);
     expect(text).toMatch(/\[\d+\] button "Save ticket"/);
     const index = await indexOf(/combobox "Priority Normal"/);
     const result = await selectOptionTool.execute(ctx, { index, value: 'High' });
