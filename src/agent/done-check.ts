@@ -58,6 +58,11 @@ export function unseenFigures(step: StepContext, answer: string): string | undef
   if (memory.figuresQuestioned) return undefined;
   memory.figures.saw(step.input.params.prompt ?? '');
   const unseen = memory.figures.unseen(answer);
+  const misplaced = unseen.length ? undefined : memory.figures.misplaced(answer);
+  if (misplaced) {
+    memory.figuresQuestioned = true;
+    return `Not accepted yet: "${misplaced.amount}" is on the line "${misplaced.line}", not on a line of "${misplaced.item}". Find the line of ${misplaced.item} first (scroll to load more, or open the page that holds it); if the answer is right as it is, call done again.`;
+  }
   if (!unseen.length) return undefined;
   memory.figuresQuestioned = true;
   const amounts = unseen.map((amount) => `"${amount}"`).join(', ');

@@ -16,6 +16,7 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/invoices': `<!doctype html><meta charset="utf-8"><title>Invoices</title><p>Invoice #1001: €337.13</p><p>Invoice #1002: €374.26</p><p>Invoice #1003: €411.39</p><a href="/invoices">Reload</a>`,
   '/city': `<!doctype html><title>Your profile</title><form action="/sent"><label>City <input name="city" value="Paris"></label> <button>Save profile</button></form>`,
   '/ticket': `<!doctype html><title>Ticket</title><span id="l">Priority</span> <button id="prio" aria-haspopup="listbox" aria-labelledby="l prio" onclick="document.getElementById('o').hidden = !document.getElementById('o').hidden">Normal</button>
     <ul id="o" role="listbox" hidden><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">Low</li><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">Normal</li><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">High</li></ul>
@@ -353,6 +354,16 @@ describe('a done whose answer gives an amount', () => {
     expect(toolAnswers(requests[1]).at(-1)).toBe('Not accepted yet: "129.99" is on no page you saw in this task. Answer with what a page shows: find it first (scroll, or open the page that holds it); if the answer is right as it is, call done again.');
     expect(results.at(-1)).toMatchObject({ kind: 'done' });
     expect(results).toHaveLength(2);
+  });
+
+  it('is answered once when the amount was only on the line of another item than the one it names', async () => {
+    await page.goto('http://site.test/invoices');
+    const wrong: Call = { tool: 'done', args: { message: 'The amount of invoice #1025 is €374.26.' } };
+    const { results, requests } = await run([[wrong], [wrong]], 8, { prompt: 'What is the amount of invoice #1025?' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not accepted yet: "374.26" is on the line "Invoice #1002: €374.26", not on a line of "#1025". Find the line of #1025 first (scroll to load more, or open the page that holds it); if the answer is right as it is, call done again.',
+    );
+    expect(results.at(-1)).toMatchObject({ kind: 'done' });
   });
 
   it('is accepted at once when a page of the task showed it', async () => {

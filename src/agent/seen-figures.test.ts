@@ -21,3 +21,23 @@ describe('SeenFigures', () => {
     expect(seen.unseen('$149')).toEqual(['149']);
   });
 });
+
+describe('an amount seen on the line of another item', () => {
+  const list = ['Invoices', ...Array.from({ length: 20 }, (_, i) => `Invoice #${1001 + i}: €${(300 + i * 37.13).toFixed(2)}`)].join('\n');
+
+  it('is the answer amount seen only on lines of other items than the one the answer names, with its line', () => {
+    const figures = new SeenFigures();
+    figures.saw('What is the amount of invoice #1025?');
+    figures.saw(list);
+    expect(figures.misplaced('The amount of invoice #1025 is €337.13.')).toEqual({ amount: '337.13', item: '#1025', line: 'Invoice #1002: €337.13' });
+  });
+
+  it('is nothing when the amount was on a line of the item named, on a line that names no item, or the answer names no item', () => {
+    const figures = new SeenFigures();
+    figures.saw(list);
+    expect(figures.misplaced('Invoice #1002 is €337.13')).toBeUndefined();
+    expect(figures.misplaced('The amount is €337.13')).toBeUndefined();
+    figures.saw('Total due: €337.13');
+    expect(figures.misplaced('The amount of invoice #1025 is €337.13.')).toBeUndefined();
+  });
+});

@@ -28,11 +28,51 @@ export function amountsOf(answer: string): string[] {
   return amounts;
 }
 
+/** An item's number on a line: "#1025", "# 1025". */
+const ITEM = /#\s?(\d{2,})/g;
+/** At most this many characters of a line are kept to be quoted. */
+const MAX_LINE = 120;
+
+/** An amount seen on a line that names an item by its number: where it was seen. */
+interface AmountLines {
+  /** The item numbers of the lines it was on ('' for a line that names none). */
+  items: Set<string>;
+  /** The first such line, to quote. */
+  line: string;
+}
+
 export class SeenFigures {
   private readonly seen = new Set<string>();
+  private readonly lines = new Map<string, AmountLines>();
 
   saw(text: string): void {
     for (const m of text.matchAll(NUMBER)) for (const key of keysOf(m[0])) this.seen.add(key);
+    for (const raw of text.split('\n')) {
+      const amounts = amountsOf(raw);
+      if (!amounts.length || this.lines.size > 5000) continue;
+      const items = [...raw.matchAll(ITEM)].map((m) => m[1]);
+      const line = raw.trim().slice(0, MAX_LINE);
+      for (const key of amounts.flatMap(keysOf)) {
+        const entry = this.lines.get(key) ?? { items: new Set<string>(), line };
+        for (const item of items.length ? items : ['']) entry.items.add(item);
+        this.lines.set(key, entry);
+      }
+    }
+  }
+
+  /**
+   * An amount of `answer` seen only on lines of other items than the one the answer names
+   * ("€374.26" of "Invoice #1002: €374.26" for "#1025"), with the line it was on.
+   */
+  misplaced(answer: string): { amount: string; item: string; line: string } | undefined {
+    const named = [...answer.matchAll(ITEM)].map((m) => m[1]);
+    if (!named.length) return undefined;
+    for (const amount of amountsOf(answer)) {
+      const entry = keysOf(amount).map((key) => this.lines.get(key)).find((found) => found !== undefined);
+      if (!entry || entry.items.has('') || named.some((item) => entry.items.has(item))) continue;
+      return { amount, item: `#${named[0]}`, line: entry.line };
+    }
+    return undefined;
   }
 
   /** The amounts of `answer` that no text seen held. */
@@ -42,5 +82,6 @@ export class SeenFigures {
 
   reset(): void {
     this.seen.clear();
+    this.lines.clear();
   }
 }
