@@ -226,21 +226,17 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
   for (const el of Array.from(form.elements)) {
     const index = Number(el.getAttribute(args.attr));
     if (!el.hasAttribute(args.attr) || !Number.isInteger(index) || !shown(el)) continue;
-    let kind: EmptyField['kind'] | undefined;
-    if (el instanceof HTMLInputElement && !notText.has(el.type) && !el.disabled && !el.readOnly) {
-      if (el.type === 'file') kind = el.files?.length ? undefined : 'file';
-      else kind = el.value.trim() ? undefined : 'text';
-    } else if (el instanceof HTMLTextAreaElement && !el.disabled && !el.readOnly) kind = el.value.trim() ? undefined : 'text';
-    else if (el instanceof HTMLSelectElement && !el.disabled) kind = el.value ? undefined : 'choice';
     const field = el as HTMLInputElement;
     const labelOf = (kindName: string) => labelText(field.labels?.[0]) || clean(field.getAttribute('aria-label')) || clean(field.getAttribute('placeholder')) || clean(field.name) || kindName;
-    if (kind) empty.push({ index, label: labelOf(kind), kind });
-    else if ((el instanceof HTMLInputElement && !notText.has(el.type) && el.type !== 'file' && el.type !== 'password' && !el.disabled && !el.readOnly) || (el instanceof HTMLTextAreaElement && !el.disabled && !el.readOnly)) {
-      filled.push({ index, label: labelOf('text'), value: (el as HTMLInputElement).value.slice(0, 200) });
-    }
-    else if (el instanceof HTMLSelectElement && !el.disabled) {
+    const typed = (el instanceof HTMLInputElement && !notText.has(el.type)) || el instanceof HTMLTextAreaElement;
+    if (typed && !field.disabled && !field.readOnly) {
+      const kind = field.type === 'file' ? 'file' : 'text';
+      if (kind === 'file' ? !field.files?.length : !field.value.trim()) empty.push({ index, label: labelOf(kind), kind });
+      else if (kind === 'text' && field.type !== 'password') filled.push({ index, label: labelOf('text'), value: field.value.slice(0, 200) });
+    } else if (el instanceof HTMLSelectElement && !el.disabled) {
+      if (!el.value) empty.push({ index, label: labelOf('choice'), kind: 'choice' });
       const options = Array.from(el.options).filter((o) => o.value && !o.disabled).map((o) => ({ text: clean(o.text), index }));
-      choices.push({ index, label: labelOf('choice'), current: clean(el.selectedOptions[0]?.text), options });
+      if (el.value) choices.push({ index, label: labelOf('choice'), current: clean(el.selectedOptions[0]?.text), options });
     } else if (el instanceof HTMLInputElement && el.type === 'radio' && el.name && !el.disabled) {
       let group = radios.get(el.name);
       if (!group) {
