@@ -13,7 +13,9 @@
  *   BENCH_DRAFT_MODEL names a file).
  * - BENCH_MODEL_PARALLEL: tasks at once, e.g. `1,2,4` (default `1`): with N, N lanes each
  *   replay every conversation at once (the model role with N sequences), and steps per
- *   minute and seconds per step are reported for each N.
+ *   minute and seconds per step are reported for each N. Before the timed replay each
+ *   sequence evaluates the prompts' shared start (system prompt and tools), as a worker
+ *   has the model do when it starts.
  * - BENCH_MODEL_LIMIT: at most this many conversations (default 4).
  * Writes JSON to BENCH_MODEL_OUT (scripts/bench.sh prints it).
  */
@@ -197,6 +199,8 @@ it(
       for (const lanes of PARALLEL) {
         const model = await startModel(config.env, lanes);
         try {
+          // Each sequence evaluates the start every prompt shares first, as a worker has it do when it starts.
+          await Promise.all(Array.from({ length: lanes }, (_, lane) => post(model.url, JSON.stringify({ ...markedForLane(convs[0][0], lane), max_tokens: 1 }))));
           const { calls, wallMs } = await replay(model.url, convs, lanes);
           // the first lane's answers, in the conversations' order, against the first run's
           const ordered = calls.filter((c) => c.lane === 0).sort((a, b) => a.conversation - b.conversation || a.step - b.step).map((c) => c.answer);
