@@ -22,6 +22,7 @@ import { rightToolHint } from './tool-hints';
 import { doneObjection, trackFilling, unseenFigures } from './done-check';
 import { heldPress } from './submit-check';
 import { hasPasswordField, heldQuestion } from './question-check';
+import { forgetReloadAsk } from './tools/navigate';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
@@ -121,6 +122,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   const held = !request.replay && step.options.llm.followsSchemas ? await heldByCheck(step, request, toolContext, gate.args) : undefined;
   if (held) return heldBack(step, request, action, held);
   const result = await tool.execute(toolContext, gate.args as never);
+  if (tool.name !== 'navigate') forgetReloadAsk(toolContext.page);
   base.timings = action.timings();
   if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext, result.done.message))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };

@@ -102,14 +102,21 @@ function readFormState(args: { attr: string; indexes: number[] }): FormState {
     return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden';
   };
   const text = (el: Element) => (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-  const fields = args.indexes
+  const present = args.indexes
     .map((index) => ({ index, el: document.querySelector(`[${args.attr}="${index}"]`) }))
-    .filter((field): field is { index: number; el: HTMLInputElement } => !!field.el && shown(field.el) && !!(field.el as HTMLInputElement).form);
+    .filter((field): field is { index: number; el: HTMLInputElement } => !!field.el && shown(field.el));
+  const fields = present.filter((field) => !!field.el.form);
+  const label = (button: Element) => (button.tagName === 'INPUT' ? (button as HTMLInputElement).value : text(button)).slice(0, 60);
   let unsent: FormState['unsent'];
   if (fields.length) {
     const form = fields[0].el.form!;
     const button = form.querySelector('button:not([type]), button[type=submit], input[type=submit]') as HTMLInputElement | null;
-    if (button && shown(button)) unsent = { fields: fields.map((field) => field.index), button: (button.tagName === 'INPUT' ? button.value : text(button)).slice(0, 60) };
+    if (button && shown(button)) unsent = { fields: fields.map((field) => field.index), button: label(button) };
+  } else if (present.length) {
+    // Fields outside any form (a custom listbox): a button of the page that saves what they hold.
+    const commit = /^\s*(?:save|submit|send|apply|confirm|update|book|place order|pay)\b/i;
+    const button = Array.from(document.querySelectorAll('button, input[type=submit], input[type=button], [role=button]')).find((b) => shown(b) && commit.test(label(b)));
+    if (button) unsent = { fields: present.map((field) => field.index), button: label(button) };
   }
   const errors = new Set<string>();
   for (const el of Array.from(document.querySelectorAll('[role=alert], [aria-live=assertive], .error, .field-error, .invalid-feedback, .error-message, [id$="-error"]'))) {

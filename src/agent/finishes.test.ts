@@ -231,6 +231,12 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('Saved with High');
   });
 
+  it('answers a done after a choice outside any form while the page\'s Save button was not pressed', async () => {
+    await page.goto('http://site.test/ticket');
+    const { requests } = await run([[{ tool: 'select_option', args: { index: 1, value: 'High' } }], [done], [done]], 8, { prompt: 'Set the ticket priority to High and save it' });
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button "Save ticket" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+  });
+
   it('holds a press while a choice is on another option than the one the task names, and not once it is chosen', async () => {
     const prompt = 'Change the city in the profile to Lyon, choose express shipping and save';
     await page.goto('http://site.test/profile');

@@ -32,6 +32,15 @@ export function normalizeUrl(raw: string): string {
 const reloadAsked = new WeakMap<object, string>();
 const withoutHash = (address: string): string => address.replace(/#.*$/, '').replace(/\/$/, '');
 
+/**
+ * Another action came after a navigate that was said, not done: asked again later, the page
+ * it shows is not reloaded either. The default model typed a phone number, then "opened" the
+ * page it was on again, which emptied the field.
+ */
+export function forgetReloadAsk(page: object): void {
+  reloadAsked.delete(page);
+}
+
 export const navigateTool: AgentTool<typeof schema, 'navigate'> = {
   name: 'navigate',
   description: 'Open a URL in the active tab.',

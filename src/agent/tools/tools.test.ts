@@ -10,7 +10,7 @@ import { clickElementTool } from './click-element';
 import { extractTool } from './extract';
 import { goBackTool } from './go-back';
 import { inputTextTool } from './input-text';
-import { navigateTool } from './navigate';
+import { forgetReloadAsk, navigateTool } from './navigate';
 import { scrollTool } from './scroll';
 import { selectOptionTool } from './select-option';
 import { sendKeysTool } from './send-keys';
@@ -91,6 +91,16 @@ describe('navigate to the page the tab shows', () => {
     expect(await ctx.page.inputValue('input[name=name]')).toBe('typed');
     expect((await navigateTool.execute(ctx, { url: url('form.html') })).summary).toBe(`Navigated to ${url('form.html')} ("Contact form")`);
     expect(await ctx.page.inputValue('input[name=name]')).toBe('');
+  });
+
+  it('is said again, not done, when another action came between the two asks', async () => {
+    await ctx.page.goto(url('form.html'));
+    forgetReloadAsk(ctx.page);
+    expect((await navigateTool.execute(ctx, { url: url('form.html') })).summary).toMatch(/^Not opened: /);
+    await ctx.page.fill('input[name=name]', 'typed');
+    forgetReloadAsk(ctx.page);
+    expect((await navigateTool.execute(ctx, { url: url('form.html') })).summary).toMatch(/^Not opened: /);
+    expect(await ctx.page.inputValue('input[name=name]')).toBe('typed');
   });
 });
 
