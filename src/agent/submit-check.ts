@@ -77,8 +77,8 @@ export function unchosenFields(task: string, choices: ChoiceField[]): UnchosenFi
   for (const choice of choices) {
     const named = optionsNamed(task, choice.options);
     if (named.length !== 1) continue; // none, or several: the task does not say which
+    // on an option the task names (the one named, or another it names too): as the task may want
     if (choice.current && optionsNamed(task, [{ text: choice.current, index: -1 }]).length) continue;
-    if (named[0].text === choice.current) continue;
     out.push({ index: choice.index, label: choice.label, current: choice.current, named: named[0] });
   }
   return out;
