@@ -7,6 +7,7 @@ import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
 import type { ToolContext } from './types';
 import { heldFormObjection } from './submit-check';
+import { namedFields, refusedFields } from './tools/refused-form';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
@@ -90,6 +91,9 @@ export async function doneObjection(step: StepContext, ctx: ToolContext): Promis
     said.push(`you filled ${fields} but the form was not sent${state.unsent.button ? ` (its button "${state.unsent.button}" was not pressed)` : ''}`);
   }
   if (state.errors.length) said.push(`the page shows ${state.errors.map((error) => `"${error}"`).join(', ')} at a field`);
+  // The browser's own refusal of a field (after a press of its form's submit) is a bubble outside the page's text.
+  const refused = await refusedFields(ctx.page.mainFrame(), null);
+  if (refused.length) said.push(`the browser refuses ${namedFields(refused)}, so the form was not sent`);
   if (!said.length) return undefined;
   memory.doneQuestioned = true;
   return `Not accepted yet: ${said.join('; and ')}. Finish what the task needs, or if it is complete as it is, call done again.`;

@@ -16,6 +16,7 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/contact-form': `<!doctype html><title>Contact</title><form action="/sent"><label>Name <input name="name" required></label> <label>Email <input type="email" name="email" required></label> <label>Message <textarea name="message" required></textarea></label> <button>Send</button></form>`,
   '/invoices': `<!doctype html><meta charset="utf-8"><title>Invoices</title><p>Invoice #1001: €337.13</p><p>Invoice #1002: €374.26</p><p>Invoice #1003: €411.39</p><a href="/invoices">Reload</a>`,
   '/city': `<!doctype html><title>Your profile</title><form action="/sent"><label>City <input name="city" value="Paris"></label> <button>Save profile</button></form>`,
   '/ticket': `<!doctype html><title>Ticket</title><span id="l">Priority</span> <button id="prio" aria-haspopup="listbox" aria-labelledby="l prio" onclick="document.getElementById('o').hidden = !document.getElementById('o').hidden">Normal</button>
@@ -149,6 +150,22 @@ describe('a done that claims success', () => {
     const { results, requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'click_element', args: { index: 3 } }], [done]]);
     expect(results.map((r) => r.kind)).toEqual(['continue', 'continue', 'continue', 'done']);
     expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not accepted yet: the page shows "Email is required" at a field\./);
+  });
+
+  it("says a press the browser's own check refused, with the fields and why, answers a done after it once, and is sent once they are corrected", async () => {
+    await page.goto('http://site.test/contact-form');
+    const { results, requests } = await run([
+      [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'input_text', args: { index: 2, text: 'Please send my invoice' } }, { tool: 'click_element', args: { index: 4 } }],
+      [done],
+      [{ tool: 'input_text', args: { index: 2, text: 'ada@example.com' } }, { tool: 'input_text', args: { index: 3, text: 'Please send my invoice' } }, { tool: 'click_element', args: { index: 4 } }],
+      [done],
+    ]);
+    const refused = '[2] "Email" (not an e-mail address) and [3] "Message" (required, empty)';
+    expect(toolAnswers(requests[1]).at(-1)).toBe(`Clicked [4] button "Send"; the form was not sent: the browser refused ${refused}. Correct them, then press [4] again`);
+    expect(toolAnswers(requests[2]).at(-1)).toBe(`Not accepted yet: the browser refuses ${refused}, so the form was not sent. Finish what the task needs, or if it is complete as it is, call done again.`);
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Clicked [4] button "Send"; page is now http://site.test/sent?name=Ada&email=ada%40example.com&message=Please+send+my+invoice');
+    expect(results.map((r) => r.kind).at(-1)).toBe('done');
+    expect(page.url()).toBe('http://site.test/sent?name=Ada&email=ada%40example.com&message=Please+send+my+invoice');
   });
 
   it('is accepted at once after the form was sent, whose new page the observation says came from the press', async () => {

@@ -7,6 +7,7 @@ import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
 import { elementIndex } from './fields';
 import { actAndSettle, outcomeNote } from './navigation-watch';
 import { clickAt } from './plain-click';
+import { refusedFields, refusedNote } from './refused-form';
 
 const schema = z.object({ index: elementIndex() });
 
@@ -24,7 +25,10 @@ export const clickElementTool: AgentTool<typeof schema, 'click_element'> = {
       actAndSettle(ctx, () => abortable(point ? clickAt(frame, point) : locator.click({ timeout: ACTION_TIMEOUT_MS, noWaitAfter: true }), ctx.signal)),
     );
     const hint = info.tag === 'SELECT' ? ' (to choose an option of a select, use select_option)' : '';
-    return { summary: `Clicked ${name}${outcomeNote(ctx, urlBefore, outcome)}${hint}`, target };
+    // A submit press that led nowhere: the browser's check of the form's fields may have stopped it.
+    const stayed = !outcome.navigated && !outcome.newPage && (info.tag === 'BUTTON' || info.tag === 'INPUT');
+    const refused = stayed ? refusedNote(await refusedFields(frame, index), `[${index}]`) : '';
+    return { summary: `Clicked ${name}${outcomeNote(ctx, urlBefore, outcome)}${refused}${hint}`, target };
   },
   // The element's text, the link it follows, the values of the form it submits.
   async policyFacts(request) {
