@@ -32,6 +32,16 @@ describe('a question to the human', () => {
     expect(heldQuestion(ask('Sign in with the username and password', 'credentials'), undefined, false)).toBeUndefined();
   });
 
+  it('asking a human to sign in is held when the secrets hold credentials, whatever the question type, and goes to the human when they hold none', () => {
+    const secrets = new TaskSecrets([{ match: 'all', fields: { username: 'ada', password: 'pw-12345678' } }]);
+    const question = ask('Please sign in with the username and password from your secrets.');
+    expect(heldQuestion(question, secrets, false)).toMatch(/^Not asked: your secrets hold <secret>username<\/secret>, <secret>password<\/secret>: type them with input_text\./);
+    expect(heldQuestion(ask('Please log in to your account so I can go on.'), secrets, false)).toMatch(/^Not asked: your secrets hold/);
+    expect(heldQuestion(question, undefined, false)).toBeUndefined();
+    expect(heldQuestion(ask('Please enter the 6-digit code sent to your phone.'), secrets, false)).toBeUndefined();
+    expect(heldQuestion(ask('Please give me the one-time password to log in.'), secrets, false)).toBeUndefined();
+  });
+
   it('asking for credentials on a page without a password field is held when the secrets hold none', () => {
     const question = ask('Please enter your credentials to access the search results page.', 'credentials');
     expect(heldQuestion(question, undefined, false, false)).toMatch(/^Not asked: this page asks for no credentials \(it has no password field\); to answer with what the page shows, call done with it\. A human is asked only for/);

@@ -12,6 +12,9 @@ import type { TaskSecrets } from './secrets/secrets';
 /** Asks the human to do what a tool does (the first words), or to read the page. */
 const TOOL_WORK = /^\s*(?:please\s+|can you\s+|could you\s+)?(?:click|press|tap|extract|select|choose|pick|navigate|go to|open|scroll|search|find|look|read|check|list|fill|wait|reload|refresh)\b/i;
 const PAGE_WORK = /\b(?:from|on|in) (?:the|this) (?:page|table|list|screen|site)\b|\bvisible text\b/i;
+/** Asks the human to sign in: theirs to do when the task gave no credentials, the agent's when its secrets hold some. */
+const SIGN_IN = /\b(?:sign|log)\s?in\b|\b(?:username|password|credentials)\b/i;
+const ONE_TIME = /\bone[- ]time\b|\bcode\b|\botp\b|\b2fa\b/i;
 
 /**
  * Why the question is held, said to the model; undefined when it goes to the human.
@@ -23,7 +26,7 @@ export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, al
   const question = String(value ?? '');
   const names = secrets?.catalogue().filter((entry) => !entry.oneTimeCode).map((entry) => entry.name) ?? [];
   let why: string | undefined;
-  if (type === 'credentials' && names.length) {
+  if ((type === 'credentials' || (SIGN_IN.test(question) && !ONE_TIME.test(question))) && names.length) {
     why = `your secrets hold ${names.map((name) => `<secret>${name}</secret>`).join(', ')}: type them with input_text`;
   } else if (type === 'credentials' && !signInShown) {
     why = 'this page asks for no credentials (it has no password field); to answer with what the page shows, call done with it';
