@@ -261,7 +261,7 @@ async function performed(step: StepContext, request: ActionRequest, action: Acti
   const { base } = action;
   memory.actionSucceeded();
   countPress(step, tool.name, request.args);
-  trackFilling(step, tool.name, request.args);
+  trackFilling(step, tool.name, request.args, result);
   const note = await reportRefusals(memory.guard, action.toolContext.page);
   const summary = mask(`${request.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`);
   if (!replay) memory.answerCall(callId, summary);

@@ -5,9 +5,10 @@
  */
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
-import type { ToolContext } from './types';
+import type { ToolContext, ToolResult } from './types';
 import { heldFormObjection } from './submit-check';
 import { namedFields, refusedFields } from './tools/refused-form';
+import { emptyTextFields, untypedValues } from './task-values';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
@@ -31,9 +32,13 @@ function roleOf(observation: string | undefined, index: number): string | undefi
 }
 
 /** Keeps track of the fields filled (a radio or checkbox clicked too) since the last other click, Enter or navigation. */
-export function trackFilling(step: StepContext, tool: string, args: unknown): void {
+export function trackFilling(step: StepContext, tool: string, args: unknown, result: ToolResult): void {
   const { memory } = step;
+  // Said, not done (a navigate to the page the tab shows): the form is as it was.
+  if (result.unchanged) return;
   const index = (args as { index?: unknown }).index;
+  const given = args as { text?: unknown; value?: unknown; label?: unknown };
+  for (const text of [given.text, given.value, given.label]) if (FILLS.has(tool) && typeof text === 'string' && text) memory.typed.push(text);
   const role = tool === 'click_element' && typeof index === 'number' ? (roleOf(memory.lastObservation, index) ?? '') : '';
   if (FOCUSED_FIELDS.has(role)) return;
   const clickedField = CLICKED_FIELDS.has(role);
@@ -70,15 +75,42 @@ export function unseenFigures(step: StepContext, answer: string): string | undef
   return `Not accepted yet: ${amounts} ${unseen.length > 1 ? 'are' : 'is'} on no page you saw in this task. Answer with what a page shows: find it first (scroll, or open the page that holds it); if the answer is right as it is, call done again.`;
 }
 
+/** At most this many empty fields are named. */
+const MAX_EMPTY_NAMED = 3;
+
+/**
+ * A done while the task gives values (a phone number, an e-mail address, a quoted text) that
+ * were never typed nor are on the page, and the page shows an empty field: said once per task.
+ */
+function untypedObjection(step: StepContext): string | undefined {
+  const { memory } = step;
+  if (memory.doneQuestioned) return undefined;
+  const observation = memory.lastObservation ?? '';
+  const empty = emptyTextFields(observation);
+  if (!empty.length) return undefined;
+  const values = untypedValues(step.input.params.prompt ?? '', memory.typed, observation);
+  if (!values.length) return undefined;
+  memory.doneQuestioned = true;
+  const fields = empty.slice(0, MAX_EMPTY_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
+  const one = values.length === 1;
+  return `Not accepted yet: the task gives ${values.map((value) => `"${value}"`).join(', ')}, which you have not typed, and the page shows ${fields} empty. Type ${one ? 'it' : 'them'} into the field ${one ? 'it belongs' : 'they belong'} to (input_text), then send the form; if the task is complete as it is, call done again.`;
+}
+
 /** What the page shows against a done (or a press held back and not made since), said once per task; undefined when nothing stands against it. */
 export async function doneObjection(step: StepContext, ctx: ToolContext): Promise<string | undefined> {
   const { memory } = step;
-  // Said once, apart from the objection below: filled after it, the form may still go unsent.
+  // Said once, apart from the objections below: filled after it, the form may still go unsent.
   if (!memory.heldFormQuestioned && memory.heldForm) {
     memory.heldFormQuestioned = true;
     return heldFormObjection(memory.heldForm);
   }
-  if (memory.doneQuestioned || !memory.formTouched) return undefined;
+  const onPage = memory.doneQuestioned || !memory.formTouched ? undefined : await formObjection(step, ctx);
+  return onPage ?? untypedObjection(step);
+}
+
+/** The form the agent filled, unsent, and what the page and the browser show against its fields; said once per task. */
+async function formObjection(step: StepContext, ctx: ToolContext): Promise<string | undefined> {
+  const { memory } = step;
   let state: FormState;
   try {
     state = await ctx.page.mainFrame().evaluate(readFormState, { attr: INDEX_ATTRIBUTE, indexes: memory.unsubmitted });
@@ -92,7 +124,7 @@ export async function doneObjection(step: StepContext, ctx: ToolContext): Promis
   }
   if (state.errors.length) said.push(`the page shows ${state.errors.map((error) => `"${error}"`).join(', ')} at a field`);
   // The browser's own refusal of a field (after a press of its form's submit) is a bubble outside the page's text.
-  const refused = await refusedFields(ctx.page.mainFrame(), null);
+  const refused = await refusedFields(ctx.page.mainFrame(), null, ctx.signal);
   if (refused.length) said.push(`the browser refuses ${namedFields(refused)}, so the form was not sent`);
   if (!said.length) return undefined;
   memory.doneQuestioned = true;

@@ -16,6 +16,7 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/callback': `<!doctype html><title>Solar panels</title><form action="/sent"><label>Phone number <input type="tel" name="phone"></label> <button>Call me back</button></form>`,
   '/contact-form': `<!doctype html><title>Contact</title><form action="/sent"><label>Name <input name="name" required></label> <label>Email <input type="email" name="email" required></label> <label>Message <textarea name="message" required></textarea></label> <button>Send</button></form>`,
   '/invoices': `<!doctype html><meta charset="utf-8"><title>Invoices</title><p>Invoice #1001: €337.13</p><p>Invoice #1002: €374.26</p><p>Invoice #1003: €411.39</p><a href="/invoices">Reload</a>`,
   '/city': `<!doctype html><title>Your profile</title><form action="/sent"><label>City <input name="city" value="Paris"></label> <button>Save profile</button></form>`,
@@ -168,6 +169,24 @@ describe('a done that claims success', () => {
     expect(page.url()).toBe('http://site.test/sent?name=Ada&email=ada%40example.com&message=Please+send+my+invoice');
   });
 
+  it('is answered once when the task gives a value never typed while the page shows an empty field, a navigate to the page it shows in between', async () => {
+    await page.goto('http://site.test/callback');
+    const prompt = 'Reject all cookies, then ask for a callback to the phone number 555-0100.';
+    const { results, requests } = await run([[{ tool: 'navigate', args: { url: 'http://site.test/callback' } }], [done], [done]], 8, { prompt });
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'navigate'],
+      ['continue', 'done'],
+      ['done', 'done'],
+    ]);
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not accepted yet: the task gives "555-0100", which you have not typed, and the page shows [1] "Phone number" empty. Type it into the field it belongs to (input_text), then send the form; if the task is complete as it is, call done again.',
+    );
+    // typed, the value is not said again: the form unsent is
+    await page.goto('http://site.test/callback');
+    const typed = await run([[{ tool: 'input_text', args: { index: 1, text: '555 0100' } }], [{ tool: 'navigate', args: { url: 'http://site.test/callback' } }], [done], [done]], 8, { prompt });
+    expect(toolAnswers(typed.requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button "Call me back" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+  });
+
   it('is accepted at once after the form was sent, whose new page the observation says came from the press', async () => {
     await page.goto('http://site.test/form');
     const { results, requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'click_element', args: { index: 3 } }], [done]]);
@@ -198,11 +217,22 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');
   });
 
+  it('names the values the task gives that were not typed yet, with the empty field', async () => {
+    await page.goto('http://site.test/callback');
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [done], [done]], 8, { followsSchemas: true, prompt: 'Ask for a callback to the phone number 555-0100.' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [1] "Phone number" empty. Fill it first with what the task gives: "555-0100" (input_text); if the task gives nothing for it, press [2] again to send the form as it is.',
+    );
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not accepted yet: the form was not sent: your press of [2] was held because [1] "Phone number" was empty. Fill it with what the task gives: "555-0100", then press [2]; if the task is complete as it is, call done again.',
+    );
+  });
+
   it('holds Enter in a field of a form with an empty field', async () => {
     await page.goto('http://site.test/form');
     const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'send_keys', args: { keys: 'Enter' } }], [done], [done]], 8, { followsSchemas: true });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed yet: this would send the form with [2] "Email" empty. Fill it first with what the task gives (input_text); if the task gives nothing for it, press Enter again to send the form as it is.',
+      'Not pressed yet: this would send the form with [2] "Email" empty. Fill it first with what the task gives: "ada@example.com" (input_text); if the task gives nothing for it, press Enter again to send the form as it is.',
     );
     expect(lastObservation(requests[1])).toContain('URL: http://site.test/form');
   });
@@ -294,7 +324,7 @@ describe('a press that would send a form with empty fields (a model that follows
       ['done', 'done'],
     ]);
     expect(toolAnswers(requests[2]).at(-1)).toBe(
-      'Not accepted yet: the form was not sent: your press of [4] was held because [1] "Your name", [2] "CV file", [3] "Start" were empty. Fill them with what the task gives, then press [4]; if the task is complete as it is, call done again.',
+      'Not accepted yet: the form was not sent: your press of [4] was held because [1] "Your name", [2] "CV file", [3] "Start" were empty. Fill them with what the task gives: "ada@example.com", then press [4]; if the task is complete as it is, call done again.',
     );
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?name=&cv=&start=');
   });

@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 import type { StepContext } from './step-context';
+import { untypedValues, valuesNamed } from './task-values';
 
 export type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 
@@ -110,9 +111,11 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   if (step.memory.formsHeld.has(key) || step.memory.formsHeld.size >= MAX_HOLDS) return undefined;
   step.memory.formsHeld.add(key);
   const button = enter ? undefined : (index as number);
-  step.memory.heldForm = { button, empty: form.empty, unchosen };
+  // The values the task gives that were not typed yet, named with the empty fields they may belong to.
+  const given = form.empty.some((field) => field.kind === 'text') ? untypedValues(task, step.memory.typed, step.memory.lastObservation ?? '') : [];
+  step.memory.heldForm = { button, empty: form.empty, unchosen, given };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
-  return heldNote(form.empty, button, unchosen, found === undefined);
+  return heldNote(form.empty, button, unchosen, found === undefined, given);
 }
 
 /** An observation's element line: `[4] select "City" value="Paris" options="Paris | Lyon"`. */
@@ -157,13 +160,13 @@ function against(empty: EmptyField[], unchosen: UnchosenField[]): string {
 }
 
 /** What the model is told: which fields are empty or on another option, how to fix them, how to send the form as it is. */
-export function heldNote(empty: EmptyField[], button: number | undefined, unchosen: UnchosenField[] = [], outsideForm = false): string {
+export function heldNote(empty: EmptyField[], button: number | undefined, unchosen: UnchosenField[] = [], outsideForm = false, given: readonly string[] = []): string {
   const count = empty.length + unchosen.length;
   const one = count === 1;
   const kinds = [...empty.map((field) => field.kind), ...unchosen.map((field) => (field.typed ? ('text' as const) : ('choice' as const)))];
   const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
-  const first = unchosen.length && !empty.length ? `${unchosen.every((f) => f.typed) ? 'Set' : 'Choose'} ${one ? 'it' : 'them'} first as the task says` : `Fill ${one ? 'it' : 'them'} first with what the task gives`;
+  const first = unchosen.length && !empty.length ? `${unchosen.every((f) => f.typed) ? 'Set' : 'Choose'} ${one ? 'it' : 'them'} first as the task says` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
   const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : `if the task gives nothing for ${one ? 'it' : 'them'}`;
   if (outsideForm) return `Not pressed yet: ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to go ahead as it is.`;
   return `Not pressed yet: this would send the form with ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to send the form as it is.`;
@@ -175,7 +178,7 @@ export function heldFormObjection(held: NonNullable<StepContext['memory']['heldF
   if (!held.unchosen.length) {
     const fields = held.empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
     const one = held.empty.length === 1;
-    return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${one ? 'was' : 'were'} empty. Fill ${one ? 'it' : 'them'} with what the task gives, then press ${press}; if the task is complete as it is, call done again.`;
+    return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${one ? 'was' : 'were'} empty. Fill ${one ? 'it' : 'them'} with what the task gives${valuesNamed(held.given ?? [])}, then press ${press}; if the task is complete as it is, call done again.`;
   }
   const one = held.empty.length + held.unchosen.length === 1;
   return `Not accepted yet: the form was not sent: your press of ${press} was held because of ${against(held.empty, held.unchosen)}. Set ${one ? 'it' : 'them'} as the task says, then press ${press}; if the task is complete as it is, call done again.`;

@@ -129,9 +129,11 @@ export class TaskMemory {
   unsubmitted: number[] = [];
   /** A field was filled in this task. */
   formTouched = false;
+  /** What the agent typed into fields and chose in lists in this task (task-values.ts). */
+  typed: string[] = [];
   /** The last action pressed a button, a link or Enter after fields were filled. */
   pressedAfterFilling = false;
-  /** A done was answered with what the page shows once in this task. */
+  /** A done was answered with what the page shows once in this task (a form unsent, a field refused, a value the task gives never typed). */
   doneQuestioned = false;
   /** A done was answered once for amounts no page of the task showed. */
   figuresQuestioned = false;
@@ -140,7 +142,7 @@ export class TaskMemory {
   /** The latest action was held back, not performed. */
   held = false;
   /** The last press held back (its form's empty fields), until a press, Enter or navigation is performed. */
-  heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[] };
+  heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[]; given?: string[] };
   /** A done was answered once for a press held back and not made since. */
   heldFormQuestioned = false;
   /** Elements a model that follows the schemas may not press in its next answer: the button whose press was just held (submit-check.ts). */
@@ -196,6 +198,7 @@ export class TaskMemory {
     this.unsubmitted = [];
     this.doneQuestioned = false;
     this.formTouched = false;
+    this.typed = [];
     this.pressedAfterFilling = false;
   }
 

@@ -40,6 +40,8 @@ export interface ToolResult {
   done?: { message: string; success: boolean };
   /** Set by `request_human_input`: the task pauses with a guardrail. */
   humanInput?: { type: string; value: string };
+  /** The action was said, not done: the page is as it was (a navigate to the page the tab shows). */
+  unchanged?: boolean;
 }
 
 export interface ToolContext {

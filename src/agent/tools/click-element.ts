@@ -27,7 +27,7 @@ export const clickElementTool: AgentTool<typeof schema, 'click_element'> = {
     const hint = info.tag === 'SELECT' ? ' (to choose an option of a select, use select_option)' : '';
     // A submit press that led nowhere: the browser's check of the form's fields may have stopped it.
     const stayed = !outcome.navigated && !outcome.newPage && (info.tag === 'BUTTON' || info.tag === 'INPUT');
-    const refused = stayed ? refusedNote(await refusedFields(frame, index), `[${index}]`) : '';
+    const refused = stayed ? refusedNote(await refusedFields(frame, index, ctx.signal), `[${index}]`) : '';
     return { summary: `Clicked ${name}${outcomeNote(ctx, urlBefore, outcome)}${refused}${hint}`, target };
   },
   // The element's text, the link it follows, the values of the form it submits.

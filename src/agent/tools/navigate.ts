@@ -52,7 +52,7 @@ export const navigateTool: AgentTool<typeof schema, 'navigate'> = {
     const current = ctx.page.url();
     if (withoutHash(current) === withoutHash(url) && reloadAsked.get(ctx.page) !== current) {
       reloadAsked.set(ctx.page, current);
-      return { summary: `Not opened: the tab already shows ${current}, and the observation is that page. To load it again, call navigate with it once more.`, target: url };
+      return { summary: `Not opened: the tab already shows ${current}, and the observation is that page. To load it again, call navigate with it once more.`, target: url, unchanged: true };
     }
     reloadAsked.delete(ctx.page);
     const timeout = ctx.navigationTimeoutMs;

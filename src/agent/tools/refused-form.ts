@@ -7,6 +7,7 @@
  */
 import type { Frame } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../../browser/page-elements';
+import { abortable } from './abort';
 
 export interface RefusedField {
   /** The field's observation index, when it has one. */
@@ -20,10 +21,11 @@ export interface RefusedField {
  * form or the form is valid); with `index` null, the fields of the frame the browser has shown
  * as refused (`:user-invalid`: after a press of their form's submit, or once edited).
  */
-export async function refusedFields(frame: Frame, index: number | null): Promise<RefusedField[]> {
+export async function refusedFields(frame: Frame, index: number | null, signal: AbortSignal): Promise<RefusedField[]> {
   try {
-    return await frame.evaluate(readRefused, { attr: INDEX_ATTRIBUTE, index });
-  } catch {
+    return await abortable(frame.evaluate(readRefused, { attr: INDEX_ATTRIBUTE, index }), signal);
+  } catch (err) {
+    if (signal.aborted) throw err;
     // the frame went away or navigated: nothing was refused that can be said
     return [];
   }

@@ -87,6 +87,7 @@ describe('navigate to the page the tab shows', () => {
     expect(await navigateTool.execute(ctx, { url: `${url('form.html')}#top` })).toEqual({
       summary: `Not opened: the tab already shows ${url('form.html')}, and the observation is that page. To load it again, call navigate with it once more.`,
       target: `${url('form.html')}#top`,
+      unchanged: true,
     });
     expect(await ctx.page.inputValue('input[name=name]')).toBe('typed');
     expect((await navigateTool.execute(ctx, { url: url('form.html') })).summary).toBe(`Navigated to ${url('form.html')} ("Contact form")`);

@@ -1,0 +1,54 @@
+import { emptyTextFields, givenValues, untypedValues, valuesNamed } from './task-values';
+
+describe('givenValues', () => {
+  it.each([
+    ['Reject all cookies, then ask for a callback to the phone number 555-0100.', ['555-0100']],
+    ['Sign up as Ada, ada@example.com', ['ada@example.com']],
+    ['Send the message "Please call me back" to support@shop.test, phone +44 20 7946 0958', ['Please call me back', 'support@shop.test', '+44 20 7946 0958']],
+    ["Set the name to 'Grace Hopper' and don't change the rest, it's fine", ['Grace Hopper']],
+    ['Book the table for 2026-12-03 at 19:00 for 4 people, order #10253', []],
+    ['Log in as <secret>user</secret> with "<secret>password</secret>"', []],
+    ['Type “Leave at the door” and “leave at the door”', ['Leave at the door']],
+    ['What does the cheapest chair cost?', []],
+  ])('%s', (prompt, values) => {
+    expect(givenValues(prompt)).toEqual(values);
+  });
+});
+
+describe('untypedValues', () => {
+  const prompt = 'Ask for a callback to 555-0100 and leave the note "after six" at ann@example.com';
+
+  it('leaves out what was typed (a number by its digits) or chosen, and what the page shows', () => {
+    expect(untypedValues(prompt, [], '')).toEqual(['after six', 'ann@example.com', '555-0100']);
+    expect(untypedValues(prompt, ['555 0100', 'After  Six'], '')).toEqual(['ann@example.com']);
+    expect(untypedValues(prompt, [], '[3] textbox "Email" value="ann@example.com"\nCall 5550100')).toEqual(['after six']);
+  });
+
+  it('names at most three', () => {
+    expect(untypedValues('"a" "b" "c" "d"', [], '')).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('emptyTextFields', () => {
+  it('finds the empty text fields of an observation, not filled, disabled or other controls', () => {
+    const observation = [
+      '[1] textbox "Name" value="Ada"',
+      '[2] textbox "Phone number" type=tel empty',
+      '[3] searchbox "Search" empty',
+      '[4] textbox "Code" empty disabled',
+      '[5] checkbox "Keep me posted" empty',
+      '[6] button "Send"',
+    ].join('\n');
+    expect(emptyTextFields(observation)).toEqual([
+      { index: 2, label: 'Phone number' },
+      { index: 3, label: 'Search' },
+    ]);
+  });
+});
+
+describe('valuesNamed', () => {
+  it('quotes the values after a colon, or says nothing', () => {
+    expect(valuesNamed(['555-0100', 'a@b.co'])).toBe(': "555-0100", "a@b.co"');
+    expect(valuesNamed([])).toBe('');
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * The values a task gives to be typed (an e-mail address, a phone or card number, a quoted
+ * text), so that what the agent is told about an empty field can name them, and a done can be
+ * held once against a value never typed while the page still shows an empty field. The default
+ * model read "ask for a callback to the phone number 555-0100", closed the cookie dialog and
+ * called the task done with the "Phone number" field of the page empty.
+ */
+
+const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+/** Seven digits or more, with spaces, dashes, dots or brackets between them: 555-0100, +44 20 7946 0958. */
+const PHONE = /\+?\(?\d[\d ().-]{5,}\d/g;
+/** A date in digits is typed in the page's own format, so it is left to the form checks. */
+const DATE = /^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/;
+/** A quoted text: "…", “…”, or '…' between spaces and punctuation (never an apostrophe). */
+const QUOTED = /"([^"\n]{1,80})"|“([^”\n]{1,80})”|(?:^|[\s(:])'([^'\n]{1,80})'(?=[\s.,;:!?)]|$)/g;
+/** At most this many values are named. */
+const MAX_VALUES = 3;
+
+const squeeze = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();
+const digitsOf = (text: string) => text.replace(/\D/g, '');
+
+/** The values the task's prompt gives, in the order given (secrets' placeholders aside). */
+export function givenValues(prompt: string): string[] {
+  const values: string[] = [];
+  const add = (value: string) => {
+    const v = value.trim();
+    if (v && !/<\/?secret>/i.test(v) && !values.some((known) => squeeze(known) === squeeze(v))) values.push(v);
+  };
+  for (const m of prompt.matchAll(QUOTED)) add(m[1] ?? m[2] ?? m[3] ?? '');
+  for (const m of prompt.matchAll(EMAIL)) add(m[0]);
+  for (const m of prompt.matchAll(PHONE)) {
+    const number = m[0].replace(/[ .-]+$/, '');
+    if (digitsOf(number).length >= 7 && !DATE.test(number)) add(number);
+  }
+  return values;
+}
+
+/** Whether `value` is in `text`: as words, or for a number by its digits. */
+function holds(text: string, value: string): boolean {
+  if (squeeze(text).includes(squeeze(value))) return true;
+  const digits = digitsOf(value);
+  return digits.length >= 7 && digits === value.replace(/[\s().+-]/g, '') && digitsOf(text).includes(digits);
+}
+
+/** The values the task gives that were neither typed (or chosen) nor are on the page as the observation shows it. */
+export function untypedValues(prompt: string, typed: readonly string[], page: string): string[] {
+  return givenValues(prompt)
+    .filter((value) => !typed.some((text) => holds(text, value)) && !holds(page, value))
+    .slice(0, MAX_VALUES);
+}
+
+/** The values named for a field to fill: ` ("555-0100")`, or '' when none. */
+export function valuesNamed(values: readonly string[]): string {
+  return values.length ? `: ${values.map((value) => `"${value}"`).join(', ')}` : '';
+}
+
+/** An observation's empty text fields: `[3] textbox "Phone number" type=tel empty` gives { index: 3, label: 'Phone number' }. */
+export function emptyTextFields(observation: string): { index: number; label: string }[] {
+  const out: { index: number; label: string }[] = [];
+  for (const m of observation.matchAll(/^\s*\[(\d+)\] (?:textbox|searchbox|combobox) "((?:[^"\\]|\\.)*)"(.*)$/gm)) {
+    if (/\bempty\b/.test(m[3]) && !/\bdisabled\b|\breadonly\b/.test(m[3])) out.push({ index: Number(m[1]), label: m[2] });
+  }
+  return out;
+}
+
