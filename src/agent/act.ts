@@ -19,7 +19,7 @@ import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
-import { doneObjection, trackFilling, unseenFigures } from './done-check';
+import { doneObjection, heldLeave, trackFilling, unseenFigures } from './done-check';
 import { heldPress } from './submit-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
@@ -145,7 +145,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return heldPress(step, toolContext.page, request.tool.name, args);
+  return (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? heldPress(step, toolContext.page, request.tool.name, args);
 }
 
 /** An action held back (submit-check.ts, question-check.ts): not performed, the model told why, an action list stopped there. */
@@ -154,7 +154,7 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
   base.timings = action.timings();
   step.memory.answerCall(request.callId, step.mask(note));
   step.memory.held = true;
-  const reason = request.tool.name === 'request_human_input' ? 'the agent can do or read it itself' : 'the form it sends has empty fields';
+  const reason = request.tool.name === 'request_human_input' ? 'the agent can do or read it itself' : request.tool.name === 'navigate' ? 'the form filled was not sent' : 'the form it sends has empty fields';
   base.action.target = `held: ${reason}`;
   emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason } });
   step.log.info({ action: request.tool.name, reason }, 'action held back');

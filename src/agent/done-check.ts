@@ -3,6 +3,7 @@
  * never sent, or an error shown next to a field, is said to the model, which may call done
  * again (then it is accepted).
  */
+import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
 import type { ToolContext, ToolResult } from './types';
@@ -14,9 +15,15 @@ import { emptyTextFields, untypedValues } from './task-values';
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
 const SENDS = new Set(['click_element', 'navigate', 'go_back', 'switch_tab']);
 
+export interface UnsentForm {
+  fields: number[];
+  button: string;
+  press?: number;
+}
+
 interface FormState {
-  /** Filled fields of a form still on the page, and its submit button's text. */
-  unsent?: { fields: number[]; button: string };
+  /** Filled fields of a form still on the page, its submit button's text and index (when it has one). */
+  unsent?: UnsentForm;
   /** Error messages shown at fields. */
   errors: string[];
 }
@@ -119,8 +126,7 @@ async function formObjection(step: StepContext, ctx: ToolContext): Promise<strin
   }
   const said: string[] = [];
   if (state.unsent) {
-    const fields = state.unsent.fields.map((index) => `[${index}]`).join(', ');
-    said.push(`you filled ${fields} but the form was not sent${state.unsent.button ? ` (its button "${state.unsent.button}" was not pressed)` : ''}`);
+    said.push(unsentWords(state.unsent));
   }
   if (state.errors.length) said.push(`the page shows ${state.errors.map((error) => `"${error}"`).join(', ')} at a field`);
   // The browser's own refusal of a field (after a press of its form's submit) is a bubble outside the page's text.
@@ -129,6 +135,41 @@ async function formObjection(step: StepContext, ctx: ToolContext): Promise<strin
   if (!said.length) return undefined;
   memory.doneQuestioned = true;
   return `Not accepted yet: ${said.join('; and ')}. Finish what the task needs, or if it is complete as it is, call done again.`;
+}
+
+/** `you filled [1], [2] but the form was not sent (its button [3] "Send" was not pressed)` */
+function unsentWords(unsent: UnsentForm): string {
+  const fields = unsent.fields.map((index) => `[${index}]`).join(', ');
+  const button = unsent.press === undefined ? `"${unsent.button}"` : `[${unsent.press}] "${unsent.button}"`;
+  return `you filled ${fields} but the form was not sent${unsent.button ? ` (its button ${button} was not pressed)` : ''}`;
+}
+
+/**
+ * A navigate away from a form the agent filled and did not send, held once per task: the
+ * default model typed a username and password, then opened a profile address it guessed,
+ * which lost both.
+ */
+export async function heldLeave(step: StepContext, page: Page, tool: string, args: unknown): Promise<string | undefined> {
+  const { memory } = step;
+  if (tool !== 'navigate' || memory.leaveHeld || !memory.unsubmitted.length) return undefined;
+  const url = (args as { url?: unknown }).url;
+  if (typeof url !== 'string' || sameAddress(url, page.url())) return undefined;
+  let state: FormState;
+  try {
+    state = await page.mainFrame().evaluate(readFormState, { attr: INDEX_ATTRIBUTE, indexes: memory.unsubmitted });
+  } catch {
+    return undefined;
+  }
+  if (!state.unsent) return undefined;
+  memory.leaveHeld = true;
+  const press = state.unsent.press === undefined ? `its button "${state.unsent.button}"` : `[${state.unsent.press}]`;
+  return `Not opened yet: ${unsentWords(state.unsent)}, and leaving the page loses what you typed. Press ${press} first; to leave anyway, call navigate again.`;
+}
+
+/** Two addresses of one page (a trailing slash or a fragment apart, or the scheme left out). */
+function sameAddress(a: string, b: string): boolean {
+  const bare = (address: string) => address.trim().replace(/^https?:\/\//, '').replace(/#.*$/, '').replace(/\/$/, '');
+  return bare(a) === bare(b);
 }
 
 /** Runs in the page: the filled fields' form and its submit button, and the field errors shown. Self-contained. */
@@ -143,16 +184,17 @@ function readFormState(args: { attr: string; indexes: number[] }): FormState {
     .filter((field): field is { index: number; el: HTMLInputElement } => !!field.el && shown(field.el));
   const fields = present.filter((field) => !!field.el.form);
   const label = (button: Element) => (button.tagName === 'INPUT' ? (button as HTMLInputElement).value : text(button)).slice(0, 60);
+  const press = (button: Element) => (button.hasAttribute(args.attr) ? Number(button.getAttribute(args.attr)) : undefined);
   let unsent: FormState['unsent'];
   if (fields.length) {
     const form = fields[0].el.form!;
     const button = form.querySelector('button:not([type]), button[type=submit], input[type=submit]') as HTMLInputElement | null;
-    if (button && shown(button)) unsent = { fields: fields.map((field) => field.index), button: label(button) };
+    if (button && shown(button)) unsent = { fields: fields.map((field) => field.index), button: label(button), press: press(button) };
   } else if (present.length) {
     // Fields outside any form (a custom listbox): a button of the page that saves what they hold.
     const commit = /^\s*(?:save|submit|send|apply|confirm|update|book|place order|pay)\b/i;
     const button = Array.from(document.querySelectorAll('button, input[type=submit], input[type=button], [role=button]')).find((b) => shown(b) && commit.test(label(b)));
-    if (button) unsent = { fields: present.map((field) => field.index), button: label(button) };
+    if (button) unsent = { fields: present.map((field) => field.index), button: label(button), press: press(button) };
   }
   const errors = new Set<string>();
   for (const el of Array.from(document.querySelectorAll('[role=alert], [aria-live=assertive], .error, .field-error, .invalid-feedback, .error-message, [id$="-error"]'))) {

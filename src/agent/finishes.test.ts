@@ -16,6 +16,7 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/signin': `<!doctype html><title>Sign in</title><form action="/sent"><label>Username <input name="user"></label> <label>Password <input type="password" name="pw"></label> <button>Sign in</button></form>`,
   '/callback': `<!doctype html><title>Solar panels</title><form action="/sent"><label>Phone number <input type="tel" name="phone"></label> <button>Call me back</button></form>`,
   '/contact-form': `<!doctype html><title>Contact</title><form action="/sent"><label>Name <input name="name" required></label> <label>Email <input type="email" name="email" required></label> <label>Message <textarea name="message" required></textarea></label> <button>Send</button></form>`,
   '/invoices': `<!doctype html><meta charset="utf-8"><title>Invoices</title><p>Invoice #1001: €337.13</p><p>Invoice #1002: €374.26</p><p>Invoice #1003: €411.39</p><a href="/invoices">Reload</a>`,
@@ -109,13 +110,13 @@ describe('a done that claims success', () => {
       ['continue', 'done'],
       ['done', 'done'],
     ]);
-    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1], [2] but the form was not sent (its button "Send" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1], [2] but the form was not sent (its button [3] "Send" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
   it('is answered once when a filled form was never sent, a press on one of its fields in between (it sends nothing)', async () => {
     await page.goto('http://site.test/apply');
     const { requests } = await run([[{ tool: 'select_option', args: { index: 3, value: 'May' } }], [{ tool: 'click_element', args: { index: 3 } }], [done], [done]]);
-    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [3] but the form was not sent (its button "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [3] but the form was not sent (its button [4] "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
   it('is not offered again at the next answer of a model that follows the schemas, after it was answered', async () => {
@@ -143,7 +144,7 @@ describe('a done that claims success', () => {
       ['continue', 'done'],
       ['done', 'done'],
     ]);
-    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [2] but the form was not sent (its button "Submit" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [2] but the form was not sent (its button [3] "Submit" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
   it('is answered once when the page shows an error at a field', async () => {
@@ -184,7 +185,7 @@ describe('a done that claims success', () => {
     // typed, the value is not said again: the form unsent is
     await page.goto('http://site.test/callback');
     const typed = await run([[{ tool: 'input_text', args: { index: 1, text: '555 0100' } }], [{ tool: 'navigate', args: { url: 'http://site.test/callback' } }], [done], [done]], 8, { prompt });
-    expect(toolAnswers(typed.requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button "Call me back" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(typed.requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Call me back" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
   it('is accepted at once after the form was sent, whose new page the observation says came from the press', async () => {
@@ -226,6 +227,25 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(toolAnswers(requests[2]).at(-1)).toBe(
       'Not accepted yet: the form was not sent: your press of [2] was held because [1] "Phone number" was empty. Fill it with what the task gives: "555-0100", then press [2]; if the task is complete as it is, call done again.',
     );
+  });
+
+  it('holds a navigate away from a filled form not sent once, and opens the page when asked again', async () => {
+    await page.goto('http://site.test/signin');
+    const fill: Call[] = [{ tool: 'input_text', args: { index: 1, text: 'ada' } }, { tool: 'input_text', args: { index: 2, text: 'pw' } }];
+    const away: Call = { tool: 'navigate', args: { url: 'http://site.test/profile' } };
+    const { results, requests } = await run([fill, [away], [away], [{ ...done, args: { message: 'no', success: false } }]], 8, { followsSchemas: true });
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'input_text'],
+      ['continue', 'input_text'],
+      ['continue', 'navigate'],
+      ['continue', 'navigate'],
+      ['done', 'done'],
+    ]);
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not opened yet: you filled [1], [2] but the form was not sent (its button [3] "Sign in" was not pressed), and leaving the page loses what you typed. Press [3] first; to leave anyway, call navigate again.',
+    );
+    expect(lastObservation(requests[2])).toContain('URL: http://site.test/signin');
+    expect(lastObservation(requests[3])).toContain('URL: http://site.test/profile');
   });
 
   it('holds Enter in a field of a form with an empty field', async () => {
@@ -281,7 +301,7 @@ describe('a press that would send a form with empty fields (a model that follows
   it('answers a done after a choice outside any form while the page\'s Save button was not pressed', async () => {
     await page.goto('http://site.test/ticket');
     const { requests } = await run([[{ tool: 'select_option', args: { index: 1, value: 'High' } }], [done], [done]], 8, { prompt: 'Set the ticket priority to High and save it' });
-    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button "Save ticket" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Save ticket" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
   it('holds a press while a choice is on another option than the one the task names, and not once it is chosen', async () => {
@@ -311,7 +331,7 @@ describe('a press that would send a form with empty fields (a model that follows
       ['continue', 'click_element'],
       ['done', 'done'],
     ]);
-    expect(toolAnswers(filled.requests[4]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(filled.requests[4]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [4] "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
     // held again: the name filled, the other two still empty; pressed again as it was held, sent
     expect(toolAnswers(filled.requests[5]).at(-1)).toMatch(/^Not pressed yet: this would send the form with \[2\] "CV file", \[3\] "Start" empty\./);
     expect(lastObservation(filled.requests[6])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');

@@ -143,6 +143,8 @@ export class TaskMemory {
   held = false;
   /** The last press held back (its form's empty fields), until a press, Enter or navigation is performed. */
   heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[]; given?: string[] };
+  /** A navigate away from a filled form not sent was held once in this task (done-check.ts). */
+  leaveHeld = false;
   /** A done was answered once for a press held back and not made since. */
   heldFormQuestioned = false;
   /** Elements a model that follows the schemas may not press in its next answer: the button whose press was just held (submit-check.ts). */
@@ -188,6 +190,7 @@ export class TaskMemory {
     this.held = false;
     this.heldForm = undefined;
     this.heldFormQuestioned = false;
+    this.leaveHeld = false;
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
     this.questionHeld = false;
