@@ -10,6 +10,7 @@ describe('givenValues', () => {
     ['Log in as <secret>user</secret> with "<secret>password</secret>"', []],
     ['Type “Leave at the door” and “leave at the door”', ['Leave at the door']],
     ['What does the cheapest chair cost?', []],
+    ['[verify-tex-1764445000000-123456] send the form as Ada', []],
   ])('%s', (prompt, values) => {
     expect(givenValues(prompt)).toEqual(values);
   });

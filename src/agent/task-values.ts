@@ -7,7 +7,7 @@
  */
 
 const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
-/** Seven digits or more, with spaces, dashes, dots or brackets between them: 555-0100, +44 20 7946 0958. */
+/** Seven to fifteen digits (a phone number's lengths), with spaces, dashes, dots or brackets between them: 555-0100, +44 20 7946 0958. */
 const PHONE = /\+?\(?\d[\d ().-]{5,}\d/g;
 /** A date in digits is typed in the page's own format, so it is left to the form checks. */
 const DATE = /^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/;
@@ -30,7 +30,8 @@ export function givenValues(prompt: string): string[] {
   for (const m of prompt.matchAll(EMAIL)) add(m[0]);
   for (const m of prompt.matchAll(PHONE)) {
     const number = m[0].replace(/[ .-]+$/, '');
-    if (digitsOf(number).length >= 7 && !DATE.test(number)) add(number);
+    const digits = digitsOf(number).length;
+    if (digits >= 7 && digits <= 15 && !DATE.test(number)) add(number);
   }
   return values;
 }
