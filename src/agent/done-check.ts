@@ -10,6 +10,7 @@ import type { ToolContext, ToolResult } from './types';
 import { heldFormObjection } from './submit-check';
 import { namedFields, refusedFields } from './tools/refused-form';
 import { emptyTextFields, untypedValues } from './task-values';
+import { normalizeUrl, withoutHash } from './tools/navigate';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
@@ -118,12 +119,8 @@ export async function doneObjection(step: StepContext, ctx: ToolContext): Promis
 /** The form the agent filled, unsent, and what the page and the browser show against its fields; said once per task. */
 async function formObjection(step: StepContext, ctx: ToolContext): Promise<string | undefined> {
   const { memory } = step;
-  let state: FormState;
-  try {
-    state = await ctx.page.mainFrame().evaluate(readFormState, { attr: INDEX_ATTRIBUTE, indexes: memory.unsubmitted });
-  } catch {
-    return undefined;
-  }
+  const state = await formState(ctx.page, memory.unsubmitted);
+  if (!state) return undefined;
   const said: string[] = [];
   if (state.unsent) {
     said.push(unsentWords(state.unsent));
@@ -153,23 +150,30 @@ export async function heldLeave(step: StepContext, page: Page, tool: string, arg
   const { memory } = step;
   if (tool !== 'navigate' || memory.leaveHeld || !memory.unsubmitted.length) return undefined;
   const url = (args as { url?: unknown }).url;
-  if (typeof url !== 'string' || sameAddress(url, page.url())) return undefined;
-  let state: FormState;
-  try {
-    state = await page.mainFrame().evaluate(readFormState, { attr: INDEX_ATTRIBUTE, indexes: memory.unsubmitted });
-  } catch {
-    return undefined;
-  }
-  if (!state.unsent) return undefined;
+  if (typeof url !== 'string' || opensShownPage(url, page.url())) return undefined;
+  const state = await formState(page, memory.unsubmitted);
+  if (!state?.unsent) return undefined;
   memory.leaveHeld = true;
   const press = state.unsent.press === undefined ? `its button "${state.unsent.button}"` : `[${state.unsent.press}]`;
   return `Not opened yet: ${unsentWords(state.unsent)}, and leaving the page loses what you typed. Press ${press} first; to leave anyway, call navigate again.`;
 }
 
-/** Two addresses of one page (a trailing slash or a fragment apart, or the scheme left out). */
-function sameAddress(a: string, b: string): boolean {
-  const bare = (address: string) => address.trim().replace(/^https?:\/\//, '').replace(/#.*$/, '').replace(/\/$/, '');
-  return bare(a) === bare(b);
+/** Whether navigate would open the page the tab shows (navigate.ts answers that itself); an address it refuses, too. */
+function opensShownPage(url: string, current: string): boolean {
+  try {
+    return withoutHash(normalizeUrl(url)) === withoutHash(current);
+  } catch {
+    return true;
+  }
+}
+
+/** The page's filled fields and errors (readFormState); undefined when the page cannot be read. */
+async function formState(page: Page, indexes: number[]): Promise<FormState | undefined> {
+  try {
+    return await page.mainFrame().evaluate(readFormState, { attr: INDEX_ATTRIBUTE, indexes });
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs in the page: the filled fields' form and its submit button, and the field errors shown. Self-contained. */

@@ -30,7 +30,8 @@ export function normalizeUrl(raw: string): string {
 
 /** The address a tab was last asked to open while it showed it already: asked again at once, it is reloaded. */
 const reloadAsked = new WeakMap<object, string>();
-const withoutHash = (address: string): string => address.replace(/#.*$/, '').replace(/\/$/, '');
+/** An address without its fragment and trailing slash: two addresses of one page compare equal. */
+export const withoutHash = (address: string): string => address.replace(/#.*$/, '').replace(/\/$/, '');
 
 /**
  * Another action came after a navigate that was said, not done: asked again later, the page
