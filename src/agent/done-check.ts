@@ -15,6 +15,8 @@ import { normalizeUrl, withoutHash } from './tools/navigate';
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
 const SENDS = new Set(['click_element', 'navigate', 'go_back', 'switch_tab']);
+/** At most this many texts typed are kept in a task (task-values.ts looks for the task's values among them). */
+const MAX_TYPED = 200;
 
 export interface UnsentForm {
   fields: number[];
@@ -46,11 +48,12 @@ export function trackFilling(step: StepContext, tool: string, args: unknown, res
   if (result.unchanged) return;
   const index = (args as { index?: unknown }).index;
   const given = args as { text?: unknown; value?: unknown; label?: unknown };
-  for (const text of [given.text, given.value, given.label]) if (FILLS.has(tool) && typeof text === 'string' && text) memory.typed.push(text);
+  for (const text of [given.text, given.value, given.label]) if (FILLS.has(tool) && typeof text === 'string' && text && memory.typed.length < MAX_TYPED) memory.typed.push(text);
   const role = tool === 'click_element' && typeof index === 'number' ? (roleOf(memory.lastObservation, index) ?? '') : '';
   if (FOCUSED_FIELDS.has(role)) return;
   const clickedField = CLICKED_FIELDS.has(role);
   if ((FILLS.has(tool) || clickedField) && typeof index === 'number') {
+    settleHeld(memory, index);
     if (!memory.unsubmitted.includes(index)) memory.unsubmitted.push(index);
     memory.formTouched = true;
   } else if (SENDS.has(tool) || (tool === 'send_keys' && /enter/i.test(String((args as { keys?: unknown }).keys)))) {
@@ -58,6 +61,19 @@ export function trackFilling(step: StepContext, tool: string, args: unknown, res
     memory.unsubmitted = [];
     memory.heldForm = undefined;
   }
+}
+
+/**
+ * A field of the press held back, filled or chosen since, no longer stands against it: a done
+ * is then answered with the form as it is, not with the hold's words. The default model typed
+ * Lyon after its Save was held for the city on Paris, and was told the city held Paris.
+ */
+function settleHeld(memory: StepContext['memory'], index: number): void {
+  const held = memory.heldForm;
+  if (!held) return;
+  held.empty = held.empty.filter((field) => field.index !== index);
+  held.unchosen = held.unchosen.filter((field) => field.index !== index && field.named.index !== index);
+  if (!held.empty.length && !held.unchosen.length) memory.heldForm = undefined;
 }
 
 /** Said with the observation after a press that sent what the agent filled and led to another page. */

@@ -287,6 +287,15 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?city=Lyon');
   });
 
+  it('answers a done after the held field was set with the form unsent, not with the hold', async () => {
+    await page.goto('http://site.test/city');
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [{ tool: 'input_text', args: { index: 1, text: 'Lyon' } }], [done], [done]], 8, {
+      followsSchemas: true,
+      prompt: 'Change the city in the profile to Lyon and save the profile',
+    });
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Save profile" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+  });
+
   it('holds a button outside a form while a combobox the observation shows is on another option than the task names', async () => {
     await page.goto('http://site.test/ticket');
     const save: Call = { tool: 'click_element', args: { index: 2 } };

@@ -11,6 +11,8 @@ describe('givenValues', () => {
     ['Type “Leave at the door” and “leave at the door”', ['Leave at the door']],
     ['What does the cheapest chair cost?', []],
     ['[verify-tex-1764445000000-123456] send the form as Ada', []],
+    ['Type Alan Turing into the "Full name" field and click the blue "Submit" button, then open the "Help" tab', []],
+    ['Set the "Nickname" field to "Ada" and press "Save"', ['Ada', 'Save']],
   ])('%s', (prompt, values) => {
     expect(givenValues(prompt)).toEqual(values);
   });

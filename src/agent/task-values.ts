@@ -13,6 +13,8 @@ const PHONE = /\+?\(?\d[\d ().-]{5,}\d/g;
 const DATE = /^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/;
 /** A quoted text: "…", “…”, or '…' between spaces and punctuation (never an apostrophe). */
 const QUOTED = /"([^"\n]{1,80})"|“([^”\n]{1,80})”|(?:^|[\s(:])'([^'\n]{1,80})'(?=[\s.,;:!?)]|$)/g;
+/** Words after a quoted text that make it the name of a part of the page. */
+const NAMES_AFTER = /^\s*(?:field|box|text ?box|input|button|link|tab|menu|page|section|option|column|checkbox|check box|dropdown|drop-down|list|label|heading|form|dialog|area|panel)s?\b/i;
 /** At most this many values are named. */
 const MAX_VALUES = 3;
 
@@ -26,7 +28,11 @@ export function givenValues(prompt: string): string[] {
     const v = value.trim();
     if (v && !/<\/?secret>/i.test(v) && !values.some((known) => squeeze(known) === squeeze(v))) values.push(v);
   };
-  for (const m of prompt.matchAll(QUOTED)) add(m[1] ?? m[2] ?? m[3] ?? '');
+  for (const m of prompt.matchAll(QUOTED)) {
+    // "Full name" field, the "Submit" button: the name of something on the page, not a value
+    if (NAMES_AFTER.test(prompt.slice((m.index ?? 0) + m[0].length))) continue;
+    add(m[1] ?? m[2] ?? m[3] ?? '');
+  }
   for (const m of prompt.matchAll(EMAIL)) add(m[0]);
   for (const m of prompt.matchAll(PHONE)) {
     const number = m[0].replace(/[ .-]+$/, '');
