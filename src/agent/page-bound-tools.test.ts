@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, idlePresses, optionChoosers, textFields, SetControls, observedIndexes, observedTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, idlePresses, optionChoosers, textFields, SetControls, observedIndexes, observedTabs, otherTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -10,6 +10,12 @@ describe('tools bound to the page', () => {
     expect(observedTabs(observation)).toEqual([0, 1]);
   });
 
+  it('offers switch_tab only the tabs that are not active', () => {
+    expect(otherTabs(observation)).toEqual([1]);
+    expect(otherTabs('Tabs: [0] Plans | Acme | [1] Price list | Acme (active) | [2] Help')).toEqual([0, 2]);
+    expect(otherTabs('Tabs: [0] Shop (active)')).toEqual([]);
+  });
+
   it("offers the observation's indexes as the only values of index, tabs for switch_tab", () => {
     const bound = boundToPage(toolSpecs(), observation);
     const index = (name: string) => (bound.find((t) => t.name === name)!.parameters.properties as any).index;
@@ -17,7 +23,7 @@ describe('tools bound to the page', () => {
     expect(index('scroll').enum).toEqual([3, 7]);
     expect(index('click_element')['x-element-labels']).toEqual({ 3: 'Home', 7: 'Buy' });
     expect(index('switch_tab')['x-element-labels']).toBeUndefined();
-    expect(index('switch_tab').enum).toEqual([0, 1]);
+    expect(index('switch_tab').enum).toEqual([1]);
     expect(bound.find((t) => t.name === 'navigate')).toEqual(toolSpecs().find((t) => t.name === 'navigate'));
   });
 
@@ -27,7 +33,9 @@ describe('tools bound to the page', () => {
     const names = ((answerSchema(empty) as any).properties.actions.items.oneOf as any[]).map((c) => c.properties.name.const);
     expect(names).not.toContain('click_element');
     expect(names).not.toContain('input_text');
-    expect(names).toEqual(expect.arrayContaining(['done', 'navigate', 'scroll', 'extract', 'switch_tab']));
+    expect(names).toEqual(expect.arrayContaining(['done', 'navigate', 'scroll', 'extract']));
+    // Its one tab is the active one: nothing to switch to.
+    expect(names).not.toContain('switch_tab');
     // scroll's index is optional: without elements it can only be left out (null).
     const scroll = ((answerSchema(empty) as any).properties.actions.items.oneOf as any[]).find((c) => c.properties.name.const === 'scroll');
     expect(scroll.properties.arguments.properties.index).toEqual({ type: 'null' });

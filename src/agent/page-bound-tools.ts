@@ -26,6 +26,13 @@ export function observedTabs(observation: string): number[] {
   return [...line.matchAll(/\[(\d+)\]/g)].map((match) => Number(match[1]));
 }
 
+/** The tabs a switch can go to: all but the active one (a small model switched to the tab it was on eight times, the answer in view). */
+export function otherTabs(observation: string): number[] {
+  const line = /^Tabs: (.*)$/m.exec(observation)?.[1] ?? '';
+  // A title may hold " | " itself: a tab runs from its [index] to the next tab's.
+  return [...line.matchAll(/\[(\d+)\] (.*?)(?= \| \[\d+\] |$)/g)].filter((match) => !match[2].endsWith(' (active)')).map((match) => Number(match[1]));
+}
+
 /**
  * The tools with their element (and tab) indexes bound to what the latest observation lists:
  * `index` becomes an enum of those indexes, so a model whose answers follow the schema (the
@@ -44,7 +51,7 @@ export function observedTabs(observation: string): number[] {
 export function boundToPage(specs: LlmToolSpec[], observation: string, set: { filled?: readonly number[]; toggled?: readonly number[]; unpressed?: readonly number[] } = {}): LlmToolSpec[] {
   const elements = observedIndexes(observation);
   const labels = observedLabels(observation);
-  const tabs = observedTabs(observation);
+  const tabs = otherTabs(observation);
   const unchangeable = new Set(idlePresses(observation));
   const idle = new Set([...unchangeable, ...(set.toggled ?? []), ...(set.unpressed ?? [])]);
   const done = new Set(set.filled ?? []);

@@ -21,6 +21,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../logger';
 import { answerSchema, parseAnswer, toPrompt, type AnswerShape, type GrammarSchema, type OfferedTool, type PromptItem, type WireMessage } from './answer-format';
 import { guessNext } from './answer-guess';
+import { loopWatch } from './loop-guard';
 
 export interface ModelServerOptions {
   modelPath: string;
@@ -298,7 +299,15 @@ async function generate(pool: { release(slot: Slot): void }, slot: Slot, req: { 
     const t0 = performance.now();
     let firstToken = 0;
     const onToken = () => (firstToken ||= performance.now());
-    const res = await slot.chat.generateResponse(req.prompt as never, { grammar: req.grammar, maxTokens: req.maxTokens, temperature: 0, signal: req.signal, onToken });
+    // An answer that ends in a loop is stopped there: returned cut off, as at max_tokens.
+    const loop = loopWatch();
+    const stopLoop = new AbortController();
+    const onTextChunk = (chunk: string) => {
+      if (loop.add(chunk)) stopLoop.abort();
+    };
+    const signal = AbortSignal.any([req.signal, stopLoop.signal]);
+    const res = await slot.chat.generateResponse(req.prompt as never, { grammar: req.grammar, maxTokens: req.maxTokens, temperature: 0, signal, stopOnAbortSignal: true, onToken, onTextChunk });
+    if (req.signal.aborted) throw new Error('the client went away');
     const after = slot.sequence.tokenMeter.getState();
     const guessed = slot.sequence.tokenPredictions;
     const completionTokens = after.usedOutputTokens - before.usedOutputTokens;
@@ -307,7 +316,7 @@ async function generate(pool: { release(slot: Slot): void }, slot: Slot, req: { 
     const predicted = { validated: guessed.validated - guessedBefore.validated, refuted: guessed.refuted - guessedBefore.refuted };
     const ms = Math.round(performance.now() - t0);
     const promptMs = firstToken ? Math.round(firstToken - t0) : ms;
-    return { text: res.response, stop: res.metadata.stopReason, promptTokens, cachedTokens: promptTokens - evaluated, completionTokens, predicted, ms, promptMs };
+    return { text: res.response, stop: loop.looped ? 'loop' : res.metadata.stopReason, promptTokens, cachedTokens: promptTokens - evaluated, completionTokens, predicted, ms, promptMs };
   } finally {
     pool.release(slot);
   }
@@ -316,7 +325,7 @@ async function generate(pool: { release(slot: Slot): void }, slot: Slot, req: { 
 /** The chat-completions answer: the model's calls as tool_calls when tools were offered. */
 function chatCompletion(out: Completion, modelName: string, log: Logger): Record<string, unknown> {
   let message: Record<string, unknown> = { role: 'assistant', content: out.text };
-  let finish = out.stop === 'maxTokens' ? 'length' : 'stop';
+  let finish = out.stop === 'maxTokens' || out.stop === 'loop' ? 'length' : 'stop';
   if (out.tools.length) {
     try {
       const answer = parseAnswer(out.text, out.tools);
@@ -324,7 +333,7 @@ function chatCompletion(out: Completion, modelName: string, log: Logger): Record
       message = { role: 'assistant', content: answer.thought || null, tool_calls: calls };
       finish = 'tool_calls';
     } catch (err) {
-      // Cut off by max_tokens: returned as text, which the agent answers as a malformed call.
+      // Cut off by max_tokens or a loop: returned as text, which the agent answers as a malformed call.
       // (one token asked for: a caller evaluating its prompt ahead of its calls)
       const asked = out.stop === 'maxTokens' && out.completionTokens <= 1;
       log[asked ? 'debug' : 'warn']({ err: (err as Error).message, stop: out.stop }, 'model answer is not a complete call');

@@ -272,6 +272,16 @@ describe('tabs, history, scrolling, reading', () => {
     const switched = await switchTabTool.execute(ctx, { index: 0 });
     expect(switched).toEqual({ summary: `Switched to tab [0] "Fixture Home" (${url('index.html')})`, target: url('index.html') });
     expect(ctx.page).toBe(first);
+    // The tab it is on already: nothing switched, and said so.
+    const activations = ctx.activations.length;
+    const again = await switchTabTool.execute(ctx, { index: 0 });
+    expect(again).toEqual({
+      summary: 'Not switched: tab [0] "Fixture Home" is already the active tab, and the observation is that page. Read what you need there (or use extract), then act on it or call done.',
+      target: url('index.html'),
+      unchanged: true,
+    });
+    expect(ctx.activations).toHaveLength(activations);
+    expect(ctx.page).toBe(first);
     expect((await failureOf(switchTabTool.execute(ctx, { index: 5 })))!.message).toBe('There is no tab 5; the open tabs are 0 to 1');
   });
 
