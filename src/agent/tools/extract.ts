@@ -1,8 +1,9 @@
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
-import type { AgentTool } from '../types';
+import type { AgentTool, ToolContext } from '../types';
 import { abortable } from './abort';
 import { attempt } from './action-error';
+import { countItems, loadMore } from './scroll';
 
 const schema = z.object({ query: z.string().min(1).describe('What you are looking for on the page, e.g. "the price of the cheapest plan"') });
 
@@ -17,6 +18,14 @@ function pageText(minMain: number): string {
   const text = (el: Element | null) => (el instanceof HTMLElement ? el.innerText : (el?.textContent ?? ''));
   const mainText = text(main);
   return mainText.trim().length >= minMain ? mainText : text(body);
+}
+
+/** How many times extract scrolls an infinite list to load a number it is asked for. */
+const MAX_LOAD_ROUNDS = 8;
+
+async function readLines(ctx: ToolContext): Promise<string[]> {
+  const texts = await attempt(ctx.signal, 'Reading the page', () => abortable(readFrames(ctx.page), ctx.signal));
+  return cleanLines(texts.join('\n'));
 }
 
 async function readFrames(page: Page): Promise<string[]> {
@@ -100,17 +109,34 @@ export const extractTool: AgentTool<typeof schema, 'extract'> = {
   description: 'Read the text of the whole page (not only the visible part) to find information; say what you are looking for in query.',
   schema,
   async execute(ctx, { query }) {
-    const texts = await attempt(ctx.signal, 'Reading the page', () => abortable(readFrames(ctx.page), ctx.signal));
-    const lines = cleanLines(texts.join('\n'));
+    let lines = await readLines(ctx);
+    // A number asked for that the page does not hold yet, on a page with lists: an infinite
+    // list may hold it further down. A small model read the first 10 invoices of one, asked
+    // for #1025, and answered with #1002's amount.
+    let loaded = 0;
+    let toEnd = false;
+    if (missingNumbers(lines.join('\n'), query).length && (await countItems(ctx)) > 0) {
+      const from = await abortable(ctx.page.evaluate(() => window.scrollY), ctx.signal);
+      for (let round = 0; round < MAX_LOAD_ROUNDS && missingNumbers(lines.join('\n'), query).length; round++) {
+        const added = await loadMore(ctx);
+        toEnd = !added;
+        if (!added) break;
+        loaded += added;
+        lines = await readLines(ctx);
+      }
+      // Nothing loaded: the page left where the agent had it.
+      if (!loaded) await abortable(ctx.page.evaluate((top) => window.scrollTo({ top, behavior: 'instant' }), from), ctx.signal);
+    }
+    const scrolled = loaded ? `(Scrolled down to load more: ${loaded} more item${loaded === 1 ? '' : 's'} loaded.)\n` : '';
     const { text, omitted } = relevantExcerpt(lines, query);
     const more = omitted > 0 ? `\n(${omitted} characters of less relevant text left out)` : '';
     const best = bestLines(lines, query);
     const missing = missingNumbers(lines.join('\n'), query).map((mark) => `"${mark}"`);
     const absent = missing.length
-      ? `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} nowhere in this page's text: not loaded yet (scroll to load more) or on another page. Answer only with what the text holds.\n`
+      ? `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} nowhere in this page's text${toEnd ? ", its lists scrolled to their end: it may be on another page" : ': not loaded yet (scroll to load more) or on another page'}. Answer only with what the text holds.\n`
       : '';
     const first = best.length ? `Best match${best.length > 1 ? 'es' : ''} for "${query}":\n${best.join('\n')}\nThe whole text:\n` : '';
-    return { summary: `Text of ${ctx.page.url()} for "${query}":\n${absent}${first}${text || '(the page has no text)'}${more}`, target: ctx.page.url() };
+    return { summary: `Text of ${ctx.page.url()} for "${query}":\n${scrolled}${absent}${first}${text || '(the page has no text)'}${more}`, target: ctx.page.url() };
   },
   // What it looks for.
   async policyFacts({ args }) {

@@ -55,26 +55,41 @@ const ITEMS = 'li, article, tr, [role=listitem], [role=row], [role=article]';
 /** How long a scroll waits for a list to load more items. */
 const LOAD_WAIT_MS = 1_500;
 
-async function countItems(ctx: ToolContext): Promise<number> {
+export async function countItems(ctx: ToolContext): Promise<number> {
   return abortable(ctx.page.evaluate((items) => document.querySelectorAll(items).length, ITEMS), ctx.signal).catch((err: unknown) => {
     if (ctx.signal.aborted) throw err;
     return 0;
   });
 }
 
-/** `; 20 more items loaded` when lists of the page grew after the scroll (an infinite list), else ''. */
-async function itemsLoaded(ctx: ToolContext, before: number): Promise<string> {
+/** How many items the lists of the page gained after a scroll (an infinite list loading more): 0 when none within LOAD_WAIT_MS. */
+async function itemsAdded(ctx: ToolContext, before: number): Promise<number> {
   try {
     const grew = ({ items, count }: { items: string; count: number }) => document.querySelectorAll(items).length > count;
     await abortable(ctx.page.waitForFunction(grew, { items: ITEMS, count: before }, { timeout: LOAD_WAIT_MS, polling: 100 }), ctx.signal);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    return '';
+    return 0;
   }
   // The list may still be adding its batch: counted once it holds still.
   await new Promise((resolve) => setTimeout(resolve, 150));
-  const added = (await countItems(ctx)) - before;
+  return Math.max(0, (await countItems(ctx)) - before);
+}
+
+/** `; 20 more items loaded` when lists of the page grew after the scroll, else ''. */
+async function itemsLoaded(ctx: ToolContext, before: number): Promise<string> {
+  const added = await itemsAdded(ctx, before);
   return added > 0 ? `; ${added} more item${added === 1 ? '' : 's'} loaded` : '';
+}
+
+/**
+ * Scrolls to the end of what is loaded (the page, or its scrolling pane) and waits for an
+ * infinite list to load more: the items it gained, 0 when it loaded none.
+ */
+export async function loadMore(ctx: ToolContext): Promise<number> {
+  const before = await countItems(ctx);
+  await attempt(ctx.signal, 'Scrolling', () => abortable(ctx.page.evaluate(scrollInPage, 1000), ctx.signal));
+  return itemsAdded(ctx, before);
 }
 
 export const scrollTool: AgentTool<typeof schema, 'scroll'> = {

@@ -2,6 +2,7 @@
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { observePage } from '../observe/observe';
 import type { ToolContext } from '../types';
+import { extractTool } from './extract';
 import { inputTextTool } from './input-text';
 import { scrollTool } from './scroll';
 import { selectOptionTool } from './select-option';
@@ -104,5 +105,47 @@ describe('an infinite list', () => {
     expect(result.summary).toMatch(/; 20 more items loaded$/);
     const top = await scrollTool.execute(ctx, { direction: 'up', amount: 10 });
     expect(top.summary).not.toContain('loaded');
+  });
+
+  /** Invoices #1001 on, 10 at a time as the end of the list comes into view, up to #1040. */
+  const INVOICES = `<h1>Invoices</h1><ul id="list"></ul><p id="more" style="height: 40px">Loading more…</p><script>
+    let next = 1001;
+    const load = () => {
+      for (let i = 0; i < 10 && next <= 1040; i++, next++) {
+        const li = document.createElement('li'); li.style.height = '60px';
+        li.textContent = 'Invoice #' + next + ': €' + (next === 1025 ? '512.40' : (next / 10).toFixed(2));
+        document.getElementById('list').append(li);
+      }
+    };
+    load();
+    new IntersectionObserver((seen) => { if (seen.some((e) => e.isIntersecting)) setTimeout(load, 200); }).observe(document.getElementById('more'));
+  </script>`;
+
+  it('is scrolled to its end by extract until the number asked for is loaded', async () => {
+    await page.setContent(INVOICES);
+    const result = await extractTool.execute(ctx, { query: 'Invoice #1025' });
+    expect(result.summary).toMatch(/^Text of .* for "Invoice #1025":\n\(Scrolled down to load more: (10|20) more items loaded\.\)\nBest match for "Invoice #1025":\nInvoice #1025: €512\.40\n/);
+    expect(result.summary).not.toContain('nowhere');
+    // Stopped once it held the invoice: not the whole list.
+    expect(await page.locator('li').count()).toBeLessThan(40);
+  });
+
+  it('is scrolled to its end by extract, and said to be, when the number is not in it', async () => {
+    await page.setContent(INVOICES);
+    const result = await extractTool.execute(ctx, { query: 'Invoice #1077' });
+    expect(result.summary).toContain('(Scrolled down to load more: 30 more items loaded.)');
+    expect(result.summary).toContain('"#1077" is nowhere in this page\'s text, its lists scrolled to their end: it may be on another page.');
+    expect(await page.locator('li').count()).toBe(40);
+  });
+
+  it('is left where it was when extract asks for a number of a list that loads no more', async () => {
+    await page.setContent(`<ul>${Array.from({ length: 30 }, (_, i) => `<li style="height: 60px">Order ${4000 + i}</li>`).join('')}</ul>`);
+    await page.evaluate(() => window.scrollTo(0, 300));
+    const result = await extractTool.execute(ctx, { query: 'order 5123' });
+    expect(result.summary).toContain('"5123" is nowhere in this page\'s text, its lists scrolled to their end');
+    expect(result.summary).not.toContain('Scrolled down');
+    expect(await page.evaluate(() => window.scrollY)).toBe(300);
+    // A number the page holds: nothing scrolled at all.
+    expect((await extractTool.execute(ctx, { query: 'order 4012' })).summary).toContain('Best match for "order 4012":\nOrder 4012');
   });
 });
