@@ -11,7 +11,8 @@ import type { StepResult, Verification, VerifyCheck } from '../contracts/session
 import { MAX_VERIFY_RETRIES, notVerified, notVerifiedNote, runChecks } from './verify';
 import { gateAction } from './action-gate';
 import { indexOf } from './tools/fields';
-import { elementKey, readObservation } from './observe/page-diff';
+import { appearedText, elementKey, readObservation } from './observe/page-diff';
+import { REPEAT_HELD, repeatNote } from './repetition';
 import { elementUnderIndex } from './approval-binding';
 import { observedIndexes } from './page-bound-tools';
 import { reportRefusals } from './policy/navigation-guard';
@@ -145,7 +146,24 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? heldPress(step, toolContext.page, request.tool.name, args);
+  return (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+}
+
+/** A second press in a row of a button that adds or buys, the page changed by the first: held once per button (repetition.ts). */
+function heldRepeat(step: StepContext, tool: string, args: unknown): string | undefined {
+  const { memory } = step;
+  const index = indexOf(args);
+  const now = memory.lastObservation ?? '';
+  const line = tool === 'click_element' && index !== undefined ? readObservation(now).elements.get(index) : undefined;
+  if (!line) return undefined;
+  const element = elementKey(line).replace(/^\[\d+\] /, '');
+  const before = memory.presses.pressedBefore(tool, element, now);
+  if (before === undefined || memory.repeatsHeld.has(element)) return undefined;
+  const note = repeatNote(line, index!, before, now, appearedText(before, now)[0]);
+  if (!note) return undefined;
+  memory.repeatsHeld.add(element);
+  memory.pressesOffNextAnswer.add(index!);
+  return note;
 }
 
 /** An action held back (submit-check.ts, question-check.ts): not performed, the model told why, an action list stopped there. */
@@ -154,7 +172,14 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
   base.timings = action.timings();
   step.memory.answerCall(request.callId, step.mask(note));
   step.memory.held = true;
-  const reason = request.tool.name === 'request_human_input' ? 'the agent can do or read it itself' : request.tool.name === 'navigate' ? 'the form filled was not sent' : 'the form it sends has empty fields';
+  const reason =
+    request.tool.name === 'request_human_input'
+      ? 'the agent can do or read it itself'
+      : request.tool.name === 'navigate'
+        ? 'the form filled was not sent'
+        : note.startsWith(REPEAT_HELD)
+          ? 'pressed at the step before, it would add again'
+          : 'the form it sends has empty fields';
   base.action.target = `held: ${reason}`;
   emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason } });
   step.log.info({ action: request.tool.name, reason }, 'action held back');

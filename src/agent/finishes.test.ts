@@ -13,6 +13,7 @@ const PAGES: Record<string, string> = {
   '/checked': `<!doctype html><title>Sign up</title><form onsubmit="event.preventDefault(); document.getElementById('e').textContent = 'Email is required'">
     <label>Name <input name="name"></label> <label>Email <input name="email"></label> <span class="error" id="e"></span> <button>Send</button></form>`,
   '/shop': `<!doctype html><title>Shop</title><p id="c">Cart (0)</p><button onclick="const c = document.getElementById('c'); c.textContent = 'Cart (' + (Number(c.textContent.match(/\\d+/)[0]) + 1) + ')'">Add to cart</button>`,
+  '/photos': `<!doctype html><title>Photos</title><p id="c">Photo 1 of 9</p><button onclick="const c = document.getElementById('c'); c.textContent = 'Photo ' + (Number(c.textContent.match(/\\d+/)[0]) + 1) + ' of 9'">Next photo</button>`,
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
@@ -89,7 +90,7 @@ describe('what an action changed', () => {
   });
 
   it('leaves the button pressed twice in a row out of the next answer of a model that follows the schemas', async () => {
-    await page.goto('http://site.test/shop');
+    await page.goto('http://site.test/photos');
     const press: Call = { tool: 'click_element', args: { index: 1 } };
     const { tools } = await run([[press], [press], [{ tool: 'wait', args: { seconds: 1 } }], [done]], 8, { followsSchemas: true });
     const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
@@ -97,6 +98,34 @@ describe('what an action changed', () => {
     expect(pressable(2)).toEqual([]);
     // something else done in between, it may be pressed again
     expect(pressable(3)).toEqual([1]);
+    expect(await page.textContent('#c')).toBe('Photo 3 of 9');
+  });
+
+  it('holds a second press in a row of a button that adds, once, with what the page shows, for a model that follows the schemas', async () => {
+    await page.goto('http://site.test/shop');
+    const press: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests, tools, results } = await run([[press], [press], [done]], 8, { followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not pressed again: you pressed [1] "Add to cart" at your last step and the page changed (the page now shows "Cart (1)"). A second press adds a second one. If the task asks for one, that is done: call done. If it asks for more, press it again after your next step.',
+    );
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(pressable(2)).toEqual([]);
+    expect(results.at(-1)!.kind).toBe('done');
+    expect(await page.textContent('#c')).toBe('Cart (1)');
+  });
+
+  it('presses a button that adds again when asked after the hold, and holds it no more in the task', async () => {
+    await page.goto('http://site.test/shop');
+    const press: Call = { tool: 'click_element', args: { index: 1 } };
+    await run([[press], [press], [{ tool: 'wait', args: { seconds: 1 } }], [press], [press], [done]], 8, { followsSchemas: true });
+    expect(await page.textContent('#c')).toBe('Cart (3)');
+  });
+
+  it('does not hold a second press for a model that does not follow the schemas', async () => {
+    await page.goto('http://site.test/shop');
+    const press: Call = { tool: 'click_element', args: { index: 1 } };
+    await run([[press], [press], [done]]);
+    expect(await page.textContent('#c')).toBe('Cart (2)');
   });
 });
 

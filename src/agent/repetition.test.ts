@@ -1,4 +1,4 @@
-import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote, PressCounter, pressNote } from './repetition';
+import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote, PressCounter, pressNote, repeatNote } from './repetition';
 
 describe('RepetitionGuard', () => {
   it('warns at the third identical action on an unchanged page and stops at the fifth', () => {
@@ -66,5 +66,33 @@ describe('presses of the same element while the page changes', () => {
     expect(pressNote('button "Add to cart"', 3, 'Cart (3)')).toBe(
       'Note: you pressed "Add to cart" 3 times in a row and the page changed each time; the page shows "Cart (3)". Each press acts again: press it once more only if the task needs one more.',
     );
+  });
+});
+
+describe('a second press of a button that adds', () => {
+  it('is held for buttons and links that add, buy or order, once the page changed', () => {
+    expect(repeatNote('[2] button "Add Green Mug to cart"', 2, 'before', 'after', 'In your cart: Green Mug')).toBe(
+      'Not pressed again: you pressed [2] "Add Green Mug to cart" at your last step and the page changed (the page now shows "In your cart: Green Mug"). A second press adds a second one. If the task asks for one, that is done: call done. If it asks for more, press it again after your next step.',
+    );
+    expect(repeatNote('[5] link "Buy now"', 5, 'before', 'after', undefined)).toMatch(/^Not pressed again: you pressed \[5\] "Buy now" at your last step and the page changed\. /);
+  });
+
+  it('is not held for other presses, other elements, or a page that did not change', () => {
+    expect(repeatNote('[2] button "Next photo"', 2, 'before', 'after', undefined)).toBeUndefined();
+    expect(repeatNote('[2] button "Load more"', 2, 'before', 'after', undefined)).toBeUndefined();
+    expect(repeatNote('[2] checkbox "Add gift wrap"', 2, 'before', 'after', undefined)).toBeUndefined();
+    expect(repeatNote('[2] button "Add to cart"', 2, 'same', 'same', undefined)).toBeUndefined();
+  });
+});
+
+describe('PressCounter.pressedBefore', () => {
+  it('gives the observation the same press was chosen from, once the page changed since', () => {
+    const presses = new PressCounter();
+    presses.note('click_element', { index: 2 }, 'button "Add to cart"', 'cart empty');
+    expect(presses.pressedBefore('click_element', 'button "Add to cart"', 'cart: 1')).toBe('cart empty');
+    expect(presses.pressedBefore('click_element', 'button "Add to cart"', 'cart empty')).toBeUndefined();
+    expect(presses.pressedBefore('click_element', 'button "Remove"', 'cart: 1')).toBeUndefined();
+    presses.note('wait', { seconds: 1 }, '', 'cart: 1');
+    expect(presses.pressedBefore('click_element', 'button "Add to cart"', 'cart: 1')).toBeUndefined();
   });
 });

@@ -80,7 +80,7 @@ const STATE_CHANGING = new Set(['click_element']);
  * meant to press once is told how many times it pressed and what the page shows now.
  */
 export class PressCounter {
-  private last?: { action: string; page: string };
+  private last?: { action: string; page: string; text: string };
   /** Presses of the same element in a row, each on a page changed since the one before. */
   count = 0;
   /** The element as the model saw it. */
@@ -96,9 +96,18 @@ export class PressCounter {
     const page = createHash('sha256').update(pageText).digest('hex');
     if (this.last && this.last.action === action && this.last.page !== page) this.count += 1;
     else this.count = 1;
-    this.last = { action, page };
+    this.last = { action, page, text: pageText };
     this.element = element;
     return this.count;
+  }
+
+  /**
+   * The observation the last action (`tool` on `element`) was chosen from, when it was that
+   * action and the page changed since (now `pageText`): a press about to be made again.
+   */
+  pressedBefore(tool: string, element: string, pageText: string): string | undefined {
+    if (!element || !this.last || this.last.action !== `${tool} ${element}`) return undefined;
+    return this.last.page === createHash('sha256').update(pageText).digest('hex') ? undefined : this.last.text;
   }
 
   reset(): void {
@@ -113,4 +122,23 @@ export function pressNote(element: string, count: number, shown: string | undefi
   const label = /"((?:[^"\\]|\\.)*)"/.exec(element)?.[1] || element;
   const now = shown ? `; the page shows "${shown}"` : '';
   return `Note: you pressed "${label}" ${count} times in a row and the page changed each time${now}. Each press acts again: press it once more only if the task needs one more.`;
+}
+
+/** How a held second press is answered. */
+export const REPEAT_HELD = 'Not pressed again:';
+
+/** A button whose press adds or buys something: pressed twice, it adds or orders twice. */
+const ADDS = /^(add|buy|order|book|pay|purchase|donate|vote|subscribe|place order)\b/i;
+
+/**
+ * A press of a button that adds or buys (`Add Green Mug to cart`) made again right after it
+ * changed the page: held once per button in a task, the model told what the page shows now.
+ * The default model pressed "Add Green Mug to cart" twice, then, kept from a third press,
+ * added the white mug. `before` is the observation the first press was chosen from.
+ */
+export function repeatNote(line: string, index: number, before: string, now: string, shown: string | undefined): string | undefined {
+  const match = /^\[\d+\] (button|link) "((?:[^"\\]|\\.)*)"/.exec(line);
+  if (!match || !ADDS.test(match[2].trim()) || before === now) return undefined;
+  const result = shown ? ` (the page now shows "${shown}")` : '';
+  return `${REPEAT_HELD} you pressed [${index}] "${match[2]}" at your last step and the page changed${result}. A second press adds a second one. If the task asks for one, that is done: call done. If it asks for more, press it again after your next step.`;
 }

@@ -143,6 +143,8 @@ export class TaskMemory {
   held = false;
   /** The last press held back (its form's empty fields), until a press, Enter or navigation is performed. */
   heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[]; given?: string[] };
+  /** The buttons that add or buy whose second press in a row was held once in this task (repetition.ts). */
+  readonly repeatsHeld = new Set<string>();
   /** A navigate away from a filled form not sent was held once in this task (done-check.ts). */
   leaveHeld = false;
   /** A done was answered once for a press held back and not made since. */
@@ -191,6 +193,7 @@ export class TaskMemory {
     this.heldForm = undefined;
     this.heldFormQuestioned = false;
     this.leaveHeld = false;
+    this.repeatsHeld.clear();
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
     this.questionHeld = false;
