@@ -311,7 +311,7 @@ describe('a press that would send a form with empty fields (a model that follows
     const save: Call = { tool: 'click_element', args: { index: 2 } };
     const { requests } = await run([[save], [{ tool: 'input_text', args: { index: 1, text: 'Lyon' } }, save], [done]], 8, { followsSchemas: true, prompt: 'Change the city in the profile to Lyon and save the profile' });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed yet: this would send the form with [1] "City" holding "Paris" while the task says "Lyon". Set it first as the task says (input_text); if it is as the task wants, press [2] again to send the form as it is.',
+      'Not pressed yet: this would send the form with [1] "City" holding "Paris" while the task says "Lyon". First type "Lyon" into [1] (input_text); if it is as the task wants, press [2] again to send the form as it is.',
     );
     expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?city=Lyon');
   });
@@ -330,7 +330,7 @@ describe('a press that would send a form with empty fields (a model that follows
     const save: Call = { tool: 'click_element', args: { index: 2 } };
     const { requests } = await run([[save], [{ tool: 'select_option', args: { index: 1, value: 'High' } }], [save], [done]], 8, { followsSchemas: true, prompt: 'Set the ticket priority to High and save it' });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed yet: [1] "Priority Normal" on "Normal" while the task says "High" ([1]). Choose it first as the task says (select_option); if it is as the task wants, press [2] again to go ahead as it is.',
+      'Not pressed yet: [1] "Priority Normal" on "Normal" while the task says "High" ([1]). First choose "High" in [1] (select_option); if it is as the task wants, press [2] again to go ahead as it is.',
     );
     expect(lastObservation(requests[1])).not.toContain('Saved with');
     expect(lastObservation(requests[3])).toContain('Saved with High');
@@ -348,7 +348,7 @@ describe('a press that would send a form with empty fields (a model that follows
     const save: Call = { tool: 'click_element', args: { index: 4 } };
     const { requests } = await run([[save], [{ tool: 'select_option', args: { index: 1, value: 'Lyon' } }, { tool: 'click_element', args: { index: 3 } }, save], [done]], 8, { followsSchemas: true, prompt });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed yet: this would send the form with [1] "City" on "Paris" while the task says "Lyon" ([1]), and [2] "Shipping" on "Standard shipping (free)" while the task says "Express shipping ($9)" ([3]). Choose them first as the task says (select_option); if they are as the task wants, press [4] again to send the form as it is.',
+      'Not pressed yet: this would send the form with [1] "City" on "Paris" while the task says "Lyon" ([1]), and [2] "Shipping" on "Standard shipping (free)" while the task says "Express shipping ($9)" ([3]). First choose "Lyon" in [1], choose "Express shipping ($9)" ([3]) (select_option); if they are as the task wants, press [4] again to send the form as it is.',
     );
     expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?city=Lyon&ship=express');
     // The task names neither option of a choice, or names the one it is on: no hold.

@@ -1,4 +1,4 @@
-import { heldNote, mistypedFields, optionsNamed, pressOutsideForm, unchosenFields, valueSetFor, type ChoiceField } from './submit-check';
+import { heldFormObjection, heldNote, mistypedFields, optionsNamed, pressOutsideForm, unchosenFields, valueSetFor, type ChoiceField } from './submit-check';
 
 const options = (...texts: string[]) => texts.map((text, i) => ({ text, index: 10 + i }));
 const named = (task: string, ...texts: string[]) => optionsNamed(task, options(...texts)).map((o) => o.text);
@@ -68,7 +68,7 @@ describe('a press of a button outside a form', () => {
     });
     const form = pressOutsideForm(observation, 2)!;
     expect(heldNote([], 2, unchosenFields('Set the ticket priority to High and save it', form.choices), true)).toBe(
-      'Not pressed yet: [1] "Priority Normal" on "Normal" while the task says "High" ([1]). Choose it first as the task says (select_option); if it is as the task wants, press [2] again to go ahead as it is.',
+      'Not pressed yet: [1] "Priority Normal" on "Normal" while the task says "High" ([1]). First choose "High" in [1] (select_option); if it is as the task wants, press [2] again to go ahead as it is.',
     );
   });
 
@@ -100,7 +100,16 @@ describe('the value a task sets a text field to', () => {
     expect(mistypedFields(task, [{ index: 1, label: 'City', value: 'Paris' }])).toEqual([{ index: 1, label: 'City', current: 'Paris', typed: true, named: { text: 'Lyon', index: 1 } }]);
     expect(mistypedFields(task, [{ index: 1, label: 'City', value: 'lyon' }])).toEqual([]);
     expect(heldNote([], 2, mistypedFields(task, [{ index: 1, label: 'City', value: 'Paris' }]))).toBe(
-      'Not pressed yet: this would send the form with [1] "City" holding "Paris" while the task says "Lyon". Set it first as the task says (input_text); if it is as the task wants, press [2] again to send the form as it is.',
+      'Not pressed yet: this would send the form with [1] "City" holding "Paris" while the task says "Lyon". First type "Lyon" into [1] (input_text); if it is as the task wants, press [2] again to send the form as it is.',
+    );
+  });
+});
+
+describe('a done after a press held for fields not as the task says', () => {
+  it('spells out what sets them, then the press', () => {
+    const unchosen = mistypedFields('Change the city in the profile to Lyon and save the profile', [{ index: 1, label: 'City', value: 'Paris' }]);
+    expect(heldFormObjection({ button: 2, empty: [], unchosen })).toBe(
+      'Not accepted yet: the form was not sent: your press of [2] was held because of [1] "City" holding "Paris" while the task says "Lyon". First type "Lyon" into [1], then press [2]; if the task is complete as it is, call done again.',
     );
   });
 });

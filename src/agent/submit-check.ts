@@ -166,7 +166,7 @@ export function heldNote(empty: EmptyField[], button: number | undefined, unchos
   const kinds = [...empty.map((field) => field.kind), ...unchosen.map((field) => (field.typed ? ('text' as const) : ('choice' as const)))];
   const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
-  const first = unchosen.length && !empty.length ? `${unchosen.every((f) => f.typed) ? 'Set' : 'Choose'} ${one ? 'it' : 'them'} first as the task says` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
+  const first = unchosen.length && !empty.length ? `First ${settings(unchosen)}` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
   const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : `if the task gives nothing for ${one ? 'it' : 'them'}`;
   if (outsideForm) return `Not pressed yet: ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to go ahead as it is.`;
   return `Not pressed yet: this would send the form with ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to send the form as it is.`;
@@ -181,7 +181,19 @@ export function heldFormObjection(held: NonNullable<StepContext['memory']['heldF
     return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${one ? 'was' : 'were'} empty. Fill ${one ? 'it' : 'them'} with what the task gives${valuesNamed(held.given ?? [])}, then press ${press}; if the task is complete as it is, call done again.`;
   }
   const one = held.empty.length + held.unchosen.length === 1;
-  return `Not accepted yet: the form was not sent: your press of ${press} was held because of ${against(held.empty, held.unchosen)}. Set ${one ? 'it' : 'them'} as the task says, then press ${press}; if the task is complete as it is, call done again.`;
+  const set = held.empty.length ? `Set ${one ? 'it' : 'them'} as the task says` : `First ${settings(held.unchosen)}`;
+  return `Not accepted yet: the form was not sent: your press of ${press} was held because of ${against(held.empty, held.unchosen)}. ${set}, then press ${press}; if the task is complete as it is, call done again.`;
+}
+
+/**
+ * What sets the fields as the task says, spelled out: `type "Lyon" into [1]`. Told only to set
+ * the city "as the task says", the default model pressed Save again with Paris in it.
+ */
+function settings(unchosen: UnchosenField[]): string {
+  return unchosen
+    .slice(0, MAX_NAMED)
+    .map((field) => (field.typed ? `type "${field.named.text}" into [${field.index}]` : field.named.index === field.index ? `choose "${field.named.text}" in [${field.index}]` : `choose "${field.named.text}" ([${field.named.index}])`))
+    .join(', ');
 }
 
 /** The form the press sends and its empty fields, looked for in every frame; undefined when the press sends no form. */
