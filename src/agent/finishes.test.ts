@@ -251,10 +251,10 @@ describe('a press that would send a form with empty fields (a model that follows
     await page.goto('http://site.test/callback');
     const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [done], [done]], 8, { followsSchemas: true, prompt: 'Ask for a callback to the phone number 555-0100.' });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed yet: this would send the form with [1] "Phone number" empty. Fill it first with what the task gives: "555-0100" (input_text); if the task gives nothing for it, press [2] again to send the form as it is.',
+      'Not pressed yet: this would send the form with [1] "Phone number" empty. First type "555-0100" into [1] (input_text); if the task gives nothing for it, press [2] again to send the form as it is.',
     );
     expect(toolAnswers(requests[2]).at(-1)).toBe(
-      'Not accepted yet: the form was not sent: your press of [2] was held because [1] "Phone number" was empty. Fill it with what the task gives: "555-0100", then press [2]; if the task is complete as it is, call done again.',
+      'Not accepted yet: the form was not sent: your press of [2] was held because [1] "Phone number" was empty. First type "555-0100" into [1], then press [2]; if the task is complete as it is, call done again.',
     );
   });
 
@@ -281,7 +281,7 @@ describe('a press that would send a form with empty fields (a model that follows
     await page.goto('http://site.test/form');
     const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'send_keys', args: { keys: 'Enter' } }], [done], [done]], 8, { followsSchemas: true });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed yet: this would send the form with [2] "Email" empty. Fill it first with what the task gives: "ada@example.com" (input_text); if the task gives nothing for it, press Enter again to send the form as it is.',
+      'Not pressed yet: this would send the form with [2] "Email" empty. First type "ada@example.com" into [2] (input_text); if the task gives nothing for it, press Enter again to send the form as it is.',
     );
     expect(lastObservation(requests[1])).toContain('URL: http://site.test/form');
   });

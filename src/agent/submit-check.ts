@@ -166,7 +166,8 @@ export function heldNote(empty: EmptyField[], button: number | undefined, unchos
   const kinds = [...empty.map((field) => field.kind), ...unchosen.map((field) => (field.typed ? ('text' as const) : ('choice' as const)))];
   const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
-  const first = unchosen.length && !empty.length ? `First ${settings(unchosen)}` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
+  const typeIn = oneValueFor(empty, unchosen, given);
+  const first = unchosen.length && !empty.length ? `First ${settings(unchosen)}` : typeIn ? `First ${typeIn}` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
   const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : `if the task gives nothing for ${one ? 'it' : 'them'}`;
   if (outsideForm) return `Not pressed yet: ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to go ahead as it is.`;
   return `Not pressed yet: this would send the form with ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to send the form as it is.`;
@@ -178,11 +179,23 @@ export function heldFormObjection(held: NonNullable<StepContext['memory']['heldF
   if (!held.unchosen.length) {
     const fields = held.empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
     const one = held.empty.length === 1;
-    return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${one ? 'was' : 'were'} empty. Fill ${one ? 'it' : 'them'} with what the task gives${valuesNamed(held.given ?? [])}, then press ${press}; if the task is complete as it is, call done again.`;
+    const typeIn = oneValueFor(held.empty, held.unchosen, held.given ?? []);
+    const fill = typeIn ? `First ${typeIn}` : `Fill ${one ? 'it' : 'them'} with what the task gives${valuesNamed(held.given ?? [])}`;
+    return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${one ? 'was' : 'were'} empty. ${fill}, then press ${press}; if the task is complete as it is, call done again.`;
   }
   const one = held.empty.length + held.unchosen.length === 1;
   const set = held.empty.length ? `Set ${one ? 'it' : 'them'} as the task says` : `First ${settings(held.unchosen)}`;
   return `Not accepted yet: the form was not sent: your press of ${press} was held because of ${against(held.empty, held.unchosen)}. ${set}, then press ${press}; if the task is complete as it is, call done again.`;
+}
+
+/**
+ * One empty text field and one value the task gives, not typed yet: `type "555-0100" into [3]`.
+ * Told to fill the phone field "with what the task gives: "555-0100"", the default model
+ * pressed the button again and sent the form empty.
+ */
+function oneValueFor(empty: EmptyField[], unchosen: UnchosenField[], given: readonly string[]): string | undefined {
+  if (unchosen.length || empty.length !== 1 || empty[0].kind !== 'text' || given.length !== 1) return undefined;
+  return `type "${given[0]}" into [${empty[0].index}]`;
 }
 
 /**
