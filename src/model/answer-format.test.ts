@@ -57,18 +57,19 @@ describe('the answer grammar', () => {
   });
 
   it('takes only the indexes the page lists when the tools are bound to it', () => {
-    const bound = boundToPage(tools, 'Tabs: [0] Shop (active)\n[3] link "Home"\n[7] button "Buy \\"now\\""\n[9] button');
+    const bound = boundToPage(tools, 'Tabs: [0] Shop (active) | [1] Help\n[3] link "Home"\n[7] button "Buy \\"now\\""\n[9] button');
     const res = check(bound, [
       call('click_element', { index: 'Buy now [7]' }),
       call('click_element', { index: 'button [9]' }),
       call('click_element', { index: 7 }), // a bare number: the element is named by its label first
       call('click_element', { index: 'Home [7]' }), // a label with another's index
       call('click_element', { index: 'Buy now [5]' }),
-      call('switch_tab', { index: 0 }),
+      call('switch_tab', { index: 1 }),
       call('switch_tab', { index: 2 }),
+      call('switch_tab', { index: 0 }), // the active tab
     ]);
     expect(res.compiled).toBe(true);
-    expect(res.results.map((r) => r.ok)).toEqual([true, true, false, false, false, true, false]);
+    expect(res.results.map((r) => r.ok)).toEqual([true, true, false, false, false, true, false, false]);
     // Read back to the index the agent's tool takes; described the same on every page.
     expect(parseAnswer(JSON.stringify(calls(['click_element', { index: 'Buy now [7]' }], ['scroll', { direction: 'down', amount: null, index: 'Home [3]' }])), bound).actions).toEqual([
       { name: 'click_element', arguments: '{"index":7}' },
