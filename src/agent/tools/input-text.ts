@@ -25,6 +25,8 @@ export const inputTextTool: AgentTool<typeof schema, 'input_text'> = {
     const { locator, info, target, name } = await targetElement(ctx, index);
     if (info.tag === 'SELECT') throw new Error(`${name} is a select: use select_option to choose one of its options`);
     text = dateFor(info.inputType, text, name);
+    // A field that holds one whole value (a date, a number) takes no text at its end: set.
+    clear ||= WHOLE_VALUE.has(info.inputType);
     await attempt(ctx.signal, `Typing into ${name}`, async () => {
       if (clear) {
         await abortable(locator.fill(text, { timeout: ACTION_TIMEOUT_MS }), ctx.signal);
@@ -50,6 +52,9 @@ export const inputTextTool: AgentTool<typeof schema, 'input_text'> = {
     return a.clear === false ? [`await ${on}.press('End');`, `await ${on}.pressSequentially(${typed});`] : [`await ${on}.fill(${typed});`];
   },
 };
+
+/** Inputs whose value is one whole (no caret to type at the end of): a small model appended a date to an empty date field, which failed twice. */
+const WHOLE_VALUE = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'number', 'range', 'color']);
 
 /** A date input takes its date as YYYY-MM-DD: a date written otherwise is read into that form. */
 function dateFor(inputType: string, text: string, name: string): string {

@@ -91,6 +91,15 @@ describe('a date field', () => {
     }
     await expect(inputTextTool.execute(ctx, { index, text: 'next week', clear: true })).rejects.toThrow('is a date field: give the date as YYYY-MM-DD');
   });
+
+  it('is set, not appended to, when asked to append', async () => {
+    await page.setContent('<label>Arrival <input type="date" id="d"></label><label>Guests <input type="number" id="n" value="2"></label>');
+    const result = await inputTextTool.execute(ctx, { index: await indexOf(/Arrival/), text: '14 March 2026', clear: false });
+    expect(result.summary).toMatch(/^Typed "2026-03-14" into \[\d+\] /);
+    expect(await page.inputValue('#d')).toBe('2026-03-14');
+    await inputTextTool.execute(ctx, { index: await indexOf(/Guests/), text: '4', clear: false });
+    expect(await page.inputValue('#n')).toBe('4');
+  });
 });
 
 describe('an infinite list', () => {
