@@ -159,7 +159,7 @@ function heldRepeat(step: StepContext, tool: string, args: unknown): string | un
   const element = elementKey(line).replace(/^\[\d+\] /, '');
   const before = memory.presses.pressedBefore(tool, element, now);
   if (before === undefined || memory.repeatsHeld.has(element)) return undefined;
-  const note = repeatNote(line, index!, before, now, appearedText(before, now)[0]);
+  const note = repeatNote(line, index!, appearedText(before, now)[0]);
   if (!note) return undefined;
   memory.repeatsHeld.add(element);
   memory.pressesOffNextAnswer.add(index!);

@@ -22,15 +22,20 @@ function elementLines(observation: string): { index: number; role: string; line:
 
 /** The tab indexes of the observation's `Tabs:` line. */
 export function observedTabs(observation: string): number[] {
-  const line = /^Tabs: (.*)$/m.exec(observation)?.[1] ?? '';
-  return [...line.matchAll(/\[(\d+)\]/g)].map((match) => Number(match[1]));
+  return tabsOf(observation).map((tab) => tab.index);
 }
 
 /** The tabs a switch can go to: all but the active one (a small model switched to the tab it was on eight times, the answer in view). */
 export function otherTabs(observation: string): number[] {
+  return tabsOf(observation)
+    .filter((tab) => !tab.active)
+    .map((tab) => tab.index);
+}
+
+/** The observation's `Tabs:` line read: a title may hold " | " itself, so a tab runs from its [index] to the next tab's. */
+function tabsOf(observation: string): { index: number; active: boolean }[] {
   const line = /^Tabs: (.*)$/m.exec(observation)?.[1] ?? '';
-  // A title may hold " | " itself: a tab runs from its [index] to the next tab's.
-  return [...line.matchAll(/\[(\d+)\] (.*?)(?= \| \[\d+\] |$)/g)].filter((match) => !match[2].endsWith(' (active)')).map((match) => Number(match[1]));
+  return [...line.matchAll(/\[(\d+)\] (.*?)(?= \| \[\d+\] |$)/g)].map((match) => ({ index: Number(match[1]), active: match[2].endsWith(' (active)') }));
 }
 
 /**

@@ -134,11 +134,11 @@ const ADDS = /^(add|buy|order|book|pay|purchase|donate|vote|subscribe|place orde
  * A press of a button that adds or buys (`Add Green Mug to cart`) made again right after it
  * changed the page: held once per button in a task, the model told what the page shows now.
  * The default model pressed "Add Green Mug to cart" twice, then, kept from a third press,
- * added the white mug. `before` is the observation the first press was chosen from.
+ * added the white mug. Whether the page changed since is PressCounter.pressedBefore's to say.
  */
-export function repeatNote(line: string, index: number, before: string, now: string, shown: string | undefined): string | undefined {
+export function repeatNote(line: string, index: number, shown: string | undefined): string | undefined {
   const match = /^\[\d+\] (button|link) "((?:[^"\\]|\\.)*)"/.exec(line);
-  if (!match || !ADDS.test(match[2].trim()) || before === now) return undefined;
+  if (!match || !ADDS.test(match[2].trim())) return undefined;
   const result = shown ? ` (the page now shows "${shown}")` : '';
   return `${REPEAT_HELD} you pressed [${index}] "${match[2]}" at your last step and the page changed${result}. A second press adds a second one. If the task asks for one, that is done: call done. If it asks for more, press it again after your next step.`;
 }

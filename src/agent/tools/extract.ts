@@ -115,10 +115,11 @@ export const extractTool: AgentTool<typeof schema, 'extract'> = {
     // for #1025, and answered with #1002's amount.
     let loaded = 0;
     let toEnd = false;
-    if (missingNumbers(lines.join('\n'), query).length && (await countItems(ctx)) > 0) {
+    const items = missingNumbers(lines.join('\n'), query).length ? await countItems(ctx) : 0;
+    if (items > 0) {
       const from = await abortable(ctx.page.evaluate(() => window.scrollY), ctx.signal);
       for (let round = 0; round < MAX_LOAD_ROUNDS && missingNumbers(lines.join('\n'), query).length; round++) {
-        const added = await loadMore(ctx);
+        const added = await loadMore(ctx, round === 0 ? items : undefined);
         toEnd = !added;
         if (!added) break;
         loaded += added;

@@ -84,10 +84,11 @@ async function itemsLoaded(ctx: ToolContext, before: number): Promise<string> {
 
 /**
  * Scrolls to the end of what is loaded (the page, or its scrolling pane) and waits for an
- * infinite list to load more: the items it gained, 0 when it loaded none.
+ * infinite list to load more: the items it gained, 0 when it loaded none. `counted`: the
+ * items the page holds, when the caller has just counted them.
  */
-export async function loadMore(ctx: ToolContext): Promise<number> {
-  const before = await countItems(ctx);
+export async function loadMore(ctx: ToolContext, counted?: number): Promise<number> {
+  const before = counted ?? (await countItems(ctx));
   await attempt(ctx.signal, 'Scrolling', () => abortable(ctx.page.evaluate(scrollInPage, 1000), ctx.signal));
   return itemsAdded(ctx, before);
 }

@@ -13,19 +13,15 @@ export const switchTabTool: AgentTool<typeof schema, 'switch_tab'> = {
     const pages = ctx.context.pages();
     const page = pages[index];
     if (!page) throw new Error(`There is no tab ${index}; the open tabs are 0 to ${pages.length - 1}`);
+    const title = await page.title().catch(() => '');
+    const named = `tab [${index}]${title ? ` "${title}"` : ''}`;
     if (page === ctx.page) {
       // Nothing to switch: a small model switched to the tab it was on eight times, the answer in view.
-      const title = await page.title().catch(() => '');
-      return {
-        summary: `Not switched: tab [${index}]${title ? ` "${title}"` : ''} is already the active tab, and the observation is that page. Read what you need there (or use extract), then act on it or call done.`,
-        target: page.url(),
-        unchanged: true,
-      };
+      return { summary: `Not switched: ${named} is already the active tab, and the observation is that page. Read what you need there (or use extract), then act on it or call done.`, target: page.url(), unchanged: true };
     }
     await attempt(ctx.signal, `Switching to tab ${index}`, () => abortable(page.bringToFront(), ctx.signal));
     ctx.setActivePage(page);
-    const title = await page.title().catch(() => '');
-    return { summary: `Switched to tab [${index}]${title ? ` "${title}"` : ''} (${page.url()})`, target: page.url() };
+    return { summary: `Switched to ${named} (${page.url()})`, target: page.url() };
   },
   // The address of the tab it makes active.
   async policyFacts({ ctx, args }) {
