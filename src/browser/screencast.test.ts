@@ -116,8 +116,11 @@ describe('the screencaster', () => {
     await demand('s1', true);
     await until(() => frames.length > 0);
     // Settled: no frame for 500 ms (a loaded machine still paints the new content a while).
+    // The demand is renewed meanwhile, as a viewer does: a lease that ran out here would
+    // start the cast anew below, and a new cast sends its picture again.
     for (let count = -1; count !== frames.length; ) {
       count = frames.length;
+      await demand('s1');
       await sleep(500);
     }
     const seen = frames.length;

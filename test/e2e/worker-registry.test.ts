@@ -116,7 +116,8 @@ describe('a worker at its capacity', () => {
         // Ended: its workflow closed its browser before it recorded the end. (Even with the
         // one before still closing, a worker of 2 has room: only sessions still counted after
         // they ended would fill it.)
-        await waitFor(async () => ((await mongo.db().collection<{ _id: string; status: string }>('sessions').findOne({ _id: started.body.sessionId }))?.status === 'terminated' ? true : null), 15_000);
+        // (Bounded at 60 s: the other test file running beside this one may hold both cores.)
+        await waitFor(async () => ((await mongo.db().collection<{ _id: string; status: string }>('sessions').findOne({ _id: started.body.sessionId }))?.status === 'terminated' ? true : null), 60_000);
       }
     } finally {
       await mongo.close();
