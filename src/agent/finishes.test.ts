@@ -413,6 +413,17 @@ describe('a question to the human that asks for what the agent can do (a model t
     expect(askParameters(1).not).toEqual({});
     expect(askParameters(2).not).toBeUndefined();
   });
+
+  it('is held when it asks for a value the task gives, and names the value', async () => {
+    await page.goto('http://site.test/callback');
+    const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please provide your phone number.' } };
+    const { results, requests } = await run([[ask], [ask]], 8, { followsSchemas: true, prompt: 'Ask for a callback to the phone number 555-0100.' });
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'request_human_input'],
+      ['human_input', 'request_human_input'],
+    ]);
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: the task gives it: "555-0100"; type it with input_text\./);
+  });
 });
 
 describe('a wrong tool', () => {

@@ -1,4 +1,4 @@
-import { heldQuestion } from './question-check';
+import { askedGivenValues, heldQuestion } from './question-check';
 import { TaskSecrets } from './secrets/secrets';
 
 const ask = (value: string, type = 'human_input_needed') => ({ type, value });
@@ -51,5 +51,24 @@ describe('a question to the human', () => {
 
   it('is held once per task: asked again, it goes to the human', () => {
     expect(heldQuestion(ask('Please click the Next button.'), undefined, true)).toBeUndefined();
+  });
+
+  it('asking for a value the task gives is held, and names the value', () => {
+    const prompt = 'Ask for a callback to the phone number 555-0100, with the e-mail ann@example.com.';
+    expect(heldQuestion(ask('Please provide your phone number.'), undefined, false, true, prompt)).toBe(
+      'Not asked: the task gives it: "555-0100"; type it with input_text. A human is asked only for what neither the pages nor the task give you (a code sent to their phone, a CAPTCHA, an approval). If that is still what you need, call request_human_input again.',
+    );
+    expect(askedGivenValues('What e-mail address should the callback go to?', prompt)).toEqual(['ann@example.com']);
+    expect(askedGivenValues('Which phone numbers and mail should I use?', prompt)).toEqual([]);
+    expect(askedGivenValues('Please give me your phone numbers and mail.', prompt)).toEqual(['ann@example.com', '555-0100']);
+  });
+
+  it('asking for what the task does not give, or what only a human gives, goes to the human', () => {
+    const prompt = 'Ask for a callback to the phone number 555-0100.';
+    expect(heldQuestion(ask('Please provide your postal address.'), undefined, false, true, prompt)).toBeUndefined();
+    expect(heldQuestion(ask('Please enter the code sent to your phone number.'), undefined, false, true, prompt)).toBeUndefined();
+    expect(heldQuestion(ask('May I send the callback request to your phone number?'), undefined, false, true, prompt)).toBeUndefined();
+    expect(heldQuestion(ask('Please provide your phone number.'), undefined, false, true, 'Ask for a callback to my phone.')).toBeUndefined();
+    expect(heldQuestion(ask('Please provide your phone number.'), undefined, true, true, prompt)).toBeUndefined();
   });
 });

@@ -8,6 +8,7 @@
  */
 import type { Page } from 'playwright-core';
 import type { TaskSecrets } from './secrets/secrets';
+import { givenValues } from './task-values';
 
 /** Asks the human to do what a tool does (the first words), or to read the page. */
 const TOOL_WORK = /^\s*(?:please\s+|can you\s+|could you\s+)?(?:click|press|tap|extract|select|choose|pick|navigate|go to|open|scroll|search|find|look|read|check|list|fill|wait|reload|refresh)\b/i;
@@ -15,12 +16,34 @@ const PAGE_WORK = /\b(?:from|on|in) (?:the|this) (?:page|table|list|screen|site)
 /** Asks the human to sign in: theirs to do when the task gave no credentials, the agent's when its secrets hold some. */
 const SIGN_IN = /\b(?:sign|log)\s?in\b|\b(?:username|password|credentials)\b/i;
 const ONE_TIME = /\bone[- ]time\b|\bcode\b|\botp\b|\b2fa\b/i;
+/** What only a human gives, whatever else the question names. */
+const HUMANS_OWN = /\bone[- ]time\b|\bcode\b|\botp\b|\b2fa\b|\bcaptcha\b|\bapprov|\bconfirm|\bpermission\b|\ballow\b|\bmay i\b|\bshould i\b/i;
+/** Words that name nothing a value is given for. */
+const PLAIN = new Set('a an the to of and or for with into in on at by from as is it its this that your my their our please then also new set use type enter fill field'.split(' '));
+/** Words before a value in the prompt that name what it is for: "the phone number 555-0100" gives phone, number. */
+const NAMING_WORDS = 4;
+
+/**
+ * The values the task gives that the question asks for: it names a word the prompt puts just
+ * before the value (`Please provide your phone number` for "call me back at the phone number
+ * 555-0100"). The default model asked that, with the number in its own prompt.
+ */
+export function askedGivenValues(question: string, prompt: string): string[] {
+  if (HUMANS_OWN.test(question)) return [];
+  const asked = new Set((question.toLowerCase().match(/[a-z]{3,}/g) ?? []).map((word) => word.replace(/s$/, '')));
+  return givenValues(prompt).filter((value) => {
+    const at = prompt.indexOf(value);
+    if (at < 0) return false;
+    const before = (prompt.slice(0, at).toLowerCase().match(/[a-z]+/g) ?? []).slice(-NAMING_WORDS);
+    return before.some((word) => word.length >= 3 && !PLAIN.has(word) && asked.has(word.replace(/s$/, '')));
+  });
+}
 
 /**
  * Why the question is held, said to the model; undefined when it goes to the human.
- * `signInShown`: whether the page has a password field (in any of its frames).
+ * `signInShown`: whether the page has a password field (in any of its frames); `prompt`: the task's.
  */
-export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean, signInShown = true): string | undefined {
+export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean, signInShown = true, prompt = ''): string | undefined {
   if (alreadyHeld) return undefined;
   const { type, value } = args as { type?: unknown; value?: unknown };
   const question = String(value ?? '');
@@ -28,6 +51,8 @@ export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, al
   let why: string | undefined;
   if ((type === 'credentials' || (SIGN_IN.test(question) && !ONE_TIME.test(question))) && names.length) {
     why = `your secrets hold ${names.map((name) => `<secret>${name}</secret>`).join(', ')}: type them with input_text`;
+  } else if (type !== 'credentials' && askedGivenValues(question, prompt).length) {
+    why = `the task gives it: ${askedGivenValues(question, prompt).map((value) => `"${value}"`).join(', ')}; type it with input_text`;
   } else if (type === 'credentials' && !signInShown) {
     why = 'this page asks for no credentials (it has no password field); to answer with what the page shows, call done with it';
   } else if (TOOL_WORK.test(question) || PAGE_WORK.test(question)) {
