@@ -20,7 +20,7 @@ import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
-import { doneObjection, heldLeave, trackFilling, unseenFigures } from './done-check';
+import { doneObjection, heldLeave, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
@@ -287,7 +287,7 @@ async function performed(step: StepContext, request: ActionRequest, action: Acti
   memory.actionSucceeded();
   countPress(step, tool.name, request.args);
   trackFilling(step, tool.name, request.args, result);
-  const note = await reportRefusals(memory.guard, action.toolContext.page);
+  const note = (await reportRefusals(memory.guard, action.toolContext.page)) + (result.unchanged ? await unsentReminder(step, action.toolContext.page) : '');
   const summary = mask(`${request.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`);
   if (!replay) memory.answerCall(callId, summary);
   action.record('ok', { summary });

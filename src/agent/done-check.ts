@@ -158,6 +158,23 @@ function unsentWords(unsent: UnsentForm): string {
 }
 
 /**
+ * Said with an action that left the page as it was (a navigate to the page the tab shows, a
+ * switch to the active tab) while fields the agent filled are in a form not sent: ` You
+ * filled [3] but the form was not sent (its button [4] "Call me back" was not pressed): press
+ * [4] to send it.` The default model typed the phone number, then "navigated to the next
+ * step" on the same page and called the callback done unsent.
+ */
+export async function unsentReminder(step: StepContext, page: Page): Promise<string> {
+  const { memory } = step;
+  if (!memory.unsubmitted.length) return '';
+  const state = await formState(page, memory.unsubmitted);
+  if (!state?.unsent) return '';
+  const words = unsentWords(state.unsent);
+  const press = state.unsent.press === undefined ? '' : `: press [${state.unsent.press}] to send it`;
+  return ` You ${words.slice('you '.length)}${press}.`;
+}
+
+/**
  * A navigate away from a form the agent filled and did not send, held once per task: the
  * default model typed a username and password, then opened a profile address it guessed,
  * which lost both.

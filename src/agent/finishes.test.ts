@@ -214,6 +214,10 @@ describe('a done that claims success', () => {
     // typed, the value is not said again: the form unsent is
     await page.goto('http://site.test/callback');
     const typed = await run([[{ tool: 'input_text', args: { index: 1, text: '555 0100' } }], [{ tool: 'navigate', args: { url: 'http://site.test/callback' } }], [done], [done]], 8, { prompt });
+    // The navigate that did nothing says the form is still to send, and with what.
+    expect(toolAnswers(typed.requests[2]).at(-1)).toBe(
+      'Not opened: the tab already shows http://site.test/callback, and the observation is that page. To load it again, call navigate with it once more. You filled [1] but the form was not sent (its button [2] "Call me back" was not pressed): press [2] to send it.',
+    );
     expect(toolAnswers(typed.requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Call me back" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
   });
 
