@@ -237,7 +237,10 @@ async function doneStands(step: StepContext, callId: string, toolContext: ToolCo
   const objection = unseenFigures(step, typeof answer === 'string' ? answer : JSON.stringify(answer ?? '')) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
+  // Neither done nor a question at the next answer: the default model, its done answered,
+  // asked a human to do what the objection named.
   step.memory.offNextAnswer.add('done');
+  step.memory.offNextAnswer.add('request_human_input');
   step.log.info({ objection: step.mask(objection) }, 'done answered with what the page shows');
   return false;
 }

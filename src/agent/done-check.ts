@@ -147,7 +147,10 @@ async function formObjection(step: StepContext, ctx: ToolContext): Promise<strin
   if (refused.length) said.push(`the browser refuses ${namedFields(refused)}, so the form was not sent`);
   if (!said.length) return undefined;
   memory.doneQuestioned = true;
-  return `Not accepted yet: ${said.join('; and ')}. Finish what the task needs, or if it is complete as it is, call done again.`;
+  // Only unsent, with its button known: the press spelled out (told to "finish what the task
+  // needs", the default model asked a human to sign it in on the page it had signed in to).
+  const next = said.length === 1 && state.unsent?.press !== undefined ? `Press [${state.unsent.press}] to send it, or if the task is complete as it is` : 'Finish what the task needs, or if it is complete as it is';
+  return `Not accepted yet: ${said.join('; and ')}. ${next}, call done again.`;
 }
 
 /** `you filled [1], [2] but the form was not sent (its button [3] "Send" was not pressed)` */
