@@ -163,6 +163,11 @@ describe('a done that claims success', () => {
     expect(doneParameters(1).not).toBeUndefined();
     expect(doneParameters(2).not).toEqual({});
     expect(doneParameters(3).not).toBeUndefined();
+    // Nor a question to the human, at that answer only.
+    const askParameters = (n: number) => (tools[n] ?? []).find((t) => t.name === 'request_human_input')!.parameters as Record<string, unknown>;
+    expect(askParameters(1).not).toBeUndefined();
+    expect(askParameters(2).not).toEqual({});
+    expect(askParameters(3).not).toBeUndefined();
   });
 
   it('is answered once when a radio was clicked in a form never sent: a click on a radio fills the form, it does not send it', async () => {
