@@ -20,7 +20,7 @@ import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
-import { doneObjection, heldLeave, trackFilling, unseenFigures } from './done-check';
+import { doneObjection, heldLeave, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
@@ -237,7 +237,10 @@ async function doneStands(step: StepContext, callId: string, toolContext: ToolCo
   const objection = unseenFigures(step, typeof answer === 'string' ? answer : JSON.stringify(answer ?? '')) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
+  // Neither done nor a question at the next answer: the default model, its done answered,
+  // asked a human to do what the objection named.
   step.memory.offNextAnswer.add('done');
+  step.memory.offNextAnswer.add('request_human_input');
   step.log.info({ objection: step.mask(objection) }, 'done answered with what the page shows');
   return false;
 }
@@ -287,7 +290,7 @@ async function performed(step: StepContext, request: ActionRequest, action: Acti
   memory.actionSucceeded();
   countPress(step, tool.name, request.args);
   trackFilling(step, tool.name, request.args, result);
-  const note = await reportRefusals(memory.guard, action.toolContext.page);
+  const note = (await reportRefusals(memory.guard, action.toolContext.page)) + (result.unchanged ? await unsentReminder(step, action.toolContext.page) : '');
   const summary = mask(`${request.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`);
   if (!replay) memory.answerCall(callId, summary);
   action.record('ok', { summary });

@@ -147,7 +147,10 @@ async function formObjection(step: StepContext, ctx: ToolContext): Promise<strin
   if (refused.length) said.push(`the browser refuses ${namedFields(refused)}, so the form was not sent`);
   if (!said.length) return undefined;
   memory.doneQuestioned = true;
-  return `Not accepted yet: ${said.join('; and ')}. Finish what the task needs, or if it is complete as it is, call done again.`;
+  // Only unsent, with its button known: the press spelled out (told to "finish what the task
+  // needs", the default model asked a human to sign it in on the page it had signed in to).
+  const next = said.length === 1 && state.unsent?.press !== undefined ? `Press [${state.unsent.press}] to send it, or if the task is complete as it is` : 'Finish what the task needs, or if it is complete as it is';
+  return `Not accepted yet: ${said.join('; and ')}. ${next}, call done again.`;
 }
 
 /** `you filled [1], [2] but the form was not sent (its button [3] "Send" was not pressed)` */
@@ -155,6 +158,23 @@ function unsentWords(unsent: UnsentForm): string {
   const fields = unsent.fields.map((index) => `[${index}]`).join(', ');
   const button = unsent.press === undefined ? `"${unsent.button}"` : `[${unsent.press}] "${unsent.button}"`;
   return `you filled ${fields} but the form was not sent${unsent.button ? ` (its button ${button} was not pressed)` : ''}`;
+}
+
+/**
+ * Said with an action that left the page as it was (a navigate to the page the tab shows, a
+ * switch to the active tab) while fields the agent filled are in a form not sent: ` You
+ * filled [3] but the form was not sent (its button [4] "Call me back" was not pressed): press
+ * [4] to send it.` The default model typed the phone number, then "navigated to the next
+ * step" on the same page and called the callback done unsent.
+ */
+export async function unsentReminder(step: StepContext, page: Page): Promise<string> {
+  const { memory } = step;
+  if (!memory.unsubmitted.length) return '';
+  const state = await formState(page, memory.unsubmitted);
+  if (!state?.unsent) return '';
+  const words = unsentWords(state.unsent);
+  const press = state.unsent.press === undefined ? '' : `: press [${state.unsent.press}] to send it`;
+  return ` You ${words.slice('you '.length)}${press}.`;
 }
 
 /**

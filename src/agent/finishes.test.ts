@@ -139,13 +139,13 @@ describe('a done that claims success', () => {
       ['continue', 'done'],
       ['done', 'done'],
     ]);
-    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1], [2] but the form was not sent (its button [3] "Send" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1], [2] but the form was not sent (its button [3] "Send" was not pressed). Press [3] to send it, or if the task is complete as it is, call done again.');
   });
 
   it('is answered once when a filled form was never sent, a press on one of its fields in between (it sends nothing)', async () => {
     await page.goto('http://site.test/apply');
     const { requests } = await run([[{ tool: 'select_option', args: { index: 3, value: 'May' } }], [{ tool: 'click_element', args: { index: 3 } }], [done], [done]]);
-    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [3] but the form was not sent (its button [4] "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [3] but the form was not sent (its button [4] "Send application" was not pressed). Press [4] to send it, or if the task is complete as it is, call done again.');
   });
 
   it('is not offered again at the next answer of a model that follows the schemas, after it was answered', async () => {
@@ -163,6 +163,11 @@ describe('a done that claims success', () => {
     expect(doneParameters(1).not).toBeUndefined();
     expect(doneParameters(2).not).toEqual({});
     expect(doneParameters(3).not).toBeUndefined();
+    // Nor a question to the human, at that answer only.
+    const askParameters = (n: number) => (tools[n] ?? []).find((t) => t.name === 'request_human_input')!.parameters as Record<string, unknown>;
+    expect(askParameters(1).not).toBeUndefined();
+    expect(askParameters(2).not).toEqual({});
+    expect(askParameters(3).not).toBeUndefined();
   });
 
   it('is answered once when a radio was clicked in a form never sent: a click on a radio fills the form, it does not send it', async () => {
@@ -173,7 +178,7 @@ describe('a done that claims success', () => {
       ['continue', 'done'],
       ['done', 'done'],
     ]);
-    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [2] but the form was not sent (its button [3] "Submit" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [2] but the form was not sent (its button [3] "Submit" was not pressed). Press [3] to send it, or if the task is complete as it is, call done again.');
   });
 
   it('is answered once when the page shows an error at a field', async () => {
@@ -214,7 +219,11 @@ describe('a done that claims success', () => {
     // typed, the value is not said again: the form unsent is
     await page.goto('http://site.test/callback');
     const typed = await run([[{ tool: 'input_text', args: { index: 1, text: '555 0100' } }], [{ tool: 'navigate', args: { url: 'http://site.test/callback' } }], [done], [done]], 8, { prompt });
-    expect(toolAnswers(typed.requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Call me back" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    // The navigate that did nothing says the form is still to send, and with what.
+    expect(toolAnswers(typed.requests[2]).at(-1)).toBe(
+      'Not opened: the tab already shows http://site.test/callback, and the observation is that page. To load it again, call navigate with it once more. You filled [1] but the form was not sent (its button [2] "Call me back" was not pressed): press [2] to send it.',
+    );
+    expect(toolAnswers(typed.requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Call me back" was not pressed). Press [2] to send it, or if the task is complete as it is, call done again.');
   });
 
   it('is accepted at once after the form was sent, whose new page the observation says came from the press', async () => {
@@ -322,7 +331,7 @@ describe('a press that would send a form with empty fields (a model that follows
       followsSchemas: true,
       prompt: 'Change the city in the profile to Lyon and save the profile',
     });
-    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Save profile" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Save profile" was not pressed). Press [2] to send it, or if the task is complete as it is, call done again.');
   });
 
   it('holds a button outside a form while a combobox the observation shows is on another option than the task names', async () => {
@@ -339,7 +348,7 @@ describe('a press that would send a form with empty fields (a model that follows
   it('answers a done after a choice outside any form while the page\'s Save button was not pressed', async () => {
     await page.goto('http://site.test/ticket');
     const { requests } = await run([[{ tool: 'select_option', args: { index: 1, value: 'High' } }], [done], [done]], 8, { prompt: 'Set the ticket priority to High and save it' });
-    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Save ticket" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Save ticket" was not pressed). Press [2] to send it, or if the task is complete as it is, call done again.');
   });
 
   it('holds a press while a choice is on another option than the one the task names, and not once it is chosen', async () => {
@@ -369,7 +378,7 @@ describe('a press that would send a form with empty fields (a model that follows
       ['continue', 'click_element'],
       ['done', 'done'],
     ]);
-    expect(toolAnswers(filled.requests[4]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [4] "Send application" was not pressed). Finish what the task needs, or if it is complete as it is, call done again.');
+    expect(toolAnswers(filled.requests[4]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [4] "Send application" was not pressed). Press [4] to send it, or if the task is complete as it is, call done again.');
     // held again: the name filled, the other two still empty; pressed again as it was held, sent
     expect(toolAnswers(filled.requests[5]).at(-1)).toMatch(/^Not pressed yet: this would send the form with \[2\] "CV file", \[3\] "Start" empty\./);
     expect(lastObservation(filled.requests[6])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');
