@@ -139,7 +139,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
 async function heldByCheck(step: StepContext, request: ActionRequest, toolContext: ToolContext, args: unknown): Promise<string | undefined> {
   if (request.tool.name === 'request_human_input') {
     const asksCredentials = (args as { type?: unknown } | undefined)?.type === 'credentials';
-    const note = heldQuestion(args, step.secrets, step.memory.questionHeld, asksCredentials ? await hasPasswordField(toolContext.page) : true, step.input.params.prompt ?? '');
+    const note = heldQuestion(args, step.secrets, step.memory.questionHeld, asksCredentials ? await hasPasswordField(toolContext.page) : true, step.input.params.prompt ?? '', step.memory.typed);
     if (note) {
       step.memory.questionHeld = true;
       step.memory.offNextAnswer.add('request_human_input');

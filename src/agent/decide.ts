@@ -12,6 +12,7 @@ import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary, readObservation } from './observe/page-diff';
 import { FORM_SENT_NOTE } from './done-check';
+import { namedInViewNote } from './observe/named-in-view';
 import { priceExtremeNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
@@ -83,6 +84,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (loop) lines.push(backAndForthNote(loop));
   const extreme = priceExtremeNote(input.params.prompt ?? '', observation.text);
   if (extreme) lines.push(extreme);
+  const named = namedInViewNote(input.params.prompt ?? '', observation.text);
+  if (named) lines.push(named);
   if (input.stepNo > 0) lines.push(taskReminder(input.params.prompt));
   const closing = lines.map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);

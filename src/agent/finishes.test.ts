@@ -477,6 +477,16 @@ describe('going back and forth between two pages', () => {
   });
 });
 
+describe('what the task asks about, in view', () => {
+  it('is quoted after the page that shows it, and not on a page that does not', async () => {
+    await page.goto('http://site.test/results');
+    const next: Call = { tool: 'click_element', args: { index: 2 } };
+    const { requests } = await run([[next], [{ tool: 'done', args: { message: '$149' } }]], 8, { prompt: 'Tell me the price of the Oak Rocking Chair.' });
+    expect(lastObservation(requests[0])).not.toContain('Note: the task asks about');
+    expect(closingLines(requests[1])).toContain('Note: the task asks about "Oak Rocking Chair"; this page shows "Oak Rocking Chair: $149". If that answers the task, call done with it.');
+  });
+});
+
 describe('a done whose answer gives an amount', () => {
   it('is answered once when no page of the task showed the amount, and accepted when repeated', async () => {
     await page.goto('http://site.test/results');

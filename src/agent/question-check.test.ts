@@ -58,6 +58,7 @@ describe('a question to the human', () => {
     expect(heldQuestion(ask('Please provide your phone number.'), undefined, false, true, prompt)).toBe(
       'Not asked: the task gives it: "555-0100"; type it with input_text. A human is asked only for what neither the pages nor the task give you (a code sent to their phone, a CAPTCHA, an approval). If that is still what you need, call request_human_input again.',
     );
+    expect(heldQuestion(ask('Please call me back at the phone number 555-0100.'), undefined, false, true, prompt, ['555 0100'])).toMatch(/^Not asked: the task gives it: "555-0100"; you typed it already: send the form it is in with its button\. /);
     expect(askedGivenValues('What e-mail address should the callback go to?', prompt)).toEqual(['ann@example.com']);
     expect(askedGivenValues('Which phone numbers and mail should I use?', prompt)).toEqual([]);
     expect(askedGivenValues('Please give me your phone numbers and mail.', prompt)).toEqual(['ann@example.com', '555-0100']);

@@ -8,7 +8,7 @@
  */
 import type { Page } from 'playwright-core';
 import type { TaskSecrets } from './secrets/secrets';
-import { givenValues } from './task-values';
+import { givenValues, holds } from './task-values';
 
 /** Asks the human to do what a tool does (the first words), or to read the page. */
 const TOOL_WORK = /^\s*(?:please\s+|can you\s+|could you\s+)?(?:click|press|tap|extract|select|choose|pick|navigate|go to|open|scroll|search|find|look|read|check|list|fill|wait|reload|refresh)\b/i;
@@ -41,9 +41,10 @@ export function askedGivenValues(question: string, prompt: string): string[] {
 
 /**
  * Why the question is held, said to the model; undefined when it goes to the human.
- * `signInShown`: whether the page has a password field (in any of its frames); `prompt`: the task's.
+ * `signInShown`: whether the page has a password field (in any of its frames); `prompt`: the
+ * task's; `typed`: what the agent typed and chose in this task.
  */
-export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean, signInShown = true, prompt = ''): string | undefined {
+export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean, signInShown = true, prompt = '', typed: readonly string[] = []): string | undefined {
   if (alreadyHeld) return undefined;
   const { type, value } = args as { type?: unknown; value?: unknown };
   const question = String(value ?? '');
@@ -52,7 +53,9 @@ export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, al
   if ((type === 'credentials' || (SIGN_IN.test(question) && !ONE_TIME.test(question))) && names.length) {
     why = `your secrets hold ${names.map((name) => `<secret>${name}</secret>`).join(', ')}: type them with input_text`;
   } else if (type !== 'credentials' && askedGivenValues(question, prompt).length) {
-    why = `the task gives it: ${askedGivenValues(question, prompt).map((value) => `"${value}"`).join(', ')}; type it with input_text`;
+    const values = askedGivenValues(question, prompt);
+    const done = values.every((value) => typed.some((text) => holds(text, value)));
+    why = `the task gives it: ${values.map((value) => `"${value}"`).join(', ')}; ${done ? 'you typed it already: send the form it is in with its button' : 'type it with input_text'}`;
   } else if (type === 'credentials' && !signInShown) {
     why = 'this page asks for no credentials (it has no password field); to answer with what the page shows, call done with it';
   } else if (TOOL_WORK.test(question) || PAGE_WORK.test(question)) {

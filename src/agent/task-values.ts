@@ -43,7 +43,7 @@ export function givenValues(prompt: string): string[] {
 }
 
 /** Whether `value` is in `text`: as words, or for a number by its digits. */
-function holds(text: string, value: string): boolean {
+export function holds(text: string, value: string): boolean {
   if (squeeze(text).includes(squeeze(value))) return true;
   const digits = digitsOf(value);
   return digits.length >= 7 && digits === value.replace(/[\s().+-]/g, '') && digitsOf(text).includes(digits);

@@ -1,0 +1,33 @@
+import { namedInViewNote, namesAsked } from './named-in-view';
+
+const page = (...text: string[]) => ['URL: http://shop.test/results?q=chair&page=2', 'Title: Search results', 'Tabs: [0] Search results (active)', 'Interactive elements:', '[1] link "Previous page"', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
+const task = 'Search the catalogue for "chair" and tell me the price of the Oak Rocking Chair. The results have several pages. Answer with the price only.';
+
+describe('what a task asks about, in view', () => {
+  it('takes the names of a task that asks for information: several capitalised words, quoted names, identifiers', () => {
+    expect(namesAsked(task)).toEqual(['Oak Rocking Chair']);
+    expect(namesAsked('What is the status of order A-1042 at Bank of Lyon?')).toEqual(['Bank of Lyon', 'A-1042']);
+    expect(namesAsked('Tell me what the "Gold plan" costs per month.')).toEqual(['Gold plan']);
+    expect(namesAsked('Which Open Water Swim session starts first?')).toEqual(['Which Open Water Swim', 'Open Water Swim']);
+    // a task that only does something, a searched or typed text, a plain word: no names
+    expect(namesAsked('Add the Oak Rocking Chair to the cart.')).toEqual([]);
+    expect(namesAsked('Type "Grace Hopper" into the name field and tell me what the page says.')).toEqual([]);
+    expect(namesAsked('Tell me the price of a "chair".')).toEqual([]);
+  });
+
+  it('quotes the lines of the page text that name them, a name alone with the line after it', () => {
+    expect(namedInViewNote(task, page('5 results for "chair", page 2 of 2', 'Oak Rocking Chair: $149', 'Garden Chair: $35'))).toBe(
+      'Note: the task asks about "Oak Rocking Chair"; this page shows "Oak Rocking Chair: $149". If that answers the task, call done with it.',
+    );
+    expect(namedInViewNote(task, page('Oak Rocking Chair', '$149', 'Garden Chair', '$35'))).toBe(
+      'Note: the task asks about "Oak Rocking Chair"; this page shows "Oak Rocking Chair" then "$149". If that answers the task, call done with it.',
+    );
+  });
+
+  it('says nothing when the page does not name it, names it only in an element or the address, or the task asks nothing', () => {
+    expect(namedInViewNote(task, page('5 results for "chair", page 1 of 2', 'Office Chair: $89'))).toBeUndefined();
+    expect(namedInViewNote(task, page('Results').replace('"Previous page"', '"Oak Rocking Chair"'))).toBeUndefined();
+    expect(namedInViewNote(task, page('Oak Rocking Chair'))).toBeUndefined();
+    expect(namedInViewNote('Add the Oak Rocking Chair to the cart.', page('Oak Rocking Chair: $149'))).toBeUndefined();
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * For a task that asks for information about something it names ("the price of the Oak
+ * Rocking Chair"), the lines of the page that name it, said after the page. A small model on
+ * the second page of search results, the line "Oak Rocking Chair: $149" in view, pressed
+ * "Previous page" and went back and forth until its steps ran out.
+ */
+
+/** The task asks to be told something (not only to do something). */
+const ASKS = /\b(?:tell me|what(?:'s| is| are| was| were| does| do)|which|how (?:much|many|long)|find (?:out|the)|look up|read|report|give me|answer with|check (?:the|what|whether|if|how)|get (?:me )?the)\b/i;
+/** A quoted text of the task (one after "for", "type" or "enter" is what to search or type, not a name). */
+const QUOTED = /"([^"\n]{3,60})"|“([^”\n]{3,60})”/g;
+const TYPED_BEFORE = /\b(?:for|type|enter|search)\s*$/i;
+/** An identifier of letters and digits: order A-1042, invoice INV-2031. */
+const IDENTIFIER = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\b/g;
+/** Two or more capitalised words in a row (small joining words allowed between them): Oak Rocking Chair, Bank of Lyon. */
+const NAMED = /\b[A-Z][\w'-]*(?:\s+(?:(?:of|and|the|de|du|&)\s+)?[A-Z0-9][\w'-]*)+/g;
+/** Lines of the observation that are not the page's text (address, title, tabs, section headings, notes, elements). */
+const FRAME_LINE = /^(?:URL|Title|Tabs|Scroll|Interactive elements|Visible text|Above the viewport|Below the viewport|Left or right of the viewport):|^\(|^\.\.\. |^\[\d+\]|^A modal dialog/;
+/** At most this many characters of a line are quoted, and this many lines. */
+const MAX_QUOTED = 120;
+const MAX_LINES = 2;
+
+/** What the task names that a page may show a line about: its quoted texts and its names of several capitalised words. */
+export function namesAsked(task: string): string[] {
+  if (!ASKS.test(task)) return [];
+  const names = new Set<string>();
+  for (const m of task.matchAll(QUOTED)) {
+    const text = (m[1] ?? m[2]).trim();
+    if (!TYPED_BEFORE.test(task.slice(0, m.index)) && (/\s/.test(text) || /[A-Z0-9]/.test(text))) names.add(text);
+  }
+  // (capitalised words inside quotes are the quoted text's, kept or left above)
+  const unquoted = task.replace(QUOTED, (q) => ' '.repeat(q.length));
+  for (const m of unquoted.matchAll(NAMED)) {
+    const words = m[0].trim().split(/\s+/);
+    names.add(words.join(' '));
+    // "Which Open Water Swim…": at a sentence's start, the name may begin after its first word
+    if (words.length > 2 && /(?:^|[.!?:]\s+)$/.test(unquoted.slice(0, m.index))) names.add(words.slice(1).join(' '));
+  }
+  for (const m of unquoted.matchAll(IDENTIFIER)) names.add(m[0]);
+  return [...names].filter((name) => name.length >= 3);
+}
+
+const clipped = (line: string) => `"${line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line}"`;
+
+/**
+ * The note for the observation, or undefined when the task asks nothing about a name or no
+ * line of the page's text holds one with more than the name (a line of the name alone is
+ * quoted with the line after it: a card's title, then its price).
+ */
+export function namedInViewNote(task: string, observation: string): string | undefined {
+  const names = namesAsked(task);
+  if (!names.length) return undefined;
+  const lines = observation.split('\n').map((line) => line.trim());
+  const start = lines.indexOf('Visible text:');
+  if (start < 0) return undefined;
+  const found: { name: string; quoted: string }[] = [];
+  for (let i = start + 1; i < lines.length && found.length < MAX_LINES; i++) {
+    const line = lines[i];
+    if (!line || FRAME_LINE.test(line)) continue;
+    const name = names.find((n) => line.toLowerCase().includes(n.toLowerCase()));
+    if (!name) continue;
+    if (line.length > name.length + 2) {
+      found.push({ name, quoted: clipped(line) });
+      continue;
+    }
+    const next = lines[i + 1];
+    if (next && !FRAME_LINE.test(next) && !names.some((n) => next.toLowerCase().includes(n.toLowerCase()))) found.push({ name, quoted: `${clipped(line)} then ${clipped(next)}` });
+  }
+  if (!found.length) return undefined;
+  const named = [...new Set(found.map((f) => `"${f.name}"`))].join(' and ');
+  return `Note: the task asks about ${named}; this page shows ${found.map((f) => f.quoted).join(', and ')}. If that answers the task, call done with it.`;
+}
