@@ -22,6 +22,7 @@ import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
 import { doneObjection, heldLeave, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
+import { MISINDEX_HELD, misindexed } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
 import type { AgentTool, ToolContext, ToolResult } from './types';
@@ -146,7 +147,17 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+  return heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+}
+
+/** A press of another element than the one the agent's words name: held once per pair (index-check.ts). */
+function heldMisindex(step: StepContext, request: ActionRequest, args: unknown): string | undefined {
+  const index = indexOf(args);
+  if (request.tool.name !== 'click_element' || index === undefined) return undefined;
+  const held = misindexed(request.reasoning, step.memory.lastObservation ?? '', index);
+  if (!held || step.memory.misindexHeld.has(`${index}>${held.meant}`)) return undefined;
+  step.memory.misindexHeld.add(`${index}>${held.meant}`);
+  return held.note;
 }
 
 /** A second press in a row of a button that adds or buys, the page changed by the first: held once per button (repetition.ts). */
@@ -179,7 +190,9 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
         ? 'the form filled was not sent'
         : note.startsWith(REPEAT_HELD)
           ? 'pressed at the step before, it would add again'
-          : 'the form it sends has empty fields';
+          : note.startsWith(MISINDEX_HELD)
+            ? 'the agent named another element'
+            : 'the form it sends has empty fields';
   base.action.target = `held: ${reason}`;
   emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason } });
   step.log.info({ action: request.tool.name, reason }, 'action held back');

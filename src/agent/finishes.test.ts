@@ -477,6 +477,30 @@ describe('going back and forth between two pages', () => {
   });
 });
 
+describe('a press of another element than the words name (a model that follows the schemas)', () => {
+  const says = "The priority is right, so I click the 'Save ticket' button.";
+  it('is held once with the index named, and the named one pressed then', async () => {
+    await page.goto('http://site.test/ticket');
+    const open: Call = { tool: 'click_element', args: { index: 1 } };
+    const { results, requests } = await run([[open], [{ tool: 'click_element', args: { index: 4 }, says }], [{ tool: 'click_element', args: { index: 2 }, says }], [done]], 8, { followsSchemas: true });
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'continue', 'continue', 'done']);
+    expect(lastObservation(requests[1])).toContain('[4] option "Normal"');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not pressed: you wrote that you press "Save ticket", which is [2]; [4] is option "Normal". To press "Save ticket", call click_element with index 2; if [4] is what you meant, press [4] again.');
+    expect(lastObservation(requests[3])).toContain('Saved with Normal');
+  });
+
+  it('goes ahead when pressed again, and for a model that does not follow the schemas', async () => {
+    await page.goto('http://site.test/ticket');
+    const open: Call = { tool: 'click_element', args: { index: 1 } };
+    const wrong: Call = { tool: 'click_element', args: { index: 4 }, says };
+    const again = await run([[open], [wrong], [wrong], [done]], 8, { followsSchemas: true });
+    expect(toolAnswers(again.requests[3]).at(-1)).toBe('Clicked [4] option "Normal"');
+    await page.goto('http://site.test/ticket');
+    const hosted = await run([[open], [wrong], [done]]);
+    expect(toolAnswers(hosted.requests[2]).at(-1)).toBe('Clicked [4] option "Normal"');
+  });
+});
+
 describe('what the task asks about, in view', () => {
   it('is quoted after the page that shows it, and not on a page that does not', async () => {
     await page.goto('http://site.test/results');

@@ -155,6 +155,8 @@ export class TaskMemory {
   readonly offNextAnswer = new Set<string>();
   /** A question to the human was held in this task (question-check.ts). */
   questionHeld = false;
+  /** Presses held because the agent's words named another element: "4>2" (index-check.ts). */
+  readonly misindexHeld = new Set<string>();
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -197,6 +199,7 @@ export class TaskMemory {
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
     this.questionHeld = false;
+    this.misindexHeld.clear();
     this.specs = specs;
     this.notes = [];
     this.acted = [];

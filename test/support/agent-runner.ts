@@ -14,6 +14,8 @@ import type { LlmMessage, LlmRequest, LlmResponse } from '../../src/agent/llm/ty
 export interface Call {
   tool: string;
   args: Record<string, unknown>;
+  /** The words the model writes with the answer (the first call's; 'Working on it.' when none). */
+  says?: string;
 }
 
 type Llm = { model: string; followsSchemas?: boolean; complete(req: LlmRequest): Promise<LlmResponse> };
@@ -35,7 +37,7 @@ export function scriptedLlm(answers: Call[][], opts: { followsSchemas?: boolean 
       const calls = answers[Math.min(n, answers.length - 1)];
       n += 1;
       const toolCalls = calls.map((call, i) => ({ id: `call_${n}_${i}`, name: call.tool, arguments: JSON.stringify(call.args) }));
-      return { text: 'Working on it.', toolCalls, usage: { inputTokens: 100, outputTokens: 10 }, model: 'scripted' };
+      return { text: calls[0]?.says ?? 'Working on it.', toolCalls, usage: { inputTokens: 100, outputTokens: 10 }, model: 'scripted' };
     },
   };
   return { llm, requests, tools };

@@ -1,0 +1,51 @@
+/**
+ * A press whose index is not the element the agent's own words name: held once for that pair,
+ * and the index of the named one said. The default model wrote "click the 'Save ticket'
+ * button" and pressed [4], the option "Normal" of an open list, which set the priority back;
+ * it wrote "click the 'Log in' button" and pressed [4], the link "Forgotten your PIN?".
+ */
+import { readObservation } from './observe/page-diff';
+
+/** A press said in the words: click the 'Save ticket' button, press "Log in", tap on the "Next" link. */
+const PRESS_NAMED = /\b(?:click|press|tap|hit)(?:ing|s)?\s+(?:on\s+)?(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:'([^'\n]{2,60})'|"([^"\n]{2,60})"|“([^”\n]{2,60})”)/gi;
+/** Words that make a press one of the steps after this one: "then click 'Save'". */
+const LATER = /\b(?:then|after(?:wards)?|next|finally|before)\s+(?:\w+\s+){0,1}$/i;
+/** `[4] option "Normal"` gives its role and label. */
+const ELEMENT = /^\s*\[(\d+)\] ([\w-]+) "((?:[^"\\]|\\.)*)"/;
+
+/** How a held press of another element begins. */
+export const MISINDEX_HELD = 'Not pressed: you wrote that you press';
+
+const squeeze = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();
+
+/** The labels the words say to press now (not as a later step). */
+export function pressesNamed(words: string): string[] {
+  const named: string[] = [];
+  for (const m of words.matchAll(PRESS_NAMED)) {
+    if (LATER.test(words.slice(Math.max(0, (m.index ?? 0) - 24), m.index))) continue;
+    named.push((m[1] ?? m[2] ?? m[3]).trim());
+  }
+  return named;
+}
+
+/**
+ * The note (and the index meant) when `index` is not the one element the words name to press, or undefined. The
+ * words must name one label, held by exactly one element of the observation, and must not
+ * name the pressed element's label anywhere.
+ */
+export function misindexed(words: string | undefined, observation: string, index: number): { note: string; meant: number } | undefined {
+  if (!words) return undefined;
+  const named = [...new Set(pressesNamed(words).map(squeeze))];
+  if (named.length !== 1) return undefined;
+  const elements = [...readObservation(observation).elements.entries()].flatMap(([at, line]) => {
+    const m = ELEMENT.exec(line);
+    return m ? [{ index: at, role: m[2], label: m[3].replace(/\\(.)/g, '$1') }] : [];
+  });
+  const pressed = elements.find((e) => e.index === index);
+  const matching = elements.filter((e) => squeeze(e.label) === named[0]);
+  if (!pressed || matching.length !== 1 || matching[0].index === index || !pressed.label.trim()) return undefined;
+  if (squeeze(words).includes(squeeze(pressed.label))) return undefined;
+  const meant = matching[0];
+  const note = `${MISINDEX_HELD} "${meant.label}", which is [${meant.index}]; [${index}] is ${pressed.role} "${pressed.label}". To press "${meant.label}", call click_element with index ${meant.index}; if [${index}] is what you meant, press [${index}] again.`;
+  return { note, meant: meant.index };
+}
