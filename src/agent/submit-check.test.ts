@@ -47,6 +47,30 @@ describe('the choices of a form not as the task says', () => {
   });
 });
 
+describe('the fields of a held press spelled out', () => {
+  const name = { index: 1, label: 'Your name', kind: 'text' as const };
+  const cv = { index: 2, label: 'CV file', kind: 'file' as const };
+  const file = { fileId: 'file_1a', name: 'cv-grace.txt', size: 120 };
+  it('names the one file of the task for the one empty file field, with the one value for the one text field', () => {
+    expect(heldNote([cv], 3, [], false, [], [file])).toBe(
+      'Not pressed yet: this would send the form with [2] "CV file" empty. First put cv-grace.txt into [2] with fileIds ["file_1a"] (upload_file); if the task gives nothing for it, press [3] again to send the form as it is.',
+    );
+    expect(heldNote([name, cv], 3, [], false, ['Grace Hopper'], [file])).toMatch(/\. First type "Grace Hopper" into \[1\] and put cv-grace\.txt into \[2\] with fileIds \["file_1a"\] \(input_text or upload_file\);/);
+  });
+
+  it('says only "what the task gives" when a field has no one value or file', () => {
+    expect(heldNote([name, cv], 3, [], false, [], [file])).toMatch(/\. Fill them first with what the task gives \(input_text or upload_file\);/);
+    expect(heldNote([cv], 3, [], false, [], [file, { ...file, fileId: 'file_2b', name: 'letter.txt' }])).toMatch(/\. Fill it first with what the task gives \(upload_file\);/);
+    expect(heldNote([cv], 3)).toMatch(/\. Fill it first with what the task gives \(upload_file\);/);
+  });
+
+  it('is said again at a done while the press stays held', () => {
+    expect(heldFormObjection({ button: 3, empty: [cv], unchosen: [], files: [file] })).toBe(
+      'Not accepted yet: the form was not sent: your press of [3] was held because [2] "CV file" was empty. First put cv-grace.txt into [2] with fileIds ["file_1a"], then press [3]; if the task is complete as it is, call done again.',
+    );
+  });
+});
+
 describe('a press of a button outside a form', () => {
   const observation = [
     'URL: http://desk.test/ticket',

@@ -9,6 +9,7 @@
  */
 import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
+import type { TaskFile } from '../browser/task-files';
 import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 import type { StepContext } from './step-context';
 import { untypedValues, valuesNamed } from './task-values';
@@ -113,9 +114,10 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const button = enter ? undefined : (index as number);
   // The values the task gives that were not typed yet, named with the empty fields they may belong to.
   const given = form.empty.some((field) => field.kind === 'text') ? untypedValues(task, step.memory.typed, step.memory.lastObservation ?? '') : [];
-  step.memory.heldForm = { button, empty: form.empty, unchosen, given };
+  const files = step.memory.files?.available() ?? [];
+  step.memory.heldForm = { button, empty: form.empty, unchosen, given, files };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
-  return heldNote(form.empty, button, unchosen, found === undefined, given);
+  return heldNote(form.empty, button, unchosen, found === undefined, given, files);
 }
 
 /** An observation's element line: `[4] select "City" value="Paris" options="Paris | Lyon"`. */
@@ -160,13 +162,13 @@ function against(empty: EmptyField[], unchosen: UnchosenField[]): string {
 }
 
 /** What the model is told: which fields are empty or on another option, how to fix them, how to send the form as it is. */
-export function heldNote(empty: EmptyField[], button: number | undefined, unchosen: UnchosenField[] = [], outsideForm = false, given: readonly string[] = []): string {
+export function heldNote(empty: EmptyField[], button: number | undefined, unchosen: UnchosenField[] = [], outsideForm = false, given: readonly string[] = [], files: readonly TaskFile[] = []): string {
   const count = empty.length + unchosen.length;
   const one = count === 1;
   const kinds = [...empty.map((field) => field.kind), ...unchosen.map((field) => (field.typed ? ('text' as const) : ('choice' as const)))];
   const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
-  const typeIn = oneValueFor(empty, unchosen, given);
+  const typeIn = valuesFor(empty, unchosen, given, files);
   const first = unchosen.length && !empty.length ? `First ${settings(unchosen)}` : typeIn ? `First ${typeIn}` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
   const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : `if the task gives nothing for ${one ? 'it' : 'them'}`;
   if (outsideForm) return `Not pressed yet: ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to go ahead as it is.`;
@@ -179,7 +181,7 @@ export function heldFormObjection(held: NonNullable<StepContext['memory']['heldF
   if (!held.unchosen.length) {
     const fields = held.empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
     const one = held.empty.length === 1;
-    const typeIn = oneValueFor(held.empty, held.unchosen, held.given ?? []);
+    const typeIn = valuesFor(held.empty, held.unchosen, held.given ?? [], held.files ?? []);
     const fill = typeIn ? `First ${typeIn}` : `Fill ${one ? 'it' : 'them'} with what the task gives${valuesNamed(held.given ?? [])}`;
     return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${one ? 'was' : 'were'} empty. ${fill}, then press ${press}; if the task is complete as it is, call done again.`;
   }
@@ -189,13 +191,23 @@ export function heldFormObjection(held: NonNullable<StepContext['memory']['heldF
 }
 
 /**
- * One empty text field and one value the task gives, not typed yet: `type "555-0100" into [3]`.
- * Told to fill the phone field "with what the task gives: "555-0100"", the default model
- * pressed the button again and sent the form empty.
+ * What fills each empty field, when the task leaves no doubt: one empty text field and one
+ * value the task gives, not typed yet (`type "555-0100" into [3]`); one empty file field and
+ * one file of the task (`put cv-grace.txt into [2] with fileIds ["file_1"]`). Told to fill the
+ * phone field "with what the task gives: "555-0100"", the default model pressed the button
+ * again and sent the form empty; told to fill the CV field with upload_file, it sent it without.
  */
-function oneValueFor(empty: EmptyField[], unchosen: UnchosenField[], given: readonly string[]): string | undefined {
-  if (unchosen.length || empty.length !== 1 || empty[0].kind !== 'text' || given.length !== 1) return undefined;
-  return `type "${given[0]}" into [${empty[0].index}]`;
+function valuesFor(empty: EmptyField[], unchosen: UnchosenField[], given: readonly string[], files: readonly TaskFile[]): string | undefined {
+  if (unchosen.length || !empty.length) return undefined;
+  const texts = empty.filter((field) => field.kind === 'text');
+  const uploads = empty.filter((field) => field.kind === 'file');
+  if (texts.length + uploads.length !== empty.length) return undefined;
+  if (texts.length && (texts.length !== 1 || given.length !== 1)) return undefined;
+  if (uploads.length && (uploads.length !== 1 || files.length !== 1)) return undefined;
+  const parts: string[] = [];
+  if (texts.length) parts.push(`type "${given[0]}" into [${texts[0].index}]`);
+  if (uploads.length) parts.push(`put ${files[0].name} into [${uploads[0].index}] with fileIds ["${files[0].fileId}"]`);
+  return parts.join(' and ');
 }
 
 /**

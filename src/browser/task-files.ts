@@ -8,9 +8,16 @@ import type { FilesRepository } from '../store/files.repository';
 import { putWithinQuota, type StorageQuota } from '../store/storage-quota';
 import type { PersistDownload } from './artifacts';
 
+/** A file a task can upload, as the model is told of it. */
+export interface TaskFile {
+  fileId: string;
+  name: string;
+  size: number;
+}
+
 /** Files a task can upload: listed for the model, fetched to local paths on use. */
 export interface TaskFiles {
-  available(): { fileId: string; name: string; size: number }[];
+  available(): TaskFile[];
   /** A local path of the file (downloaded from storage on first use). */
   localPath(fileId: string): Promise<string>;
 }
