@@ -8,6 +8,7 @@ describe('what a task asks about, in view', () => {
     expect(namesAsked(task)).toEqual(['Oak Rocking Chair']);
     expect(namesAsked('What is the status of order A-1042 at Bank of Lyon?')).toEqual(['Bank of Lyon', 'A-1042']);
     expect(namesAsked('Tell me what the "Gold plan" costs per month.')).toEqual(['Gold plan']);
+    expect(namesAsked('What is the amount of invoice #1025?')).toEqual(['#1025']);
     expect(namesAsked('Which Open Water Swim session starts first?')).toEqual(['Which Open Water Swim', 'Open Water Swim']);
     // a task that only does something, a searched or typed text, a plain word: no names
     expect(namesAsked('Add the Oak Rocking Chair to the cart.')).toEqual([]);

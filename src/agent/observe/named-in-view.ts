@@ -10,8 +10,8 @@ const ASKS = /\b(?:tell me|what(?:'s| is| are| was| were| does| do)|which|how (?
 /** A quoted text of the task (one after "for", "type" or "enter" is what to search or type, not a name). */
 const QUOTED = /"([^"\n]{3,60})"|“([^”\n]{3,60})”/g;
 const TYPED_BEFORE = /\b(?:for|type|enter|search)\s*$/i;
-/** An identifier of letters and digits: order A-1042, invoice INV-2031. */
-const IDENTIFIER = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\b/g;
+/** An identifier of letters and digits (order A-1042, invoice INV-2031), or a number after # (order #4471). */
+const IDENTIFIER = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\b|#\d{2,}\b/g;
 /** Two or more capitalised words in a row (small joining words allowed between them): Oak Rocking Chair, Bank of Lyon. */
 const NAMED = /\b[A-Z][\w'-]*(?:\s+(?:(?:of|and|the|de|du|&)\s+)?[A-Z0-9][\w'-]*)+/g;
 /** Lines of the observation that are not the page's text (address, title, tabs, section headings, notes, elements). */
