@@ -25,28 +25,64 @@ apt_install() {
   ) 9>"$CACHE_DIR/apt.lock" || die "apt-get install ${missing[*]} failed; see $aptlog"
 }
 
+# A directory the clone needs (node_modules, dist), kept outside it by the hash of what made
+# it, so a fresh clone of the same commit copies it instead of making it again. node_modules
+# is linked where the file system allows (1.3 GB not taken twice; npm replaces files, never
+# writes into them), dist is copied (tsc writes into the files it finds). The newest 3 of
+# each kind are kept.
+copy_tree() { # <src> <dest> <link|copy>
+  rm -rf "$2"
+  if [ "$3" = link ] && cp -al "$1" "$2" 2>/dev/null; then return 0; fi
+  rm -rf "$2" && cp -a "$1" "$2"
+}
+cache_take() { # <kind> <hash> <dest> <link|copy>: 0 when the cached one was copied to dest
+  local cached="$CACHE_DIR/$1/$2"
+  [ -f "$cached/.cached" ] || return 1
+  copy_tree "$cached" "$3" "$4" && rm -f "$3/.cached" && touch "$cached"
+}
+cache_keep() { # <kind> <hash> <src> <link|copy>
+  local dir="$CACHE_DIR/$1" cached="$CACHE_DIR/$1/$2" tmp="$CACHE_DIR/$1/.$2.$$"
+  [ -f "$cached/.cached" ] && return 0
+  mkdir -p "$dir"
+  # Made aside, then renamed: a clone running beside this one never takes a half-made copy.
+  { copy_tree "$3" "$tmp" "$4" && touch "$tmp/.cached" && { [ -e "$cached" ] || mv -T "$tmp" "$cached"; }; } || true
+  rm -rf "$tmp"
+  # shellcheck disable=SC2012
+  ls -1t "$dir" | tail -n +4 | while read -r old; do rm -rf "${dir:?}/$old"; done
+}
+
 ensure_node_modules() {
   local stamp="$ROOT/node_modules/.install-stamp"
   local want; want="$(cat "$ROOT/package.json" "$ROOT/package-lock.json" | sha256sum | cut -c1-16)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  if cache_take node_modules "$want" "$ROOT/node_modules" link && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    log "npm dependencies taken from the cache ($CACHE_DIR/node_modules/$want)"
+    return 0
+  fi
   log "installing npm dependencies (npm ci: exactly the lock)"
   # The lock lists every platform package of @swc/core, so `npm ci` accepts it on any
   # platform (npm 11 drops other platforms' optional packages when `npm install` rewrites
   # the lock: put them back before committing a changed lock).
   (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error >"$CACHE_DIR/logs/npm-install.log" 2>&1) \
     || die "npm ci failed; see $CACHE_DIR/logs/npm-install.log"
-  echo "$(cat "$ROOT/package.json" "$ROOT/package-lock.json" | sha256sum | cut -c1-16)" >"$stamp"
+  echo "$want" >"$stamp"
+  cache_keep node_modules "$want" "$ROOT/node_modules" link
 }
 
 ensure_build() {
   local stamp="$ROOT/dist/.build-stamp"
   local want; want="$(cd "$ROOT" && find src tsconfig.json tsconfig.build.json package-lock.json -type f -newer /dev/null -print0 2>/dev/null | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  if cache_take dist "$want" "$ROOT/dist" copy && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    log "build taken from the cache ($CACHE_DIR/dist/$want)"
+    return 0
+  fi
   log "building TypeScript"
   (cd "$ROOT" && rm -rf dist && npx tsc -p tsconfig.build.json) || die "TypeScript build failed"
   # The session workflows bundled once here, not by every worker process at its start.
   (cd "$ROOT" && node dist/workers/workflow-bundle.js >/dev/null) || die "bundling the workflows failed"
   echo "$want" >"$stamp"
+  cache_keep dist "$want" "$ROOT/dist" copy
 }
 
 # ensure_app: the npm packages, then the TypeScript build.

@@ -47,7 +47,8 @@ beforeEach(async () => {
       activations.push(p);
       page = p;
     },
-    navigationTimeoutMs: 1500,
+    // (long enough for a loaded machine; the tests of the timeout itself set 1500 ms)
+    navigationTimeoutMs: 15_000,
     signal: new AbortController().signal,
     activations,
   };
@@ -168,7 +169,7 @@ describe('form and login flows', () => {
 
 describe('failures', () => {
   it('times out navigating to a server that never answers, with the URL and timeout', async () => {
-    const err = await failureOf(navigateTool.execute(ctx, { url: `${server.url}/hang` }));
+    const err = await failureOf(navigateTool.execute({ ...ctx, navigationTimeoutMs: 1500 }, { url: `${server.url}/hang` }));
     expect(err).toBeInstanceOf(TaskFailure);
     expect(err).toMatchObject({
       code: 'NAVIGATION_TIMEOUT',
@@ -183,7 +184,7 @@ describe('failures', () => {
     const { port } = closed.address() as AddressInfo;
     await new Promise((r) => closed.close(r));
     const target = `http://127.0.0.1:${port}/`;
-    const err = await failureOf(navigateTool.execute(ctx, { url: target }));
+    const err = await failureOf(navigateTool.execute({ ...ctx, navigationTimeoutMs: 1500 }, { url: target }));
     expect(err).toMatchObject({ code: 'NAVIGATION_TIMEOUT', details: { url: target, timeout: 1500, error: 'ERR_CONNECTION_REFUSED' } });
     expect(err!.message).toBe(`Navigation to ${target} failed: the site could not be reached (ERR_CONNECTION_REFUSED)`);
   });
