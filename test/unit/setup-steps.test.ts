@@ -159,3 +159,39 @@ describe('ensure_temporal', () => {
     expect(fs.readFileSync(path.join(cache, 'logs', 'temporal-build.log'), 'utf8')).toContain('compile error');
   });
 });
+
+describe('cache_keep and cache_take', () => {
+  let cache: string;
+  let work: string;
+  beforeEach(() => {
+    cache = fs.mkdtempSync(path.join(os.tmpdir(), 'bas-cache-'));
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'bas-clone-'));
+    fs.mkdirSync(path.join(work, 'made', 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(work, 'made', 'sub', 'file.js'), 'built');
+  });
+  afterEach(() => {
+    fs.rmSync(cache, { recursive: true, force: true });
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+  const ino = (file: string) => fs.statSync(file).ino;
+
+  it('keeps a tree by its hash and gives it to another clone: linked, or copied so that writing into it leaves the cache as it was', () => {
+    expect(bash(`cache_take dist h1 "${work}/taken" copy && echo taken || echo none`, cache).stdout.trim()).toBe('none');
+    expect(bash(`cache_keep dist h1 "${work}/made" copy && cache_keep node_modules h1 "${work}/made" link`, cache).status).toBe(0);
+    expect(bash(`cache_take dist h1 "${work}/copied" copy && cache_take node_modules h1 "${work}/linked" link && echo taken`, cache).stdout.trim()).toBe('taken');
+    expect(fs.readFileSync(path.join(work, 'copied', 'sub', 'file.js'), 'utf8')).toBe('built');
+    expect(fs.existsSync(path.join(work, 'copied', '.cached'))).toBe(false);
+    expect(ino(path.join(work, 'linked', 'sub', 'file.js'))).toBe(ino(path.join(cache, 'node_modules', 'h1', 'sub', 'file.js')));
+    fs.writeFileSync(path.join(work, 'copied', 'sub', 'file.js'), 'written in the clone');
+    expect(fs.readFileSync(path.join(cache, 'dist', 'h1', 'sub', 'file.js'), 'utf8')).toBe('built');
+    // another hash is another entry: nothing is taken for it
+    expect(bash(`cache_take dist h2 "${work}/other" copy && echo taken || echo none`, cache).stdout.trim()).toBe('none');
+  });
+
+  it('keeps the newest 3 of a kind, and leaves no half-made entry when the copy fails', () => {
+    for (const hash of ['a', 'b', 'c', 'd']) expect(bash(`cache_keep dist ${hash} "${work}/made" copy && sleep 0.05`, cache).status).toBe(0);
+    expect(fs.readdirSync(path.join(cache, 'dist')).sort()).toEqual(['b', 'c', 'd']);
+    expect(bash(`cache_keep dist e "${work}/missing" copy`, cache).status).toBe(0);
+    expect(fs.readdirSync(path.join(cache, 'dist')).sort()).toEqual(['b', 'c', 'd']);
+  });
+});
