@@ -49,11 +49,11 @@ export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, al
   const { type, value } = args as { type?: unknown; value?: unknown };
   const question = String(value ?? '');
   const names = secrets?.catalogue().filter((entry) => !entry.oneTimeCode).map((entry) => entry.name) ?? [];
+  const values = type === 'credentials' ? [] : askedGivenValues(question, prompt);
   let why: string | undefined;
   if ((type === 'credentials' || (SIGN_IN.test(question) && !ONE_TIME.test(question))) && names.length) {
     why = `your secrets hold ${names.map((name) => `<secret>${name}</secret>`).join(', ')}: type them with input_text`;
-  } else if (type !== 'credentials' && askedGivenValues(question, prompt).length) {
-    const values = askedGivenValues(question, prompt);
+  } else if (values.length) {
     const done = values.every((value) => typed.some((text) => holds(text, value)));
     why = `the task gives it: ${values.map((value) => `"${value}"`).join(', ')}; ${done ? 'you typed it already: send the form it is in with its button' : 'type it with input_text'}`;
   } else if (type === 'credentials' && !signInShown) {
