@@ -4,14 +4,12 @@
  * button" and pressed [4], the option "Normal" of an open list, which set the priority back;
  * it wrote "click the 'Log in' button" and pressed [4], the link "Forgotten your PIN?".
  */
-import { readObservation } from './observe/page-diff';
+import { ELEMENT_PARTS, readObservation } from './observe/page-diff';
 
 /** A press said in the words: click the 'Save ticket' button, press "Log in", tap on the "Next" link. */
 const PRESS_NAMED = /\b(?:click|press|tap|hit)(?:ing|s)?\s+(?:on\s+)?(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:'([^'\n]{2,60})'|"([^"\n]{2,60})"|“([^”\n]{2,60})”)/gi;
 /** Words that make a press one of the steps after this one: "then click 'Save'". */
 const LATER = /\b(?:then|after(?:wards)?|next|finally|before)\s+(?:\w+\s+){0,1}$/i;
-/** `[4] option "Normal"` gives its role and label. */
-const ELEMENT = /^\s*\[(\d+)\] ([\w-]+) "((?:[^"\\]|\\.)*)"/;
 
 /** How a held press of another element begins. */
 export const MISINDEX_HELD = 'Not pressed: you wrote that you press';
@@ -38,7 +36,7 @@ export function misindexed(words: string | undefined, observation: string, index
   const named = [...new Set(pressesNamed(words).map(squeeze))];
   if (named.length !== 1) return undefined;
   const elements = [...readObservation(observation).elements.entries()].flatMap(([at, line]) => {
-    const m = ELEMENT.exec(line);
+    const m = ELEMENT_PARTS.exec(line.trim());
     return m ? [{ index: at, role: m[2], label: m[3].replace(/\\(.)/g, '$1') }] : [];
   });
   const pressed = elements.find((e) => e.index === index);

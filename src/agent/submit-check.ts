@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { TaskFile } from '../browser/task-files';
 import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
+import { ELEMENT_PARTS } from './observe/page-diff';
 import type { StepContext } from './step-context';
 import { untypedValues, valuesNamed } from './task-values';
 
@@ -120,8 +121,6 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   return heldNote(form.empty, button, unchosen, found === undefined, given, files);
 }
 
-/** An observation's element line: `[4] select "City" value="Paris" options="Paris | Lyon"`. */
-const ELEMENT_LINE = /^\[(\d+)\] (\S+) "((?:[^"\\]|\\.)*)"(.*)$/;
 const HINT = (name: string) => new RegExp(`\\b${name}="((?:[^"\\\\]|\\\\.)*)"`);
 
 /**
@@ -130,7 +129,7 @@ const HINT = (name: string) => new RegExp(`\\b${name}="((?:[^"\\\\]|\\\\.)*)"`);
  * priority still on Normal. Undefined when the element is no button or the page shows no choice.
  */
 export function pressOutsideForm(observation: string, index: number): FormToSend | undefined {
-  const lines = observation.split('\n').map((line) => ELEMENT_LINE.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null);
+  const lines = observation.split('\n').map((line) => ELEMENT_PARTS.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null);
   const pressed = lines.find((m) => Number(m[1]) === index);
   if (!pressed || pressed[2] !== 'button') return undefined;
   const choices: ChoiceField[] = [];

@@ -17,6 +17,8 @@ export interface ObservedPage {
 }
 
 const ELEMENT_LINE = /^\[(\d+)\] /;
+/** An element line's parts: `[4] select "City" value="Paris"` gives 4, select, City, and the rest. */
+export const ELEMENT_PARTS = /^\[(\d+)\] (\S+) "((?:[^"\\]|\\.)*)"(.*)$/;
 /** `[index] role "label"`: what an element is, without its state hints. */
 const ELEMENT_KEY = /^\[\d+\] [^"\s]+(?: "(?:[^"\\]|\\.)*")?/;
 /** The quoted value an element line shows (` value="…"`). */
