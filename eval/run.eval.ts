@@ -5,7 +5,7 @@
  * Writes the JSON report to EVAL_OUT. EVAL_SCRIPTED=1 runs the tasks' right scripts on the
  * scripted model instead (a check of the harness itself: every task must pass).
  *
- * Settings: EVAL_SPLIT (tuning, the default; test; all), EVAL_TASKS (ids or tiers,
+ * Settings: EVAL_SPLIT (tuning, the default; dev; test; all), EVAL_TASKS (ids or tiers,
  * comma-separated, within the split), EVAL_REPEAT (runs of each task, 3), EVAL_CONCURRENCY (tasks
  * run at once, 1: more measure the pass rate sooner, each step then sharing the model), EVAL_TASK_TIMEOUT_MS
  * (wall-clock cap of one task, 6 min), EVAL_MAX_STEPS (the agent's step limit, 20),

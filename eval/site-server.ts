@@ -18,11 +18,17 @@ export const SITES_DIR = path.join(__dirname, 'sites');
 export const LOGIN = { username: 'ada.l', password: 'Analytical#1843' } as const;
 /** The account of the bank site (test split). */
 export const BANK_LOGIN = { customer: '40517732', pin: '6093' } as const;
+/** The account of the gym site (dev split), given in the task's prompt. */
+export const GYM_LOGIN = { email: 'sam.kerr@example.com', password: 'Peach-Tree-77' } as const;
 
-/** Sites with a page that needs a sign-in: posting these fields to it signs in; without it, its form is shown again. */
-const SIGN_INS: Record<string, { page: string; fields: Readonly<Record<string, string>> }> = {
+/**
+ * Sites with a page that needs a sign-in: posting these fields to it signs in; without it, its
+ * form (`form`, index.html unless named) is shown again.
+ */
+const SIGN_INS: Record<string, { page: string; fields: Readonly<Record<string, string>>; form?: string }> = {
   'm-login': { page: 'account.html', fields: LOGIN },
   'tm-bank': { page: 'accounts.html', fields: BANK_LOGIN },
+  'd-gym': { page: 'member.html', fields: GYM_LOGIN, form: 'login.html' },
 };
 
 export interface SiteFile {
@@ -162,12 +168,12 @@ export async function startSiteServer(opts: { port?: number } = {}): Promise<Sit
         if (Object.entries(signIn.fields).every(([k, v]) => fields[k] === v)) {
           serveFile(res, file, undefined, { 'set-cookie': `${sessionCookie}=ok; Path=/${runId}/; HttpOnly` });
         } else {
-          res.writeHead(303, { location: 'index.html?error=1' }).end();
+          res.writeHead(303, { location: `${signIn.form ?? 'index.html'}?error=1` }).end();
         }
         return;
       }
       if (!signedIn) {
-        res.writeHead(303, { location: 'index.html' }).end();
+        res.writeHead(303, { location: signIn.form ?? 'index.html' }).end();
         return;
       }
     }

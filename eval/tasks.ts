@@ -1,6 +1,7 @@
 import type { Step } from '../test/support/scripted-model';
 import { LOGIN } from './site-server';
 import { choose, click, done, type } from './steps';
+import { DEV_TASKS } from './tasks-dev';
 import { TEST_TASKS } from './tasks-test';
 import { all, answerJson, answerNames, digits, fail, norm, pass, posted, reports, visited, type Outcome, type Verdict } from './verdicts';
 
@@ -8,11 +9,12 @@ export type Tier = 'easy' | 'medium' | 'hard';
 export const TIERS: Tier[] = ['easy', 'medium', 'hard'];
 
 /**
- * tuning: the tasks the agent and its prompts were tuned on; test: held-out tasks written
- * before any tuning on them, run to report, never to tune.
+ * tuning: the tasks the agent and its prompts were tuned on; dev: newer pages of the kinds users
+ * try first, tuned on from here; test: held-out tasks written before any tuning on them, run to
+ * report, never to tune.
  */
-export type Split = 'tuning' | 'test';
-export const SPLITS: Split[] = ['tuning', 'test'];
+export type Split = 'tuning' | 'dev' | 'test';
+export const SPLITS: Split[] = ['tuning', 'dev', 'test'];
 
 export interface EvalTask {
   id: string;
@@ -358,13 +360,17 @@ const TUNING_TASKS: TaskSpec[] = [
   },
 ];
 
-export const TASKS: EvalTask[] = [...TUNING_TASKS.map((t) => ({ ...t, split: 'tuning' as const })), ...TEST_TASKS.map((t) => ({ ...t, split: 'test' as const }))];
+export const TASKS: EvalTask[] = [
+  ...TUNING_TASKS.map((t) => ({ ...t, split: 'tuning' as const })),
+  ...DEV_TASKS.map((t) => ({ ...t, split: 'dev' as const })),
+  ...TEST_TASKS.map((t) => ({ ...t, split: 'test' as const })),
+];
 
-/** EVAL_SPLIT: tuning (the default), test, or all. */
+/** EVAL_SPLIT: tuning (the default), dev, test, or all. */
 export function parseSplit(value: string | undefined): Split | 'all' {
   const v = (value ?? '').trim() || 'tuning';
   if (v === 'all' || SPLITS.includes(v as Split)) return v as Split | 'all';
-  throw new Error(`EVAL_SPLIT must be tuning, test or all, not "${v}"`);
+  throw new Error(`EVAL_SPLIT must be ${SPLITS.join(', ')} or all, not "${v}"`);
 }
 
 /**

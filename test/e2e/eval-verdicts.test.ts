@@ -62,7 +62,7 @@ afterAll(async () => {
 });
 
 describe('eval task set', () => {
-  it('has 8 tuning tasks and at least 4 test tasks per tier, unique ids and sites of their own per split, and EVAL_SPLIT / EVAL_TASKS select', () => {
+  it('has 8 tuning tasks and at least 4 test tasks per tier, unique ids and sites of their own per split (dev and test apart from the others), and EVAL_SPLIT / EVAL_TASKS select', () => {
     for (const tier of TIERS) {
       expect({ tier, tuning: TASKS.filter((t) => t.tier === tier && t.split === 'tuning').length }).toEqual({ tier, tuning: 8 });
       expect({ tier, test: TASKS.filter((t) => t.tier === tier && t.split === 'test').length >= 4 }).toEqual({ tier, test: true });
@@ -70,7 +70,9 @@ describe('eval task set', () => {
     expect(new Set(TASKS.map((t) => t.id)).size).toBe(TASKS.length);
     for (const t of TASKS) expect({ id: t.id, start: fs.existsSync(path.join(SITES_DIR, t.site, t.start ?? 'index.html')) }).toEqual({ id: t.id, start: true });
     const sitesOf = (split: string) => new Set(TASKS.filter((t) => t.split === split).map((t) => t.site));
-    expect([...sitesOf('test')].filter((s) => sitesOf('tuning').has(s))).toEqual([]);
+    expect([...sitesOf('test')].filter((s) => sitesOf('tuning').has(s) || sitesOf('dev').has(s))).toEqual([]);
+    expect([...sitesOf('dev')].filter((s) => sitesOf('tuning').has(s))).toEqual([]);
+    expect(selectTasks('', 'dev').map((t) => t.id)).toEqual(TASKS.filter((t) => t.split === 'dev').map((t) => t.id));
 
     expect(selectTasks('').map((t) => t.split)).toEqual(TASKS.filter((t) => t.split === 'tuning').map(() => 'tuning'));
     expect(selectTasks('', 'test').length).toBe(TASKS.filter((t) => t.split === 'test').length);
@@ -79,7 +81,7 @@ describe('eval task set', () => {
     expect(selectTasks('easy, test-hard-combobox', 'test').map((t) => t.id)).toEqual([...TASKS.filter((t) => t.tier === 'easy' && t.split === 'test').map((t) => t.id), 'test-hard-combobox']);
     expect(() => selectTasks('easy,nonsense')).toThrow('EVAL_TASKS names no task or tier: nonsense');
     expect(parseSplit(undefined)).toBe('tuning');
-    expect(() => parseSplit('held-out')).toThrow('EVAL_SPLIT must be tuning, test or all');
+    expect(() => parseSplit('held-out')).toThrow('EVAL_SPLIT must be tuning, dev, test or all');
   });
 });
 

@@ -1,0 +1,173 @@
+import { GYM_LOGIN } from './site-server';
+import { choose, click, done, type } from './steps';
+import type { TaskSpec } from './tasks';
+import { all, answerNames, digits, fail, pass, posted, reports, type Outcome, type Verdict } from './verdicts';
+
+/**
+ * The dev split: tasks on sites of their own (eval/sites/d-*), of the kinds a new user tries
+ * first (read a price, follow a link and read, a short form, an option, a checkbox, read after a
+ * click, sign in and read, search then open the cheapest, a longer form, a list's later page)
+ * and two widgets (a week-strip date picker, an autocomplete). The agent may be tuned on these;
+ * the tuning split then stays a check and the test split a report.
+ */
+
+/** The page at `path` was opened with these query parameters. */
+function opened(o: Outcome, path: string, query: Record<string, string>): Verdict {
+  const seen = o.records.some((r) => r.method === 'GET' && r.path === path && Object.entries(query).every(([k, v]) => r.query[k] === v));
+  return seen ? pass(`${path} was opened with ${JSON.stringify(query)}`) : fail(`${path} was never opened with ${JSON.stringify(query)}`);
+}
+
+/** The answer's digits hold `want`. */
+function answerDigits(o: Outcome, want: string): Verdict {
+  if (o.answer === null) return fail(`no answer (task ${o.status}${o.code ? ` ${o.code}` : ''})`);
+  return digits(o.answer).includes(want) ? pass(`the answer gives ${want}`) : fail(`the answer "${o.answer}" does not give ${want}`);
+}
+
+const EASY: TaskSpec[] = [
+  {
+    id: 'dev-easy-price',
+    tier: 'easy',
+    site: 'd-bakery',
+    prompt: 'How much is a large sourdough at Crumb & Co?',
+    verdict: (o) => answerNames(o, /5[.,]40?\b/, [/3[.,]20?\b/, /4[.,]90?\b/, /5[.,]80?\b/]),
+    scripted: { right: [done('{{find:Sourdough\\s+€[\\d.]+\\s+(€[\\d.]+)}}')], wrong: { answer: '€3.20' } },
+  },
+  {
+    id: 'dev-easy-link-read',
+    tier: 'easy',
+    site: 'd-library',
+    prompt: 'What time does the Riverside library open on Sundays?',
+    verdict: (o) => answerNames(o, /\b13[:.]00\b|\b1 ?(pm|p\.m)/, [/\b11[:.]00\b/, /\b10[:.]00\b/]),
+    scripted: { right: [click('Riverside Library'), done('{{find:Sunday\\s+(\\d+:\\d\\d–\\d+:\\d\\d)}}')], wrong: [click('Central Library'), done('{{find:Sunday\\s+(\\d+:\\d\\d–\\d+:\\d\\d)}}')] },
+  },
+  {
+    id: 'dev-easy-callback',
+    tier: 'easy',
+    site: 'd-callback',
+    prompt: "Ask Greenleaf Energy to ring me back. I'm Tom Baker and my number is 07700 900123.",
+    verdict: (o) => posted(o, 'requested.html', { name: 'Tom Baker', phone: (v) => digits(v).endsWith('7700900123') }),
+    scripted: {
+      right: [type('Your name', 'Tom Baker'), type('Phone number', '07700 900123'), click('Request a call'), done('Call requested')],
+      wrong: [type('Your name', 'Tom Baker 07700 900123'), click('Request a call'), done('Call requested')],
+    },
+  },
+  {
+    id: 'dev-easy-option',
+    tier: 'easy',
+    site: 'd-shopprefs',
+    prompt: 'I would like to see the prices in Swiss francs.',
+    verdict: (o) => posted(o, 'saved.html', { currency: 'CHF', country: 'AT', language: 'en' }),
+    scripted: {
+      right: [choose('Show prices in', 'Swiss franc (CHF)'), click('Save settings'), done('Prices are shown in Swiss francs')],
+      wrong: [choose('Ship to', 'Switzerland'), click('Save settings'), done('Prices are shown in Swiss francs')],
+    },
+  },
+  {
+    id: 'dev-easy-checkbox',
+    tier: 'easy',
+    site: 'd-privacy',
+    prompt: "Turn off personalised ads in my Snapfolio privacy settings. Don't change anything else.",
+    verdict: (o) => posted(o, 'privacy-saved.html', { analytics: 'on' }, ['ads', 'faces']),
+    scripted: {
+      right: [click('Personalised ads'), click('Save preferences'), done('Personalised ads are off')],
+      wrong: [click('Personalised ads'), click('Usage statistics'), click('Save preferences'), done('Personalised ads are off')],
+    },
+  },
+  {
+    id: 'dev-easy-reveal',
+    tier: 'easy',
+    site: 'd-classifieds',
+    prompt: "What's the phone number of the person selling this bike?",
+    verdict: (o) =>
+      all(
+        reports(o, 'phone').length ? pass('the number was revealed') : fail('the number was never revealed'),
+        answerDigits(o, '0648172093'),
+      ),
+    scripted: { right: [click('Show phone number'), done('{{find:Phone:\\s*(06[\\d ]+)}}')], wrong: { answer: '030 760 1200' } },
+  },
+];
+
+const MEDIUM: TaskSpec[] = [
+  {
+    id: 'dev-medium-signin-read',
+    tier: 'medium',
+    site: 'd-gym',
+    prompt: `Until when is my Pulse Fitness membership valid? Log in with ${GYM_LOGIN.email}, password ${GYM_LOGIN.password}.`,
+    verdict: (o) =>
+      all(
+        o.records.some((r) => r.path === 'member.html' && r.method === 'POST' && r.fields.email === GYM_LOGIN.email && r.fields.password === GYM_LOGIN.password)
+          ? pass('logged in')
+          : fail('never logged in with the e-mail and password'),
+        answerNames(o, /14 april 2027|2027-04-14|14[./]0?4[./]2027/, [/december/, /2025/]),
+      ),
+    scripted: {
+      right: [click('Member login'), type('E-mail address', GYM_LOGIN.email), type('Password', GYM_LOGIN.password), click('Log in'), done('{{find:Valid until\\s+([^\\n]+)}}')],
+      wrong: { answer: '1 December 2026' },
+    },
+  },
+  {
+    id: 'dev-medium-cheapest',
+    tier: 'medium',
+    site: 'd-bookbarn',
+    prompt: 'Find the cheapest copy of Dune on Bookbarn and tell me which shop sells it.',
+    verdict: (o) => all(opened(o, 'book.html', { id: 'dune-nel' }), answerNames(o, /paperback rider/, [/owl/, /book nook/, /marlowe/, /second chapter/])),
+    scripted: {
+      right: [type('Title, author or ISBN', 'Dune'), click('Find books'), click('New English Library'), done('{{find:Sold by\\s+([^·\\n]+)}}')],
+      wrong: [type('Title, author or ISBN', 'Dune'), click('Find books'), click('Dune Messiah'), done('{{find:Sold by\\s+([^·\\n]+)}}')],
+    },
+  },
+  {
+    id: 'dev-medium-five-fields',
+    tier: 'medium',
+    site: 'd-race',
+    prompt: 'Enter me for the Harbour 10K: Ana Silva, born 12 March 1990, ana.silva@example.com, T-shirt size M.',
+    verdict: (o) => posted(o, 'entered.html', { first_name: 'Ana', last_name: 'Silva', birth_date: '1990-03-12', email: 'ana.silva@example.com', shirt: 'M' }),
+    scripted: {
+      right: [
+        type('First name', 'Ana'),
+        type('Last name', 'Silva'),
+        type('Date of birth', '1990-03-12'),
+        type('E-mail', 'ana.silva@example.com'),
+        choose('T-shirt size', 'M'),
+        click('Continue to payment'),
+        done('Entered; payment is next'),
+      ],
+      wrong: [type('First name', 'Ana Silva'), type('Date of birth', '1990-03-12'), type('E-mail', 'ana.silva@example.com'), choose('T-shirt size', 'M'), click('Continue to payment'), done('Entered')],
+    },
+  },
+  {
+    id: 'dev-medium-later-page',
+    tier: 'medium',
+    site: 'd-directory',
+    prompt: "Who looks after payroll at Northwind, and what's their extension?",
+    verdict: (o) => all(answerNames(o, /jonas berg/, [/ines/, /olga/, /greta/]), answerDigits(o, '2615')),
+    scripted: { right: [click('Next »'), done('{{find:(Jonas Berg)}}, extension {{find:Payroll\\s+(\\d+)}}')], wrong: { answer: 'Greta Lind, extension 2501' } },
+  },
+];
+
+const HARD: TaskSpec[] = [
+  {
+    id: 'dev-hard-week-strip',
+    tier: 'hard',
+    site: 'd-table',
+    prompt: 'Book a table at Olive for 4 people on Friday 18 December at 19:30, in the name of Okafor.',
+    verdict: (o) => posted(o, 'booked.html', { guests: '4', date: '2026-12-18', time: '19:30', name: 'Okafor' }),
+    scripted: {
+      right: [choose('Guests', '4'), click('Later dates'), click('Later dates'), click('Friday 18 December 2026'), click('19:30'), type('Name for the booking', 'Okafor'), click('Book table'), done('Booked')],
+      wrong: [choose('Guests', '4'), click('Later dates'), click('Friday 11 December 2026'), click('19:30'), type('Name for the booking', 'Okafor'), click('Book table'), done('Booked for 18 December')],
+    },
+  },
+  {
+    id: 'dev-hard-autocomplete',
+    tier: 'hard',
+    site: 'd-weather',
+    prompt: 'Make Zaragoza in Spain my home city on Skycast.',
+    verdict: (o) => posted(o, 'saved.html', { city_id: 'zaragoza-es' }),
+    scripted: {
+      right: [type('Home city', 'Zarag'), click('Zaragoza, Aragon, Spain'), click('Save settings'), done('Saved')],
+      wrong: [type('Home city', 'Zarag'), click('Zaragoza, Puebla, Mexico'), click('Save settings'), done('Saved')],
+    },
+  },
+];
+
+export const DEV_TASKS: TaskSpec[] = [...EASY, ...MEDIUM, ...HARD];
