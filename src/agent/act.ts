@@ -22,7 +22,8 @@ import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
 import { doneObjection, heldLeave, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
-import { MISINDEX_HELD, misindexed } from './index-check';
+import { STATED_HELD, statedAnswer } from './stated-answer';
+import { MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
 import type { AgentTool, ToolContext, ToolResult } from './types';
@@ -147,17 +148,33 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+  return heldStated(step, request) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
 }
 
-/** A press of another element than the one the agent's words name: held once per pair (index-check.ts). */
+/** Tools that look elsewhere for what the task asks: held once when the agent's words gave the answer the page shows (stated-answer.ts). */
+const LOOKS_ELSEWHERE = new Set(['click_element', 'navigate', 'go_back', 'scroll', 'extract', 'switch_tab', 'wait']);
+
+function heldStated(step: StepContext, request: ActionRequest): string | undefined {
+  if (step.memory.statedHeld || !LOOKS_ELSEWHERE.has(request.tool.name)) return undefined;
+  const note = statedAnswer(step.input.params.prompt ?? '', request.reasoning, step.memory.lastObservation ?? '');
+  if (note) step.memory.statedHeld = true;
+  return note;
+}
+
+/** A press of another element than the one the agent's words name, held once per pair; of a toggle neither the task nor the words name while the task names another, once per toggle (index-check.ts). */
 function heldMisindex(step: StepContext, request: ActionRequest, args: unknown): string | undefined {
   const index = indexOf(args);
   if (request.tool.name !== 'click_element' || index === undefined) return undefined;
-  const held = misindexed(request.reasoning, step.memory.lastObservation ?? '', index);
-  if (!held || step.memory.misindexHeld.has(`${index}>${held.meant}`)) return undefined;
-  step.memory.misindexHeld.add(`${index}>${held.meant}`);
-  return held.note;
+  const observation = step.memory.lastObservation ?? '';
+  const held = misindexed(request.reasoning, observation, index);
+  if (held && !step.memory.misindexHeld.has(`${index}>${held.meant}`)) {
+    step.memory.misindexHeld.add(`${index}>${held.meant}`);
+    return held.note;
+  }
+  if (held || step.memory.misindexHeld.has(`toggle ${index}`)) return undefined;
+  const unnamed = unnamedToggle(step.input.params.prompt ?? '', request.reasoning, observation, index);
+  if (unnamed) step.memory.misindexHeld.add(`toggle ${index}`);
+  return unnamed;
 }
 
 /** A second press in a row of a button that adds or buys, the page changed by the first: held once per button (repetition.ts). */
@@ -183,8 +200,9 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
   base.timings = action.timings();
   step.memory.answerCall(request.callId, step.mask(note));
   step.memory.held = true;
-  const reason =
-    request.tool.name === 'request_human_input'
+  const reason = note.startsWith(STATED_HELD)
+    ? 'the agent gave the answer the page shows'
+    : request.tool.name === 'request_human_input'
       ? 'the agent can do or read it itself'
       : request.tool.name === 'navigate'
         ? 'the form filled was not sent'
@@ -192,7 +210,9 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
           ? 'pressed at the step before, it would add again'
           : note.startsWith(MISINDEX_HELD)
             ? 'the agent named another element'
-            : 'the form it sends has empty fields';
+            : note.startsWith(UNNAMED_HELD)
+              ? 'the task names another element'
+              : 'the form it sends has empty fields';
   base.action.target = `held: ${reason}`;
   emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason } });
   step.log.info({ action: request.tool.name, reason }, 'action held back');

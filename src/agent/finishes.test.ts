@@ -30,6 +30,8 @@ const PAGES: Record<string, string> = {
   '/apply': `<!doctype html><title>Apply</title><form action="/sent"><label>Your name <input name="name"></label> <label>CV file <input type="file" name="cv"></label> <label>Start <select name="start"><option value="">Choose</option><option value="may">May</option></select></label> <button>Send application</button></form>`,
   '/results': `<!doctype html><title>Results</title><p>Pine Chair: $89</p><a href="/home">Home</a> <a href="/results2">Next page</a>`,
   '/results2': `<!doctype html><title>Results 2</title><p>Oak Rocking Chair: $149</p><a href="/home">Home</a> <a href="/results">Previous page</a>`,
+  '/privacy': `<!doctype html><title>Privacy</title><form action="/sent"><label><input type="checkbox" name="ads" checked> Personalised ads</label> <label><input type="checkbox" name="faces"> Face grouping</label> <button>Save preferences</button></form>`,
+  '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
 let browser: Browser;
@@ -498,6 +500,41 @@ describe('a press of another element than the words name (a model that follows t
     await page.goto('http://site.test/ticket');
     const hosted = await run([[open], [wrong], [done]]);
     expect(toolAnswers(hosted.requests[2]).at(-1)).toBe('Clicked [4] option "Normal"');
+  });
+});
+
+describe('a toggle neither the task nor the words name (a model that follows the schemas)', () => {
+  it('is held once with the one the task names, and pressed when asked again', async () => {
+    await page.goto('http://site.test/privacy');
+    const prompt = 'Turn off personalised ads. Do not change anything else.';
+    const other: Call = { tool: 'click_element', args: { index: 2 }, says: 'It is still on, so I click it again.' };
+    const { requests } = await run([[other], [other], [done]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not pressed: the task names [1] checkbox "Personalised ads" (checked now), not [2] checkbox "Face grouping". If the task needs [2] changed too, press it again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Clicked [2] checkbox "Face grouping"');
+  });
+});
+
+describe('an answer the agent states while the page shows it (a model that follows the schemas)', () => {
+  const prompt = 'What time does the Riverside library open on Sundays?';
+  const says = 'The Riverside library opens on Sundays from 13:00 to 17:00.';
+  const away: Call = { tool: 'click_element', args: { index: 1 }, says };
+  it('holds the press away from the page once, with the line, and takes the done then', async () => {
+    await page.goto('http://site.test/hours');
+    const { results, requests } = await run([[away], [{ tool: 'done', args: { message: 'From 13:00 to 17:00' } }]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not done yet: your own words answer the task: you wrote "The Riverside library opens on Sundays from 13:00 to 17:00.", and this page shows "Sunday 13:00–17:00". If that answers the task, call done with the answer now; if it does not, call the same action again.',
+    );
+    expect(page.url()).toBe('http://site.test/hours');
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+
+  it('presses when asked again, and never holds for words the page does not show', async () => {
+    await page.goto('http://site.test/hours');
+    const again = await run([[away], [away], [done]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(again.requests[2]).at(-1)).toContain('Clicked [1] link "Join the library"');
+    await page.goto('http://site.test/hours');
+    const guessed = await run([[{ ...away, says: 'It opens on Sundays at 10:30.' }], [done]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(guessed.requests[1]).at(-1)).toContain('Clicked [1] link "Join the library"');
   });
 });
 

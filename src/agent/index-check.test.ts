@@ -1,4 +1,4 @@
-import { misindexed, pressesNamed } from './index-check';
+import { misindexed, pressesNamed, unnamedToggle } from './index-check';
 
 const observation = (...elements: string[]) => ['URL: http://site.test/ticket', 'Title: Support ticket', 'Tabs: [0] Support ticket (active)', 'Interactive elements:', ...elements, 'Visible text:', 'Support ticket #812', '(this is the whole page)'].join('\n');
 const listOpen = observation('[1] combobox "Priority High" value="High" options="Low | Normal | High"', '[3] option "Low"', '[4] option "Normal"', '[5] option "High"', '[2] button "Save ticket"');
@@ -27,5 +27,39 @@ describe('a press of another element than the words name', () => {
     expect(misindexed(undefined, listOpen, 4)).toBeUndefined();
     // two elements with that label: which one was meant cannot be said
     expect(misindexed("Click 'High'.", observation('[1] button "High"', '[2] option "High"', '[3] button "Save"'), 3)).toBeUndefined();
+  });
+});
+
+describe('a toggle neither the task nor the words name', () => {
+  const settings = [
+    'Interactive elements:',
+    '[1] checkbox "Essential cookies" checked disabled',
+    '[2] checkbox "Usage statistics" checked',
+    '[3] checkbox "Personalised ads"',
+    '[4] checkbox "Face grouping"',
+    '[5] button "Save preferences"',
+    'Visible text:',
+    'Privacy settings',
+  ].join('\n');
+  const task = "Turn off personalised ads in my Snapfolio privacy settings. Don't change anything else.";
+
+  it('is held with the one the task names and its state', () => {
+    expect(unnamedToggle(task, 'I see that the checkbox is currently checked. I will click it again to turn it off.', settings, 4)).toBe(
+      'Not pressed: the task names [3] checkbox "Personalised ads" (not checked now), not [4] checkbox "Face grouping". If the task needs [4] changed too, press it again.',
+    );
+  });
+
+  it('is not held when the words or the task name it, for the named one, for a button, or when the task names none or several', () => {
+    expect(unnamedToggle(task, 'I also turn off face grouping.', settings, 4)).toBeUndefined();
+    expect(unnamedToggle(`${task} Turn off face grouping too.`, undefined, settings, 4)).toBeUndefined();
+    expect(unnamedToggle(task, undefined, settings, 3)).toBeUndefined();
+    expect(unnamedToggle(task, undefined, settings, 5)).toBeUndefined();
+    expect(unnamedToggle('Save my privacy settings.', undefined, settings, 4)).toBeUndefined();
+    expect(unnamedToggle('Turn off personalised ads and usage statistics.', undefined, settings, 4)).toBeUndefined();
+  });
+
+  it('leaves alone a toggle that shares a word with the task (the offers of "do not sign up for offers")', () => {
+    const signup = ['Interactive elements:', '[1] checkbox "I accept the terms of service"', '[2] checkbox "Send me special offers"', '[3] button "Continue"'].join('\n');
+    expect(unnamedToggle('Accept the terms of service (do not sign up for offers) and press Continue.', undefined, signup, 2)).toBeUndefined();
   });
 });

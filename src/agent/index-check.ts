@@ -47,3 +47,36 @@ export function misindexed(words: string | undefined, observation: string, index
   const note = `${MISINDEX_HELD} "${meant.label}", which is [${meant.index}]; [${index}] is ${pressed.role} "${pressed.label}". To press "${meant.label}", call click_element with index ${meant.index}; if [${index}] is what you meant, press [${index}] again.`;
   return { note, meant: meant.index };
 }
+
+/** Roles of an element pressed to turn something on or off, or to choose it. */
+const TOGGLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
+/** Words too common to tell one label from another. */
+const COMMON = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'our', 'any', 'all', 'from', 'this', 'that', 'are', 'not', 'more', 'send', 'get', 'use', 'yes']);
+const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !COMMON.has(w));
+/** How a held press of a toggle the task does not name begins. */
+export const UNNAMED_HELD = 'Not pressed: the task names';
+
+/**
+ * The note when `index` is a checkbox, radio or switch that neither the task nor the words
+ * name (no word of its label in either), while exactly one other toggle of the page is named by
+ * the task (every word of its label in it), or undefined. The default model, told to turn off
+ * "Personalised ads", unticked it, wrote that it was still ticked and pressed "Face grouping",
+ * then "Usage statistics".
+ */
+export function unnamedToggle(task: string, words: string | undefined, observation: string, index: number): string | undefined {
+  const toggles = [...readObservation(observation).elements.entries()].flatMap(([at, line]) => {
+    const m = ELEMENT_PARTS.exec(line.trim());
+    return m && TOGGLES.has(m[2]) ? [{ index: at, role: m[2], label: m[3].replace(/\\(.)/g, '$1'), state: m[4] }] : [];
+  });
+  const pressed = toggles.find((t) => t.index === index);
+  if (!pressed) return undefined;
+  const taskWords = new Set(wordsOf(task));
+  const said = new Set(wordsOf(words ?? ''));
+  const own = wordsOf(pressed.label);
+  if (!own.length || own.some((w) => taskWords.has(w) || said.has(w))) return undefined;
+  const named = toggles.filter((t) => t.index !== index && wordsOf(t.label).length > 0 && wordsOf(t.label).every((w) => taskWords.has(w)));
+  if (named.length !== 1) return undefined;
+  const meant = named[0];
+  const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';
+  return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}". If the task needs [${index}] changed too, press it again.`;
+}

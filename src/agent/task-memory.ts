@@ -157,6 +157,8 @@ export class TaskMemory {
   questionHeld = false;
   /** Presses held because the agent's words named another element: "4>2" (index-check.ts). */
   readonly misindexHeld = new Set<string>();
+  /** An action away from a page that shows the answer the agent's words gave was held in this task (stated-answer.ts). */
+  statedHeld = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -200,6 +202,7 @@ export class TaskMemory {
     this.pressesOffNextAnswer.clear();
     this.questionHeld = false;
     this.misindexHeld.clear();
+    this.statedHeld = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];

@@ -1,0 +1,61 @@
+import { askedKinds, figuresOf, STATED_HELD, statedAnswer } from './stated-answer';
+
+const page = (...text: string[]) => ['URL: http://site.test/riverside', 'Title: Riverside Library', 'Interactive elements:', '[1] link "Home"', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
+const HOURS = page('Riverside Library', 'Opening hours', 'Monday to Friday 10:00–19:00', 'Saturday 10:00–17:00', 'Sunday 13:00–17:00');
+const SUNDAY = 'What time does the Riverside library open on Sundays?';
+
+describe('what a task asks to be told', () => {
+  it('is the kinds of figure its question names, and nothing for a task that asks nothing', () => {
+    expect(askedKinds(SUNDAY)).toEqual(['time']);
+    expect(askedKinds('What is the price of the Blue Kettle? Answer with the price only.')).toEqual(['amount']);
+    expect(askedKinds('Until when is my membership valid?')).toEqual(['time', 'date']);
+    expect(askedKinds("What's the phone number of the seller?")).toEqual(['number']);
+    expect(askedKinds('How heavy is the Corvid 14 laptop?')).toEqual(['quantity']);
+    expect(askedKinds('Sign Katherine Johnson up for the webinar.')).toEqual([]);
+    expect(askedKinds('Set the price alert to $40 and save it.')).toEqual([]);
+  });
+
+  it('reads figures of those kinds only, and none from an address', () => {
+    expect(figuresOf('It opens at 13:00 and closes at 5 pm, €4.75 a ticket', ['time'])).toEqual(['13:00', '5 pm']);
+    expect(figuresOf('It costs €4.75 (was 6,50 EUR)', ['amount'])).toEqual(['€4.75', '6,50 EUR']);
+    expect(figuresOf('Valid until 14 April 2027, paid on March 3', ['date'])).toEqual(['14 April 2027', 'March 3']);
+    expect(figuresOf('Call 06 4817 2093, or ext. 2615', ['number'])).toEqual(['06 4817 2093']);
+    expect(figuresOf('The page is now http://127.0.0.1:36519/run-1/index.html', ['number', 'amount', 'time'])).toEqual([]);
+  });
+});
+
+describe('an answer in the words that the page shows', () => {
+  it('is held with the line that shows it', () => {
+    const note = statedAnswer(SUNDAY, 'The Riverside library opens on Sundays from 13:00 to 17:00.', HOURS);
+    expect(note).toBe(
+      `${STATED_HELD}: you wrote "The Riverside library opens on Sundays from 13:00 to 17:00.", and this page shows "Sunday 13:00–17:00". If that answers the task, call done with the answer now; if it does not, call the same action again.`,
+    );
+  });
+
+  it('is not held when the page does not show a figure of the words, or the words give none the task asks for', () => {
+    expect(statedAnswer(SUNDAY, 'The Riverside library is open on Sundays from 10:00 AM to 2:00 PM.', HOURS)).toBeUndefined();
+    expect(statedAnswer(SUNDAY, 'I open the page of the Riverside library.', HOURS)).toBeUndefined();
+    expect(statedAnswer(SUNDAY, undefined, HOURS)).toBeUndefined();
+    // a price shown, the task asks for a phone number
+    const ad = page('Gravel bike', '€640', 'Phone: 06 •• •• •• ••');
+    expect(statedAnswer("What's the phone number of the person selling this bike?", 'The bike costs €640; I press "Show phone number".', ad)).toBeUndefined();
+    // a task that asks nothing
+    expect(statedAnswer('Book a table for 13:00.', 'The page shows 13:00 on Sunday.', HOURS)).toBeUndefined();
+  });
+
+  it('leaves out what the task gives, and reads only the page text (not the notes after it)', () => {
+    const invoices = page('Invoices', 'Invoice #1024: €498.10', 'Invoice #1025: €512.40');
+    expect(statedAnswer('What is the amount of invoice #1025?', 'I look for invoice #1025 further down.', invoices)).toBeUndefined();
+    expect(statedAnswer('What is the amount of invoice #1025?', "The page shows 'Invoice #1025: €512.40'.", invoices)).toContain('this page shows "Invoice #1025: €512.40"');
+    const noted = `${page('Invoices')}\nNote: the task asks about "#1025"; this page shows "Invoice #1025: €512.40".`;
+    expect(statedAnswer('What is the amount of invoice #1025?', "The page shows 'Invoice #1025: €512.40'.", noted)).toBeUndefined();
+  });
+
+  it('finds a phone number however it is spaced, and a price beside its period', () => {
+    const ad = page('Seller', 'Phone: 06 4817 2093', 'Help desk: 030 760 1200');
+    expect(statedAnswer("What's the seller's phone number?", "The seller's number is 0648172093.", ad)).toContain('this page shows "Phone: 06 4817 2093"');
+    const plans = page('Gold plan', '$42/month, billed yearly');
+    expect(statedAnswer('What is the monthly price of the Gold plan?', 'The Gold plan price is $42 per month.', plans)).toContain('"$42/month, billed yearly"');
+    expect(statedAnswer('What is the monthly price of the Gold plan?', 'The Gold plan price is $4 per month.', plans)).toBeUndefined();
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * A task that asks to be told a figure (a time, a price, a date, a quantity, a phone number),
+ * and the agent's own words give that figure while the page in view shows it: the next press
+ * away from the page is held once, with the page's line, so that the answer is given now. The
+ * default model wrote "The Riverside library opens on Sundays from 13:00 to 17:00" on the
+ * branch's page and pressed "Join the library", then went back and forth for eight steps; it
+ * wrote "the Gold plan price of $42 per month" and switched tabs until its steps ran out.
+ */
+
+export type FigureKind = 'amount' | 'time' | 'date' | 'quantity' | 'number';
+
+/** How a held action begins. */
+export const STATED_HELD = 'Not done yet: your own words answer the task';
+
+/** The task asks to be told something. */
+const QUESTION = /\?|\b(?:tell me|what(?:'s| is| are| was| were| does| do| time)|when|which|who|how (?:much|many|long|heavy|far|big|old|tall)|until when|find out|look up|give me|answer with|report)\b/i;
+
+/** The kinds of figure a question asks for. */
+const ASKED: [FigureKind, RegExp][] = [
+  ['amount', /\bhow much\b|\bprices?\b|\bcosts?\b|\bfees?\b|\bcharges?\b|\btotal\b|\bbalance\b|\bamount\b/i],
+  ['time', /\bwhat time\b|\bwhen\b|\bopening hours\b|\bopens?\b|\bclos(?:e|es|ing)\b|\bstarts?\b|\bdeparts?\b|\barrives?\b/i],
+  ['date', /\bwhen\b|\buntil\b|\bdate\b|\bdue\b|\bexpir|\bvalid\b|\bdeadline\b|\bwhich day\b/i],
+  ['quantity', /\bhow (?:long|heavy|far|big|tall|wide|old|many)\b|\bweigh|\bdistance\b|\bduration\b|\bcapacity\b/i],
+  ['number', /\bphone\b|\btelephone\b|\bcode\b|\breference\b|\btracking number\b|\bextension\b/i],
+];
+
+const MONTH = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const FIGURES: [FigureKind, RegExp][] = [
+  ['amount', /(?:[$€£¥]\s?\d[\d,.]*\d|\d[\d,.]*\s?(?:[€£]|\b(?:EUR|USD|GBP|CHF)\b)|\b\d+[.,]\d{2}\b)/gi],
+  ['time', /\b\d{1,2}:\d{2}\b(?![.,:]?\d)|\b\d{1,2}\s?(?:am|pm)\b/gi],
+  ['date', new RegExp(`\\b\\d{1,2}(?:st|nd|rd|th)?\\s+${MONTH}\\b(?:\\s+\\d{4})?|\\b${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?\\b(?:,?\\s+\\d{4})?|\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b\\d{1,2}/\\d{1,2}/\\d{2,4}\\b`, 'gi')],
+  ['quantity', /\b\d+(?:[.,]\d+)?\s?(?:kg|g|km|m|cm|mm|l|ml|mph|km\/h|%|(?:working\s)?days?|hours?|minutes?|weeks?|months?|years?|items?|pieces?|people|seats?|rooms?)\b/gi],
+  ['number', /\+?\d[\d -]{3,}\d/g],
+];
+
+/** Lines of the observation that are not the page's own text. */
+const FRAME_LINE = /^(?:URL|Title|Tabs|Scroll|Interactive elements|Visible text|Above the viewport|Below the viewport|Left or right of the viewport|Note|Changed|Your task|New task):|^\(|^\.\.\. |^\[\d+\]|^A modal dialog/;
+const URLS = /\bhttps?:\/\/\S+/g;
+/** At most this many characters of a line are quoted, and this many lines; the words quoted are clipped too. */
+const MAX_QUOTED = 120;
+const MAX_LINES = 2;
+const MAX_WORDS = 160;
+
+const digits = (s: string) => s.replace(/\D/g, '');
+const squeeze = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
+const clipped = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
+
+/** The kinds of figure the task asks to be told; none for a task that asks nothing. */
+export function askedKinds(task: string): FigureKind[] {
+  if (!QUESTION.test(task)) return [];
+  return ASKED.filter(([, re]) => re.test(task)).map(([kind]) => kind);
+}
+
+/** The figures of a text, by kind (a figure may be of several: "12.50" is an amount, "2 days" a quantity). */
+export function figuresOf(text: string, kinds: FigureKind[]): string[] {
+  const found: string[] = [];
+  const plain = text.replace(URLS, ' ');
+  for (const [kind, re] of FIGURES) {
+    if (!kinds.includes(kind)) continue;
+    for (const m of plain.matchAll(re)) {
+      const figure = m[0].trim();
+      // a number of 5 digits or more (a phone number, a code); shorter groups are other figures
+      if (kind === 'number' && digits(figure).length < 5) continue;
+      found.push(figure);
+    }
+  }
+  return [...new Set(found)];
+}
+
+/** Whether a page line shows the figure: its text, or for a long number its digits. */
+function shows(line: string, figure: string): boolean {
+  if (squeeze(line).includes(squeeze(figure))) return true;
+  const d = digits(figure);
+  if (d.length >= 5) return digits(line).includes(d);
+  // "13:00" in "13.00", "$42" in "$42/month": the figure's number with its separators
+  const core = figure.match(/\d[\d,.:]*\d|\d/)?.[0];
+  return !!core && new RegExp(`(?<![\\d.,:])${core.replace(/[.,:]/g, '[.,:]')}(?![\\d]|[.,:]\\d)`).test(line);
+}
+
+/**
+ * The held note when the words give, as the answer to the task, figures of the kinds it asks
+ * for that the page's text in view shows (none of them given by the task itself), or undefined.
+ */
+export function statedAnswer(task: string, words: string | undefined, observation: string): string | undefined {
+  if (!words) return undefined;
+  const kinds = askedKinds(task);
+  if (!kinds.length) return undefined;
+  const taskDigits = digits(task);
+  const figures = figuresOf(words, kinds).filter((f) => !(digits(f) && taskDigits.includes(digits(f))));
+  if (!figures.length) return undefined;
+  const all = observation.split('\n').map((line) => line.trim());
+  const start = all.indexOf('Visible text:');
+  if (start < 0) return undefined;
+  const lines = all.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line));
+  // the line that shows them all, or the first line of each
+  const together = lines.find((l) => figures.every((f) => shows(l, f)));
+  const quoted: string[] = together ? [together] : [];
+  for (const figure of together ? [] : figures) {
+    const line = lines.find((l) => shows(l, figure));
+    if (!line) return undefined;
+    if (!quoted.includes(line)) quoted.push(line);
+  }
+  if (quoted.length > MAX_LINES) return undefined;
+  const said = clipped(words.replace(/\s+/g, ' ').trim(), MAX_WORDS);
+  const shown = quoted.map((l) => `"${clipped(l, MAX_QUOTED)}"`).join(' and ');
+  return `${STATED_HELD}: you wrote "${said}", and this page shows ${shown}. If that answers the task, call done with the answer now; if it does not, call the same action again.`;
+}
