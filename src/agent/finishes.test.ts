@@ -31,6 +31,7 @@ const PAGES: Record<string, string> = {
   '/results': `<!doctype html><title>Results</title><p>Pine Chair: $89</p><a href="/home">Home</a> <a href="/results2">Next page</a>`,
   '/results2': `<!doctype html><title>Results 2</title><p>Oak Rocking Chair: $149</p><a href="/home">Home</a> <a href="/results">Previous page</a>`,
   '/privacy': `<!doctype html><title>Privacy</title><form action="/sent"><label><input type="checkbox" name="ads" checked> Personalised ads</label> <label><input type="checkbox" name="faces"> Face grouping</label> <button>Save preferences</button></form>`,
+  '/books': `<!doctype html><title>Bookbarn</title><form action="/results"><label>Title, author or ISBN <input type="search" name="q"></label> <button>Find books</button></form>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -500,6 +501,17 @@ describe('a press of another element than the words name (a model that follows t
     await page.goto('http://site.test/ticket');
     const hosted = await run([[open], [wrong], [done]]);
     expect(toolAnswers(hosted.requests[2]).at(-1)).toBe('Clicked [4] option "Normal"');
+  });
+});
+
+describe('a search sent empty', () => {
+  it('is held with what the task names to search for', async () => {
+    await page.goto('http://site.test/books');
+    const find: Call = { tool: 'click_element', args: { index: 2 } };
+    const { requests } = await run([[find], [done]], 8, { prompt: 'Find the cheapest copy of Dune on Bookbarn and tell me which shop sells it.', followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [1] "Title, author or ISBN" empty. First type "Dune" into [1] (input_text); if the task gives nothing for it, press [2] again to send the form as it is.',
+    );
   });
 });
 

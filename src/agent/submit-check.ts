@@ -13,7 +13,7 @@ import type { TaskFile } from '../browser/task-files';
 import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 import { ELEMENT_PARTS } from './observe/page-diff';
 import type { StepContext } from './step-context';
-import { untypedValues, valuesNamed } from './task-values';
+import { searchTerms, untypedValues, valuesNamed } from './task-values';
 
 export type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 
@@ -114,7 +114,10 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   step.memory.formsHeld.add(key);
   const button = enter ? undefined : (index as number);
   // The values the task gives that were not typed yet, named with the empty fields they may belong to.
-  const given = form.empty.some((field) => field.kind === 'text') ? untypedValues(task, step.memory.typed, step.memory.lastObservation ?? '') : [];
+  const observation = step.memory.lastObservation ?? '';
+  const untyped = form.empty.some((field) => field.kind === 'text') ? untypedValues(task, step.memory.typed, observation) : [];
+  // a search field with nothing given to type: what the task names, to search for
+  const given = !untyped.length && form.empty.length === 1 && isSearchField(observation, form.empty[0].index) ? searchTerms(task, observation) : untyped;
   const files = step.memory.files?.available() ?? [];
   step.memory.heldForm = { button, empty: form.empty, unchosen, given, files };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
@@ -143,6 +146,12 @@ export function pressOutsideForm(observation: string, index: number): FormToSend
   }
   const url = /^URL: (.*)$/m.exec(observation)?.[1] ?? '';
   return choices.length ? { key: `${url}#button${index}`, empty: [], choices, filled: [] } : undefined;
+}
+
+/** The observation's line of [index] is a search field (role searchbox, type=search, or a label that says search). */
+function isSearchField(observation: string, index: number): boolean {
+  const line = new RegExp(`^\\s*\\[${index}\\] (\\S+) "((?:[^"\\\\]|\\\\.)*)"(.*)$`, 'm').exec(observation);
+  return !!line && (line[1] === 'searchbox' || /\btype=search\b/.test(line[3]) || /\bsearch\b/i.test(line[2]));
 }
 
 /** What stands against sending: the empty fields, and the choices on another option than the task names. */

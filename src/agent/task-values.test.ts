@@ -1,4 +1,4 @@
-import { emptyTextFields, givenValues, untypedValues, valuesNamed } from './task-values';
+import { emptyTextFields, givenValues, searchTerms, untypedValues, valuesNamed } from './task-values';
 
 describe('givenValues', () => {
   it.each([
@@ -53,5 +53,20 @@ describe('valuesNamed', () => {
   it('quotes the values after a colon, or says nothing', () => {
     expect(valuesNamed(['555-0100', 'a@b.co'])).toBe(': "555-0100", "a@b.co"');
     expect(valuesNamed([])).toBe('');
+  });
+});
+
+describe('what a search field may take from the task', () => {
+  const shop = 'URL: http://127.0.0.1:4000/run/d-bookbarn/index.html\nTitle: Bookbarn – second-hand books from independent sellers\nInteractive elements:\n[1] textbox "Title, author or ISBN" type=search empty';
+  it('is a quoted text, or else the first name the task gives that is not the site’s own', () => {
+    expect(searchTerms('Find the cheapest copy of Dune on Bookbarn and tell me which shop sells it.', shop)).toEqual(['Dune']);
+    expect(searchTerms('Look up "wireless mouse" and tell me the cheapest.', shop)).toEqual(['wireless mouse']);
+    expect(searchTerms('Which shop sells The Left Hand of Darkness for the least?', shop)).toEqual(['The Left Hand of Darkness']);
+  });
+
+  it('is nothing when the task names nothing but the site, or gives only an address to type', () => {
+    expect(searchTerms('Find the cheapest book on Bookbarn.', shop)).toEqual([]);
+    expect(searchTerms('Please find me the cheapest kettle. I need it by Friday.', shop)).toEqual([]);
+    expect(searchTerms('Send it to "ada@example.com".', shop)).toEqual([]);
   });
 });

@@ -70,3 +70,36 @@ export function emptyTextFields(observation: string): { index: number; label: st
   return out;
 }
 
+
+/** A capitalised word or run of them (small joining words between): Dune, The Left Hand of Darkness, Porto. */
+const CAPITALISED = /\b[A-Z][\w'’-]*(?:\s+(?:(?:of|and|the|de|du|la|&)\s+)?[A-Z0-9][\w'’-]*)*/g;
+/** Words capitalised for a reason other than being a name. */
+const NOT_NAMES = new Set(
+  ['I', "I'm", 'I’m', "I'd", 'I’d', 'Please', 'My', 'The', 'A', 'An'].concat(
+    'Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December'.split(' '),
+  ),
+);
+
+/**
+ * What a search field may take from a task that gives no value to type: its quoted texts, or
+ * else the names it gives (capitalised words not opening a sentence), less those of the site
+ * itself (in the page's title or address). The default model, asked for "the cheapest copy of
+ * Dune on Bookbarn", pressed "Find books" with the search field empty, and was told only to
+ * fill it "with what the task gives".
+ */
+export function searchTerms(prompt: string, observation: string): string[] {
+  // (an e-mail address or a phone number is for another field)
+  const quoted = givenValues(prompt).filter((v) => !v.includes('@') && digitsOf(v).length < 7);
+  if (quoted.length) return quoted.slice(0, 1);
+  const site = squeeze(`${/^Title: (.*)$/m.exec(observation)?.[1] ?? ''} ${/^URL: (.*)$/m.exec(observation)?.[1] ?? ''}`);
+  const names: string[] = [];
+  for (const m of prompt.matchAll(CAPITALISED)) {
+    const before = prompt.slice(0, m.index);
+    const words = m[0].split(/\s+/);
+    // a sentence's first word is capitalised anyway: the name, if any, begins after it
+    const name = (/(?:^|[.!?:]\s+)$/.test(before) ? words.slice(1) : words).join(' ').trim();
+    if (!name || NOT_NAMES.has(name) || site.includes(squeeze(name))) continue;
+    names.push(name);
+  }
+  return names.slice(0, 1);
+}
