@@ -73,6 +73,7 @@ function settleHeld(memory: StepContext['memory'], index: number): void {
   if (!held) return;
   held.empty = held.empty.filter((field) => field.index !== index);
   held.unchosen = held.unchosen.filter((field) => field.index !== index && field.named.index !== index);
+  if (held.plan) held.plan = held.plan.filter((value) => value.index !== index);
   if (!held.empty.length && !held.unchosen.length) memory.heldForm = undefined;
 }
 

@@ -504,6 +504,17 @@ describe('a press of another element than the words name (a model that follows t
   });
 });
 
+describe('a form sent with every field empty', () => {
+  it('is held with what the task gives for each field, by what the field is', async () => {
+    await page.goto('http://site.test/form');
+    const send: Call = { tool: 'click_element', args: { index: 3 } };
+    const { requests } = await run([[send], [done]], 8, { prompt: 'Sign Tom Baker up, with the address tom.baker@example.org.', followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [1] "Name", [2] "Email" empty. First type "Tom Baker" into [1] and type "tom.baker@example.org" into [2] (input_text); if the task gives nothing for them, press [3] again to send the form as it is.',
+    );
+  });
+});
+
 describe('a search sent empty', () => {
   it('is held with what the task names to search for', async () => {
     await page.goto('http://site.test/books');

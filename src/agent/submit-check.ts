@@ -13,6 +13,7 @@ import type { TaskFile } from '../browser/task-files';
 import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 import { ELEMENT_PARTS } from './observe/page-diff';
 import type { StepContext } from './step-context';
+import { planFields, planWords, type PlannedValue } from './form-plan';
 import { searchTerms, untypedValues, valuesNamed } from './task-values';
 
 export type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
@@ -119,9 +120,10 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   // a search field with nothing given to type: what the task names, to search for
   const given = !untyped.length && form.empty.length === 1 && isSearchField(observation, form.empty[0].index) ? searchTerms(task, observation) : untyped;
   const files = step.memory.files?.available() ?? [];
-  step.memory.heldForm = { button, empty: form.empty, unchosen, given, files };
+  const plan = unchosen.length ? [] : planFields(task, observation, form.empty);
+  step.memory.heldForm = { button, empty: form.empty, unchosen, given, files, plan };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
-  return heldNote(form.empty, button, unchosen, found === undefined, given, files);
+  return heldNote(form.empty, button, unchosen, found === undefined, given, files, plan);
 }
 
 const HINT = (name: string) => new RegExp(`\\b${name}="((?:[^"\\\\]|\\\\.)*)"`);
@@ -170,13 +172,21 @@ function against(empty: EmptyField[], unchosen: UnchosenField[]): string {
 }
 
 /** What the model is told: which fields are empty or on another option, how to fix them, how to send the form as it is. */
-export function heldNote(empty: EmptyField[], button: number | undefined, unchosen: UnchosenField[] = [], outsideForm = false, given: readonly string[] = [], files: readonly TaskFile[] = []): string {
+export function heldNote(
+  empty: EmptyField[],
+  button: number | undefined,
+  unchosen: UnchosenField[] = [],
+  outsideForm = false,
+  given: readonly string[] = [],
+  files: readonly TaskFile[] = [],
+  plan: readonly PlannedValue[] = [],
+): string {
   const count = empty.length + unchosen.length;
   const one = count === 1;
   const kinds = [...empty.map((field) => field.kind), ...unchosen.map((field) => (field.typed ? ('text' as const) : ('choice' as const)))];
   const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
-  const typeIn = valuesFor(empty, unchosen, given, files);
+  const typeIn = valuesFor(empty, unchosen, given, files) ?? planned(plan);
   const first = unchosen.length && !empty.length ? `First ${settings(unchosen)}` : typeIn ? `First ${typeIn}` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
   const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : `if the task gives nothing for ${one ? 'it' : 'them'}`;
   if (outsideForm) return `Not pressed yet: ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to go ahead as it is.`;
@@ -189,7 +199,7 @@ export function heldFormObjection(held: NonNullable<StepContext['memory']['heldF
   if (!held.unchosen.length) {
     const fields = held.empty.slice(0, MAX_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
     const one = held.empty.length === 1;
-    const typeIn = valuesFor(held.empty, held.unchosen, held.given ?? [], held.files ?? []);
+    const typeIn = valuesFor(held.empty, held.unchosen, held.given ?? [], held.files ?? []) ?? planned(held.plan ?? []);
     const fill = typeIn ? `First ${typeIn}` : `Fill ${one ? 'it' : 'them'} with what the task gives${valuesNamed(held.given ?? [])}`;
     return `Not accepted yet: the form was not sent: your press of ${press} was held because ${fields} ${one ? 'was' : 'were'} empty. ${fill}, then press ${press}; if the task is complete as it is, call done again.`;
   }
@@ -216,6 +226,11 @@ function valuesFor(empty: EmptyField[], unchosen: UnchosenField[], given: readon
   if (texts.length) parts.push(`type "${given[0]}" into [${texts[0].index}]`);
   if (uploads.length) parts.push(`put ${files[0].name} into [${uploads[0].index}] with fileIds ["${files[0].fileId}"]`);
   return parts.join(' and ');
+}
+
+/** The plan of form-plan.ts said, for more than one field (one field and one value is valuesFor's). */
+function planned(plan: readonly PlannedValue[]): string | undefined {
+  return plan.length > 1 ? planWords(plan) : undefined;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { AgentTool } from './types';
 import type { TaskFile, TaskFiles } from '../browser/task-files';
 import type { ApprovedElement } from './approval-binding';
 import type { EmptyField, UnchosenField } from './form-fields';
+import type { PlannedValue } from './form-plan';
 import { PressCounter, RepetitionGuard } from './repetition';
 import { SetControls, SpentTools } from './page-bound-tools';
 import { BackAndForth } from './back-and-forth';
@@ -142,7 +143,7 @@ export class TaskMemory {
   /** The latest action was held back, not performed. */
   held = false;
   /** The last press held back (its form's empty fields), until a press, Enter or navigation is performed. */
-  heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[]; given?: string[]; files?: TaskFile[] };
+  heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[]; given?: string[]; files?: TaskFile[]; plan?: PlannedValue[] };
   /** The buttons that add or buy whose second press in a row was held once in this task (repetition.ts). */
   readonly repeatsHeld = new Set<string>();
   /** A navigate away from a filled form not sent was held once in this task (done-check.ts). */

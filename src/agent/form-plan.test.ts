@@ -1,0 +1,50 @@
+import { personName, planFields, planWords, taskDate } from './form-plan';
+
+const race = [
+  'URL: http://127.0.0.1:4000/run/d-race/index.html',
+  'Title: Sign up – Harbour 10K 2027',
+  'Interactive elements:',
+  '[1] textbox "First name" empty required',
+  '[2] textbox "Last name" empty required',
+  '[3] textbox "Date of birth" type=date empty required',
+  '[4] textbox "E-mail" type=email empty required',
+  '[5] combobox "T-shirt size" options="Choose a size | XS | S | M | L | XL" required',
+  '[6] textbox "Running club (optional)" empty',
+  '[7] button "Continue to payment"',
+].join('\n');
+const fields = [1, 2, 3, 4, 6].map((index) => ({ index, label: '', kind: 'text' as const })).concat([{ index: 5, label: 'T-shirt size', kind: 'choice' as const }]);
+const task = 'Enter me for the Harbour 10K: Ana Silva, born 12 March 1990, ana.silva@example.com, T-shirt size M.';
+
+describe('the values a task gives for the empty fields of a form', () => {
+  it('matches each field by what it is, and leaves a field the task says nothing for', () => {
+    const plan = planFields(task, race, fields);
+    expect(plan).toEqual([
+      { index: 1, value: 'Ana', tool: 'input_text' },
+      { index: 2, value: 'Silva', tool: 'input_text' },
+      { index: 3, value: '1990-03-12', tool: 'input_text' },
+      { index: 4, value: 'ana.silva@example.com', tool: 'input_text' },
+      { index: 5, value: 'M', tool: 'select_option' },
+    ]);
+    expect(planWords(plan)).toBe('type "Ana" into [1], type "Silva" into [2], type "1990-03-12" into [3], type "ana.silva@example.com" into [4] and choose "M" in [5]');
+  });
+
+  it('gives a full name and a phone number to the fields that take them', () => {
+    const page = ['Title: Greenleaf Energy – Contact us', '[5] textbox "Your name" empty required', '[6] textbox "Phone number" type=tel empty required'].join('\n');
+    const two = [5, 6].map((index) => ({ index, label: '', kind: 'text' as const }));
+    expect(planFields("Ask Greenleaf Energy to ring me back. I'm Tom Baker and my number is 07700 900123.", page, two)).toEqual([
+      { index: 5, value: 'Tom Baker', tool: 'input_text' },
+      { index: 6, value: '07700 900123', tool: 'input_text' },
+    ]);
+  });
+
+  it('reads dates and names, not the site’s own name or a short option the task does not put after the label', () => {
+    expect(taskDate('born 12 March 1990')).toBe('1990-03-12');
+    expect(taskDate('on March 3rd, 2026')).toBe('2026-03-03');
+    expect(taskDate('due 2027-04-14')).toBe('2027-04-14');
+    expect(taskDate('next Friday')).toBeUndefined();
+    expect(personName(task, race)).toBe('Ana Silva');
+    expect(personName('Ask Greenleaf Energy to call me.', 'Title: Greenleaf Energy – Contact us')).toBeUndefined();
+    expect(planFields('Enter Ana Silva for the 10K, size large please.', race, [{ index: 5, label: 'T-shirt size', kind: 'choice' }])).toEqual([]);
+    expect(planFields('Sign me up for the 10K.', race, fields)).toEqual([]);
+  });
+});

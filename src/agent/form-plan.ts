@@ -1,0 +1,108 @@
+/**
+ * What the task gives for each empty field of a form the agent tried to send, matched by what
+ * the field is (an e-mail, a phone, a date, a first or last or full name, a search, a choice
+ * among options the task names), so that the held press can spell it out. Told to fill five
+ * empty fields "with what the task gives", the default model typed the e-mail address into
+ * "First name" and a race's name into "Running club".
+ */
+import type { EmptyField } from './form-fields';
+import { givenValues, searchTerms } from './task-values';
+
+export interface PlannedValue {
+  index: number;
+  value: string;
+  tool: 'input_text' | 'select_option';
+}
+
+const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const MONTH = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const DAY_MONTH_YEAR = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, 'i');
+const MONTH_DAY_YEAR = new RegExp(`\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, 'i');
+const ISO = /\b(\d{4})-(\d{2})-(\d{2})\b/;
+/** A person's name: two or three capitalised words of letters only. */
+const PERSON = /\b[A-Z][a-zà-ÿ'’-]+(?:\s+[A-Z][a-zà-ÿ'’-]+){1,2}\b/g;
+/** The element line: `[5] combobox "T-shirt size" options="XS | S | M"`. */
+const LINE = (index: number) => new RegExp(`^\\s*\\[${index}\\] (\\S+) "((?:[^"\\\\]|\\\\.)*)"(.*)$`, 'm');
+const OPTIONS = /\boptions="((?:[^"\\]|\\.)*)"/;
+/** Labels of a name field that is not the person's. */
+/** Words that open a request, capitalised at a sentence's start. */
+const OPENERS = /^(?:I'm|I’m|I|The|My|Our|Please|Sign|Book|Enter|Ask|Send|Register|Add|Put|Find|Tell|Make|Set|Fill|Change|Update|Create|Order|Buy|Get|Call|Write|Contact|Email|Mail|Hi|Hello|Dear)$/;
+const OTHER_NAME = /company|business|organi[sz]ation|user ?name|account|card|pet|club|team|street|city|town|file/i;
+
+const squeeze = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** The first date the task gives, as yyyy-mm-dd. */
+export function taskDate(task: string): string | undefined {
+  const iso = ISO.exec(task);
+  if (iso) return iso[0];
+  const dmy = DAY_MONTH_YEAR.exec(task);
+  if (dmy) return `${dmy[3]}-${pad(MONTHS.indexOf(dmy[2].slice(0, 3).toLowerCase()) + 1)}-${pad(Number(dmy[1]))}`;
+  const mdy = MONTH_DAY_YEAR.exec(task);
+  if (mdy) return `${mdy[3]}-${pad(MONTHS.indexOf(mdy[1].slice(0, 3).toLowerCase()) + 1)}-${pad(Number(mdy[2]))}`;
+  return undefined;
+}
+
+/** The first person's name the task gives that is not the site's (in the page's title or address). */
+export function personName(task: string, observation: string): string | undefined {
+  const site = squeeze(`${/^Title: (.*)$/m.exec(observation)?.[1] ?? ''} ${/^URL: (.*)$/m.exec(observation)?.[1] ?? ''}`);
+  for (const m of task.matchAll(PERSON)) {
+    // a sentence's opening word ("Enter Ana Silva…", "Please…") is not part of the name
+    const words = m[0].split(/\s+/).filter((w, i) => !(i === 0 && OPENERS.test(w)));
+    if (words.length < 2 || site.includes(squeeze(words.join(' ')))) continue;
+    return words.join(' ');
+  }
+  return undefined;
+}
+
+/** The one option of a choice the task names: a longer option by its words, a short one ("M") just after a word of the field's label ("size M"). */
+function optionNamed(task: string, label: string, options: string[]): string | undefined {
+  const labelWords = (label.toLowerCase().match(/[a-z]{3,}/g) ?? []).map((w) => w.replace(/s$/, ''));
+  const named = options.filter((option) => {
+    const text = option.trim();
+    if (!text || /^(?:choose|select|pick|--)/i.test(text)) return false;
+    const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    if (text.length <= 2) return labelWords.some((w) => new RegExp(`\\b${w}s?:?\\s+${escaped}\\b`, 'i').test(task) && new RegExp(`\\b${escaped}\\b`).test(task));
+    return new RegExp(`(?<![\\w-])${escaped}(?![\\w-])`, 'i').test(task);
+  });
+  return named.length === 1 ? named[0].trim() : undefined;
+}
+
+/** The value the task gives for each empty field it leaves no doubt about, in the fields' order. */
+export function planFields(task: string, observation: string, empty: readonly EmptyField[]): PlannedValue[] {
+  const emails = task.match(EMAIL) ?? [];
+  const phones = givenValues(task).filter((v) => !v.includes('@') && v.replace(/\D/g, '').length >= 7);
+  const date = taskDate(task);
+  const name = personName(task, observation);
+  const plan: PlannedValue[] = [];
+  for (const field of empty) {
+    const line = LINE(field.index).exec(observation);
+    if (!line) continue;
+    const [, role, label, hints] = line;
+    const type = /\btype=(\w+)/.exec(hints)?.[1] ?? '';
+    if (field.kind === 'choice') {
+      const options = OPTIONS.exec(hints)?.[1].split(' | ') ?? [];
+      const option = optionNamed(task, label, options);
+      if (option) plan.push({ index: field.index, value: option, tool: 'select_option' });
+      continue;
+    }
+    if (field.kind !== 'text') continue;
+    let value: string | undefined;
+    if (type === 'email' || /e-?mail/i.test(label)) value = emails[0];
+    else if (type === 'tel' || /phone|mobile|telephone/i.test(label)) value = phones[0];
+    else if (type === 'date' || /\bdate\b|birth|\bborn\b|\bdob\b/i.test(label)) value = date;
+    else if (role === 'searchbox' || type === 'search' || /\bsearch\b/i.test(label)) value = searchTerms(task, observation)[0];
+    else if (name && /first name|given name|forename/i.test(label)) value = name.split(' ')[0];
+    else if (name && /last name|surname|family name/i.test(label)) value = name.split(' ').slice(1).join(' ');
+    else if (name && /\bname\b/i.test(label) && !OTHER_NAME.test(label)) value = name;
+    if (value) plan.push({ index: field.index, value, tool: 'input_text' });
+  }
+  return plan;
+}
+
+/** The plan said: `type "Ana" into [1], type "Silva" into [2] and choose "M" in [5]`. */
+export function planWords(plan: readonly PlannedValue[]): string {
+  const parts = plan.map((p) => (p.tool === 'select_option' ? `choose "${p.value}" in [${p.index}]` : `type "${p.value}" into [${p.index}]`));
+  return parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : (parts[0] ?? '');
+}
