@@ -1,3 +1,4 @@
+import type { EmptyField } from './form-fields';
 import { personName, planFields, planWords, taskDate } from './form-plan';
 
 const race = [
@@ -12,7 +13,7 @@ const race = [
   '[6] textbox "Running club (optional)" empty',
   '[7] button "Continue to payment"',
 ].join('\n');
-const fields = [1, 2, 3, 4, 6].map((index) => ({ index, label: '', kind: 'text' as const })).concat([{ index: 5, label: 'T-shirt size', kind: 'choice' as const }]);
+const fields: EmptyField[] = [...[1, 2, 3, 4, 6].map((index) => ({ index, label: '', kind: 'text' as const })), { index: 5, label: 'T-shirt size', kind: 'choice' }];
 const task = 'Enter me for the Harbour 10K: Ana Silva, born 12 March 1990, ana.silva@example.com, T-shirt size M.';
 
 describe('the values a task gives for the empty fields of a form', () => {

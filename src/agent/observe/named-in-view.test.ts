@@ -1,4 +1,4 @@
-import { namedInViewNote, namesAsked } from './named-in-view';
+import { keywordsAsked, namedInViewNote, namesAsked } from './named-in-view';
 
 const page = (...text: string[]) => ['URL: http://shop.test/results?q=chair&page=2', 'Title: Search results', 'Tabs: [0] Search results (active)', 'Interactive elements:', '[1] link "Previous page"', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
 const task = 'Search the catalogue for "chair" and tell me the price of the Oak Rocking Chair. The results have several pages. Answer with the price only.';
@@ -30,5 +30,25 @@ describe('what a task asks about, in view', () => {
     expect(namedInViewNote(task, page('Results').replace('"Previous page"', '"Oak Rocking Chair"'))).toBeUndefined();
     expect(namedInViewNote(task, page('Oak Rocking Chair'))).toBeUndefined();
     expect(namedInViewNote('Add the Oak Rocking Chair to the cart.', page('Oak Rocking Chair: $149'))).toBeUndefined();
+  });
+});
+
+describe('a rarer word of a question that names no name, in view', () => {
+  const directory = (...rows: string[]) => page('Staff directory', 'Name Department Extension', ...rows);
+  it('quotes the one or two lines that hold it', () => {
+    expect(namedInViewNote("Who looks after payroll at Northwind, and what's their extension?", directory('Ines Duarte Finance 2604', 'Jonas Berg Payroll 2615'))).toBe(
+      'Note: the task asks about "payroll"; this page shows "Jonas Berg Payroll 2615". If that answers the task, call done with it.',
+    );
+    expect(namedInViewNote('What time does the Riverside library open on Sundays?', page('Riverside Library', 'Saturday 10:00–17:00', 'Sunday 13:00–17:00'))).toBe(
+      'Note: the task asks about "sunday"; this page shows "Sunday 13:00–17:00". If that answers the task, call done with it.',
+    );
+  });
+
+  it('says nothing for a word on more than two lines, a word alone on its line, common words, or a task that asks nothing', () => {
+    expect(namedInViewNote('Who looks after payroll?', directory('A Payroll 1', 'B Payroll 2', 'C Payroll 3'))).toBeUndefined();
+    expect(namedInViewNote('Who looks after payroll?', directory('Payroll'))).toBeUndefined();
+    expect(keywordsAsked('What is the cheapest price on this website?')).toEqual([]);
+    expect(keywordsAsked('Turn off personalised ads.')).toEqual([]);
+    expect(keywordsAsked('What time does the Riverside library open on Sundays?')).toEqual(['riverside', 'library', 'sunday']);
   });
 });

@@ -40,6 +40,25 @@ export function namesAsked(task: string): string[] {
   return [...names].filter((name) => name.length >= 3);
 }
 
+/** Words of a question too common to pick out a line (what is asked, how it is said). */
+const COMMON = new Set(
+  'about above after again along among another answer around because before below between called cheapest could every first found general highest latest looks lowest newest number other page pages phone please price prices right second shows sells selling should their there these thing things third those today tomorrow under until website where which while would tell what when does take takes long many much find check look give want need online account login password email address order orders person people current currently'.split(' '),
+);
+
+/** The task's rarer words (five letters or more, not common in questions), each without a plural s. */
+export function keywordsAsked(task: string): string[] {
+  if (!ASKS.test(task) && !/\?|\b(?:who|when|where|how|what)\b/i.test(task)) return [];
+  const words = (task.toLowerCase().match(/\p{L}{5,}/gu) ?? []).map((w) => w.replace(/(?<=[^s])s$/, '')).filter((w) => !COMMON.has(w) && !COMMON.has(`${w}s`));
+  return [...new Set(words)];
+}
+
+/** Lines of the page text that hold `word` as a word (or its plural): at most two, or none for a word on more lines. */
+function linesWith(word: string, lines: string[]): string[] {
+  const re = new RegExp(`(?<!\\p{L})${word}(?:s|es)?(?!\\p{L})`, 'iu');
+  const found = lines.filter((line) => re.test(line));
+  return found.length <= MAX_LINES ? found.filter((line) => line.length > word.length + 2) : [];
+}
+
 const clipped = (line: string) => `"${line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line}"`;
 
 /**
@@ -49,10 +68,10 @@ const clipped = (line: string) => `"${line.length > MAX_QUOTED ? `${line.slice(0
  */
 export function namedInViewNote(task: string, observation: string): string | undefined {
   const names = namesAsked(task);
-  if (!names.length) return undefined;
   const lines = observation.split('\n').map((line) => line.trim());
   const start = lines.indexOf('Visible text:');
   if (start < 0) return undefined;
+  if (!names.length) return keywordNote(task, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
   const found: { name: string; quoted: string }[] = [];
   for (let i = start + 1; i < lines.length && found.length < MAX_LINES; i++) {
     const line = lines[i];
@@ -69,4 +88,18 @@ export function namedInViewNote(task: string, observation: string): string | und
   if (!found.length) return undefined;
   const named = [...new Set(found.map((f) => `"${f.name}"`))].join(' and ');
   return `Note: the task asks about ${named}; this page shows ${found.map((f) => f.quoted).join(', and ')}. If that answers the task, call done with it.`;
+}
+
+/**
+ * For a question that names no name, the lines of the page that hold one of its rarer words,
+ * when one or two lines do ("Who looks after payroll?": "Jonas Berg Payroll 2615"). The
+ * default model, that line in view, answered with the line above it.
+ */
+function keywordNote(task: string, lines: string[]): string | undefined {
+  const hits = keywordsAsked(task)
+    .map((word) => ({ word, found: linesWith(word, lines) }))
+    .filter((hit) => hit.found.length);
+  // lines with a figure first: what a question asks is most often one
+  const hit = hits.find((h) => h.found.some((line) => /\d/.test(line))) ?? hits[0];
+  return hit ? `Note: the task asks about "${hit.word}"; this page shows ${hit.found.map(clipped).join(', and ')}. If that answers the task, call done with it.` : undefined;
 }
