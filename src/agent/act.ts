@@ -22,6 +22,7 @@ import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
 import { doneObjection, heldLeave, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
+import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
 import { MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
@@ -127,6 +128,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   const result = await tool.execute(toolContext, gate.args as never);
   if (tool.name !== 'navigate') forgetReloadAsk(toolContext.page);
   base.timings = action.timings();
+  if (result.done && result.done.success === false && !request.replay && step.options.llm.followsSchemas && !givenUpEarly(step, callId)) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext, result.done.message))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && step.input.params.verify?.length) {
@@ -173,7 +175,11 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
   }
   if (held || step.memory.misindexHeld.has(`toggle ${index}`)) return undefined;
   const unnamed = unnamedToggle(step.input.params.prompt ?? '', request.reasoning, observation, index);
-  if (unnamed) step.memory.misindexHeld.add(`toggle ${index}`);
+  if (unnamed) {
+    step.memory.misindexHeld.add(`toggle ${index}`);
+    // not pressed at once again: the default model, told, pressed it again in its next answer
+    step.memory.pressesOffNextAnswer.add(index);
+  }
   return unnamed;
 }
 
@@ -204,7 +210,7 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
     ? 'the agent gave the answer the page shows'
     : request.tool.name === 'request_human_input'
       ? 'the agent can do or read it itself'
-      : request.tool.name === 'navigate'
+      : request.tool.name === 'navigate' || note.includes('a link that may leave the page')
         ? 'the form filled was not sent'
         : note.startsWith(REPEAT_HELD)
           ? 'pressed at the step before, it would add again'
@@ -263,6 +269,20 @@ async function waitForApproval(step: StepContext, request: ActionRequest, action
   base.action.target = 'waiting for approval';
   step.log.info({ action: tool.name, reason: step.mask(gate.reason) }, 'agent action waits for approval');
   return { ...base, kind: 'human_input', humanInput: { type: 'approval_needed', value: step.mask(gate.request) } };
+}
+
+/** A give-up after few actions, answered once per task with the element likeliest to lead on (give-up.ts); true when it stands. */
+function givenUpEarly(step: StepContext, callId: string): boolean {
+  const { memory } = step;
+  // the steps before this one (a step is one model answer)
+  const actions = step.input.stepNo;
+  if (memory.giveUpHeld || actions > EARLY_ACTIONS) return true;
+  memory.giveUpHeld = true;
+  const note = giveUpNote(step.input.params.prompt ?? '', memory.lastObservation ?? '', actions);
+  memory.answerCall(callId, step.mask(note));
+  memory.offNextAnswer.add('done');
+  step.log.info({ actions }, 'early give-up answered');
+  return false;
 }
 
 /** A done that claims success, held once against the amounts the task's pages held and once against what the page shows (done-check.ts). */

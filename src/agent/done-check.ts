@@ -179,19 +179,24 @@ export async function unsentReminder(step: StepContext, page: Page): Promise<str
 }
 
 /**
- * A navigate away from a form the agent filled and did not send, held once per task: the
- * default model typed a username and password, then opened a profile address it guessed,
- * which lost both.
+ * A navigate away from a form the agent filled and did not send, or a press of a link outside
+ * it, held once per task: the default model typed a username and password, then opened a
+ * profile address it guessed, which lost both; it typed an e-mail and a password, then pressed
+ * the link "Not a member yet? Join".
  */
 export async function heldLeave(step: StepContext, page: Page, tool: string, args: unknown): Promise<string | undefined> {
   const { memory } = step;
-  if (tool !== 'navigate' || memory.leaveHeld || !memory.unsubmitted.length) return undefined;
+  if (memory.leaveHeld || !memory.unsubmitted.length) return undefined;
+  const index = (args as { index?: unknown }).index;
+  const link = tool === 'click_element' && typeof index === 'number' && roleOf(memory.lastObservation, index) === 'link';
+  if (tool !== 'navigate' && !link) return undefined;
   const url = (args as { url?: unknown }).url;
-  if (typeof url !== 'string' || opensShownPage(url, page.url())) return undefined;
+  if (tool === 'navigate' && (typeof url !== 'string' || opensShownPage(url, page.url()))) return undefined;
   const state = await formState(page, memory.unsubmitted);
   if (!state?.unsent) return undefined;
   memory.leaveHeld = true;
   const press = state.unsent.press === undefined ? `its button "${state.unsent.button}"` : `[${state.unsent.press}]`;
+  if (link) return `Not pressed yet: ${unsentWords(state.unsent)}, and [${index as number}] is a link that may leave the page and lose what you typed. Press ${press} first; to follow the link anyway, press [${index as number}] again.`;
   return `Not opened yet: ${unsentWords(state.unsent)}, and leaving the page loses what you typed. Press ${press} first; to leave anyway, call navigate again.`;
 }
 

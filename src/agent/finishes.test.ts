@@ -32,6 +32,7 @@ const PAGES: Record<string, string> = {
   '/results2': `<!doctype html><title>Results 2</title><p>Oak Rocking Chair: $149</p><a href="/home">Home</a> <a href="/results">Previous page</a>`,
   '/privacy': `<!doctype html><title>Privacy</title><form action="/sent"><label><input type="checkbox" name="ads" checked> Personalised ads</label> <label><input type="checkbox" name="faces"> Face grouping</label> <button>Save preferences</button></form>`,
   '/books': `<!doctype html><title>Bookbarn</title><form action="/results"><label>Title, author or ISBN <input type="search" name="q"></label> <button>Find books</button></form>`,
+  '/member-login': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -515,6 +516,38 @@ describe('a form sent with every field empty', () => {
   });
 });
 
+describe('a link pressed away from a form filled and not sent (a model that follows the schemas)', () => {
+  it('is held once with the button that sends it, and followed when pressed again', async () => {
+    await page.goto('http://site.test/member-login');
+    const typeIt: Call = { tool: 'input_text', args: { index: 1, text: 'sam@example.com' } };
+    const join: Call = { tool: 'click_element', args: { index: 3 } };
+    const { requests } = await run([[typeIt], [join], [join], [done]], 8, { prompt: 'Log in with sam@example.com.', followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not pressed yet: you filled [1] but the form was not sent (its button [2] "Log in" was not pressed), and [3] is a link that may leave the page and lose what you typed. Press [2] first; to follow the link anyway, press [3] again.',
+    );
+    expect(toolAnswers(requests[3]).at(-1)).toContain('Clicked [3] link "Not a member yet? Join"');
+  });
+});
+
+describe('an early give-up (a model that follows the schemas)', () => {
+  const giveUp: Call = { tool: 'done', args: { message: 'It is not open on Sundays.', success: false } };
+  it('is answered once with the likeliest link, and ends the task when repeated', async () => {
+    await page.goto('http://site.test/results');
+    const { results, requests } = await run([[giveUp], [giveUp]], 8, { prompt: 'What is the price of the chair on the next page?', followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not ended yet: you gave up before any action. [2] link "Next page" has words of the task: it may lead to what the task asks. Try that first; if the task cannot be done, call done with success=false again.',
+    );
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+    expect(results.at(-1)).toMatchObject({ success: false });
+  });
+
+  it('ends the task at once for a model that does not follow the schemas', async () => {
+    await page.goto('http://site.test/results');
+    const { results } = await run([[giveUp]], 8, { prompt: 'What is the price of the chair on the next page?' });
+    expect(results.map((r) => r.kind)).toEqual(['done']);
+  });
+});
+
 describe('a search sent empty', () => {
   it('is held with what the task names to search for', async () => {
     await page.goto('http://site.test/books');
@@ -527,13 +560,18 @@ describe('a search sent empty', () => {
 });
 
 describe('a toggle neither the task nor the words name (a model that follows the schemas)', () => {
-  it('is held once with the one the task names, and pressed when asked again', async () => {
+  it('is held once with the one the task names, left out of the next answer, and pressed when asked later', async () => {
     await page.goto('http://site.test/privacy');
     const prompt = 'Turn off personalised ads. Do not change anything else.';
     const other: Call = { tool: 'click_element', args: { index: 2 }, says: 'It is still on, so I click it again.' };
-    const { requests } = await run([[other], [other], [done]], 8, { prompt, followsSchemas: true });
-    expect(toolAnswers(requests[1]).at(-1)).toBe('Not pressed: the task names [1] checkbox "Personalised ads" (checked now), not [2] checkbox "Face grouping". If the task needs [2] changed too, press it again.');
-    expect(toolAnswers(requests[2]).at(-1)).toBe('Clicked [2] checkbox "Face grouping"');
+    const { requests, tools } = await run([[other], [{ tool: 'wait', args: { seconds: 0 } }], [other], [done]], 8, { prompt, followsSchemas: true });
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed: the task names [1] checkbox "Personalised ads" (checked now), not [2] checkbox "Face grouping": pressing [2] changes what the task does not name. If [1] is as the task wants, go on (a save or submit button); if the task needs [2] changed too, press it in a later step.',
+    );
+    expect(pressable(1)).not.toContain(2);
+    expect(pressable(2)).toContain(2);
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Clicked [2] checkbox "Face grouping"');
   });
 });
 

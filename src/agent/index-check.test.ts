@@ -45,7 +45,7 @@ describe('a toggle neither the task nor the words name', () => {
 
   it('is held with the one the task names and its state', () => {
     expect(unnamedToggle(task, 'I see that the checkbox is currently checked. I will click it again to turn it off.', settings, 4)).toBe(
-      'Not pressed: the task names [3] checkbox "Personalised ads" (not checked now), not [4] checkbox "Face grouping". If the task needs [4] changed too, press it again.',
+      'Not pressed: the task names [3] checkbox "Personalised ads" (not checked now), not [4] checkbox "Face grouping": pressing [4] changes what the task does not name. If [3] is as the task wants, go on (a save or submit button); if the task needs [4] changed too, press it in a later step.',
     );
   });
 

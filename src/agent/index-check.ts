@@ -78,5 +78,5 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   if (named.length !== 1) return undefined;
   const meant = named[0];
   const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';
-  return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}". If the task needs [${index}] changed too, press it again.`;
+  return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}": pressing [${index}] changes what the task does not name. If [${meant.index}] is as the task wants, go on (a save or submit button); if the task needs [${index}] changed too, press it in a later step.`;
 }

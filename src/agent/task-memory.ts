@@ -160,6 +160,8 @@ export class TaskMemory {
   readonly misindexHeld = new Set<string>();
   /** An action away from a page that shows the answer the agent's words gave was held in this task (stated-answer.ts). */
   statedHeld = false;
+  /** An early give-up was answered in this task (give-up.ts). */
+  giveUpHeld = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -204,6 +206,7 @@ export class TaskMemory {
     this.questionHeld = false;
     this.misindexHeld.clear();
     this.statedHeld = false;
+    this.giveUpHeld = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];

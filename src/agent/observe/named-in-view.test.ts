@@ -52,3 +52,13 @@ describe('a rarer word of a question that names no name, in view', () => {
     expect(keywordsAsked('What time does the Riverside library open on Sundays?')).toEqual(['riverside', 'library', 'sunday']);
   });
 });
+
+describe('the site’s own words', () => {
+  it('pick out no line, and a word of the question the page holds on a line with a figure is quoted instead', () => {
+    const task = 'Until when is my Pulse Fitness membership valid? Log in with sam@example.com, password Peach-Tree-77.';
+    const login = ['URL: http://gym.test/login.html', 'Title: Member login – Pulse Fitness', 'Interactive elements:', '[1] link "Pulse Fitness"', 'Visible text:', 'Pulse Fitness', 'Member login'].join('\n');
+    expect(namedInViewNote(task, login)).toBeUndefined();
+    const member = ['URL: http://gym.test/member.html', 'Title: My membership – Pulse Fitness', 'Visible text:', 'Hello Sam', 'Plan Year (€29.90 a month)', 'Valid until 14 April 2027'].join('\n');
+    expect(namedInViewNote(task, member)).toBe('Note: the task asks about "valid"; this page shows "Valid until 14 April 2027". If that answers the task, call done with it.');
+  });
+});

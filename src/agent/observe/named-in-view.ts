@@ -71,7 +71,11 @@ export function namedInViewNote(task: string, observation: string): string | und
   const lines = observation.split('\n').map((line) => line.trim());
   const start = lines.indexOf('Visible text:');
   if (start < 0) return undefined;
-  if (!names.length) return keywordNote(task, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
+  if (!names.length) {
+    // the site's own words (its title, its address) pick out nothing
+    const site = `${/^Title: (.*)$/m.exec(observation)?.[1] ?? ''} ${/^URL: (.*)$/m.exec(observation)?.[1] ?? ''}`.toLowerCase();
+    return keywordNote(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
+  }
   const found: { name: string; quoted: string }[] = [];
   for (let i = start + 1; i < lines.length && found.length < MAX_LINES; i++) {
     const line = lines[i];
@@ -95,8 +99,9 @@ export function namedInViewNote(task: string, observation: string): string | und
  * when one or two lines do ("Who looks after payroll?": "Jonas Berg Payroll 2615"). The
  * default model, that line in view, answered with the line above it.
  */
-function keywordNote(task: string, lines: string[]): string | undefined {
+function keywordNote(task: string, site: string, lines: string[]): string | undefined {
   const hits = keywordsAsked(task)
+    .filter((word) => !site.includes(word))
     .map((word) => ({ word, found: linesWith(word, lines) }))
     .filter((hit) => hit.found.length);
   // lines with a figure first: what a question asks is most often one
