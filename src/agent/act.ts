@@ -20,7 +20,7 @@ import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
-import { doneObjection, heldLeave, trackFilling, unseenFigures, unsentReminder } from './done-check';
+import { doneObjection, echoedTask, heldLeave, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
@@ -285,9 +285,10 @@ function givenUpEarly(step: StepContext, callId: string): boolean {
   return false;
 }
 
-/** A done that claims success, held once against the amounts the task's pages held and once against what the page shows (done-check.ts). */
+/** A done that claims success, held once for an answer that repeats the task, once against the amounts the task's pages held and once against what the page shows (done-check.ts). */
 async function doneStands(step: StepContext, callId: string, toolContext: ToolContext, answer: unknown): Promise<boolean> {
-  const objection = unseenFigures(step, typeof answer === 'string' ? answer : JSON.stringify(answer ?? '')) ?? (await doneObjection(step, toolContext));
+  const text = typeof answer === 'string' ? answer : JSON.stringify(answer ?? '');
+  const objection = echoedTask(step, text) ?? unseenFigures(step, text) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
   // Neither done nor a question at the next answer: the default model, its done answered,

@@ -81,6 +81,22 @@ function settleHeld(memory: StepContext['memory'], index: number): void {
 export const FORM_SENT_NOTE = 'Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.';
 
 /**
+ * A done whose answer repeats the task's own words (its first sentence, or the whole of a
+ * short task) for a task that asks to be told something, said once per task: the default
+ * model answered "Until when is my Pulse Fitness membership valid? Log in with …".
+ */
+export function echoedTask(step: StepContext, answer: string): string | undefined {
+  const { memory } = step;
+  const prompt = step.input.params.prompt ?? '';
+  if (memory.echoQuestioned) return undefined;
+  const squeeze = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  const first = squeeze(/^[^.?!\n]*[.?!]?/.exec(prompt.trim())?.[0] ?? '');
+  if (first.length < 20 || !/\?/.test(prompt) || !squeeze(answer).includes(first)) return undefined;
+  memory.echoQuestioned = true;
+  return 'Not accepted yet: your answer repeats the task\'s words. Answer with what the page shows that answers it (find it first if no page showed it); if the answer is right as it is, call done again.';
+}
+
+/**
  * Amounts of a done's answer that no page, tool result or the prompt of the task held, said
  * once per task (a sum the agent made is accepted when it calls done again).
  */

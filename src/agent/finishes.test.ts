@@ -609,6 +609,25 @@ describe('what the task asks about, in view', () => {
   });
 });
 
+describe('a done whose answer repeats the task', () => {
+  it('is answered once, and accepted when repeated', async () => {
+    await page.goto('http://site.test/results');
+    const prompt = 'Until when is my membership valid? Log in with sam@example.com first.';
+    const echo: Call = { tool: 'done', args: { message: 'Until when is my membership valid? Log in with sam@example.com first.' } };
+    const { results, requests } = await run([[echo], [echo]], 8, { prompt });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      "Not accepted yet: your answer repeats the task's words. Answer with what the page shows that answers it (find it first if no page showed it); if the answer is right as it is, call done again.",
+    );
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+
+  it('is accepted at once when it only names what the task names', async () => {
+    await page.goto('http://site.test/results');
+    const { results } = await run([[{ tool: 'done', args: { message: 'Your membership is valid until 14 April 2027.' } }]], 8, { prompt: 'Until when is my membership valid? Log in with sam@example.com first.' });
+    expect(results.map((r) => r.kind)).toEqual(['done']);
+  });
+});
+
 describe('a done whose answer gives an amount', () => {
   it('is answered once when no page of the task showed the amount, and accepted when repeated', async () => {
     await page.goto('http://site.test/results');

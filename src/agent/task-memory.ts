@@ -162,6 +162,8 @@ export class TaskMemory {
   statedHeld = false;
   /** An early give-up was answered in this task (give-up.ts). */
   giveUpHeld = false;
+  /** A done that repeated the task's words was answered in this task (done-check.ts). */
+  echoQuestioned = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -207,6 +209,7 @@ export class TaskMemory {
     this.misindexHeld.clear();
     this.statedHeld = false;
     this.giveUpHeld = false;
+    this.echoQuestioned = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];
