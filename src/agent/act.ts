@@ -171,6 +171,11 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
   const held = misindexed(request.reasoning, observation, index);
   if (held && !step.memory.misindexHeld.has(`${index}>${held.meant}`)) {
     step.memory.misindexHeld.add(`${index}>${held.meant}`);
+    // the one named was just held as a second press that adds again: not offered again
+    const meantLine = readObservation(observation).elements.get(held.meant);
+    if (meantLine && step.memory.repeatsHeld.has(elementKey(meantLine).replace(/^\[\d+\] /, ''))) {
+      return `${MISINDEX_HELD} "${meantLine.replace(/^\s*\[\d+\] \S+ "((?:[^"\\]|\\.)*)".*$/, '$1')}" [${held.meant}], which you pressed already: a second press adds again. If the task asks for one, it is done: call done. [${index}] is another element; if it is what you meant, press [${index}] again.`;
+    }
     return held.note;
   }
   if (held || step.memory.misindexHeld.has(`toggle ${index}`)) return undefined;

@@ -33,6 +33,8 @@ const PAGES: Record<string, string> = {
   '/privacy': `<!doctype html><title>Privacy</title><form action="/sent"><label><input type="checkbox" name="ads" checked> Personalised ads</label> <label><input type="checkbox" name="faces"> Face grouping</label> <button>Save preferences</button></form>`,
   '/books': `<!doctype html><title>Bookbarn</title><form action="/results"><label>Title, author or ISBN <input type="search" name="q"></label> <button>Find books</button></form>`,
   '/member-login': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
+  '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
+    <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -494,6 +496,18 @@ describe('a press of another element than the words name (a model that follows t
     expect(lastObservation(requests[1])).toContain('[4] option "Normal"');
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not pressed: you wrote that you press "Save ticket", which is [2]; [4] is option "Normal". To press "Save ticket", call click_element with index 2; if [4] is what you meant, press [4] again.');
     expect(lastObservation(requests[3])).toContain('Saved with Normal');
+  });
+
+  it('does not send the agent back to a button whose second press was just held', async () => {
+    await page.goto('http://site.test/mugs');
+    const green: Call = { tool: 'click_element', args: { index: 2 } };
+    const white: Call = { tool: 'click_element', args: { index: 1 }, says: "I click the 'Add Green Mug to cart' button." };
+    const { requests } = await run([[green], [green], [white], [done]], 8, { prompt: 'Add the Green Mug to the cart. Add nothing else.', followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not pressed again: you pressed \[2\]/);
+    expect(toolAnswers(requests[3]).at(-1)).toBe(
+      'Not pressed: you wrote that you press "Add Green Mug to cart" [2], which you pressed already: a second press adds again. If the task asks for one, it is done: call done. [1] is another element; if it is what you meant, press [1] again.',
+    );
+    expect(await page.textContent('#c')).toBe('In your cart: Green Mug');
   });
 
   it('goes ahead when pressed again, and for a model that does not follow the schemas', async () => {
