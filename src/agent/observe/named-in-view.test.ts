@@ -44,7 +44,8 @@ describe('a rarer word of a question that names no name, in view', () => {
     );
   });
 
-  it('says nothing for a word on more than two lines, a word alone on its line, common words, or a task that asks nothing', () => {
+  it('says nothing for a word on more than two lines, a word alone on its line or on a line without a figure, common words, or a task that asks nothing', () => {
+    expect(namedInViewNote('Which product in the Garden category is the cheapest?', page('Hardware store', 'Categories: Kitchen | Garden | Office', 'Bestseller: Pencil, $1'))).toBeUndefined();
     expect(namedInViewNote('Who looks after payroll?', directory('A Payroll 1', 'B Payroll 2', 'C Payroll 3'))).toBeUndefined();
     expect(namedInViewNote('Who looks after payroll?', directory('Payroll'))).toBeUndefined();
     expect(keywordsAsked('What is the cheapest price on this website?')).toEqual([]);

@@ -95,16 +95,18 @@ export function namedInViewNote(task: string, observation: string): string | und
 }
 
 /**
- * For a question that names no name, the lines of the page that hold one of its rarer words,
- * when one or two lines do ("Who looks after payroll?": "Jonas Berg Payroll 2615"). The
+ * For a question that names no name, the lines of the page that hold one of its rarer words
+ * and a figure, when one or two lines hold the word ("Who looks after payroll?": "Jonas Berg
+ * Payroll 2615"). The
  * default model, that line in view, answered with the line above it.
  */
 function keywordNote(task: string, site: string, lines: string[]): string | undefined {
-  const hits = keywordsAsked(task)
+  // only lines with a figure: what such a question asks is most often one, and a line of
+  // words alone ("Categories: Kitchen | Garden | Office") was taken by the default model for
+  // an answer it could not give, and it gave up
+  const hit = keywordsAsked(task)
     .filter((word) => !site.includes(word))
-    .map((word) => ({ word, found: linesWith(word, lines) }))
-    .filter((hit) => hit.found.length);
-  // lines with a figure first: what a question asks is most often one
-  const hit = hits.find((h) => h.found.some((line) => /\d/.test(line))) ?? hits[0];
+    .map((word) => ({ word, found: linesWith(word, lines).filter((line) => /\d/.test(line)) }))
+    .find((h) => h.found.length);
   return hit ? `Note: the task asks about "${hit.word}"; this page shows ${hit.found.map(clipped).join(', and ')}. If that answers the task, call done with it.` : undefined;
 }
