@@ -26,6 +26,7 @@ describe('what a task asks about, in view', () => {
   });
 
   it('says nothing when the page does not name it, names it only in an element or the address, or the task asks nothing', () => {
+    expect(namedInViewNote('How much is a large sourdough at Crumb & Co?', page('Crumb & Co', 'Baked every morning from 5 a.m. in our shop on Mill Lane. Order before 11:00.', 'Sourdough €3.20 €5.40'))).toBeUndefined();
     expect(namedInViewNote(task, page('5 results for "chair", page 1 of 2', 'Office Chair: $89'))).toBeUndefined();
     expect(namedInViewNote(task, page('Results').replace('"Previous page"', '"Oak Rocking Chair"'))).toBeUndefined();
     expect(namedInViewNote(task, page('Oak Rocking Chair'))).toBeUndefined();

@@ -19,6 +19,8 @@ const FRAME_LINE = /^(?:URL|Title|Tabs|Scroll|Interactive elements|Visible text|
 /** At most this many characters of a line are quoted, and this many lines. */
 const MAX_QUOTED = 120;
 const MAX_LINES = 2;
+/** The line after a name alone is quoted with it when it is this short (a price, a status). */
+const MAX_FOLLOWING = 40;
 
 /** What the task names that a page may show a line about: its quoted texts and its names of several capitalised words. */
 export function namesAsked(task: string): string[] {
@@ -86,8 +88,10 @@ export function namedInViewNote(task: string, observation: string): string | und
       found.push({ name, quoted: clipped(line) });
       continue;
     }
+    // a card's title then its price; not a heading then its paragraph (the site's name above
+    // its opening words made the default model press a link again and again)
     const next = lines[i + 1];
-    if (next && !FRAME_LINE.test(next) && !names.some((n) => next.toLowerCase().includes(n.toLowerCase()))) found.push({ name, quoted: `${clipped(line)} then ${clipped(next)}` });
+    if (next && next.length <= MAX_FOLLOWING && !FRAME_LINE.test(next) && !names.some((n) => next.toLowerCase().includes(n.toLowerCase()))) found.push({ name, quoted: `${clipped(line)} then ${clipped(next)}` });
   }
   if (!found.length) return undefined;
   const named = [...new Set(found.map((f) => `"${f.name}"`))].join(' and ');
