@@ -67,6 +67,7 @@ describe('what a search field may take from the task', () => {
   it('is nothing when the task names nothing but the site, or gives only an address to type', () => {
     expect(searchTerms('Find the cheapest book on Bookbarn.', shop)).toEqual([]);
     expect(searchTerms('Please find me the cheapest kettle. I need it by Friday.', shop)).toEqual([]);
+    expect(searchTerms("Ask Greenleaf Energy to ring me back. I'm Tom Baker.", shop)).toEqual([]);
     expect(searchTerms('Send it to "ada@example.com".', shop)).toEqual([]);
   });
 });

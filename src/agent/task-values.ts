@@ -71,6 +71,8 @@ export function emptyTextFields(observation: string): { index: number; label: st
 }
 
 
+/** Words of a task that looks something up. */
+const LOOKS_UP = /\b(?:search|find|look (?:up|for)|cheapest|lowest|sells?|buy|order|price of)\b/i;
 /** A capitalised word or run of them (small joining words between): Dune, The Left Hand of Darkness, Porto. */
 const CAPITALISED = /\b[A-Z][\w'’-]*(?:\s+(?:(?:of|and|the|de|du|la|&)\s+)?[A-Z0-9][\w'’-]*)*/g;
 /** Words capitalised for a reason other than being a name. */
@@ -88,6 +90,8 @@ const NOT_NAMES = new Set(
  * fill it "with what the task gives".
  */
 export function searchTerms(prompt: string, observation: string): string[] {
+  // only for a task that looks something up (a help search beside a callback form is not its)
+  if (!LOOKS_UP.test(prompt)) return [];
   // (an e-mail address or a phone number is for another field)
   const quoted = givenValues(prompt).filter((v) => !v.includes('@') && digitsOf(v).length < 7);
   if (quoted.length) return quoted.slice(0, 1);
