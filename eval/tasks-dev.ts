@@ -1,7 +1,7 @@
 import { GYM_LOGIN } from './site-server';
 import { choose, click, done, type } from './steps';
 import type { TaskSpec } from './tasks';
-import { all, answerNames, digits, fail, pass, posted, reports, type Outcome, type Verdict } from './verdicts';
+import { all, answerNames, digits, fail, pass, posted, reports, type Outcome, type Verdict, visitedWith } from './verdicts';
 
 /**
  * The dev split: tasks on sites of their own (eval/sites/d-*), of the kinds a new user tries
@@ -10,12 +10,6 @@ import { all, answerNames, digits, fail, pass, posted, reports, type Outcome, ty
  * and two widgets (a week-strip date picker, an autocomplete). The agent may be tuned on these;
  * the tuning split then stays a check and the test split a report.
  */
-
-/** The page at `path` was opened with these query parameters. */
-function opened(o: Outcome, path: string, query: Record<string, string>): Verdict {
-  const seen = o.records.some((r) => r.method === 'GET' && r.path === path && Object.entries(query).every(([k, v]) => r.query[k] === v));
-  return seen ? pass(`${path} was opened with ${JSON.stringify(query)}`) : fail(`${path} was never opened with ${JSON.stringify(query)}`);
-}
 
 /** The answer's digits hold `want`. */
 function answerDigits(o: Outcome, want: string): Verdict {
@@ -110,7 +104,7 @@ const MEDIUM: TaskSpec[] = [
     tier: 'medium',
     site: 'd-bookbarn',
     prompt: 'Find the cheapest copy of Dune on Bookbarn and tell me which shop sells it.',
-    verdict: (o) => all(opened(o, 'book.html', { id: 'dune-nel' }), answerNames(o, /paperback rider/, [/owl/, /book nook/, /marlowe/, /second chapter/])),
+    verdict: (o) => all(visitedWith(o, 'book.html', { id: 'dune-nel' }), answerNames(o, /paperback rider/, [/owl/, /book nook/, /marlowe/, /second chapter/])),
     scripted: {
       right: [type('Title, author or ISBN', 'Dune'), click('Find books'), click('New English Library'), done('{{find:Sold by\\s+([^·\\n]+)}}')],
       wrong: [type('Title, author or ISBN', 'Dune'), click('Find books'), click('Dune Messiah'), done('{{find:Sold by\\s+([^·\\n]+)}}')],

@@ -1,7 +1,7 @@
 import { BANK_LOGIN } from './site-server';
 import { choose, click, done, scrollDown, type, wait } from './steps';
 import type { TaskSpec } from './tasks';
-import { all, answerNames, digits, fail, norm, pass, posted, reports, type Outcome, type Verdict } from './verdicts';
+import { all, answerNames, digits, fail, norm, pass, posted, reports, type Outcome, type Verdict, visitedWith } from './verdicts';
 
 /**
  * The test split: held-out tasks on sites of their own (eval/sites/te-*, tm-*, th-*), worded
@@ -10,12 +10,6 @@ import { all, answerNames, digits, fail, norm, pass, posted, reports, type Outco
  */
 
 const compact = (v: unknown) => norm(v).replace(/\s/g, '');
-
-/** The page at `path` was served with these query parameters. */
-function visitedWith(o: Outcome, path: string, query: Record<string, string>): Verdict {
-  const seen = o.records.some((r) => r.method === 'GET' && r.path === path && Object.entries(query).every(([k, v]) => r.query[k] === v));
-  return seen ? pass(`${path} was opened with ${JSON.stringify(query)}`) : fail(`${path} was never opened with ${JSON.stringify(query)}`);
-}
 
 /** The answer's digits hold `want` and none of the distractors' digits. */
 function answerHasNumber(o: Outcome, want: string, forbid: string[]): Verdict {

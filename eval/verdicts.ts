@@ -68,6 +68,12 @@ export function reports(o: Outcome, event: string): Record<string, unknown>[] {
   return o.records.filter((r) => r.method === 'POST' && r.path === '__record' && r.fields.event === event).map((r) => r.fields);
 }
 
+/** The page at `path` was served with these query parameters. */
+export function visitedWith(o: Outcome, path: string, query: Record<string, string>): Verdict {
+  const seen = o.records.some((r) => r.method === 'GET' && r.path === path && Object.entries(query).every(([k, v]) => r.query[k] === v));
+  return seen ? pass(`${path} was opened with ${JSON.stringify(query)}`) : fail(`${path} was never opened with ${JSON.stringify(query)}`);
+}
+
 /** The site served this page during the run. */
 export const visited = (o: Outcome, path: string): boolean => o.records.some((r) => r.method === 'GET' && r.path === path);
 
