@@ -38,6 +38,14 @@ describe('the values a task gives for the empty fields of a form', () => {
     ]);
   });
 
+  it('gives the password the task spells out to a password field, and the e-mail address to the one before it', () => {
+    const login = ['Title: Member login – Pulse Fitness', '[2] textbox "E-mail address" type=email empty', '[3] textbox "Password" type=password empty', '[4] button "Log in"'].join('\n');
+    const two = [2, 3].map((index) => ({ index, label: '', kind: 'text' as const }));
+    const plan = planFields('Until when is my Pulse Fitness membership valid? Log in with sam@example.com, password Peach-Tree-77.', login, two);
+    expect(planWords(plan)).toBe('type "sam@example.com" into [2] and type "Peach-Tree-77" into [3]');
+    expect(planFields('Log in with sam@example.com and tell me my plan.', login, two)).toEqual([{ index: 2, value: 'sam@example.com', tool: 'input_text' }]);
+  });
+
   it('reads dates and names, not the site’s own name or a short option the task does not put after the label', () => {
     expect(taskDate('born 12 March 1990')).toBe('1990-03-12');
     expect(taskDate('on March 3rd, 2026')).toBe('2026-03-03');

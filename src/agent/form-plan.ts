@@ -6,7 +6,7 @@
  * "First name" and a race's name into "Running club".
  */
 import type { EmptyField } from './form-fields';
-import { givenValues, searchTerms } from './task-values';
+import { givenValues, searchTerms, taskPassword } from './task-values';
 
 export interface PlannedValue {
   index: number;
@@ -72,7 +72,7 @@ function optionNamed(task: string, label: string, options: string[]): string | u
 /** The value the task gives for each empty field it leaves no doubt about, in the fields' order. */
 export function planFields(task: string, observation: string, empty: readonly EmptyField[]): PlannedValue[] {
   const emails = task.match(EMAIL) ?? [];
-  const phones = givenValues(task).filter((v) => !v.includes('@') && v.replace(/\D/g, '').length >= 7);
+  const phones = givenValues(task).filter((v) => !v.includes('@') && v !== taskPassword(task) && v.replace(/\D/g, '').length >= 7);
   const date = taskDate(task);
   const name = personName(task, observation);
   const plan: PlannedValue[] = [];
@@ -89,7 +89,8 @@ export function planFields(task: string, observation: string, empty: readonly Em
     }
     if (field.kind !== 'text') continue;
     let value: string | undefined;
-    if (type === 'email' || /e-?mail/i.test(label)) value = emails[0];
+    if (type === 'password' || /password|passcode|\bpin\b/i.test(label)) value = taskPassword(task);
+    else if (type === 'email' || /e-?mail/i.test(label)) value = emails[0];
     else if (type === 'tel' || /phone|mobile|telephone/i.test(label)) value = phones[0];
     else if (type === 'date' || /\bdate\b|birth|\bborn\b|\bdob\b/i.test(label)) value = date;
     else if (role === 'searchbox' || type === 'search' || /\bsearch\b/i.test(label)) value = searchTerms(task, observation)[0];

@@ -1,4 +1,4 @@
-import { emptyTextFields, givenValues, searchTerms, untypedValues, valuesNamed } from './task-values';
+import { emptyTextFields, givenValues, searchTerms, taskPassword, untypedValues, valuesNamed } from './task-values';
 
 describe('givenValues', () => {
   it.each([
@@ -13,6 +13,11 @@ describe('givenValues', () => {
     ['[verify-tex-1764445000000-123456] send the form as Ada', []],
     ['Type Alan Turing into the "Full name" field and click the blue "Submit" button, then open the "Help" tab', []],
     ['Set the "Nickname" field to "Ada" and press "Save"', ['Ada', 'Save']],
+    // a password given in words (not a secret's placeholder, not the name of the field)
+    ['Until when is my membership valid? Log in with sam@example.com, password Peach-Tree-77.', ['sam@example.com', 'Peach-Tree-77']],
+    ['Sign in (my password is: hunter2) and read the balance', ['hunter2']],
+    ['Log in with <secret>mail</secret> and password <secret>pw</secret>', []],
+    ['Type the password into the password field and press Log in', []],
   ])('%s', (prompt, values) => {
     expect(givenValues(prompt)).toEqual(values);
   });
@@ -69,5 +74,15 @@ describe('what a search field may take from the task', () => {
     expect(searchTerms('Please find me the cheapest kettle. I need it by Friday.', shop)).toEqual([]);
     expect(searchTerms("Ask Greenleaf Energy to ring me back. I'm Tom Baker.", shop)).toEqual([]);
     expect(searchTerms('Send it to "ada@example.com".', shop)).toEqual([]);
+  });
+});
+
+describe('taskPassword', () => {
+  it('reads the password a task gives after the word, and is never a search term', () => {
+    expect(taskPassword('Log in with sam@example.com, password Peach-Tree-77.')).toBe('Peach-Tree-77');
+    expect(taskPassword('use the PIN 4471 to unlock')).toBe('4471');
+    expect(taskPassword('Reset my password for me')).toBeUndefined();
+    expect(taskPassword('the password field is empty')).toBeUndefined();
+    expect(searchTerms('Find my order. Password "Open Sesame"', 'Title: Shop')).toEqual([]);
   });
 });

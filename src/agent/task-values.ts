@@ -15,6 +15,8 @@ const DATE = /^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/
 const QUOTED = /"([^"\n]{1,80})"|“([^”\n]{1,80})”|(?:^|[\s(:])'([^'\n]{1,80})'(?=[\s.,;:!?)]|$)/g;
 /** Words after a quoted text that make it the name of a part of the page. */
 const NAMES_AFTER = /^\s*(?:field|box|text ?box|input|button|link|tab|menu|page|section|option|column|checkbox|check box|dropdown|drop-down|list|label|heading|form|dialog|area|panel)s?\b/i;
+/** A password the task gives after the word: "password Peach-Tree-77", "my password is: hunter2", 'password "open sesame"'. */
+const PASSWORD = /\b(?:password|passcode|pin)(?:\s+is)?\s*:?\s+(?:"([^"\n]{1,80})"|“([^”\n]{1,80})”|([^\s"“”']+?)(?=[,;)]|\.?(?:\s|$)))/i;
 /** At most this many values are named. */
 const MAX_VALUES = 3;
 
@@ -34,12 +36,27 @@ export function givenValues(prompt: string): string[] {
     add(m[1] ?? m[2] ?? m[3] ?? '');
   }
   for (const m of prompt.matchAll(EMAIL)) add(m[0]);
+  const password = taskPassword(prompt);
+  if (password) add(password);
   for (const m of prompt.matchAll(PHONE)) {
     const number = m[0].replace(/[ .-]+$/, '');
     const digits = digitsOf(number).length;
     if (digits >= 7 && digits <= 15 && !DATE.test(number)) add(number);
   }
   return values;
+}
+
+/**
+ * The password the task gives in its words (not a secret's placeholder: those are typed as
+ * they are). The default model, given "Log in with sam@example.com, password Peach-Tree-77",
+ * typed the address and never the password.
+ */
+export function taskPassword(prompt: string): string | undefined {
+  const m = PASSWORD.exec(prompt);
+  const quoted = m?.[1] ?? m?.[2];
+  // a word unquoted is a password only with a digit, a capital or a sign in it ("into", "for me" are not)
+  const found = quoted ?? (m?.[3] && /[^a-z]/.test(m[3]) ? m[3] : undefined);
+  return found && !/<\/?secret>/i.test(found) ? found : undefined;
 }
 
 /** Whether `value` is in `text`: as words, or for a number by its digits. */
@@ -92,8 +109,8 @@ const NOT_NAMES = new Set(
 export function searchTerms(prompt: string, observation: string): string[] {
   // only for a task that looks something up (a help search beside a callback form is not its)
   if (!LOOKS_UP.test(prompt)) return [];
-  // (an e-mail address or a phone number is for another field)
-  const quoted = givenValues(prompt).filter((v) => !v.includes('@') && digitsOf(v).length < 7);
+  // (an e-mail address, a phone number or a password is for another field)
+  const quoted = givenValues(prompt).filter((v) => !v.includes('@') && digitsOf(v).length < 7 && v !== taskPassword(prompt));
   if (quoted.length) return quoted.slice(0, 1);
   const site = squeeze(`${/^Title: (.*)$/m.exec(observation)?.[1] ?? ''} ${/^URL: (.*)$/m.exec(observation)?.[1] ?? ''}`);
   const names: string[] = [];
@@ -102,7 +119,7 @@ export function searchTerms(prompt: string, observation: string): string[] {
     const words = m[0].split(/\s+/);
     // a sentence's first word is capitalised anyway: the name, if any, begins after it
     const name = (/(?:^|[.!?:]\s+)$/.test(before) ? words.slice(1) : words).join(' ').trim();
-    if (!name || NOT_NAMES.has(name) || site.includes(squeeze(name))) continue;
+    if (!name || NOT_NAMES.has(name) || site.includes(squeeze(name)) || name === taskPassword(prompt)) continue;
     names.push(name);
   }
   return names.slice(0, 1);

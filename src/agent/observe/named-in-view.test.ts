@@ -26,6 +26,7 @@ describe('what a task asks about, in view', () => {
   });
 
   it('says nothing when the page does not name it, names it only in an element or the address, or the task asks nothing', () => {
+    // a heading then its paragraph (the site's name named apart from its title: its words are not looked for)
     expect(namedInViewNote('How much is a large sourdough at Crumb & Co?', page('Crumb & Co', 'Baked every morning from 5 a.m. in our shop on Mill Lane. Order before 11:00.', 'Sourdough €3.20 €5.40'))).toBeUndefined();
     expect(namedInViewNote(task, page('5 results for "chair", page 1 of 2', 'Office Chair: $89'))).toBeUndefined();
     expect(namedInViewNote(task, page('Results').replace('"Previous page"', '"Oak Rocking Chair"'))).toBeUndefined();
@@ -38,10 +39,13 @@ describe('a rarer word of a question that names no name, in view', () => {
   const directory = (...rows: string[]) => page('Staff directory', 'Name Department Extension', ...rows);
   it('quotes the one or two lines that hold it', () => {
     expect(namedInViewNote("Who looks after payroll at Northwind, and what's their extension?", directory('Ines Duarte Finance 2604', 'Jonas Berg Payroll 2615'))).toBe(
+      'Note: the task asks about "payroll"; this page shows "Name Department Extension" above "Jonas Berg Payroll 2615". If that answers the task, call done with it.',
+    );
+    expect(namedInViewNote("Who looks after payroll at Northwind?", page('Ines Duarte Finance 2604', 'Jonas Berg Payroll 2615'))).toBe(
       'Note: the task asks about "payroll"; this page shows "Jonas Berg Payroll 2615". If that answers the task, call done with it.',
     );
     expect(namedInViewNote('What time does the Riverside library open on Sundays?', page('Riverside Library', 'Saturday 10:00–17:00', 'Sunday 13:00–17:00'))).toBe(
-      'Note: the task asks about "sunday"; this page shows "Sunday 13:00–17:00". If that answers the task, call done with it.',
+      'Note: the task asks about "sunday"; this page shows "Riverside Library" above "Sunday 13:00–17:00". If that answers the task, call done with it.',
     );
   });
 
@@ -62,5 +66,23 @@ describe('the site’s own words', () => {
     expect(namedInViewNote(task, login)).toBeUndefined();
     const member = ['URL: http://gym.test/member.html', 'Title: My membership – Pulse Fitness', 'Visible text:', 'Hello Sam', 'Plan Year (€29.90 a month)', 'Valid until 14 April 2027'].join('\n');
     expect(namedInViewNote(task, member)).toBe('Note: the task asks about "valid"; this page shows "Valid until 14 April 2027". If that answers the task, call done with it.');
+  });
+});
+
+describe('a task that names only the site it is on', () => {
+  const bakery = (...text: string[]) => ['URL: http://bakery.test/index.html', 'Title: Crumb & Co – Bakery', 'Interactive elements:', '[1] link "Breads"', 'Visible text:', 'Crumb & Co', 'Baked every morning from 5 a.m. in our shop on Mill Lane.', ...text].join('\n');
+  const task = 'How much is a large sourdough at Crumb & Co?';
+  it('quotes the line of its other words, with the heading row above it that holds another of them', () => {
+    expect(namedInViewNote(task, bakery('Bread Small Large', 'White farmhouse €2.60 €4.10', 'Sourdough €3.20 €5.40', 'Dark rye €3.00 €4.90'))).toBe(
+      'Note: the task asks about "sourdough"; this page shows "Bread Small Large" above "Sourdough €3.20 €5.40". If that answers the task, call done with it.',
+    );
+    // no heading row: the line alone; a heading below the line, or far above it, is not its heading
+    expect(namedInViewNote(task, bakery('Large orders', ...Array.from({ length: 8 }, (_, i) => `Note ${i}`), 'Sourdough €3.20 €5.40'))).toBe('Note: the task asks about "sourdough"; this page shows "Sourdough €3.20 €5.40". If that answers the task, call done with it.');
+    expect(namedInViewNote(task, bakery('Sourdough €3.20 €5.40', 'Large loaves on Saturdays'))).toBe('Note: the task asks about "sourdough"; this page shows "Sourdough €3.20 €5.40". If that answers the task, call done with it.');
+  });
+
+  it('says nothing where the page does not show its other words, or where a name is not the site’s', () => {
+    expect(namedInViewNote(task, bakery('Cakes by the slice', 'Carrot cake – €3.40'))).toBeUndefined();
+    expect(namedInViewNote('How much is a large sourdough at Mill Bakers?', bakery('Bread Small Large', 'Sourdough €3.20 €5.40'))).toBeUndefined();
   });
 });

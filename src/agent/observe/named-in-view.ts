@@ -21,6 +21,10 @@ const MAX_QUOTED = 120;
 const MAX_LINES = 2;
 /** The line after a name alone is quoted with it when it is this short (a price, a status). */
 const MAX_FOLLOWING = 40;
+/** A line of column names quoted above a keyword's line is at most this long. */
+const MAX_HEADING = 60;
+/** …and at most this many lines above it. */
+const HEADING_WITHIN = 8;
 
 /** What the task names that a page may show a line about: its quoted texts and its names of several capitalised words. */
 export function namesAsked(task: string): string[] {
@@ -73,11 +77,10 @@ export function namedInViewNote(task: string, observation: string): string | und
   const lines = observation.split('\n').map((line) => line.trim());
   const start = lines.indexOf('Visible text:');
   if (start < 0) return undefined;
-  if (!names.length) {
-    // the site's own words (its title, its address) pick out nothing
-    const site = `${/^Title: (.*)$/m.exec(observation)?.[1] ?? ''} ${/^URL: (.*)$/m.exec(observation)?.[1] ?? ''}`.toLowerCase();
-    return keywordNote(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
-  }
+  // the site's own words (its title, its address) pick out nothing
+  const site = `${/^Title: (.*)$/m.exec(observation)?.[1] ?? ''} ${/^URL: (.*)$/m.exec(observation)?.[1] ?? ''}`.toLowerCase();
+  const keywords = () => keywordNote(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
+  if (!names.length) return keywords();
   const found: { name: string; quoted: string }[] = [];
   for (let i = start + 1; i < lines.length && found.length < MAX_LINES; i++) {
     const line = lines[i];
@@ -93,7 +96,10 @@ export function namedInViewNote(task: string, observation: string): string | und
     const next = lines[i + 1];
     if (next && next.length <= MAX_FOLLOWING && !FRAME_LINE.test(next) && !names.some((n) => next.toLowerCase().includes(n.toLowerCase()))) found.push({ name, quoted: `${clipped(line)} then ${clipped(next)}` });
   }
-  if (!found.length) return undefined;
+  // a task that names only the site it is on ("a large sourdough at Crumb & Co", on Crumb &
+  // Co's page): its other words pick out the line (the default model, the price list in view,
+  // pressed the page's own links for 9 steps)
+  if (!found.length) return names.every((n) => site.includes(n.toLowerCase())) ? keywords() : undefined;
   const named = [...new Set(found.map((f) => `"${f.name}"`))].join(' and ');
   return `Note: the task asks about ${named}; this page shows ${found.map((f) => f.quoted).join(', and ')}. If that answers the task, call done with it.`;
 }
@@ -108,9 +114,18 @@ function keywordNote(task: string, site: string, lines: string[]): string | unde
   // only lines with a figure: what such a question asks is most often one, and a line of
   // words alone ("Categories: Kitchen | Garden | Office") was taken by the default model for
   // an answer it could not give, and it gave up
-  const hit = keywordsAsked(task)
-    .filter((word) => !site.includes(word))
-    .map((word) => ({ word, found: linesWith(word, lines).filter((line) => /\d/.test(line)) }))
-    .find((h) => h.found.length);
-  return hit ? `Note: the task asks about "${hit.word}"; this page shows ${hit.found.map(clipped).join(', and ')}. If that answers the task, call done with it.` : undefined;
+  const words = keywordsAsked(task).filter((word) => !site.includes(word));
+  const hit = words.map((word) => ({ word, found: linesWith(word, lines).filter((line) => /\d/.test(line)) })).find((h) => h.found.length);
+  if (!hit) return undefined;
+  // a table's heading row that holds another word of the question, above the line ("a large
+  // sourdough": "Bread Small Large" above "Sourdough €3.20 €5.40"): which column is which
+  const first = lines.indexOf(hit.found[0]);
+  const above = lines.slice(Math.max(0, first - HEADING_WITHIN), first);
+  const heading = words
+    .filter((word) => word !== hit.word)
+    .flatMap((word) => linesWith(word, above))
+    .filter((line) => !/\d/.test(line) && line.length <= MAX_HEADING)
+    .sort((a, b) => above.lastIndexOf(b) - above.lastIndexOf(a))[0];
+  const shown = hit.found.map(clipped).join(', and ');
+  return `Note: the task asks about "${hit.word}"; this page shows ${heading ? `${clipped(heading)} above ${shown}` : shown}. If that answers the task, call done with it.`;
 }

@@ -23,6 +23,18 @@ describe('the change summary', () => {
     expect(changeSummary(page(), after, [3])).toBe('Changed: URL is now http://shop.test/thanks; title is now "Thanks"');
   });
 
+  it('says a jump to a place on the same page (only the #part changed) is one, and whether anything visible changed', () => {
+    const bakery = (url: string, text = ['Bread Small Large', 'Sourdough €3.20 €5.40']) => page({ url, elements: ['[1] link "Breads"'], text });
+    expect(changeSummary(bakery('http://bakery.test/index.html'), bakery('http://bakery.test/index.html#breads'), [1])).toBe(
+      'Changed: only the URL\'s #part is now #breads (a place on this same page); nothing visible changed',
+    );
+    expect(changeSummary(bakery('http://bakery.test/index.html#breads'), bakery('http://bakery.test/index.html#cakes', ['Carrot cake €3.40']), [1])).toBe(
+      'Changed: only the URL\'s #part is now #cakes (a place on this same page); text appeared: "Carrot cake €3.40"; text went away: "Bread Small Large", "Sourdough €3.20 €5.40"',
+    );
+    // another page's address is said whole
+    expect(changeSummary(bakery('http://bakery.test/index.html#breads'), bakery('http://bakery.test/cakes.html#top'), [1])).toBe('Changed: URL is now http://bakery.test/cakes.html#top');
+  });
+
   it('says which text appeared and went away, a few lines at most', () => {
     const after = page({ text: ['Sign up', 'Name', 'Name is required', 'Email', 'Email is required', 'Try again'] });
     expect(changeSummary(page(), after, [3])).toBe('Changed: text appeared: "Name is required", "Email is required" and 1 more line');

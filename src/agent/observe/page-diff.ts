@@ -84,12 +84,26 @@ export function changeSummary(before: string, after: string, acted: readonly num
   const was = readObservation(before);
   const now = readObservation(after);
   const parts: string[] = [];
-  if (now.url !== was.url) parts.push(`URL is now ${clip(now.url)}`);
+  // a link to a place on the same page ("#breads"): only the address's end changes, and a
+  // small model read the new address as a new page, pressing the page's own links for 9 steps
+  const samePage = now.url !== was.url && withoutFragment(now.url) === withoutFragment(was.url);
+  if (samePage) parts.push(`only the URL's #part is now ${clip(now.url.slice(withoutFragment(now.url).length))} (a place on this same page)`);
+  else if (now.url !== was.url) parts.push(`URL is now ${clip(now.url)}`);
   if (now.title !== was.title) parts.push(`title is now "${clip(now.title)}"`);
   if (now.tabs !== was.tabs) parts.push(now.tabs > was.tabs ? 'a new tab opened' : 'a tab closed');
   if (now.modal !== was.modal) parts.push(now.modal === undefined ? 'the dialog closed' : `a dialog opened ("${clip(now.modal)}")`);
-  if (now.url === was.url) parts.push(...valueChanges(was, now, acted), ...stateChanges(was, now, acted), ...textChanges(was, now));
+  if (now.url === was.url || samePage) {
+    const rest = [...valueChanges(was, now, acted), ...stateChanges(was, now, acted), ...textChanges(was, now)];
+    if (samePage && !rest.length && parts.length === 1) rest.push('nothing visible changed');
+    parts.push(...rest);
+  }
   return `Changed: ${parts.length ? parts.join('; ') : 'nothing visible changed'}`;
+}
+
+/** An address without its #part. */
+function withoutFragment(url: string): string {
+  const hash = url.indexOf('#');
+  return hash < 0 ? url : url.slice(0, hash);
 }
 
 /** The values acted fields hold now, when they changed. */
