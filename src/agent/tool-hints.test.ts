@@ -28,6 +28,15 @@ describe('the right tool for a wrong one', () => {
     );
   });
 
+  it('tells a model choosing an option in the wrong list which list has it', () => {
+    const settings = ['Interactive elements:', '[2] select "Language" value="English" options="English | Deutsch"', '[3] select "Show prices in" value="Euro (EUR)" options="Euro (EUR) | Swiss franc (CHF)"', 'Visible text:'].join('\n');
+    const reason = '[2] select "Language" has no option "Swiss franc (CHF)"; its options are: "English", "Deutsch"';
+    expect(rightToolHint('select_option', { index: 2, value: 'Swiss franc (CHF)' }, reason, settings)).toBe('"Swiss franc (CHF)" is an option of [3] select "Show prices in": choose it there, with index 3.');
+    expect(rightToolHint('select_option', { index: 2, label: 'swiss franc' }, reason, settings)).toBe('"swiss franc" is an option of [3] select "Show prices in": choose it there, with index 3.');
+    // no other list has it
+    expect(rightToolHint('select_option', { index: 2, value: 'Yen' }, reason, settings)).toBeUndefined();
+  });
+
   it('has nothing to say of other failures', () => {
     expect(rightToolHint('click_element', { index: 1 }, 'Clicking failed: the element is disabled', observation)).toBeUndefined();
     expect(rightToolHint('input_text', { index: 3, text: 'x' }, 'Typing failed: the element is disabled', observation)).toBeUndefined();

@@ -2,12 +2,13 @@
  * A wrong tool answered with the right one: what the failed action would need, and which
  * tool or index of the latest observation fits.
  */
-import { readObservation } from './observe/page-diff';
+import { ELEMENT_PARTS, readObservation } from './observe/page-diff';
 import { indexOf } from './tools/fields';
 
 const FIELD_ROLES = /^\[\d+\] (textbox|searchbox|combobox|spinbutton)\b/;
 const ROLE = /^\[\d+\] (\S+)/;
 const MAX_LISTED = 6;
+const OPTIONS = /\boptions="((?:[^"\\]|\\.)*)"/;
 
 /** The hint for a failed action, or undefined when the failure names no better tool. */
 export function rightToolHint(tool: string, args: unknown, reason: string, observation: string | undefined): string | undefined {
@@ -24,6 +25,28 @@ export function rightToolHint(tool: string, args: unknown, reason: string, obser
     const what = role ? `[${index}] is a ${role}, not a field` : `[${index}] is not a field`;
     if (!fields.length) return `${what}, and the page shows no text field: to answer, call done with the text; to press it, call click_element.`;
     return `${what}: the fields are ${list(fields.slice(0, MAX_LISTED))}${fields.length > MAX_LISTED ? ` and ${fields.length - MAX_LISTED} more` : ''}.`;
+  }
+  if (tool === 'select_option' && /has no option/i.test(reason)) return otherChoiceHint(args, observation);
+  return undefined;
+}
+
+const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
+
+/**
+ * The other choice of the page that has the option asked for in one that has not: the
+ * default model chose "Swiss franc (CHF)" in "Language" twice, then gave up, the currency
+ * select the next line down.
+ */
+function otherChoiceHint(args: unknown, observation: string | undefined): string | undefined {
+  const { value, label } = (args ?? {}) as { value?: unknown; label?: unknown };
+  const wanted = normalize(String(value ?? label ?? ''));
+  const index = indexOf(args);
+  if (!wanted) return undefined;
+  for (const [at, line] of readObservation(observation ?? '').elements) {
+    if (at === index) continue;
+    const parts = ELEMENT_PARTS.exec(line);
+    const options = OPTIONS.exec(line)?.[1].split(' | ').map(normalize) ?? [];
+    if (parts && options.some((option) => option === wanted || (wanted.length >= 3 && option.includes(wanted)))) return `"${String(value ?? label)}" is an option of [${at}] ${parts[2]} "${parts[3]}": choose it there, with index ${at}.`;
   }
   return undefined;
 }

@@ -210,7 +210,7 @@ describe('observePage', () => {
     expect(obs.text).toMatch(/^\.\.\. \d+ more interactive elements below the viewport \(scroll down to see them\)$/m);
     expect(obs.text).toContain('Order 1 Details 1 Edit 1');
     expect(obs.text).toMatch(/\] textbox "Quantity 1" value="1"$/m);
-    expect(obs.text).toMatch(/\] checkbox "Select 1"$/m);
+    expect(obs.text).toMatch(/\] checkbox "Select 1" unchecked$/m);
 
     const small = await observePage(page, { tokenBudget: 400 });
     console.log(`big.html with a 400-token budget: ${small.tokens} tokens`);
@@ -231,6 +231,9 @@ describe('observePage', () => {
       <input type="checkbox" id="terms" style="display:none" checked><label for="terms">I agree</label>
       <div id="card" style="cursor:pointer;width:100px">Listener-only card</div>
       <div role="switch" aria-checked="true" tabindex="0">Dark mode</div>
+      <label><input type="checkbox"> Newsletter</label>
+      <div role="switch" aria-checked="false" tabindex="0">Autoplay</div>
+      <label><input type="radio" name="r"> Express</label>
       <button style="visibility:hidden">Invisible</button>
       <button style="display:none">Not displayed</button>
       <div inert><button>Inert button</button></div>
@@ -246,6 +249,10 @@ describe('observePage', () => {
       'checkbox "I agree" checked',
       'clickable "Listener-only card"',
       'switch "Dark mode" checked',
+      // a box unticked says so; a radio not chosen says nothing
+      'checkbox "Newsletter" unchecked',
+      'switch "Autoplay" unchecked',
+      'radio "Express"',
       'button "Disabled button" disabled',
       'link "Logo image"',
       'button "Say \\"hi\\" \\\\ bye"',

@@ -48,6 +48,9 @@ describe('the change summary', () => {
     expect(changeSummary(terms(''), terms(' checked'), [2])).toBe('Changed: [2] "I accept the terms" is now checked (pressing it again undoes this)');
     expect(changeSummary(terms(' checked'), terms(''), [2])).toBe('Changed: [2] "I accept the terms" is no longer checked (pressing it again undoes this)');
     expect(changeSummary(terms(''), terms(' checked'), [])).toBe('Changed: [2] "I accept the terms" is now checked');
+    // a box that says it is unticked
+    expect(changeSummary(terms(' checked'), terms(' unchecked'), [2])).toBe('Changed: [2] "I accept the terms" is no longer checked (pressing it again undoes this)');
+    expect(changeSummary(terms(' unchecked'), terms(' checked'), [2])).toBe('Changed: [2] "I accept the terms" is now checked (pressing it again undoes this)');
     const menu = (state: string) => page({ elements: [`[4] button "Menu" ${state}`, '[5] checkbox "Terms" required'] });
     expect(changeSummary(menu('collapsed'), menu('expanded'), [4])).toBe('Changed: [4] "Menu" is now expanded');
     // (a value's own words are not states)
