@@ -10,6 +10,7 @@ import type { ToolContext, ToolResult } from './types';
 import { heldFormObjection } from './submit-check';
 import { namedFields, refusedFields } from './tools/refused-form';
 import { emptyTextFields, untypedValues } from './task-values';
+import { planFields, planWords } from './form-plan';
 import { normalizeUrl, withoutHash } from './tools/navigate';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
@@ -57,7 +58,8 @@ export function trackFilling(step: StepContext, tool: string, args: unknown, res
     if (!memory.unsubmitted.includes(index)) memory.unsubmitted.push(index);
     memory.formTouched = true;
   } else if (SENDS.has(tool) || (tool === 'send_keys' && /enter/i.test(String((args as { keys?: unknown }).keys)))) {
-    memory.pressedAfterFilling = memory.unsubmitted.length > 0 && tool !== 'navigate' && tool !== 'go_back';
+    // (a link leaves the form unsent: told it was sent, the default model answered from the page the link opened)
+    memory.pressedAfterFilling = memory.unsubmitted.length > 0 && tool !== 'navigate' && tool !== 'go_back' && role !== 'link';
     memory.unsubmitted = [];
     memory.heldForm = undefined;
   }
@@ -211,9 +213,25 @@ export async function heldLeave(step: StepContext, page: Page, tool: string, arg
   const state = await formState(page, memory.unsubmitted);
   if (!state?.unsent) return undefined;
   memory.leaveHeld = true;
-  const press = state.unsent.press === undefined ? `its button "${state.unsent.button}"` : `[${state.unsent.press}]`;
-  if (link) return `Not pressed yet: ${unsentWords(state.unsent)}, and [${index as number}] is a link that may leave the page and lose what you typed. Press ${press} first; to follow the link anyway, press [${index as number}] again.`;
-  return `Not opened yet: ${unsentWords(state.unsent)}, and leaving the page loses what you typed. Press ${press} first; to leave anyway, call navigate again.`;
+  const button = state.unsent.press === undefined ? `its button "${state.unsent.button}"` : `[${state.unsent.press}]`;
+  const fill = stillEmpty(step);
+  const first = fill ? `${fill}, then press ${button}` : `Press ${button} first`;
+  if (link) return `Not pressed yet: ${unsentWords(state.unsent)}, and [${index as number}] is a link that may leave the page and lose what you typed. ${first}; to follow the link anyway, press [${index as number}] again.`;
+  return `Not opened yet: ${unsentWords(state.unsent)}, and leaving the page loses what you typed. ${first}; to leave anyway, call navigate again.`;
+}
+
+/**
+ * The empty fields of the page the task gives a value for, spelled out: `Type
+ * "sam@example.com" into [2]`, or '' when there are none. The default
+ * model, its password typed and the e-mail field empty, was told only to press Log in.
+ */
+function stillEmpty(step: StepContext): string {
+  const observation = step.memory.lastObservation ?? '';
+  const empty = emptyTextFields(observation).filter((field) => !step.memory.unsubmitted.includes(field.index));
+  const plan = planFields(step.input.params.prompt ?? '', observation, empty.map((field) => ({ ...field, kind: 'text' as const })));
+  if (!plan.length) return '';
+  const words = planWords(plan);
+  return `${words[0].toUpperCase()}${words.slice(1)}`;
 }
 
 /** Whether navigate would open the page the tab shows (navigate.ts answers that itself); an address it refuses, too. */

@@ -33,6 +33,7 @@ const PAGES: Record<string, string> = {
   '/privacy': `<!doctype html><title>Privacy</title><form action="/sent"><label><input type="checkbox" name="ads" checked> Personalised ads</label> <label><input type="checkbox" name="faces"> Face grouping</label> <button>Save preferences</button></form>`,
   '/books': `<!doctype html><title>Bookbarn</title><form action="/results"><label>Title, author or ISBN <input type="search" name="q"></label> <button>Find books</button></form>`,
   '/member-login': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
+  '/member-password': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
     <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
@@ -543,6 +544,18 @@ describe('a link pressed away from a form filled and not sent (a model that foll
       'Not pressed yet: you filled [1] but the form was not sent (its button [2] "Log in" was not pressed), and [3] is a link that may leave the page and lose what you typed. Press [2] first; to follow the link anyway, press [3] again.',
     );
     expect(toolAnswers(requests[3]).at(-1)).toContain('Clicked [3] link "Not a member yet? Join"');
+    // the link did not send the form: the next observation does not say it did
+    expect(lastObservation(requests[3])).not.toContain('the form you filled was sent');
+  });
+
+  it('names the values the task gives for the fields still empty', async () => {
+    await page.goto('http://site.test/member-password');
+    const typePassword: Call = { tool: 'input_text', args: { index: 2, text: 'Peach-Tree-77' } };
+    const join: Call = { tool: 'click_element', args: { index: 4 } };
+    const { requests } = await run([[typePassword], [join], [done]], 8, { prompt: 'Until when is my membership valid? Log in with sam@example.com, password Peach-Tree-77.', followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not pressed yet: you filled [2] but the form was not sent (its button [3] "Log in" was not pressed), and [4] is a link that may leave the page and lose what you typed. Type "sam@example.com" into [1], then press [3]; to follow the link anyway, press [4] again.',
+    );
   });
 });
 
