@@ -28,6 +28,22 @@ describe('the cheapest or most expensive line of the page', () => {
     expect(priceExtremeNote('the most expensive one', page)).toBe('Note: of the 4 prices on this page, the highest is on the line "Garden Hose: $19" (the task asks for the most expensive).');
   });
 
+  it('reads only the lines of the title the task names, when the page lists others that begin with it', () => {
+    const results = [
+      'URL: http://books.test/search.html?q=Dune',
+      'Title: Search results – Bookbarn',
+      'Visible text:',
+      'Dune – Frank Herbert (Folio Society, hardback) · condition: Fine · €58.00',
+      'Dune – Frank Herbert (New English Library, paperback) · condition: Acceptable · €4.75',
+      'Dune Messiah – Frank Herbert (Ace, paperback) · condition: Good · €3.90',
+    ].join('\n');
+    expect(priceExtremeNote('Find the cheapest copy of Dune on Bookbarn and tell me which shop sells it.', results)).toBe(
+      'Note: of the 2 prices of "Dune" (other titles left out) on this page, the lowest is on the line "Dune – Frank Herbert (New English Library, paperback) · condition: Acceptable · €4.75" (the task asks for the cheapest).',
+    );
+    // one line of the title, the others another title: still said
+    expect(priceExtremeNote('Find the cheapest copy of Dune.', results.split('\n').filter((line) => !line.includes('Folio')).join('\n'))).toMatch(/^Note: of the 1 price of "Dune" .* "Dune – Frank Herbert \(New English Library/);
+  });
+
   it('reads element lines, amounts with the currency after them, thousands and cents', () => {
     const hotels = ['Interactive elements:', '[3] link "Hotel Alba – 1,240.50 €"', '[4] link "Pine Lodge – 980 €"', '[5] link "Sea View – 1,005.00 €"'].join('\n');
     expect(priceExtremeNote('open the cheapest hotel', hotels)).toBe('Note: of the 3 prices on this page, the lowest is on the line "[4] link "Pine Lodge – 980 €"" (the task asks for the cheapest).');

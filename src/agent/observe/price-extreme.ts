@@ -5,6 +5,8 @@
  * was $7: it reads a list in order and cannot compare the figures of its lines.
  */
 
+import { searchTerms } from '../task-values';
+
 const LOWEST = /\b(?:cheapest|least expensive|lowest[- ](?:price|priced|cost|fare|rate)|least costly)\b/i;
 const HIGHEST = /\b(?:most expensive|priciest|highest[- ](?:price|priced|cost|fare|rate)|costliest)\b/i;
 /** An amount with its currency before or after it. */
@@ -13,6 +15,22 @@ const PRICE = /(?:[$€£]\s?(\d[\d,]*(?:\.\d{1,2})?)|(\d[\d,]*(?:\.\d{1,2})?)\s
 const FRAME_LINE = /^(?:URL|Title|Tabs|Interactive elements|Visible text):|^\(/;
 /** At most this many characters of a line are quoted. */
 const MAX_QUOTED = 120;
+
+/**
+ * Whether `line` names `name` as a whole title: not followed by another capitalised word or
+ * a figure ("Dune – Frank Herbert" names Dune; "Dune Messiah – Frank Herbert" does not).
+ */
+function namesTitle(line: string, name: string): boolean {
+  const lower = line.toLowerCase();
+  const wanted = name.toLowerCase();
+  for (let at = lower.indexOf(wanted); at >= 0; at = lower.indexOf(wanted, at + 1)) {
+    const before = line.slice(0, at);
+    const after = line.slice(at + name.length);
+    if (/[\p{L}\d]$/u.test(before) || /^[\p{L}\d]/u.test(after)) continue;
+    if (!/^\s+[\p{Lu}\d]/u.test(after)) return true;
+  }
+  return false;
+}
 
 /** Which end of the prices the task asks for, or undefined. */
 export function priceExtremeAsked(task: string): 'lowest' | 'highest' | undefined {
@@ -33,11 +51,20 @@ export function priceExtremeNote(task: string, observation: string): string | un
     // a line of one price: "Trowel: $7" (a line with two, "was $20, now $15", says nothing sure)
     if (amounts.length === 1 && Number.isFinite(amounts[0])) priced.push({ line, value: amounts[0] });
   }
+  // "the cheapest copy of Dune": the lines of that title, not of "Dune Messiah" (the default
+  // model, told the sequel's line was the lowest, opened it and answered with it)
+  // (the site's name is in the title; the address of search results holds the title searched)
+  const name = searchTerms(task, /^Title: .*$/m.exec(observation)?.[0] ?? '')[0];
+  const titled = name ? priced.filter((p) => namesTitle(p.line, name)) : [];
+  const others = titled.length && titled.length < priced.length && priced.some((p) => !titled.includes(p) && p.line.toLowerCase().includes(name!.toLowerCase()));
+  if (others) priced.splice(0, priced.length, ...titled);
   const values = new Set(priced.map((p) => p.value));
-  if (values.size < 2) return undefined;
+  if (values.size < 2 && !others) return undefined;
   const best = end === 'lowest' ? Math.min(...values) : Math.max(...values);
   const lines = [...new Set(priced.filter((p) => p.value === best).map((p) => p.line))].slice(0, 2);
   const quoted = lines.map((line) => `"${line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line}"`).join(' and ');
   const which = end === 'lowest' ? 'cheapest' : 'most expensive';
-  return `Note: of the ${priced.length} prices on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).`;
+  const of = others ? ` of "${name!}" (other titles left out)` : '';
+  const count = priced.length === 1 ? 'the 1 price' : `the ${priced.length} prices`;
+  return `Note: of ${count}${of} on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).`;
 }
