@@ -34,6 +34,7 @@ const PAGES: Record<string, string> = {
   '/books': `<!doctype html><title>Bookbarn</title><form action="/results"><label>Title, author or ISBN <input type="search" name="q"></label> <button>Find books</button></form>`,
   '/member-login': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/member-password': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
+  '/race-entry': `<!doctype html><title>Entry</title><form action="/sent"><label>Name <input name="name" required></label> <label>Running club (optional) <input name="club"></label> <label>Team <input name="team"></label> <button>Send</button></form>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
     <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
@@ -531,6 +532,16 @@ describe('a form sent with every field empty', () => {
     expect(toolAnswers(requests[1]).at(-1)).toBe(
       'Not pressed yet: this would send the form with [1] "Name", [2] "Email" empty. First type "Tom Baker" into [1] and type "tom.baker@example.org" into [2] (input_text); if the task gives nothing for them, press [3] again to send the form as it is.',
     );
+  });
+});
+
+describe('a field its label calls optional', () => {
+  it('does not hold the press that sends the form; another empty field does', async () => {
+    await page.goto('http://site.test/race-entry');
+    const typeName: Call = { tool: 'input_text', args: { index: 1, text: 'Ana Silva' } };
+    const send: Call = { tool: 'click_element', args: { index: 4 } };
+    const { requests } = await run([[typeName], [send], [done]], 8, { prompt: 'Enter Ana Silva.', followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not pressed yet: this would send the form with [3] "Team" empty. Fill it first with what the task gives (input_text); if the task gives nothing for it, press [4] again to send the form as it is.');
   });
 });
 
