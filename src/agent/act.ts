@@ -24,7 +24,7 @@ import { doneObjection, echoedTask, heldLeave, trackFilling, unseenFigures, unse
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
-import { MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
+import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
 import type { AgentTool, ToolContext, ToolResult } from './types';
@@ -178,7 +178,15 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
     }
     return held.note;
   }
-  if (held || step.memory.misindexHeld.has(`toggle ${index}`)) return undefined;
+  if (held) return undefined;
+  if (!step.memory.misindexHeld.has('absent')) {
+    const absent = absentNamed(request.reasoning, observation, index);
+    if (absent) {
+      step.memory.misindexHeld.add('absent');
+      return absent;
+    }
+  }
+  if (step.memory.misindexHeld.has(`toggle ${index}`)) return undefined;
   const unnamed = unnamedToggle(step.input.params.prompt ?? '', request.reasoning, observation, index);
   if (unnamed) {
     step.memory.misindexHeld.add(`toggle ${index}`);
@@ -219,7 +227,7 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
         ? 'the form filled was not sent'
         : note.startsWith(REPEAT_HELD)
           ? 'pressed at the step before, it would add again'
-          : note.startsWith(MISINDEX_HELD)
+          : note.startsWith(MISINDEX_HELD) || note.startsWith(ABSENT_HELD)
             ? 'the agent named another element'
             : note.startsWith(UNNAMED_HELD)
               ? 'the task names another element'

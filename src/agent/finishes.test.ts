@@ -35,6 +35,7 @@ const PAGES: Record<string, string> = {
   '/member-login': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/member-password': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/race-entry': `<!doctype html><title>Entry</title><form action="/sent"><label>Name <input name="name" required></label> <label>Running club (optional) <input name="club"></label> <label>Team <input name="team"></label> <button>Send</button></form>`,
+  '/staff': `<!doctype html><title>Staff</title><a href="/results">Intranet</a><table><tr><td>Ines Duarte</td><td>Finance</td><td>2604</td></tr><tr><td>Jonas Berg</td><td>Payroll</td><td>2615</td></tr></table>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
     <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
@@ -498,6 +499,16 @@ describe('a press of another element than the words name (a model that follows t
     expect(lastObservation(requests[1])).toContain('[4] option "Normal"');
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not pressed: you wrote that you press "Save ticket", which is [2]; [4] is option "Normal". To press "Save ticket", call click_element with index 2; if [4] is what you meant, press [4] again.');
     expect(lastObservation(requests[3])).toContain('Saved with Normal');
+  });
+
+  it('is held once when no element has the name the words give, with the line of the page that holds it', async () => {
+    await page.goto('http://site.test/staff');
+    const away: Call = { tool: 'click_element', args: { index: 1 }, says: "I will click on the 'Payroll' link to go to the payroll page." };
+    const { requests } = await run([[away], [away], [done]], 8, { prompt: "Who looks after payroll, and what's their extension?", followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg Payroll 2615": if that answers the task, call done with it; if [1] is what you meant, press [1] again.',
+    );
+    expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Intranet"');
   });
 
   it('does not send the agent back to a button whose second press was just held', async () => {

@@ -1,4 +1,4 @@
-import { misindexed, pressesNamed, unnamedToggle } from './index-check';
+import { absentNamed, misindexed, pressesNamed, unnamedToggle } from './index-check';
 
 const observation = (...elements: string[]) => ['URL: http://site.test/ticket', 'Title: Support ticket', 'Tabs: [0] Support ticket (active)', 'Interactive elements:', ...elements, 'Visible text:', 'Support ticket #812', '(this is the whole page)'].join('\n');
 const listOpen = observation('[1] combobox "Priority High" value="High" options="Low | Normal | High"', '[3] option "Low"', '[4] option "Normal"', '[5] option "High"', '[2] button "Save ticket"');
@@ -61,5 +61,22 @@ describe('a toggle neither the task nor the words name', () => {
   it('leaves alone a toggle that shares a word with the task (the offers of "do not sign up for offers")', () => {
     const signup = ['Interactive elements:', '[1] checkbox "I accept the terms of service"', '[2] checkbox "Send me special offers"', '[3] button "Continue"'].join('\n');
     expect(unnamedToggle('Accept the terms of service (do not sign up for offers) and press Continue.', undefined, signup, 2)).toBeUndefined();
+  });
+});
+
+describe('a press while the words name an element the page does not have', () => {
+  const directory = ['URL: http://intranet.test/staff?page=2', 'Interactive elements:', '[1] link "Intranet"', '[2] link "1"', 'Visible text:', 'Name Department Extension', 'Ines Duarte Finance 2604', 'Jonas Berg Payroll 2615', 'Page 2 of 2: 1 2'].join('\n');
+  it('is held with the line of the page that holds the name', () => {
+    expect(absentNamed("I need the payroll person's extension. I will click on the 'Payroll' link to go to the payroll page.", directory, 1)).toBe(
+      'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg Payroll 2615": if that answers the task, call done with it; if [1] is what you meant, press [1] again.',
+    );
+  });
+
+  it('is not held when an element has the name, the words name the element pressed, or no line holds the name', () => {
+    expect(absentNamed("I will click on the 'Intranet' link.", directory, 1)).toBeUndefined();
+    expect(absentNamed("I will click the '1' link.", directory, 2)).toBeUndefined();
+    expect(absentNamed("I will click on the 'Payroll' link, it is under Intranet.", directory, 1)).toBeUndefined();
+    expect(absentNamed("I will click on the 'Legal' link.", directory, 1)).toBeUndefined();
+    expect(absentNamed("I will click on the 'Next page' link.", directory.replace('[2] link "1"', '[2] link "Next page"'), 1)).toBeUndefined();
   });
 });

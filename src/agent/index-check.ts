@@ -48,6 +48,36 @@ export function misindexed(words: string | undefined, observation: string, index
   return { note, meant: meant.index };
 }
 
+/** How a held press of an element the words do not name, while no element has the name they give, begins. */
+export const ABSENT_HELD = 'Not pressed: no element of the page is named';
+/** At most this many characters of the page's line are quoted. */
+const MAX_QUOTED = 120;
+
+/**
+ * The note when the words name one label to press that no element of the observation has,
+ * while a line of the page's text holds it with more (and the pressed element is not named
+ * either), or undefined. The default model, the line "Jonas Berg Payroll 2615" in view and
+ * quoted to it, wrote "I will click on the 'Payroll' link" and pressed "Intranet", three times.
+ */
+export function absentNamed(words: string | undefined, observation: string, index: number): string | undefined {
+  if (!words) return undefined;
+  const named = [...new Set(pressesNamed(words).map(squeeze))];
+  if (named.length !== 1 || named[0].length < 3) return undefined;
+  const page = readObservation(observation);
+  const labels = [...page.elements.entries()].flatMap(([at, line]) => {
+    const m = ELEMENT_PARTS.exec(line.trim());
+    return m ? [{ index: at, role: m[2], label: m[3].replace(/\\(.)/g, '$1') }] : [];
+  });
+  const pressed = labels.find((e) => e.index === index);
+  if (!pressed || !pressed.label.trim() || squeeze(words).includes(squeeze(pressed.label))) return undefined;
+  if (labels.some((e) => squeeze(e.label).includes(named[0]))) return undefined;
+  const word = new RegExp(`(?<![\\p{L}\\p{N}])${named[0].replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}])`, 'iu');
+  const line = page.text.find((l) => word.test(l) && squeeze(l).length > named[0].length + 2 && !/^(?:Note|Changed|Your task):/.test(l));
+  if (!line) return undefined;
+  const quoted = line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line;
+  return `${ABSENT_HELD} "${pressesNamed(words)[0]}"; [${index}] is ${pressed.role} "${pressed.label}". The page's text shows "${quoted}": if that answers the task, call done with it; if [${index}] is what you meant, press [${index}] again.`;
+}
+
 /** Roles of an element pressed to turn something on or off, or to choose it. */
 const TOGGLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
 /** Words too common to tell one label from another. */
