@@ -10,7 +10,7 @@ import { computeCost, priceOf } from './llm/pricing';
 import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
-import { appearedText, changeSummary, readObservation } from './observe/page-diff';
+import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
 import { FORM_SENT_NOTE } from './done-check';
 import { namedInViewNote } from './observe/named-in-view';
 import { priceExtremeNote } from './observe/price-extreme';
@@ -101,7 +101,10 @@ function whatChanged(memory: StepContext['memory'], now: string): string[] {
   if (memory.pressedAfterFilling && readObservation(before).url !== readObservation(now).url) lines.push(FORM_SENT_NOTE);
   memory.pressedAfterFilling = false;
   const presses = memory.presses;
-  if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
+  // a press that changed nothing visible ends the count (a link to a part of the page already
+  // shown, pressed again, was said to have changed the page each time)
+  if (lines[0] === NOTHING_CHANGED) presses.reset();
+  else if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
   return [...lines, ...memory.notes];
 }
 

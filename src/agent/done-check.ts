@@ -234,6 +234,39 @@ function stillEmpty(step: StepContext): string {
   return `${words[0].toUpperCase()}${words.slice(1)}`;
 }
 
+/** How a held press of a link to a part of the page shown whole begins. */
+export const JUMP_HELD = 'Not pressed: it only jumps';
+
+/**
+ * A press of a link to a part of the same page (`#breads`) while the observation shows the
+ * whole page, held once per task: the default model, the price list in view and quoted to it,
+ * pressed the bakery's "Breads" and "Visit us" links in turn for 13 steps.
+ */
+export async function heldJump(step: StepContext, page: Page, tool: string, args: unknown): Promise<string | undefined> {
+  const { memory } = step;
+  const index = (args as { index?: unknown }).index;
+  if (memory.jumpHeld || tool !== 'click_element' || typeof index !== 'number') return undefined;
+  const observation = memory.lastObservation ?? '';
+  if (roleOf(observation, index) !== 'link' || !/^\(this is the whole page\)$/m.test(observation)) return undefined;
+  let target: string | null = null;
+  try {
+    target = await page.mainFrame().evaluate(({ attr, index }) => {
+      const link = document.querySelector(`[${attr}="${index}"]`) as HTMLAnchorElement | null;
+      if (!link || !link.href || link.target === '_blank') return null;
+      const to = new URL(link.href, location.href);
+      if (!to.hash || to.origin + to.pathname + to.search !== location.origin + location.pathname + location.search) return null;
+      // a part of the page by its id or name (not a route of a page that draws itself by its #part: "#/profile")
+      const id = decodeURIComponent(to.hash.slice(1));
+      return document.getElementById(id) || document.getElementsByName(id).length ? to.hash : null;
+    }, { attr: INDEX_ATTRIBUTE, index });
+  } catch {
+    return undefined;
+  }
+  if (!target) return undefined;
+  memory.jumpHeld = true;
+  return `${JUMP_HELD} to ${target.slice(0, 40)} of this page, and the observation already shows the whole page: all its text is above. If it answers the task, call done with it; to press [${index}] anyway, press it again.`;
+}
+
 /** Whether navigate would open the page the tab shows (navigate.ts answers that itself); an address it refuses, too. */
 function opensShownPage(url: string, current: string): boolean {
   try {

@@ -36,6 +36,7 @@ const PAGES: Record<string, string> = {
   '/member-password': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/race-entry': `<!doctype html><title>Entry</title><form action="/sent"><label>Name <input name="name" required></label> <label>Running club (optional) <input name="club"></label> <label>Team <input name="team"></label> <button>Send</button></form>`,
   '/staff': `<!doctype html><title>Staff</title><a href="/results">Intranet</a><table><tr><td>Ines Duarte</td><td>Finance</td><td>2604</td></tr><tr><td>Jonas Berg</td><td>Payroll</td><td>2615</td></tr></table>`,
+  '/bakery': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#breads">Breads</a> <a href="#/cakes">Cakes</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
     <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
@@ -87,6 +88,30 @@ describe('what an action changed', () => {
     const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }], [{ tool: 'scroll', args: { direction: 'down' } }], [{ ...done, args: { message: 'no', success: false } }]]);
     expect(closingLines(requests[1]).at(-1)).toBe('Changed: [1] now holds "Ada"');
     expect(closingLines(requests[2]).at(-1)).toBe('Changed: nothing visible changed');
+  });
+
+  it('does not name a link pressed again that changed nothing (a jump to a part of the page already shown)', async () => {
+    await page.goto('http://site.test/bakery');
+    const press: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests } = await run([[press], [press], [press], [done]]);
+    // (a model that does not follow the schemas: not held)
+    expect(closingLines(requests[1]).at(-1)).toBe("Changed: only the URL's #part is now #breads (a place on this same page); nothing visible changed");
+    expect(closingLines(requests[2]).at(-1)).toBe('Changed: nothing visible changed');
+    for (const request of requests.slice(1)) expect(lastObservation(request)).not.toContain('you pressed');
+  });
+
+  it('holds once a link to a part of a page shown whole (a model that follows the schemas), and presses it when pressed again', async () => {
+    await page.goto('http://site.test/bakery');
+    const press: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests } = await run([[press], [press], [done]], 8, { prompt: 'How much is a large sourdough?', followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed: it only jumps to #breads of this page, and the observation already shows the whole page: all its text is above. If it answers the task, call done with it; to press [1] anyway, press it again.',
+    );
+    expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Breads"');
+    // a #route of a page that draws itself by it is not held
+    const route: Call = { tool: 'click_element', args: { index: 2 } };
+    const routed = await run([[route], [done]], 8, { prompt: 'How much is a large sourdough?', followsSchemas: true });
+    expect(toolAnswers(routed.requests[1]).at(-1)).toContain('Clicked [2] link "Cakes"');
   });
 
   it('names the same button pressed again and again while the page changes, with what the page shows', async () => {

@@ -148,6 +148,8 @@ export class TaskMemory {
   readonly repeatsHeld = new Set<string>();
   /** A navigate away from a filled form not sent was held once in this task (done-check.ts). */
   leaveHeld = false;
+  /** A link to a part of a page shown whole was held once in this task (done-check.ts). */
+  jumpHeld = false;
   /** A done was answered once for a press held back and not made since. */
   heldFormQuestioned = false;
   /** Elements a model that follows the schemas may not press in its next answer: the button whose press was just held (submit-check.ts). */
@@ -202,6 +204,7 @@ export class TaskMemory {
     this.heldForm = undefined;
     this.heldFormQuestioned = false;
     this.leaveHeld = false;
+    this.jumpHeld = false;
     this.repeatsHeld.clear();
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();

@@ -97,8 +97,11 @@ export function changeSummary(before: string, after: string, acted: readonly num
     if (samePage && !rest.length && parts.length === 1) rest.push('nothing visible changed');
     parts.push(...rest);
   }
-  return `Changed: ${parts.length ? parts.join('; ') : 'nothing visible changed'}`;
+  return parts.length ? `Changed: ${parts.join('; ')}` : NOTHING_CHANGED;
 }
+
+/** The change line after an action that changed nothing the observation shows. */
+export const NOTHING_CHANGED = 'Changed: nothing visible changed';
 
 /** An address without its #part. */
 function withoutFragment(url: string): string {
