@@ -24,6 +24,7 @@ import { doneObjection, echoedTask, heldJump, heldLeave, JUMP_HELD, trackFilling
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
+import { TOGGLE_HELD, toggleBack } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
@@ -186,6 +187,14 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
       return absent;
     }
   }
+  if (!step.memory.misindexHeld.has(`back ${index}`)) {
+    const back = toggleBack(step.input.params.prompt ?? '', observation, index);
+    if (back) {
+      step.memory.misindexHeld.add(`back ${index}`);
+      step.memory.pressesOffNextAnswer.add(index);
+      return back;
+    }
+  }
   if (step.memory.misindexHeld.has(`toggle ${index}`)) return undefined;
   const unnamed = unnamedToggle(step.input.params.prompt ?? '', request.reasoning, observation, index);
   if (unnamed) {
@@ -229,7 +238,9 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
           ? 'pressed at the step before, it would add again'
           : note.startsWith(JUMP_HELD)
             ? 'the page is shown whole already'
-            : note.startsWith(MISINDEX_HELD) || note.startsWith(ABSENT_HELD)
+            : note.startsWith(TOGGLE_HELD)
+              ? 'it is already as the task asks'
+              : note.startsWith(MISINDEX_HELD) || note.startsWith(ABSENT_HELD)
             ? 'the agent named another element'
             : note.startsWith(UNNAMED_HELD)
               ? 'the task names another element'

@@ -15,6 +15,7 @@ import { FORM_SENT_NOTE } from './done-check';
 import { namedInViewNote } from './observe/named-in-view';
 import { priceExtremeNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
+import { toggleSetNote } from './toggle-asked';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
 import { systemPrompt, taskReminder } from './prompts';
@@ -82,6 +83,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const lines = whatChanged(memory, observation.text);
   const loop = memory.pages.loop(observation.text);
   if (loop) lines.push(backAndForthNote(loop));
+  const toggled = memory.acted.length ? toggleSetNote(input.params.prompt ?? '', observation.text, memory.acted) : undefined;
+  if (toggled) lines.push(toggled);
   const extreme = priceExtremeNote(input.params.prompt ?? '', observation.text);
   if (extreme) lines.push(extreme);
   const named = namedInViewNote(input.params.prompt ?? '', observation.text);

@@ -652,6 +652,21 @@ describe('a toggle neither the task nor the words name (a model that follows the
   });
 });
 
+describe('a toggle the task says which way to set', () => {
+  it('is said set with the button that saves it, and a press that would set it back is held once (a model that follows the schemas)', async () => {
+    await page.goto('http://site.test/privacy');
+    const ads: Call = { tool: 'click_element', args: { index: 1 }, says: 'It is unchecked, so I click it to turn it off.' };
+    const { requests } = await run([[ads], [ads], [{ tool: 'wait', args: { seconds: 0 } }], [ads], [done]], 8, { prompt: 'Turn off personalised ads.', followsSchemas: true });
+    expect(lastObservation(requests[1])).toContain('Note: [1] checkbox "Personalised ads" is now off (unchecked), as the task asks; pressing it again would undo that. Press [3] "Save preferences" to save it.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not pressed: it is already as the task asks: [1] checkbox "Personalised ads" is off (unchecked), and pressing it would set it back. Press [3] "Save preferences" to save it; if it must be pressed anyway, press [1] again.',
+    );
+    expect(lastObservation(requests[2])).toContain('[1] checkbox "Personalised ads" unchecked');
+    // asked again later: pressed
+    expect(toolAnswers(requests[4]).at(-1)).toBe('Clicked [1] checkbox "Personalised ads"');
+  });
+});
+
 describe('an answer the agent states while the page shows it (a model that follows the schemas)', () => {
   const prompt = 'What time does the Riverside library open on Sundays?';
   const says = 'The Riverside library opens on Sundays from 13:00 to 17:00.';

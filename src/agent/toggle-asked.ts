@@ -1,0 +1,78 @@
+/**
+ * A checkbox or switch the task names and says which way to set ("turn off personalised ads"):
+ * once it is set that way, the next observation says so with the button that saves it, and a
+ * press that would set it back is held once per toggle. The default model unticked
+ * "Personalised ads", read "unchecked", wrote "I will click it to turn it off", and pressed it
+ * and the other boxes in turn for 16 steps.
+ */
+import { ELEMENT_PARTS, readObservation, statesOf } from './observe/page-diff';
+
+export type ToggleState = 'checked' | 'unchecked';
+
+const OFF = /\b(?:turn|switch|toggle|set)\s+(?:[\w'’-]+\s+){0,4}?off\b|\b(?:disable|deactivate|untick|uncheck|unselect|deselect|unsubscribe)\b|\bopt(?:ing)?\s+out\b|\bstop\s+\w+ing\b/i;
+const ON = /\b(?:turn|switch|toggle|set)\s+(?:[\w'’-]+\s+){0,4}?on\b|\b(?:enable|activate|tick|subscribe)\b|\bopt(?:ing)?\s+in\b/i;
+const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
+const SAVES = /^(?:save|apply|update|submit|confirm|done|ok|continue)\b/i;
+const COMMON = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'our', 'any', 'all', 'from', 'this', 'that', 'are', 'not', 'more', 'get', 'use', 'yes']);
+const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !COMMON.has(w));
+
+/** Which way the task sets the toggles it names, or undefined when it says neither or both. */
+export function askedToggleState(task: string): ToggleState | undefined {
+  const off = OFF.test(task);
+  const on = ON.test(task);
+  return off === on ? undefined : off ? 'unchecked' : 'checked';
+}
+
+interface Toggle {
+  index: number;
+  role: string;
+  label: string;
+  state: ToggleState;
+}
+
+/** The toggles of the observation the task names (every word of the label in it). */
+function namedToggles(task: string, observation: string): Toggle[] {
+  const taskWords = new Set(wordsOf(task));
+  return [...readObservation(observation).elements.entries()].flatMap(([index, line]) => {
+    const m = ELEMENT_PARTS.exec(line.trim());
+    if (!m || !TOGGLES.has(m[2])) return [];
+    const label = m[3].replace(/\\(.)/g, '$1');
+    const words = wordsOf(label);
+    if (!words.length || !words.every((w) => taskWords.has(w))) return [];
+    return [{ index, role: m[2], label, state: statesOf(line).has('checked') ? ('checked' as const) : ('unchecked' as const) }];
+  });
+}
+
+/** `[5] "Save preferences"`: the button of the observation that saves, or undefined. */
+function saveButton(observation: string): string | undefined {
+  for (const [index, line] of readObservation(observation).elements) {
+    const m = ELEMENT_PARTS.exec(line.trim());
+    if (m && m[2] === 'button' && SAVES.test(m[3]) && !statesOf(line).has('disabled')) return `[${index}] "${m[3]}"`;
+  }
+  return undefined;
+}
+
+const asAsked = (state: ToggleState) => (state === 'unchecked' ? 'off (unchecked)' : 'on (checked)');
+
+/** The note after actions on `acted`: a named toggle they set the way the task asks. */
+export function toggleSetNote(task: string, observation: string, acted: readonly number[]): string | undefined {
+  const asked = askedToggleState(task);
+  if (!asked) return undefined;
+  const set = namedToggles(task, observation).find((t) => acted.includes(t.index) && t.state === asked);
+  if (!set) return undefined;
+  const save = saveButton(observation);
+  return `Note: [${set.index}] ${set.role} "${set.label}" is now ${asAsked(asked)}, as the task asks; pressing it again would undo that. ${save ? `Press ${save} to save it.` : 'If nothing else is asked, the task may be done.'}`;
+}
+
+/** How a held press that would set a toggle back begins. */
+export const TOGGLE_HELD = 'Not pressed: it is already';
+
+/** The hold of a press of a named toggle already set the way the task asks, or undefined. */
+export function toggleBack(task: string, observation: string, index: number): string | undefined {
+  const asked = askedToggleState(task);
+  if (!asked) return undefined;
+  const toggle = namedToggles(task, observation).find((t) => t.index === index);
+  if (!toggle || toggle.state !== asked) return undefined;
+  const save = saveButton(observation);
+  return `${TOGGLE_HELD} as the task asks: [${index}] ${toggle.role} "${toggle.label}" is ${asAsked(asked)}, and pressing it would set it back. ${save ? `Press ${save} to save it` : 'Go on with the rest of the task'}; if it must be pressed anyway, press [${index}] again.`;
+}
