@@ -20,7 +20,7 @@ import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
-import { doneObjection, echoedTask, heldJump, heldLeave, JUMP_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
+import { doneObjection, echoedTask, heldJump, heldLeave, heldRetype, JUMP_HELD, RETYPE_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
@@ -151,7 +151,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return heldStated(step, request) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+  return heldStated(step, request) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
 }
 
 /** Tools that look elsewhere for what the task asks: held once when the agent's words gave the answer the page shows (stated-answer.ts). */
@@ -236,7 +236,9 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
         ? 'the form filled was not sent'
         : note.startsWith(REPEAT_HELD)
           ? 'pressed at the step before, it would add again'
-          : note.startsWith(JUMP_HELD)
+          : note.startsWith(RETYPE_HELD)
+            ? 'the field holds it already'
+            : note.startsWith(JUMP_HELD)
             ? 'the page is shown whole already'
             : note.startsWith(TOGGLE_HELD)
               ? 'it is already as the task asks'

@@ -50,6 +50,7 @@ export function trackFilling(step: StepContext, tool: string, args: unknown, res
   const index = (args as { index?: unknown }).index;
   const given = args as { text?: unknown; value?: unknown; label?: unknown };
   for (const text of [given.text, given.value, given.label]) if (FILLS.has(tool) && typeof text === 'string' && text && memory.typed.length < MAX_TYPED) memory.typed.push(text);
+  if (tool === 'input_text' && typeof index === 'number' && typeof given.text === 'string') memory.typedInto.set(index, given.text);
   const role = tool === 'click_element' && typeof index === 'number' ? (roleOf(memory.lastObservation, index) ?? '') : '';
   if (FOCUSED_FIELDS.has(role)) return;
   const clickedField = CLICKED_FIELDS.has(role);
@@ -232,6 +233,26 @@ function stillEmpty(step: StepContext): string {
   if (!plan.length) return '';
   const words = planWords(plan);
   return `${words[0].toUpperCase()}${words.slice(1)}`;
+}
+
+/** How a held typing of what a field holds already begins. */
+export const RETYPE_HELD = 'Not typed:';
+
+/**
+ * The same text typed again into a field that holds it (by what the agent typed there last),
+ * held once per field with what the task gives for the fields still empty. The default model
+ * typed the password five times, the e-mail field beside it empty.
+ */
+export function heldRetype(step: StepContext, tool: string, args: unknown): string | undefined {
+  const { memory } = step;
+  const { index, text } = args as { index?: unknown; text?: unknown };
+  if (tool !== 'input_text' || typeof index !== 'number' || typeof text !== 'string' || memory.retypeHeld.has(index)) return undefined;
+  const observation = memory.lastObservation ?? '';
+  const line = new RegExp(`^\\s*\\[${index}\\] .*$`, 'm').exec(observation)?.[0];
+  if (!line || /\bempty\b/.test(line) || memory.typedInto.get(index) !== text || (args as { clear?: unknown }).clear === false) return undefined;
+  memory.retypeHeld.add(index);
+  const fill = stillEmpty(step);
+  return `${RETYPE_HELD} [${index}] holds what you typed there already. ${fill ? `${fill}; then send the form with its button.` : 'Go on with the next empty field, or the button that sends the form.'}`;
 }
 
 /** How a held press of a link to a part of the page shown whole begins. */

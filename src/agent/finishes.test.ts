@@ -595,6 +595,14 @@ describe('a link pressed away from a form filled and not sent (a model that foll
     expect(lastObservation(requests[3])).not.toContain('the form you filled was sent');
   });
 
+  it('holds the same text typed again into the field that holds it, once, with what the task gives for the fields still empty', async () => {
+    await page.goto('http://site.test/member-password');
+    const typePassword: Call = { tool: 'input_text', args: { index: 2, text: 'Peach-Tree-77' } };
+    const { requests } = await run([[typePassword], [typePassword], [typePassword], [done]], 8, { prompt: 'Log in with sam@example.com, password Peach-Tree-77.', followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not typed: [2] holds what you typed there already. Type "sam@example.com" into [1]; then send the form with its button.');
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Typed •••• into [2] textbox "Password"');
+  });
+
   it('names the values the task gives for the fields still empty', async () => {
     await page.goto('http://site.test/member-password');
     const typePassword: Call = { tool: 'input_text', args: { index: 2, text: 'Peach-Tree-77' } };

@@ -132,6 +132,10 @@ export class TaskMemory {
   formTouched = false;
   /** What the agent typed into fields and chose in lists in this task (task-values.ts). */
   typed: string[] = [];
+  /** The text last typed into each field in this task, by index (done-check.ts). */
+  readonly typedInto = new Map<number, string>();
+  /** Fields a typing of the text they hold was held for in this task (done-check.ts). */
+  readonly retypeHeld = new Set<number>();
   /** The last action pressed a button, a link or Enter after fields were filled. */
   pressedAfterFilling = false;
   /** A done was answered with what the page shows once in this task (a form unsent, a field refused, a value the task gives never typed). */
@@ -221,6 +225,8 @@ export class TaskMemory {
     this.doneQuestioned = false;
     this.formTouched = false;
     this.typed = [];
+    this.typedInto.clear();
+    this.retypeHeld.clear();
     this.pressedAfterFilling = false;
   }
 
