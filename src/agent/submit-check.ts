@@ -294,12 +294,10 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
     const typed = (el instanceof HTMLInputElement && !notText.has(el.type)) || el instanceof HTMLTextAreaElement;
     if (typed && !field.disabled && !field.readOnly) {
       const kind = field.type === 'file' ? 'file' : 'text';
-      // (a field its label calls optional does not hold a press: the default model, the
-      // required ones filled, was held for "Running club (optional)" and called the task done)
+      // (one its label calls optional is not empty here: held for "Running club (optional)", the default model called the task done)
       if (kind === 'file' ? !field.files?.length : !field.value.trim()) {
-        if (!(/\boptional\b/i.test(labelOf(kind)) && !field.required)) empty.push({ index, label: labelOf(kind), kind });
-      }
-      else if (kind === 'text' && field.type !== 'password') filled.push({ index, label: labelOf('text'), value: field.value.slice(0, 200) });
+        if (field.required || !/\boptional\b/i.test(labelOf(kind))) empty.push({ index, label: labelOf(kind), kind });
+      } else if (kind === 'text' && field.type !== 'password') filled.push({ index, label: labelOf('text'), value: field.value.slice(0, 200) });
     } else if (el instanceof HTMLSelectElement && !el.disabled) {
       if (!el.value) empty.push({ index, label: labelOf('choice'), kind: 'choice' });
       const options = Array.from(el.options).filter((o) => o.value && !o.disabled).map((o) => ({ text: clean(o.text), index }));
