@@ -24,7 +24,7 @@ import { doneObjection, echoedTask, heldJump, heldLeave, heldRetype, JUMP_HELD, 
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
-import { TOGGLE_HELD, toggleBack } from './toggle-asked';
+import { namedToggleSet, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
@@ -195,12 +195,16 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
       return back;
     }
   }
-  if (step.memory.misindexHeld.has(`toggle ${index}`)) return undefined;
-  const unnamed = unnamedToggle(step.input.params.prompt ?? '', request.reasoning, observation, index);
+  // held once, and once more while the toggle the task names is set as it asks (the default
+  // model, "Personalised ads" unticked and said so, pressed "Face grouping" two answers later)
+  const prompt = step.input.params.prompt ?? '';
+  const again = step.memory.misindexHeld.has(`toggle ${index}`);
+  if (again && (step.memory.misindexHeld.has(`toggle again ${index}`) || !namedToggleSet(prompt, observation))) return undefined;
+  const unnamed = unnamedToggle(prompt, request.reasoning, observation, index);
   if (unnamed) {
-    step.memory.misindexHeld.add(`toggle ${index}`);
-    // not pressed at once again: the default model, told, pressed it again in its next answer
-    step.memory.pressesOffNextAnswer.add(index);
+    step.memory.misindexHeld.add(again ? `toggle again ${index}` : `toggle ${index}`);
+    // none of the toggles the task does not name pressed in the next answer: told, the default model pressed another
+    for (const other of [index, ...togglesNotNamed(prompt, observation)]) step.memory.pressesOffNextAnswer.add(other);
   }
   return unnamed;
 }

@@ -673,6 +673,17 @@ describe('a toggle the task says which way to set', () => {
     // asked again later: pressed
     expect(toolAnswers(requests[4]).at(-1)).toBe('Clicked [1] checkbox "Personalised ads"');
   });
+
+  it('once it is set as asked, holds a press of a toggle the task does not name a second time too, then presses it', async () => {
+    await page.goto('http://site.test/privacy');
+    const ads: Call = { tool: 'click_element', args: { index: 1 } };
+    const faces: Call = { tool: 'click_element', args: { index: 2 }, says: 'It is unchecked, so I click it.' };
+    const pause: Call = { tool: 'wait', args: { seconds: 0 } };
+    const { requests } = await run([[ads], [faces], [pause], [faces], [pause], [faces], [done]], 10, { prompt: 'Turn off personalised ads.', followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not pressed: the task names \[1\] checkbox "Personalised ads" \(not checked now\), not \[2\]/);
+    expect(toolAnswers(requests[4]).at(-1)).toMatch(/^Not pressed: the task names \[1\] checkbox "Personalised ads" \(not checked now\), not \[2\]/);
+    expect(toolAnswers(requests[6]).at(-1)).toBe('Clicked [2] checkbox "Face grouping"');
+  });
 });
 
 describe('an answer the agent states while the page shows it (a model that follows the schemas)', () => {

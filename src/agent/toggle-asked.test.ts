@@ -1,4 +1,4 @@
-import { askedToggleState, toggleBack, toggleSetNote } from './toggle-asked';
+import { askedToggleState, namedToggleSet, toggleBack, togglesNotNamed, toggleSetNote } from './toggle-asked';
 
 const privacy = (ads: string) =>
   [
@@ -43,5 +43,14 @@ describe('a toggle the task says which way to set', () => {
     expect(toggleBack(task, privacy('checked'), 3)).toBeUndefined();
     expect(toggleBack(task, privacy('unchecked'), 4)).toBeUndefined();
     expect(toggleBack('Save my privacy settings', privacy('unchecked'), 3)).toBeUndefined();
+  });
+});
+
+describe('the toggles around the one the task names', () => {
+  it('says whether the named one is set as asked, and which the task does not name (not a disabled one)', () => {
+    expect(namedToggleSet(task, privacy('unchecked'))).toBe(true);
+    expect(namedToggleSet(task, privacy('checked'))).toBe(false);
+    expect(namedToggleSet('Save my settings', privacy('unchecked'))).toBe(false);
+    expect(togglesNotNamed(task, privacy('checked'))).toEqual([2, 4]);
   });
 });

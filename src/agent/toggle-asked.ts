@@ -76,3 +76,18 @@ export function toggleBack(task: string, observation: string, index: number): st
   const save = saveButton(observation);
   return `${TOGGLE_HELD} as the task asks: [${index}] ${toggle.role} "${toggle.label}" is ${asAsked(asked)}, and pressing it would set it back. ${save ? `Press ${save} to save it` : 'Go on with the rest of the task'}; if it must be pressed anyway, press [${index}] again.`;
 }
+
+/** Whether a toggle the task names is set the way it asks (then a press of another is held again). */
+export function namedToggleSet(task: string, observation: string): boolean {
+  const asked = askedToggleState(task);
+  return !!asked && namedToggles(task, observation).some((t) => t.state === asked);
+}
+
+/** The toggles of the observation no word of whose label the task has (kept out of the next answer after a hold). */
+export function togglesNotNamed(task: string, observation: string): number[] {
+  const taskWords = new Set(wordsOf(task));
+  return [...readObservation(observation).elements.entries()].flatMap(([index, line]) => {
+    const m = ELEMENT_PARTS.exec(line.trim());
+    return m && TOGGLES.has(m[2]) && !statesOf(line).has('disabled') && !wordsOf(m[3]).some((w) => taskWords.has(w)) ? [index] : [];
+  });
+}

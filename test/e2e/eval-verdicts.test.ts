@@ -13,7 +13,8 @@ import { createUser } from '../support/service';
 
 /** Rate-limited calls (run-task, send-message, upload) a user makes here: under the 10 per minute limit. */
 const CALLS_PER_USER = 8;
-const CONCURRENCY = 3;
+/** Runs at once (EVAL_VERDICTS_CONCURRENCY to measure another). */
+const CONCURRENCY = Number(process.env.EVAL_VERDICTS_CONCURRENCY ?? 3);
 
 let sites: SiteServer | undefined;
 let ready: Promise<RunContext> | undefined;
