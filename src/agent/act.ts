@@ -177,6 +177,8 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
     if (meantLine && step.memory.repeatsHeld.has(elementKey(meantLine).replace(/^\[\d+\] /, ''))) {
       return `${MISINDEX_HELD} "${meantLine.replace(/^\s*\[\d+\] \S+ "((?:[^"\\]|\\.)*)".*$/, '$1')}" [${held.meant}], which you pressed already: a second press adds again. If the task asks for one, it is done: call done. [${index}] is another element; if it is what you meant, press [${index}] again.`;
     }
+    // not pressed in the next answer: told the index of "Log in", the default model pressed "Join" again at once
+    step.memory.pressesOffNextAnswer.add(index);
     return held.note;
   }
   if (held) return undefined;

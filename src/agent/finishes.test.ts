@@ -519,10 +519,12 @@ describe('a press of another element than the words name (a model that follows t
   it('is held once with the index named, and the named one pressed then', async () => {
     await page.goto('http://site.test/ticket');
     const open: Call = { tool: 'click_element', args: { index: 1 } };
-    const { results, requests } = await run([[open], [{ tool: 'click_element', args: { index: 4 }, says }], [{ tool: 'click_element', args: { index: 2 }, says }], [done]], 8, { followsSchemas: true });
+    const { results, requests, tools } = await run([[open], [{ tool: 'click_element', args: { index: 4 }, says }], [{ tool: 'click_element', args: { index: 2 }, says }], [done]], 8, { followsSchemas: true });
     expect(results.map((r) => r.kind)).toEqual(['continue', 'continue', 'continue', 'done']);
     expect(lastObservation(requests[1])).toContain('[4] option "Normal"');
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not pressed: you wrote that you press "Save ticket", which is [2]; [4] is option "Normal". To press "Save ticket", call click_element with index 2; if [4] is what you meant, press [4] again.');
+    // the element held is not offered in the answer right after
+    expect(((tools[2] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum).not.toContain(4);
     expect(lastObservation(requests[3])).toContain('Saved with Normal');
   });
 
@@ -586,7 +588,11 @@ describe('a link pressed away from a form filled and not sent (a model that foll
     await page.goto('http://site.test/member-login');
     const typeIt: Call = { tool: 'input_text', args: { index: 1, text: 'sam@example.com' } };
     const join: Call = { tool: 'click_element', args: { index: 3 } };
-    const { requests } = await run([[typeIt], [join], [join], [done]], 8, { prompt: 'Log in with sam@example.com.', followsSchemas: true });
+    const { requests, tools } = await run([[typeIt], [join], [join], [done]], 8, { prompt: 'Log in with sam@example.com.', followsSchemas: true });
+    // the link is not offered in the answer right after the hold
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(pressable(2)).not.toContain(3);
+    expect(pressable(3)).toContain(3);
     expect(toolAnswers(requests[2]).at(-1)).toBe(
       'Not pressed yet: you filled [1] but the form was not sent (its button [2] "Log in" was not pressed), and [3] is a link that may leave the page and lose what you typed. Press [2] first; to follow the link anyway, press [3] again.',
     );
