@@ -217,8 +217,9 @@ export async function heldLeave(step: StepContext, page: Page, tool: string, arg
   const button = state.unsent.press === undefined ? `its button "${state.unsent.button}"` : `[${state.unsent.press}]`;
   const fill = stillEmpty(step);
   const first = fill ? `${fill}, then press ${button}` : `Press ${button} first`;
-  // (not pressed in the next answer: told to press Log in first, the default model pressed the link again at once)
-  if (link) memory.pressesOffNextAnswer.add(index as number);
+  // (no link offered in the next answer: told to press Log in first, the default model pressed
+  // the link again at once; told to press Find books, it pressed the next link)
+  if (link) for (const m of (memory.lastObservation ?? '').matchAll(/^\s*\[(\d+)\] link /gm)) memory.pressesOffNextAnswer.add(Number(m[1]));
   if (link) return `Not pressed yet: ${unsentWords(state.unsent)}, and [${index as number}] is a link that may leave the page and lose what you typed. ${first}; to follow the link anyway, press [${index as number}] again.`;
   return `Not opened yet: ${unsentWords(state.unsent)}, and leaving the page loses what you typed. ${first}; to leave anyway, call navigate again.`;
 }

@@ -589,7 +589,7 @@ describe('a link pressed away from a form filled and not sent (a model that foll
     const typeIt: Call = { tool: 'input_text', args: { index: 1, text: 'sam@example.com' } };
     const join: Call = { tool: 'click_element', args: { index: 3 } };
     const { requests, tools } = await run([[typeIt], [join], [join], [done]], 8, { prompt: 'Log in with sam@example.com.', followsSchemas: true });
-    // the link is not offered in the answer right after the hold
+    // no link is offered in the answer right after the hold
     const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
     expect(pressable(2)).not.toContain(3);
     expect(pressable(3)).toContain(3);
