@@ -24,6 +24,7 @@ import { doneObjection, echoedTask, heldJump, heldLeave, heldRetype, JUMP_HELD, 
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
+import { namedInViewNote } from './observe/named-in-view';
 import { namedToggleSet, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
@@ -144,7 +145,9 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
 async function heldByCheck(step: StepContext, request: ActionRequest, toolContext: ToolContext, args: unknown): Promise<string | undefined> {
   if (request.tool.name === 'request_human_input') {
     const asksCredentials = (args as { type?: unknown } | undefined)?.type === 'credentials';
-    const note = heldQuestion(args, step.secrets, step.memory.questionHeld, asksCredentials ? await hasPasswordField(toolContext.page) : true, step.input.params.prompt ?? '', step.memory.typed);
+    const note =
+      heldQuestion(args, step.secrets, step.memory.questionHeld, asksCredentials ? await hasPasswordField(toolContext.page) : true, step.input.params.prompt ?? '', step.memory.typed) ??
+      answerInView(step, asksCredentials);
     if (note) {
       step.memory.questionHeld = true;
       step.memory.offNextAnswer.add('request_human_input');
@@ -152,6 +155,18 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     return note;
   }
   return heldStated(step, request) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+}
+
+/**
+ * A question to a human (not for credentials) while the page shows the lines the task asks
+ * about (named-in-view.ts), held once per task with them: the default model, "Jonas Berg
+ * Payroll 2615" quoted to it, asked a human for "the name and extension of the payroll person".
+ */
+function answerInView(step: StepContext, asksCredentials: boolean): string | undefined {
+  if (step.memory.questionHeld || asksCredentials) return undefined;
+  const note = namedInViewNote(step.input.params.prompt ?? '', step.memory.lastObservation ?? '');
+  const shown = note && /; this page shows (.*)\. If that answers the task/.exec(note)?.[1];
+  return shown ? `Not asked: this page shows ${shown}. If that answers the task, call done with it; if it does not, call request_human_input again.` : undefined;
 }
 
 /** Tools that look elsewhere for what the task asks: held once when the agent's words gave the answer the page shows (stated-answer.ts). */

@@ -470,6 +470,14 @@ describe('a question to the human that asks for what the agent can do (a model t
     ]);
     expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: the task gives it: "555-0100"; type it with input_text\./);
   });
+
+  it('is held when the page shows the lines the task asks about, with them', async () => {
+    await page.goto('http://site.test/staff');
+    const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please enter the name and extension of the payroll person.' } };
+    const { results, requests } = await run([[ask], [ask]], 8, { followsSchemas: true, prompt: "Who looks after payroll, and what's their extension?" });
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'human_input']);
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not asked: this page shows "Jonas Berg Payroll 2615". If that answers the task, call done with it; if it does not, call request_human_input again.');
+  });
 });
 
 describe('a wrong tool', () => {
