@@ -249,29 +249,31 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
   base.timings = action.timings();
   step.memory.answerCall(request.callId, step.mask(note));
   step.memory.held = true;
-  const reason = note.startsWith(STATED_HELD)
-    ? 'the agent gave the answer the page shows'
-    : request.tool.name === 'request_human_input'
-      ? 'the agent can do or read it itself'
-      : request.tool.name === 'navigate' || note.includes('a link that may leave the page')
-        ? 'the form filled was not sent'
-        : note.startsWith(REPEAT_HELD)
-          ? 'pressed at the step before, it would add again'
-          : note.startsWith(RETYPE_HELD)
-            ? 'the field holds it already'
-            : note.startsWith(JUMP_HELD)
-            ? 'the page is shown whole already'
-            : note.startsWith(TOGGLE_HELD)
-              ? 'it is already as the task asks'
-              : note.startsWith(MISINDEX_HELD) || note.startsWith(ABSENT_HELD)
-            ? 'the agent named another element'
-            : note.startsWith(UNNAMED_HELD)
-              ? 'the task names another element'
-              : 'the form it sends has empty fields';
+  const reason = heldReason(request.tool.name, note);
   base.action.target = `held: ${reason}`;
   emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason } });
   step.log.info({ action: request.tool.name, reason }, 'action held back');
   return { ...base, kind: 'continue' };
+}
+
+/** How a held note begins, and the reason the `action` event gives. */
+const HELD_REASONS: [string, string][] = [
+  [STATED_HELD, 'the agent gave the answer the page shows'],
+  [REPEAT_HELD, 'pressed at the step before, it would add again'],
+  [RETYPE_HELD, 'the field holds it already'],
+  [JUMP_HELD, 'the page is shown whole already'],
+  [TOGGLE_HELD, 'it is already as the task asks'],
+  [MISINDEX_HELD, 'the agent named another element'],
+  [ABSENT_HELD, 'the agent named another element'],
+  [UNNAMED_HELD, 'the task names another element'],
+];
+
+/** Why an action was held, for watchers: by the note's opening words (a held question, a held leave, else a form with empty fields). */
+export function heldReason(tool: string, note: string): string {
+  if (note.startsWith(STATED_HELD)) return HELD_REASONS[0][1];
+  if (tool === 'request_human_input') return 'the agent can do or read it itself';
+  if (tool === 'navigate' || note.includes('a link that may leave the page')) return 'the form filled was not sent';
+  return HELD_REASONS.find(([start]) => note.startsWith(start))?.[1] ?? 'the form it sends has empty fields';
 }
 
 /** A blocked action: not performed, the model told why, watchers told by an action event. */
