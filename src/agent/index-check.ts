@@ -82,7 +82,8 @@ export function absentNamed(words: string | undefined, observation: string, inde
 const TOGGLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
 /** Words too common to tell one label from another. */
 const COMMON = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'our', 'any', 'all', 'from', 'this', 'that', 'are', 'not', 'more', 'send', 'get', 'use', 'yes']);
-const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !COMMON.has(w));
+/** The words of a label or task that tell one label from another (three letters or more, not common). */
+export const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !COMMON.has(w));
 /** How a held press of a toggle the task does not name begins. */
 export const UNNAMED_HELD = 'Not pressed: the task names';
 

@@ -5,6 +5,7 @@
  * "Personalised ads", read "unchecked", wrote "I will click it to turn it off", and pressed it
  * and the other boxes in turn for 16 steps.
  */
+import { wordsOf } from './index-check';
 import { ELEMENT_PARTS, readObservation, statesOf } from './observe/page-diff';
 
 export type ToggleState = 'checked' | 'unchecked';
@@ -13,8 +14,6 @@ const OFF = /\b(?:turn|switch|toggle|set)\s+(?:[\w'’-]+\s+){0,4}?off\b|\b(?:di
 const ON = /\b(?:turn|switch|toggle|set)\s+(?:[\w'’-]+\s+){0,4}?on\b|\b(?:enable|activate|tick|subscribe)\b|\bopt(?:ing)?\s+in\b/i;
 const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
 const SAVES = /^(?:save|apply|update|submit|confirm|done|ok|continue)\b/i;
-const COMMON = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'our', 'any', 'all', 'from', 'this', 'that', 'are', 'not', 'more', 'get', 'use', 'yes']);
-const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !COMMON.has(w));
 
 /** Which way the task sets the toggles it names, or undefined when it says neither or both. */
 export function askedToggleState(task: string): ToggleState | undefined {
