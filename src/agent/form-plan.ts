@@ -6,6 +6,7 @@
  * "First name" and a race's name into "Running club".
  */
 import type { EmptyField } from './form-fields';
+import { OPTIONS_HINT } from './observe/page-diff';
 import { givenValues, searchTerms, taskPassword } from './task-values';
 
 export interface PlannedValue {
@@ -24,7 +25,6 @@ const ISO = /\b(\d{4})-(\d{2})-(\d{2})\b/;
 const PERSON = /\b[A-Z][a-zà-ÿ'’-]+(?:\s+[A-Z][a-zà-ÿ'’-]+){1,2}\b/g;
 /** The element line: `[5] combobox "T-shirt size" options="XS | S | M"`. */
 const LINE = (index: number) => new RegExp(`^\\s*\\[${index}\\] (\\S+) "((?:[^"\\\\]|\\\\.)*)"(.*)$`, 'm');
-const OPTIONS = /\boptions="((?:[^"\\]|\\.)*)"/;
 /** Labels of a name field that is not the person's. */
 /** Words that open a request, capitalised at a sentence's start. */
 const OPENERS = /^(?:I'm|I’m|I|The|My|Our|Please|Sign|Book|Enter|Ask|Send|Register|Add|Put|Find|Tell|Make|Set|Fill|Change|Update|Create|Order|Buy|Get|Call|Write|Contact|Email|Mail|Hi|Hello|Dear)$/;
@@ -82,7 +82,7 @@ export function planFields(task: string, observation: string, empty: readonly Em
     const [, role, label, hints] = line;
     const type = /\btype=(\w+)/.exec(hints)?.[1] ?? '';
     if (field.kind === 'choice') {
-      const options = OPTIONS.exec(hints)?.[1].split(' | ') ?? [];
+      const options = OPTIONS_HINT.exec(hints)?.[1].split(' | ') ?? [];
       const option = optionNamed(task, label, options);
       if (option) plan.push({ index: field.index, value: option, tool: 'select_option' });
       continue;

@@ -4,7 +4,7 @@
  * button" and pressed [4], the option "Normal" of an open list, which set the priority back;
  * it wrote "click the 'Log in' button" and pressed [4], the link "Forgotten your PIN?".
  */
-import { ELEMENT_PARTS, readObservation } from './observe/page-diff';
+import { ELEMENT_PARTS, observedElements, readObservation } from './observe/page-diff';
 
 /** A press said in the words: click the 'Save ticket' button, press "Log in", tap on the "Next" link. */
 const PRESS_NAMED = /\b(?:click|press|tap|hit)(?:ing|s)?\s+(?:on\s+)?(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:'([^'\n]{2,60})'|"([^"\n]{2,60})"|“([^”\n]{2,60})”)/gi;
@@ -63,16 +63,12 @@ export function absentNamed(words: string | undefined, observation: string, inde
   if (!words) return undefined;
   const named = [...new Set(pressesNamed(words).map(squeeze))];
   if (named.length !== 1 || named[0].length < 3) return undefined;
-  const page = readObservation(observation);
-  const labels = [...page.elements.entries()].flatMap(([at, line]) => {
-    const m = ELEMENT_PARTS.exec(line.trim());
-    return m ? [{ index: at, role: m[2], label: m[3].replace(/\\(.)/g, '$1') }] : [];
-  });
+  const labels = observedElements(observation);
   const pressed = labels.find((e) => e.index === index);
   if (!pressed || !pressed.label.trim() || squeeze(words).includes(squeeze(pressed.label))) return undefined;
   if (labels.some((e) => squeeze(e.label).includes(named[0]))) return undefined;
   const word = new RegExp(`(?<![\\p{L}\\p{N}])${named[0].replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}])`, 'iu');
-  const line = page.text.find((l) => word.test(l) && squeeze(l).length > named[0].length + 2 && !/^(?:Note|Changed|Your task):/.test(l));
+  const line = readObservation(observation).text.find((l) => word.test(l) && squeeze(l).length > named[0].length + 2 && !/^(?:Note|Changed|Your task):/.test(l));
   if (!line) return undefined;
   const quoted = line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line;
   return `${ABSENT_HELD} "${pressesNamed(words)[0]}"; [${index}] is ${pressed.role} "${pressed.label}". The page's text shows "${quoted}": if that answers the task, call done with it; if [${index}] is what you meant, press [${index}] again.`;

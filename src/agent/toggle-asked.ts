@@ -6,7 +6,7 @@
  * and the other boxes in turn for 16 steps.
  */
 import { wordsOf } from './index-check';
-import { ELEMENT_PARTS, readObservation, statesOf } from './observe/page-diff';
+import { observedElements, statesOf } from './observe/page-diff';
 
 export type ToggleState = 'checked' | 'unchecked';
 
@@ -32,23 +32,17 @@ interface Toggle {
 /** The toggles of the observation the task names (every word of the label in it). */
 function namedToggles(task: string, observation: string): Toggle[] {
   const taskWords = new Set(wordsOf(task));
-  return [...readObservation(observation).elements.entries()].flatMap(([index, line]) => {
-    const m = ELEMENT_PARTS.exec(line.trim());
-    if (!m || !TOGGLES.has(m[2])) return [];
-    const label = m[3].replace(/\\(.)/g, '$1');
+  return observedElements(observation).flatMap(({ index, role, label, line }) => {
     const words = wordsOf(label);
-    if (!words.length || !words.every((w) => taskWords.has(w))) return [];
-    return [{ index, role: m[2], label, state: statesOf(line).has('checked') ? ('checked' as const) : ('unchecked' as const) }];
+    if (!TOGGLES.has(role) || !words.length || !words.every((w) => taskWords.has(w))) return [];
+    return [{ index, role, label, state: statesOf(line).has('checked') ? ('checked' as const) : ('unchecked' as const) }];
   });
 }
 
 /** `[5] "Save preferences"`: the button of the observation that saves, or undefined. */
 function saveButton(observation: string): string | undefined {
-  for (const [index, line] of readObservation(observation).elements) {
-    const m = ELEMENT_PARTS.exec(line.trim());
-    if (m && m[2] === 'button' && SAVES.test(m[3]) && !statesOf(line).has('disabled')) return `[${index}] "${m[3]}"`;
-  }
-  return undefined;
+  const save = observedElements(observation).find((e) => e.role === 'button' && SAVES.test(e.label) && !statesOf(e.line).has('disabled'));
+  return save && `[${save.index}] "${save.label}"`;
 }
 
 const asAsked = (state: ToggleState) => (state === 'unchecked' ? 'off (unchecked)' : 'on (checked)');
@@ -85,8 +79,7 @@ export function namedToggleSet(task: string, observation: string): boolean {
 /** The toggles of the observation no word of whose label the task has (kept out of the next answer after a hold). */
 export function togglesNotNamed(task: string, observation: string): number[] {
   const taskWords = new Set(wordsOf(task));
-  return [...readObservation(observation).elements.entries()].flatMap(([index, line]) => {
-    const m = ELEMENT_PARTS.exec(line.trim());
-    return m && TOGGLES.has(m[2]) && !statesOf(line).has('disabled') && !wordsOf(m[3]).some((w) => taskWords.has(w)) ? [index] : [];
-  });
+  return observedElements(observation)
+    .filter((e) => TOGGLES.has(e.role) && !statesOf(e.line).has('disabled') && !wordsOf(e.label).some((w) => taskWords.has(w)))
+    .map((e) => e.index);
 }

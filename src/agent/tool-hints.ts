@@ -2,13 +2,12 @@
  * A wrong tool answered with the right one: what the failed action would need, and which
  * tool or index of the latest observation fits.
  */
-import { ELEMENT_PARTS, readObservation } from './observe/page-diff';
+import { observedElements, OPTIONS_HINT, readObservation } from './observe/page-diff';
 import { indexOf } from './tools/fields';
 
 const FIELD_ROLES = /^\[\d+\] (textbox|searchbox|combobox|spinbutton)\b/;
 const ROLE = /^\[\d+\] (\S+)/;
 const MAX_LISTED = 6;
-const OPTIONS = /\boptions="((?:[^"\\]|\\.)*)"/;
 
 /** The hint for a failed action, or undefined when the failure names no better tool. */
 export function rightToolHint(tool: string, args: unknown, reason: string, observation: string | undefined): string | undefined {
@@ -42,13 +41,11 @@ function otherChoiceHint(args: unknown, observation: string | undefined): string
   const wanted = normalize(String(value ?? label ?? ''));
   const index = indexOf(args);
   if (!wanted) return undefined;
-  for (const [at, line] of readObservation(observation ?? '').elements) {
-    if (at === index) continue;
-    const parts = ELEMENT_PARTS.exec(line);
-    const options = OPTIONS.exec(line)?.[1].split(' | ').map(normalize) ?? [];
-    if (parts && options.some((option) => option === wanted || (wanted.length >= 3 && option.includes(wanted)))) return `"${String(value ?? label)}" is an option of [${at}] ${parts[2]} "${parts[3]}": choose it there, with index ${at}.`;
-  }
-  return undefined;
+  const other = observedElements(observation ?? '').find((e) => {
+    const options = OPTIONS_HINT.exec(e.line)?.[1].split(' | ').map(normalize) ?? [];
+    return e.index !== index && options.some((option) => option === wanted || (wanted.length >= 3 && option.includes(wanted)));
+  });
+  return other && `"${String(value ?? label)}" is an option of [${other.index}] ${other.role} "${other.label}": choose it there, with index ${other.index}.`;
 }
 
 function list(items: string[]): string {

@@ -21,6 +21,8 @@ const ELEMENT_LINE = /^\[(\d+)\] /;
 export const ELEMENT_PARTS = /^\[(\d+)\] (\S+) "((?:[^"\\]|\\.)*)"(.*)$/;
 /** `[index] role "label"`: what an element is, without its state hints. */
 const ELEMENT_KEY = /^\[\d+\] [^"\s]+(?: "(?:[^"\\]|\\.)*")?/;
+/** The options an element line lists (` options="A | B"`). */
+export const OPTIONS_HINT = /\boptions="((?:[^"\\]|\\.)*)"/;
 /** The quoted value an element line shows (` value="…"`). */
 export const VALUE_HINT = / value=("(?:[^"\\]|\\.)*")/;
 const MODAL = /^A modal dialog is open \("(.*)"\)/;
@@ -47,6 +49,22 @@ export function readObservation(text: string): ObservedPage {
     }
   }
   return page;
+}
+
+/** An element of an observation: its index, role, label (unescaped) and whole line. */
+export interface ObservedElement {
+  index: number;
+  role: string;
+  label: string;
+  line: string;
+}
+
+/** The elements of an observation, in its order. */
+export function observedElements(observation: string): ObservedElement[] {
+  return [...readObservation(observation).elements.entries()].flatMap(([index, line]) => {
+    const m = ELEMENT_PARTS.exec(line.trim());
+    return m ? [{ index, role: m[2], label: m[3].replace(/\\(.)/g, '$1'), line }] : [];
+  });
 }
 
 /** What an element is, without its state (its value, checked, disabled...). */
