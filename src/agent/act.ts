@@ -24,7 +24,7 @@ import { doneObjection, echoedTask, heldJump, heldLeave, heldRetype, JUMP_HELD, 
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
-import { namedInViewNote } from './observe/named-in-view';
+import { shownInView } from './observe/named-in-view';
 import { namedToggleSet, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
@@ -164,8 +164,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
  */
 function answerInView(step: StepContext, asksCredentials: boolean): string | undefined {
   if (step.memory.questionHeld || asksCredentials) return undefined;
-  const note = namedInViewNote(step.input.params.prompt ?? '', step.memory.lastObservation ?? '');
-  const shown = note && /; this page shows (.*)\. If that answers the task/.exec(note)?.[1];
+  const shown = shownInView(step.input.params.prompt ?? '', step.memory.lastObservation ?? '');
   return shown ? `Not asked: this page shows ${shown}. If that answers the task, call done with it; if it does not, call request_human_input again.` : undefined;
 }
 

@@ -73,13 +73,24 @@ const clipped = (line: string) => `"${line.length > MAX_QUOTED ? `${line.slice(0
  * quoted with the line after it: a card's title, then its price).
  */
 export function namedInViewNote(task: string, observation: string): string | undefined {
+  const seen = inView(task, observation);
+  return seen && `Note: the task asks about ${seen.about}; this page shows ${seen.shown}. If that answers the task, call done with it.`;
+}
+
+/** The page's lines the task asks about, quoted (`"Jonas Berg Payroll 2615"`), or undefined: what the note says the page shows. */
+export function shownInView(task: string, observation: string): string | undefined {
+  return inView(task, observation)?.shown;
+}
+
+/** What the task asks about and the lines of the page that show it, quoted. */
+function inView(task: string, observation: string): { about: string; shown: string } | undefined {
   const names = namesAsked(task);
   const lines = observation.split('\n').map((line) => line.trim());
   const start = lines.indexOf('Visible text:');
   if (start < 0) return undefined;
   // the site's own words (its title, its address) pick out nothing
   const site = `${/^Title: (.*)$/m.exec(observation)?.[1] ?? ''} ${/^URL: (.*)$/m.exec(observation)?.[1] ?? ''}`.toLowerCase();
-  const keywords = () => keywordNote(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
+  const keywords = () => keywordsInView(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
   if (!names.length) return keywords();
   const found: { name: string; quoted: string }[] = [];
   for (let i = start + 1; i < lines.length && found.length < MAX_LINES; i++) {
@@ -101,7 +112,7 @@ export function namedInViewNote(task: string, observation: string): string | und
   // pressed the page's own links for 9 steps)
   if (!found.length) return names.every((n) => site.includes(n.toLowerCase())) ? keywords() : undefined;
   const named = [...new Set(found.map((f) => `"${f.name}"`))].join(' and ');
-  return `Note: the task asks about ${named}; this page shows ${found.map((f) => f.quoted).join(', and ')}. If that answers the task, call done with it.`;
+  return { about: named, shown: found.map((f) => f.quoted).join(', and ') };
 }
 
 /**
@@ -110,7 +121,7 @@ export function namedInViewNote(task: string, observation: string): string | und
  * Payroll 2615"). The
  * default model, that line in view, answered with the line above it.
  */
-function keywordNote(task: string, site: string, lines: string[]): string | undefined {
+function keywordsInView(task: string, site: string, lines: string[]): { about: string; shown: string } | undefined {
   // only lines with a figure: what such a question asks is most often one, and a line of
   // words alone ("Categories: Kitchen | Garden | Office") was taken by the default model for
   // an answer it could not give, and it gave up
@@ -127,5 +138,5 @@ function keywordNote(task: string, site: string, lines: string[]): string | unde
     .filter((line) => !/\d/.test(line) && line.length <= MAX_HEADING)
     .sort((a, b) => above.lastIndexOf(b) - above.lastIndexOf(a))[0];
   const shown = hit.found.map(clipped).join(', and ');
-  return `Note: the task asks about "${hit.word}"; this page shows ${heading ? `${clipped(heading)} above ${shown}` : shown}. If that answers the task, call done with it.`;
+  return { about: `"${hit.word}"`, shown: heading ? `${clipped(heading)} above ${shown}` : shown };
 }
