@@ -683,7 +683,7 @@ describe('a toggle the task says which way to set', () => {
     expect(toolAnswers(requests[2]).at(-1)).toBe(
       'Not pressed: it is already as the task asks: [1] checkbox "Personalised ads" is off (unchecked), and pressing it would set it back. Press [3] "Save preferences" to save it; if it must be pressed anyway, press [1] again.',
     );
-    expect(lastObservation(requests[2])).toContain('[1] checkbox "Personalised ads" unchecked');
+    expect(lastObservation(requests[2])).toMatch(/^\[1\] checkbox "Personalised ads"$/m);
     // asked again later: pressed
     expect(toolAnswers(requests[4]).at(-1)).toBe('Clicked [1] checkbox "Personalised ads"');
   });

@@ -283,10 +283,9 @@ export function snapshotFrame(args: SnapshotArgs): string {
       if (VALUE_TYPES.has(type)) value((el as HTMLInputElement).value, isSecret(el, label.label));
       // The files attached, by name: an upload shows on the page only there.
       if (type === 'file') value(Array.from((el as HTMLInputElement).files ?? [], (file) => file.name).join(', '), false);
-      // A box's state said either way: shown only when ticked, a box just unticked was read by
-      // the default model as "still checked", and it pressed the others.
-      if (type === 'checkbox') hints.push((el as HTMLInputElement).checked ? 'checked' : 'unchecked');
-      else if (type === 'radio' && (el as HTMLInputElement).checked) hints.push('checked');
+      // (only a ticked box says so: with `unchecked` on the others, the default model read a
+      // box to tick as said and pressed Continue at once, 2 of 2 runs)
+      if ((type === 'checkbox' || type === 'radio') && (el as HTMLInputElement).checked) hints.push('checked');
     } else if (tag === 'TEXTAREA') {
       value((el as HTMLTextAreaElement).value, isSecret(el, label.label));
     } else if (tag === 'SELECT') {
@@ -317,7 +316,6 @@ export function snapshotFrame(args: SnapshotArgs): string {
     const checked = el.getAttribute('aria-checked');
     if (checked === 'true') hints.push('checked');
     else if (checked === 'mixed') hints.push('mixed');
-    else if (checked === 'false' && (role === 'checkbox' || role === 'switch' || role === 'menuitemcheckbox') && tag !== 'INPUT') hints.push('unchecked');
     if (el.getAttribute('aria-pressed') === 'true') hints.push('pressed');
     if (el.getAttribute('aria-selected') === 'true') hints.push('selected');
     const expanded = el.getAttribute('aria-expanded');
