@@ -52,8 +52,9 @@ export function trackFilling(step: StepContext, tool: string, args: unknown, res
   for (const text of [given.text, given.value, given.label]) if (FILLS.has(tool) && typeof text === 'string' && text && memory.typed.length < MAX_TYPED) memory.typed.push(text);
   if (tool === 'input_text' && typeof index === 'number' && typeof given.text === 'string') memory.typedInto.set(index, given.text);
   const role = tool === 'click_element' && typeof index === 'number' ? (roleOf(memory.lastObservation, index) ?? '') : '';
-  if (FOCUSED_FIELDS.has(role)) return;
-  const clickedField = CLICKED_FIELDS.has(role);
+  // (a field a click focuses, or a button of the form that does not send it: "Later dates")
+  if (FOCUSED_FIELDS.has(role) || result.formPress === 'plain') return;
+  const clickedField = CLICKED_FIELDS.has(role) || result.formPress === 'pressed';
   if ((FILLS.has(tool) || clickedField) && typeof index === 'number') {
     settleHeld(memory, index);
     if (!memory.unsubmitted.includes(index)) memory.unsubmitted.push(index);

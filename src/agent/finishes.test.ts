@@ -39,6 +39,9 @@ const PAGES: Record<string, string> = {
   '/bakery': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#breads">Breads</a> <a href="#/cakes">Cakes</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
     <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
+  '/booking': `<!doctype html><title>Book a table</title><form action="/sent"><label>Guests <select name="guests"><option>2</option><option>4</option></select></label>
+    <button type="button" aria-label="Later dates" onclick="document.getElementById('r').textContent = '9 – 15 December'">›</button> <span id="r">2 – 8 December</span>
+    <button type="button" aria-pressed="false" onclick="this.setAttribute('aria-pressed', 'true')">19:30</button> <button>Book table</button></form>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -213,6 +216,24 @@ describe('a done that claims success', () => {
       ['done', 'done'],
     ]);
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [2] but the form was not sent (its button [3] "Submit" was not pressed). Press [3] to send it, or if the task is complete as it is, call done again.');
+  });
+
+  it('is answered once after a press of a button of the form that does not send it (a week strip\'s "Later dates"), the form unsent', async () => {
+    await page.goto('http://site.test/booking');
+    const { results, requests } = await run([[{ tool: 'select_option', args: { index: 1, value: '4' } }], [{ tool: 'click_element', args: { index: 2 } }], [done], [done]]);
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'select_option'],
+      ['continue', 'click_element'],
+      ['continue', 'done'],
+      ['done', 'done'],
+    ]);
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [4] "Book table" was not pressed). Press [4] to send it, or if the task is complete as it is, call done again.');
+  });
+
+  it('counts a button of the form that stays pressed (a time slot) as a value chosen, not as the form sent', async () => {
+    await page.goto('http://site.test/booking');
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 3 } }], [done], [done]]);
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: you filled [3] but the form was not sent (its button [4] "Book table" was not pressed). Press [4] to send it, or if the task is complete as it is, call done again.');
   });
 
   it('is answered once when the page shows an error at a field', async () => {

@@ -4,6 +4,7 @@ import type { ElementDescription } from '../contracts/recording';
 import type { z } from 'zod';
 import type { ActionFacts } from './policy/policy';
 import type { TaskFiles } from '../browser/task-files';
+import type { FormPress } from './tools/form-button';
 
 /** What the agent sees of the browser at one step. */
 export interface Observation {
@@ -42,6 +43,8 @@ export interface ToolResult {
   humanInput?: { type: string; value: string };
   /** The action was said, not done: the page is as it was (a navigate to the page the tab shows). */
   unchanged?: boolean;
+  /** Set by a click on a button of a form that does not send it, the page where it was: it left the form as it was (`plain`) or chose a value of it (`pressed`). */
+  formPress?: FormPress;
 }
 
 export interface ToolContext {

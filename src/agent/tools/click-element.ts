@@ -7,6 +7,7 @@ import { ACTION_TIMEOUT_MS, targetElement } from './element-target';
 import { elementIndex } from './fields';
 import { actAndSettle, outcomeNote } from './navigation-watch';
 import { clickAt } from './plain-click';
+import { formPressAfter, plainFormButton } from './form-button';
 import { refusedFields, refusedNote } from './refused-form';
 
 const schema = z.object({ index: elementIndex() });
@@ -18,6 +19,7 @@ export const clickElementTool: AgentTool<typeof schema, 'click_element'> = {
   async execute(ctx, { index }) {
     const { locator, frame, info, target, name, point } = await targetElement(ctx, index, { clickPoint: true });
     const urlBefore = ctx.page.url();
+    const formButton = frame === ctx.page.mainFrame() && (await abortable(plainFormButton(locator), ctx.signal));
     // Plainly clickable: the mouse clicks the centre of its box, without Playwright's checks;
     // else the locator's checked click, which waits and says what stands in the way (plain-click.ts).
     // noWaitAfter: a slow navigation must not turn a successful click into a timeout; actAndSettle waits for it.
@@ -28,7 +30,8 @@ export const clickElementTool: AgentTool<typeof schema, 'click_element'> = {
     // A submit press that led nowhere: the browser's check of the form's fields may have stopped it.
     const stayed = !outcome.navigated && !outcome.newPage && (info.tag === 'BUTTON' || info.tag === 'INPUT');
     const refused = stayed ? refusedNote(await refusedFields(frame, index, ctx.signal), `[${index}]`) : '';
-    return { summary: `Clicked ${name}${outcomeNote(ctx, urlBefore, outcome)}${refused}${hint}`, target };
+    const formPress = formButton && stayed ? await abortable(formPressAfter(locator), ctx.signal) : undefined;
+    return { summary: `Clicked ${name}${outcomeNote(ctx, urlBefore, outcome)}${refused}${hint}`, target, ...(formPress ? { formPress } : {}) };
   },
   // The element's text, the link it follows, the values of the form it submits.
   async policyFacts(request) {
