@@ -13,7 +13,7 @@ import { observePage } from './observe/observe';
 import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
 import { FORM_SENT_NOTE } from './done-check';
 import { namedInViewNote } from './observe/named-in-view';
-import { priceExtremeNote } from './observe/price-extreme';
+import { priceExtremeNote, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
 import { toggleSetNote } from './toggle-asked';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
@@ -85,7 +85,7 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (loop) lines.push(backAndForthNote(loop));
   const toggled = memory.acted.length ? toggleSetNote(input.params.prompt ?? '', observation.text, memory.acted) : undefined;
   if (toggled) lines.push(toggled);
-  const extreme = priceExtremeNote(input.params.prompt ?? '', observation.text);
+  const extreme = priceExtremeNote(input.params.prompt ?? '', observation.text) ?? searchFirstNote(input.params.prompt ?? '', observation.text);
   if (extreme) lines.push(extreme);
   const named = namedInViewNote(input.params.prompt ?? '', observation.text);
   if (named) lines.push(named);

@@ -755,6 +755,16 @@ describe('what the task asks about, in view', () => {
   });
 });
 
+describe('a task that compares prices, on a page to search first', () => {
+  it('is told to search for the name it compares, until the field holds it', async () => {
+    await page.goto('http://site.test/books');
+    const type: Call = { tool: 'input_text', args: { index: 1, text: 'Dune' } };
+    const { requests } = await run([[type], [{ tool: 'done', args: { message: 'none' } }]], 8, { prompt: 'Find the cheapest copy of Dune on Bookbarn.' });
+    expect(lastObservation(requests[0])).toContain('Note: the task asks for the cheapest "Dune"; to compare them all, type "Dune" into [1] "Title, author or ISBN", then press [2] "Find books".');
+    expect(lastObservation(requests[1])).not.toContain('to compare them all');
+  });
+});
+
 describe('a done whose answer repeats the task', () => {
   it('is answered once, and accepted when repeated', async () => {
     await page.goto('http://site.test/results');

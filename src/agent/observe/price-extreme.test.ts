@@ -1,4 +1,4 @@
-import { priceExtremeAsked, priceExtremeNote } from './price-extreme';
+import { priceExtremeAsked, priceExtremeNote, searchFirstNote } from './price-extreme';
 
 const page = [
   'URL: http://shop.test/list.html?cat=garden',
@@ -54,5 +54,33 @@ describe('the cheapest or most expensive line of the page', () => {
     expect(priceExtremeNote('the cheapest', 'Visible text:\nA: $7\nB: $7')).toBeUndefined();
     expect(priceExtremeNote('the price of the Rake', page)).toBeUndefined();
     expect(priceExtremeNote('the cheapest', 'Visible text:\nKettle: was $20, now $15\nMug: $9\nCup: $4')).toBe('Note: of the 2 prices on this page, the lowest is on the line "Cup: $4" (the task asks for the cheapest).');
+  });
+});
+
+describe('a page to search first', () => {
+  const home = [
+    'URL: http://books.test/index.html',
+    'Title: Bookbarn – second-hand books from independent sellers',
+    'Interactive elements:',
+    '[1] textbox "Title, author or ISBN" type=search empty',
+    '[2] button "Find books"',
+    '[3] link "Dune – Frank Herbert (Folio Society)"',
+    'Visible text:',
+    'Bookbarn',
+    'Staff picks',
+    '(this is the whole page)',
+  ].join('\n');
+  const task = 'Find the cheapest copy of Dune on Bookbarn and tell me which shop sells it.';
+
+  it('says to search for the name the task compares, with the field and its button', () => {
+    expect(searchFirstNote(task, home)).toBe('Note: the task asks for the cheapest "Dune": a link here names one of them; to compare them all, type "Dune" into [1] "Title, author or ISBN", then press [2] "Find books".');
+    expect(searchFirstNote('Find the most expensive copy of Emma.', home.replace('[2] button "Find books"', '[2] link "Help"'))).toBe('Note: the task asks for the most expensive "Emma"; to compare them all, type "Emma" into [1] "Title, author or ISBN", then press Enter.');
+  });
+
+  it('says nothing once the field holds text, where the page shows prices, without a search field, or for a task that compares nothing', () => {
+    expect(searchFirstNote(task, home.replace('type=search empty', 'type=search value="Dune"'))).toBeUndefined();
+    expect(searchFirstNote(task, home.replace('Staff picks', 'Dune €12.00\nDune €9.50'))).toBeUndefined();
+    expect(searchFirstNote(task, home.replace('[1] textbox "Title, author or ISBN" type=search empty', '[1] textbox "Your name" empty'))).toBeUndefined();
+    expect(searchFirstNote('Tell me which shop sells Dune on Bookbarn.', home)).toBeUndefined();
   });
 });

@@ -39,18 +39,50 @@ export function priceExtremeAsked(task: string): 'lowest' | 'highest' | undefine
   return undefined;
 }
 
-/** The note for the observation, or undefined when the task asks for no extreme or the page shows fewer than two prices. */
-export function priceExtremeNote(task: string, observation: string): string | undefined {
-  const end = priceExtremeAsked(task);
-  if (!end) return undefined;
+/** The lines of the observation with one price: "Trowel: $7" (a line with two, "was $20, now $15", says nothing sure). */
+function pricedLines(observation: string): { line: string; value: number }[] {
   const priced: { line: string; value: number }[] = [];
   for (const raw of observation.split('\n')) {
     const line = raw.trim();
     if (!line || FRAME_LINE.test(line)) continue;
     const amounts = [...line.matchAll(PRICE)].map((m) => Number((m[1] ?? m[2]).replace(/,/g, '')));
-    // a line of one price: "Trowel: $7" (a line with two, "was $20, now $15", says nothing sure)
     if (amounts.length === 1 && Number.isFinite(amounts[0])) priced.push({ line, value: amounts[0] });
   }
+  return priced;
+}
+
+/** An empty search field of the observation (`[1] textbox "Title, author or ISBN" type=search empty`), and the button listed right after it. */
+function emptySearchField(observation: string): { field: string; button?: string } | undefined {
+  const elements = observation.split('\n').filter((line) => /^\s*\[\d+\] /.test(line)).map((line) => line.trim());
+  const at = elements.findIndex((line) => /^\[\d+\] (?:searchbox|textbox) "[^"]*"/.test(line) && /\bempty\b/.test(line) && (/^\[\d+\] searchbox|\btype=search\b/.test(line) || /^\[\d+\] \S+ "[^"]*search/i.test(line)));
+  if (at < 0) return undefined;
+  const name = (line: string) => /^\[\d+\] \S+ "[^"]*"/.exec(line)![0].replace(/ \S+ /, ' ');
+  const next = elements[at + 1];
+  return { field: name(elements[at]), button: next && /^\[\d+\] button "/.test(next) ? name(next) : undefined };
+}
+
+/**
+ * For a task that asks for the cheapest (the most expensive) of a name, on a page with an
+ * empty search field and no two prices: search for the name first, to see every one. The
+ * default model, asked for the cheapest copy of Dune, opened the home page's staff pick "Dune
+ * – Frank Herbert (Folio Society)" at once and answered with its seller.
+ */
+export function searchFirstNote(task: string, observation: string): string | undefined {
+  const end = priceExtremeAsked(task);
+  if (!end || pricedLines(observation).length >= 2) return undefined;
+  const name = searchTerms(task, /^Title: .*$/m.exec(observation)?.[0] ?? '')[0];
+  const search = name ? emptySearchField(observation) : undefined;
+  if (!search) return undefined;
+  const send = search.button ? `then press ${search.button}` : 'then press Enter';
+  const linked = new RegExp(`^\\s*\\[\\d+\\] link ".*${name!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'im').test(observation);
+  return `Note: the task asks for the ${end === 'lowest' ? 'cheapest' : 'most expensive'} "${name!}"${linked ? ': a link here names one of them' : ''}; to compare them all, type "${name!}" into ${search.field}, ${send}.`;
+}
+
+/** The note for the observation, or undefined when the task asks for no extreme or the page shows fewer than two prices. */
+export function priceExtremeNote(task: string, observation: string): string | undefined {
+  const end = priceExtremeAsked(task);
+  if (!end) return undefined;
+  const priced = pricedLines(observation);
   // "the cheapest copy of Dune": the lines of that title, not of "Dune Messiah" (the default
   // model, told the sequel's line was the lowest, opened it and answered with it)
   // (the site's name is in the title; the address of search results holds the title searched)
