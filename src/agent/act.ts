@@ -25,7 +25,7 @@ import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
-import { namedToggleSet, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
+import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
@@ -154,7 +154,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return heldStated(step, request) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
 }
 
 /**
@@ -225,6 +225,17 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
   return unnamed;
 }
 
+/** A leave of the page a form was just sent to with the toggles the task names as it asks: held once per task (toggle-asked.ts). */
+function heldSentLeave(step: StepContext, tool: string, args: unknown): string | undefined {
+  const { memory } = step;
+  if (!memory.sentWith || memory.sentLeaveHeld) return undefined;
+  const index = indexOf(args);
+  const role = index === undefined ? undefined : readObservation(memory.lastObservation ?? '').elements.get(index)?.match(/^\s*\[\d+\] (\S+)/)?.[1];
+  const note = sentLeaveNote(memory.sentWith, tool, role, index);
+  if (note) memory.sentLeaveHeld = true;
+  return note;
+}
+
 /** A second press in a row of a button that adds or buys, the page changed by the first: held once per button (repetition.ts). */
 function heldRepeat(step: StepContext, tool: string, args: unknown): string | undefined {
   const { memory } = step;
@@ -262,6 +273,7 @@ const HELD_REASONS: [string, string][] = [
   [RETYPE_HELD, 'the field holds it already'],
   [JUMP_HELD, 'the page is shown whole already'],
   [TOGGLE_HELD, 'it is already as the task asks'],
+  [SENT_LEAVE_HELD, 'the form was sent as the task asks'],
   [MISINDEX_HELD, 'the agent named another element'],
   [ABSENT_HELD, 'the agent named another element'],
   [UNNAMED_HELD, 'the task names another element'],
@@ -269,10 +281,11 @@ const HELD_REASONS: [string, string][] = [
 
 /** Why an action was held, for watchers: by the note's opening words (a held question, a held leave, else a form with empty fields). */
 export function heldReason(tool: string, note: string): string {
-  if (note.startsWith(STATED_HELD)) return HELD_REASONS[0][1];
+  const known = HELD_REASONS.find(([start]) => note.startsWith(start))?.[1];
+  if (known) return known;
   if (tool === 'request_human_input') return 'the agent can do or read it itself';
   if (tool === 'navigate' || note.includes('a link that may leave the page')) return 'the form filled was not sent';
-  return HELD_REASONS.find(([start]) => note.startsWith(start))?.[1] ?? 'the form it sends has empty fields';
+  return 'the form it sends has empty fields';
 }
 
 /** A blocked action: not performed, the model told why, watchers told by an action event. */

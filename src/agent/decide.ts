@@ -11,11 +11,11 @@ import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
-import { FORM_SENT_NOTE } from './done-check';
+import { formSentNote } from './done-check';
 import { namedInViewNote } from './observe/named-in-view';
 import { priceExtremeNote, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
-import { toggleSetNote } from './toggle-asked';
+import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
 import { systemPrompt, taskReminder } from './prompts';
@@ -80,7 +80,7 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   memory.observationBudget = tokenBudget;
   // What the last actions changed closes the observation, after the page it speaks of, then the task.
   memory.pages.moved(memory.lastObservation, observation.text, memory.acted.at(-1) ?? 0);
-  const lines = whatChanged(memory, observation.text);
+  const lines = whatChanged(memory, observation.text, input.params.prompt ?? '');
   const loop = memory.pages.loop(observation.text);
   if (loop) lines.push(backAndForthNote(loop));
   const toggled = memory.acted.length ? toggleSetNote(input.params.prompt ?? '', observation.text, memory.acted) : undefined;
@@ -97,11 +97,13 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
 }
 
 /** What the actions since the last observation changed, and the notes kept for this observation. */
-function whatChanged(memory: StepContext['memory'], now: string): string[] {
+function whatChanged(memory: StepContext['memory'], now: string, task: string): string[] {
   const before = memory.lastObservation;
   if (before === undefined || !memory.acted.length) return [...memory.notes];
   const lines = [changeSummary(before, now, memory.acted)];
-  if (memory.pressedAfterFilling && readObservation(before).url !== readObservation(now).url) lines.push(FORM_SENT_NOTE);
+  const sent = memory.pressedAfterFilling && readObservation(before).url !== readObservation(now).url;
+  memory.sentWith = sent ? togglesSetAsAsked(task, before) : undefined;
+  if (sent) lines.push(formSentNote(memory.sentWith));
   memory.pressedAfterFilling = false;
   const presses = memory.presses;
   // a press that changed nothing visible ends the count (a link to a part of the page already

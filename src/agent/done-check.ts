@@ -81,8 +81,8 @@ function settleHeld(memory: StepContext['memory'], index: number): void {
   if (!held.empty.length && !held.unchosen.length) memory.heldForm = undefined;
 }
 
-/** Said with the observation after a press that sent what the agent filled and led to another page. */
-export const FORM_SENT_NOTE = 'Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.';
+/** Said with the observation after a press that sent what the agent filled and led to another page (with the toggles the task names, when set as it asks). */
+export const formSentNote = (sentWith?: string) => `Note: the form you filled was sent${sentWith ? ` with ${sentWith}, as the task asks,` : ''} and a new page opened: if the task asks for nothing more, call done.`;
 
 /**
  * A done whose answer repeats the task's own words (its first sentence, or the whole of a

@@ -42,6 +42,8 @@ const PAGES: Record<string, string> = {
   '/booking': `<!doctype html><title>Book a table</title><form action="/sent"><label>Guests <select name="guests"><option>2</option><option>4</option></select></label>
     <button type="button" aria-label="Later dates" onclick="document.getElementById('r').textContent = '9 – 15 December'">›</button> <span id="r">2 – 8 December</span>
     <button type="button" aria-pressed="false" onclick="this.setAttribute('aria-pressed', 'true')">19:30</button> <button>Book table</button></form>`,
+  '/settings': `<!doctype html><title>Privacy settings</title><form action="/settings-saved"><label><input type="checkbox" name="ads" checked> Personalised ads</label> <label><input type="checkbox" name="faces"> Face grouping</label> <button>Save preferences</button></form>`,
+  '/settings-saved': `<!doctype html><title>Preferences saved</title><p>Your preferences were saved.</p><a href="/settings">Back to privacy settings</a>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -707,6 +709,25 @@ describe('a toggle the task says which way to set', () => {
     expect(lastObservation(requests[2])).toMatch(/^\[1\] checkbox "Personalised ads"$/m);
     // asked again later: pressed
     expect(toolAnswers(requests[4]).at(-1)).toBe('Clicked [1] checkbox "Personalised ads"');
+  });
+
+  it('is said sent with the form, and a leave of the page the form opened is held once (a model that follows the schemas), then made', async () => {
+    await page.goto('http://site.test/settings');
+    const back: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 1 } }], [{ tool: 'click_element', args: { index: 3 } }], [back], [back], [done]], 8, { prompt: 'Turn off personalised ads.', followsSchemas: true });
+    expect(lastObservation(requests[2])).toContain('Note: the form you filled was sent with "Personalised ads" off (unchecked), as the task asks, and a new page opened: if the task asks for nothing more, call done.');
+    expect(toolAnswers(requests[3]).at(-1)).toBe(
+      'Not done: the form was sent with "Personalised ads" off (unchecked), as the task asks, and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, press [1] again.',
+    );
+    expect(toolAnswers(requests[4]).at(-1)).toMatch(/^Clicked \[1\] link "Back to privacy settings"/);
+  });
+
+  it('is not said sent as asked when the form went with a toggle the other way, and the leave is not held', async () => {
+    await page.goto('http://site.test/settings');
+    const ads: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests } = await run([[ads], [ads], [{ tool: 'click_element', args: { index: 3 } }], [{ tool: 'click_element', args: { index: 1 } }], [done]], 8, { prompt: 'Turn on personalised ads and face grouping.', followsSchemas: true });
+    expect(lastObservation(requests[3])).toContain('Note: the form you filled was sent and a new page opened');
+    expect(toolAnswers(requests[4]).at(-1)).toMatch(/^Clicked \[1\] link "Back to privacy settings"/);
   });
 
   it('once it is set as asked, holds a press of a toggle the task does not name a second time too, then presses it', async () => {

@@ -13,6 +13,8 @@ describe('the reason an action event gives for a held action', () => {
     ['click_element', 'Not pressed: you wrote that you press "Log in", which is [4]…', 'the agent named another element'],
     ['click_element', 'Not pressed: no element of the page is named "Payroll"…', 'the agent named another element'],
     ['click_element', 'Not pressed: the task names [3] checkbox …', 'the task names another element'],
+    ['navigate', 'Not done: the form was sent with "Personalised ads" off (unchecked), …', 'the form was sent as the task asks'],
+    ['go_back', 'Not done: the form was sent with "Personalised ads" off (unchecked), …', 'the form was sent as the task asks'],
     ['click_element', 'Not pressed yet: this would send the form with [1] "Name" empty.', 'the form it sends has empty fields'],
   ])('%s, "%s": %s', (tool, note, reason) => {
     expect(heldReason(tool, note)).toBe(reason);

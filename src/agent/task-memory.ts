@@ -154,6 +154,10 @@ export class TaskMemory {
   leaveHeld = false;
   /** A link to a part of a page shown whole was held once in this task (done-check.ts). */
   jumpHeld = false;
+  /** The toggles the task names, set as it asks, of the form the last press sent (`"Personalised ads" off (unchecked)`), until the next observation (toggle-asked.ts). */
+  sentWith?: string;
+  /** A leave of the page a form was sent to with its toggles as asked was held once in this task (toggle-asked.ts). */
+  sentLeaveHeld = false;
   /** A done was answered once for a press held back and not made since. */
   heldFormQuestioned = false;
   /** Elements a model that follows the schemas may not press in its next answer: the button whose press was just held (submit-check.ts). */
@@ -209,6 +213,8 @@ export class TaskMemory {
     this.heldFormQuestioned = false;
     this.leaveHeld = false;
     this.jumpHeld = false;
+    this.sentWith = undefined;
+    this.sentLeaveHeld = false;
     this.repeatsHeld.clear();
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();

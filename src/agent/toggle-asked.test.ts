@@ -1,4 +1,4 @@
-import { askedToggleState, namedToggleSet, toggleBack, togglesNotNamed, toggleSetNote } from './toggle-asked';
+import { askedToggleState, namedToggleSet, sentLeaveNote, toggleBack, togglesNotNamed, togglesSetAsAsked, toggleSetNote } from './toggle-asked';
 
 const privacy = (ads: string) =>
   [
@@ -52,5 +52,26 @@ describe('the toggles around the one the task names', () => {
     expect(namedToggleSet(task, privacy('checked'))).toBe(false);
     expect(namedToggleSet('Save my settings', privacy('unchecked'))).toBe(false);
     expect(togglesNotNamed(task, privacy('checked'))).toEqual([2, 4]);
+  });
+});
+
+describe('the toggles of a form sent as the task asks', () => {
+  const page = (ads: string, faces = '') => ['Interactive elements:', `[1] checkbox "Personalised ads"${ads}`, `[2] checkbox "Face grouping"${faces}`, '[3] button "Save preferences"', 'Visible text:', 'Privacy'].join('\n');
+  it('are named when every toggle the task names is set the way it asks', () => {
+    expect(togglesSetAsAsked('Turn off personalised ads.', page(''))).toBe('"Personalised ads" off (unchecked)');
+    expect(togglesSetAsAsked('Turn on personalised ads and face grouping.', page(' checked', ' checked'))).toBe('"Personalised ads", "Face grouping" on (checked)');
+  });
+
+  it('are not named when one is not set as asked, or the task says no way to set them', () => {
+    expect(togglesSetAsAsked('Turn off personalised ads.', page(' checked'))).toBeUndefined();
+    expect(togglesSetAsAsked('Turn on personalised ads and face grouping.', page(' checked'))).toBeUndefined();
+    expect(togglesSetAsAsked('Look at personalised ads.', page(''))).toBeUndefined();
+  });
+
+  it('hold a leave of the page the form opened: a link, go_back or navigate, not a press of a button or a done', () => {
+    expect(sentLeaveNote('"Personalised ads" off (unchecked)', 'click_element', 'link', 1)).toMatch(/^Not done: the form was sent with "Personalised ads" off \(unchecked\), as the task asks.*press \[1\] again\.$/);
+    expect(sentLeaveNote('"Personalised ads" off (unchecked)', 'go_back', undefined, undefined)).toMatch(/call go_back again\.$/);
+    expect(sentLeaveNote('"Personalised ads" off (unchecked)', 'click_element', 'button', 2)).toBeUndefined();
+    expect(sentLeaveNote('"Personalised ads" off (unchecked)', 'done', undefined, undefined)).toBeUndefined();
   });
 });

@@ -83,3 +83,27 @@ export function togglesNotNamed(task: string, observation: string): number[] {
     .filter((e) => TOGGLES.has(e.role) && !statesOf(e.line).has('disabled') && !wordsOf(e.label).some((w) => taskWords.has(w)))
     .map((e) => e.index);
 }
+
+/**
+ * `"Personalised ads" off (unchecked)`: the toggles the task names, when the observation shows
+ * every one of them set the way it asks; undefined otherwise. Said of the page a form was sent
+ * from: the default model, its choice saved, read the saved page's "Back to privacy settings",
+ * went back to the form drawn anew and saved it with the box ticked again.
+ */
+export function togglesSetAsAsked(task: string, observation: string): string | undefined {
+  const asked = askedToggleState(task);
+  const named = asked ? namedToggles(task, observation) : [];
+  if (!asked || !named.length || named.some((t) => t.state !== asked)) return undefined;
+  return `${named.map((t) => `"${t.label}"`).join(', ')} ${asAsked(asked)}`;
+}
+
+/** How a held leave of the page a form was sent to, its toggles as asked, begins. */
+export const SENT_LEAVE_HELD = 'Not done: the form was sent';
+
+/** The hold of a leave (a link, go_back, navigate) of the page the form was just sent to with the toggles as the task asks, or undefined. */
+export function sentLeaveNote(sentWith: string, tool: string, role: string | undefined, index: number | undefined): string | undefined {
+  const leaves = tool === 'go_back' || tool === 'navigate' || (tool === 'click_element' && role === 'link');
+  if (!leaves) return undefined;
+  const again = tool === 'click_element' ? `press [${index}] again` : `call ${tool} again`;
+  return `${SENT_LEAVE_HELD} with ${sentWith}, as the task asks, and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, ${again}.`;
+}
