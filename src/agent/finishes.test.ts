@@ -313,6 +313,18 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?name=Ada&cv=&start=');
   });
 
+  it('is held a second time while the task gives the value of an empty field, and sends the form when pressed a third time', async () => {
+    await page.goto('http://site.test/member-password');
+    const logIn: Call = { tool: 'click_element', args: { index: 3 } };
+    const prompt = 'Until when is my membership valid? Log in with sam@example.com, password Peach-Tree-77.';
+    const { requests } = await run([[{ tool: 'input_text', args: { index: 2, text: 'Peach-Tree-77' } }, logIn], [logIn], [logIn], [done]], 8, { followsSchemas: true, prompt });
+    for (const n of [1, 2]) {
+      expect(toolAnswers(requests[n]).at(-1)).toMatch(/^Not pressed yet: this would send the form with \[1\] "E-mail" empty\. First type "sam@example\.com" into \[1\]/);
+      expect(lastObservation(requests[n])).toContain('URL: http://site.test/member-password');
+    }
+    expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?email=&password=');
+  });
+
   it('names the values the task gives that were not typed yet, with the empty field', async () => {
     await page.goto('http://site.test/callback');
     const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [done], [done]], 8, { followsSchemas: true, prompt: 'Ask for a callback to the phone number 555-0100.' });

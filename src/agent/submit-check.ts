@@ -111,16 +111,20 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   if (!form.empty.length && !unchosen.length) return undefined;
   // Pressed again with the same fields as they were held for: sent as it is.
   const key = `${form.key}|${form.empty.map((f) => f.index).join(',')}|${unchosen.map((f) => `${f.index}:${f.current}`).join(',')}`;
-  if (step.memory.formsHeld.has(key) || step.memory.formsHeld.size >= MAX_HOLDS) return undefined;
-  step.memory.formsHeld.add(key);
+  const observation = step.memory.lastObservation ?? '';
+  const plan = unchosen.length ? [] : planFields(task, observation, form.empty);
+  // held a second time while the task gives the value of an empty field: the default model,
+  // held for the e-mail address it had not typed, called done with the task's words, then
+  // pressed Log in again, and the form went with the e-mail field empty
+  const again = step.memory.formsHeld.has(key);
+  if ((again && (!plan.length || step.memory.formsHeld.has(`${key}|again`))) || step.memory.formsHeld.size >= MAX_HOLDS) return undefined;
+  step.memory.formsHeld.add(again ? `${key}|again` : key);
   const button = enter ? undefined : (index as number);
   // The values the task gives that were not typed yet, named with the empty fields they may belong to.
-  const observation = step.memory.lastObservation ?? '';
   const untyped = form.empty.some((field) => field.kind === 'text') ? untypedValues(task, step.memory.typed, observation) : [];
   // a search field with nothing given to type: what the task names, to search for
   const given = !untyped.length && form.empty.length === 1 && isSearchField(observation, form.empty[0].index) ? searchTerms(task, observation) : untyped;
   const files = step.memory.files?.available() ?? [];
-  const plan = unchosen.length ? [] : planFields(task, observation, form.empty);
   step.memory.heldForm = { button, empty: form.empty, unchosen, given, files, plan };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
   return heldNote(form.empty, button, unchosen, found === undefined, given, files, plan);
