@@ -348,10 +348,13 @@ function givenUpEarly(step: StepContext, callId: string): boolean {
   return false;
 }
 
-/** A done that claims success, held once for an answer that repeats the task, once against the amounts the task's pages held and once against what the page shows (done-check.ts). */
+/** A done that claims success, held once for a press held and not made since, once for an answer that repeats the task, once against the amounts the task's pages held and once against what the page shows (done-check.ts). */
 async function doneStands(step: StepContext, callId: string, toolContext: ToolContext, answer: unknown): Promise<boolean> {
   const text = typeof answer === 'string' ? answer : JSON.stringify(answer ?? '');
-  const objection = echoedTask(step, text) ?? unseenFigures(step, text) ?? (await doneObjection(step, toolContext));
+  // a press held for its form's empty fields first: told only that its answer repeated the
+  // task, the default model pressed a link, then sent the form with the e-mail field empty
+  const heldFirst = step.memory.heldForm && !step.memory.heldFormQuestioned ? await doneObjection(step, toolContext) : undefined;
+  const objection = heldFirst ?? echoedTask(step, text) ?? unseenFigures(step, text) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
   // Neither done nor a question at the next answer: the default model, its done answered,

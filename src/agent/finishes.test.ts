@@ -468,6 +468,15 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?name=&cv=&start=');
   });
 
+  it('answers a done after a held press with the press first, before a done that repeats the task', async () => {
+    await page.goto('http://site.test/member-password');
+    const prompt = 'Until when is my membership valid? Log in with sam@example.com, password Peach-Tree-77.';
+    const echo: Call = { tool: 'done', args: { message: prompt } };
+    const { requests } = await run([[{ tool: 'input_text', args: { index: 2, text: 'Peach-Tree-77' } }, { tool: 'click_element', args: { index: 3 } }], [echo], [echo], [echo]], 8, { followsSchemas: true, prompt });
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not accepted yet: the form was not sent: your press of \[3\] was held because \[1\] "E-mail" was empty\. First type "sam@example\.com" into \[1\]/);
+    expect(toolAnswers(requests[3]).at(-1)).toMatch(/^Not accepted yet: your answer repeats the task's words\./);
+  });
+
   it('goes ahead at once when every field is filled, and for a model that does not follow the schemas', async () => {
     await page.goto('http://site.test/form');
     const filled = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'input_text', args: { index: 2, text: 'a@b.c' } }, { tool: 'click_element', args: { index: 3 } }], [done]], 8, { followsSchemas: true });
