@@ -25,6 +25,7 @@ import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
+import { heldOption, OPTION_HELD } from './option-check';
 import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
@@ -154,7 +155,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldChoice(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
 }
 
 /**
@@ -225,6 +226,14 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
   return unnamed;
 }
 
+/** A choice of an option while another of its list holds more of the task's words: held once per option (option-check.ts). */
+function heldChoice(step: StepContext, tool: string, args: unknown): string | undefined {
+  const held = heldOption(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', tool, args);
+  if (!held || step.memory.misindexHeld.has(`option ${held.key}`)) return undefined;
+  step.memory.misindexHeld.add(`option ${held.key}`);
+  return held.note;
+}
+
 /** A leave of the page a form was just sent to with the toggles the task names as it asks: held once per task (toggle-asked.ts). */
 function heldSentLeave(step: StepContext, tool: string, args: unknown): string | undefined {
   const { memory } = step;
@@ -274,6 +283,7 @@ const HELD_REASONS: [string, string][] = [
   [JUMP_HELD, 'the page is shown whole already'],
   [TOGGLE_HELD, 'it is already as the task asks'],
   [SENT_LEAVE_HELD, 'the form was sent as the task asks'],
+  [OPTION_HELD, 'another option fits the task better'],
   [MISINDEX_HELD, 'the agent named another element'],
   [ABSENT_HELD, 'the agent named another element'],
   [UNNAMED_HELD, 'the task names another element'],

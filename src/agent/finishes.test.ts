@@ -44,6 +44,7 @@ const PAGES: Record<string, string> = {
     <button type="button" aria-pressed="false" onclick="this.setAttribute('aria-pressed', 'true')">19:30</button> <button>Book table</button></form>`,
   '/settings': `<!doctype html><title>Privacy settings</title><form action="/settings-saved"><label><input type="checkbox" name="ads" checked> Personalised ads</label> <label><input type="checkbox" name="faces"> Face grouping</label> <button>Save preferences</button></form>`,
   '/settings-saved': `<!doctype html><title>Preferences saved</title><p>Your preferences were saved.</p><a href="/settings">Back to privacy settings</a>`,
+  '/home-city': `<!doctype html><title>Settings</title><form action="/sent"><label>Home city <select name="city"><option>Choose</option><option>Zaragoza, Puebla, Mexico</option><option>Zaragoza, Aragon, Spain</option></select></label> <button>Save settings</button></form>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -699,6 +700,19 @@ describe('a search sent empty', () => {
     expect(toolAnswers(requests[1]).at(-1)).toBe(
       'Not pressed yet: this would send the form with [1] "Title, author or ISBN" empty. First type "Dune" into [1] (input_text); if the task gives nothing for it, press [2] again to send the form as it is.',
     );
+  });
+});
+
+describe('an option another option of its list fits the task better (a model that follows the schemas)', () => {
+  it('is held once with the option that holds the word, and chosen when chosen again', async () => {
+    await page.goto('http://site.test/home-city');
+    const mexico: Call = { tool: 'select_option', args: { index: 1, value: 'Zaragoza, Puebla, Mexico' } };
+    const { requests } = await run([[mexico], [mexico], [done]], 8, { followsSchemas: true, prompt: 'Make Zaragoza in Spain my home city.' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not chosen: the task names "Spain", which "Zaragoza, Aragon, Spain" has and "Zaragoza, Puebla, Mexico" has not. Choose "Zaragoza, Aragon, Spain" instead; if "Zaragoza, Puebla, Mexico" is what the task means, choose it again.',
+    );
+    expect(lastObservation(requests[1])).toMatch(/^\[1\] select "Home city" value="Choose"/m);
+    expect(lastObservation(requests[2])).toMatch(/^\[1\] select "Home city" value="Zaragoza, Puebla, Mexico"/m);
   });
 });
 

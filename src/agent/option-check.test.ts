@@ -1,0 +1,42 @@
+import { betterOption, heldOption } from './option-check';
+
+const task = 'Make Zaragoza in Spain my home city on Skycast.';
+const listbox = [
+  'Interactive elements:',
+  '[1] combobox "Home city" value="Zaragoza" expanded',
+  '[4] option "Zaragoza, Aragon, Spain"',
+  '[5] option "Zaragoza, Puebla, Mexico"',
+  '[6] option "Zaragoza, Antioquia, Colombia"',
+  '[2] select "Units" value="Celsius, km/h" options="Celsius, km/h | Fahrenheit, mph"',
+  '[3] button "Save settings"',
+  'Visible text:',
+  'Settings',
+].join('\n');
+
+describe('the option of a list that fits the task better', () => {
+  it('is the one that holds more of the task words than any other, when the chosen one holds fewer', () => {
+    const options = [{ text: 'Zaragoza, Aragon, Spain' }, { text: 'Zaragoza, Puebla, Mexico' }];
+    expect(betterOption(task, options, options[1])).toEqual(options[0]);
+    expect(betterOption(task, options, options[0])).toBeUndefined();
+    // a tie says nothing: the task does not tell them apart
+    expect(betterOption('Make Zaragoza my home city.', options, options[1])).toBeUndefined();
+  });
+
+  it('holds a press or a choice of a listbox option, and a select_option of a native list, naming the word', () => {
+    expect(heldOption(task, listbox, 'click_element', { index: 5 })).toEqual({
+      key: 'Zaragoza, Puebla, Mexico',
+      note: 'Not chosen: the task names "Spain", which [4] "Zaragoza, Aragon, Spain" has and [5] "Zaragoza, Puebla, Mexico" has not. Choose [4] "Zaragoza, Aragon, Spain" instead; if [5] "Zaragoza, Puebla, Mexico" is what the task means, press [5] again.',
+    });
+    expect(heldOption(task, listbox, 'select_option', { index: 6, value: 'Zaragoza, Antioquia, Colombia' })?.note).toMatch(/^Not chosen: the task names "Spain", which \[4\] .* choose it again\.$/);
+    expect(heldOption('Show the forecast in Fahrenheit.', listbox, 'select_option', { index: 2, value: 'Celsius, km/h' })?.note).toBe(
+      'Not chosen: the task names "Fahrenheit", which "Fahrenheit, mph" has and "Celsius, km/h" has not. Choose "Fahrenheit, mph" instead; if "Celsius, km/h" is what the task means, choose it again.',
+    );
+  });
+
+  it('holds nothing for the best option, a list whose options the task does not tell apart, or an element that is no option', () => {
+    expect(heldOption(task, listbox, 'click_element', { index: 4 })).toBeUndefined();
+    expect(heldOption(task, listbox, 'select_option', { index: 2, value: 'Celsius, km/h' })).toBeUndefined();
+    expect(heldOption(task, listbox, 'click_element', { index: 3 })).toBeUndefined();
+    expect(heldOption(task, listbox, 'input_text', { index: 1, text: 'Zarag' })).toBeUndefined();
+  });
+});

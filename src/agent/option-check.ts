@@ -1,0 +1,62 @@
+/**
+ * A choice of an option while another option of the same list holds more of the task's words
+ * ("Make Zaragoza in Spain my home city": "Zaragoza, Aragon, Spain" over "Zaragoza, Puebla,
+ * Mexico"), held once per option chosen, for a model that follows the schemas. The default
+ * model typed "Zaragoza" into an autocomplete and chose the Mexican one of its three.
+ */
+import { wordsOf } from './index-check';
+import { observedElements, OPTIONS_HINT } from './observe/page-diff';
+
+/** How a held choice of an option the task names less than another begins. */
+export const OPTION_HELD = 'Not chosen: the task names';
+
+interface Option {
+  /** The option's element index, when it is an element of its own (a listbox's option). */
+  index?: number;
+  text: string;
+}
+
+/** The options of the list the action chooses from, and the one it chooses; undefined for an action that chooses none. */
+function choiceOf(observation: string, tool: string, args: { index?: unknown; value?: unknown; label?: unknown }): { options: Option[]; chosen: Option } | undefined {
+  if (typeof args.index !== 'number') return undefined;
+  const elements = observedElements(observation);
+  const target = elements.find((e) => e.index === args.index);
+  if (!target) return undefined;
+  if (target.role === 'option' && (tool === 'click_element' || tool === 'select_option')) {
+    const options = elements.filter((e) => e.role === 'option').map((e) => ({ index: e.index, text: e.label }));
+    return { options, chosen: { index: target.index, text: target.label } };
+  }
+  const hint = OPTIONS_HINT.exec(target.line)?.[1];
+  const value = typeof args.label === 'string' ? args.label : typeof args.value === 'string' ? args.value : undefined;
+  if (tool !== 'select_option' || target.role !== 'select' || !hint || value === undefined) return undefined;
+  const options = hint.split(' | ').map((text) => ({ text }));
+  const chosen = options.find((o) => o.text.toLowerCase() === value.toLowerCase());
+  return chosen && { options, chosen };
+}
+
+/** The option that holds more of the task's words than any other, when the chosen one holds fewer; undefined otherwise. */
+export function betterOption(task: string, options: Option[], chosen: Option): Option | undefined {
+  const taskWords = new Set(wordsOf(task));
+  const score = (option: Option) => new Set(wordsOf(option.text).filter((w) => taskWords.has(w))).size;
+  const scored = options.map((option) => ({ option, score: score(option) })).sort((a, b) => b.score - a.score);
+  if (scored.length < 2 || scored[0].score === scored[1].score || scored[0].option.text === chosen.text) return undefined;
+  return score(chosen) < scored[0].score ? scored[0].option : undefined;
+}
+
+/** The hold of a choice of an option another option of its list fits the task better, or undefined. */
+export function heldOption(task: string, observation: string, tool: string, args: unknown): { note: string; key: string } | undefined {
+  const choice = choiceOf(observation, tool, (args ?? {}) as { index?: unknown; value?: unknown; label?: unknown });
+  if (!choice) return undefined;
+  const better = betterOption(task, choice.options, choice.chosen);
+  if (!better) return undefined;
+  const taskWords = new Set(wordsOf(task));
+  const chosenWords = wordsOf(choice.chosen.text);
+  // the words as the option spells them ("Spain")
+  const named = [...new Set(wordsOf(better.text).filter((w) => taskWords.has(w) && !chosenWords.includes(w)))].map((w) => better.text.match(new RegExp(`(?<![\\p{L}\\p{N}])${w}(?![\\p{L}\\p{N}])`, 'iu'))?.[0] ?? w);
+  const quote = (option: Option) => (option.index === undefined ? `"${option.text}"` : `[${option.index}] "${option.text}"`);
+  const again = tool === 'click_element' ? `press [${(args as { index: number }).index}] again` : 'choose it again';
+  return {
+    key: choice.chosen.text,
+    note: `${OPTION_HELD} ${named.map((w) => `"${w}"`).join(', ')}, which ${quote(better)} has and ${quote(choice.chosen)} has not. Choose ${quote(better)} instead; if ${quote(choice.chosen)} is what the task means, ${again}.`,
+  };
+}
