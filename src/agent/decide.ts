@@ -13,7 +13,7 @@ import { observePage } from './observe/observe';
 import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
 import { formSentNote } from './done-check';
 import { namedInViewNote } from './observe/named-in-view';
-import { priceExtremeNote, searchFirstNote } from './observe/price-extreme';
+import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
 import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
@@ -85,7 +85,7 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (loop) lines.push(backAndForthNote(loop));
   const toggled = memory.acted.length ? toggleSetNote(input.params.prompt ?? '', observation.text, memory.acted) : undefined;
   if (toggled) lines.push(toggled);
-  const extreme = priceExtremeNote(input.params.prompt ?? '', observation.text) ?? searchFirstNote(input.params.prompt ?? '', observation.text);
+  const extreme = pricesNote(memory, input.params.prompt ?? '', observation.text);
   if (extreme) lines.push(extreme);
   const named = namedInViewNote(input.params.prompt ?? '', observation.text);
   if (named) lines.push(named);
@@ -94,6 +94,16 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);
   memory.fitToContext(options.contextTokens, frame.fixedTokens);
   return observation.text;
+}
+
+/** The cheapest (most expensive) line of the page, or the page opened from the line named so, or where to search first (price-extreme.ts). */
+function pricesNote(memory: StepContext['memory'], task: string, now: string): string | undefined {
+  const extreme = priceExtreme(task, now);
+  const before = memory.extremeNamed;
+  memory.extremeNamed = extreme?.named;
+  if (extreme) return extreme.note;
+  const opened = before && memory.lastObservation !== undefined && readObservation(memory.lastObservation).url !== readObservation(now).url;
+  return (opened ? extremeOpenedNote(before, now) : undefined) ?? searchFirstNote(task, now);
 }
 
 /** What the actions since the last observation changed, and the notes kept for this observation. */

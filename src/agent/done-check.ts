@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
 import type { ToolContext, ToolResult } from './types';
-import { heldFormObjection } from './submit-check';
+import { heldFormObjection, isSearchField } from './submit-check';
 import { namedFields, refusedFields } from './tools/refused-form';
 import { emptyTextFields, untypedValues } from './task-values';
 import { planFields, planWords } from './form-plan';
@@ -61,7 +61,10 @@ export function trackFilling(step: StepContext, tool: string, args: unknown, res
     memory.formTouched = true;
   } else if (SENDS.has(tool) || (tool === 'send_keys' && /enter/i.test(String((args as { keys?: unknown }).keys)))) {
     // (a link leaves the form unsent: told it was sent, the default model answered from the page the link opened)
-    memory.pressedAfterFilling = memory.unsubmitted.length > 0 && tool !== 'navigate' && tool !== 'go_back' && role !== 'link';
+    // (nor is a search sent the task's end: told "if the task asks for nothing more, call done"
+    // on the results, the default model may answer from them before it opens the one asked for)
+    const searched = memory.unsubmitted.every((field) => isSearchField(memory.lastObservation ?? '', field));
+    memory.pressedAfterFilling = memory.unsubmitted.length > 0 && !searched && tool !== 'navigate' && tool !== 'go_back' && role !== 'link';
     memory.unsubmitted = [];
     memory.heldForm = undefined;
   }

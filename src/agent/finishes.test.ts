@@ -45,6 +45,8 @@ const PAGES: Record<string, string> = {
   '/settings': `<!doctype html><title>Privacy settings</title><form action="/settings-saved"><label><input type="checkbox" name="ads" checked> Personalised ads</label> <label><input type="checkbox" name="faces"> Face grouping</label> <button>Save preferences</button></form>`,
   '/settings-saved': `<!doctype html><title>Preferences saved</title><p>Your preferences were saved.</p><a href="/settings">Back to privacy settings</a>`,
   '/home-city': `<!doctype html><title>Settings</title><form action="/sent"><label>Home city <select name="city"><option>Choose</option><option>Zaragoza, Puebla, Mexico</option><option>Zaragoza, Aragon, Spain</option></select></label> <button>Save settings</button></form>`,
+  '/dune-results': `<!doctype html><meta charset="utf-8"><title>Results</title><p><a href="/dune-folio">Dune – Folio Society</a> · €58.00</p><p><a href="/dune-nel">Dune – New English Library</a> · €4.75</p>`,
+  '/dune-nel': `<!doctype html><meta charset="utf-8"><title>Book</title><h1>Dune</h1><p>New English Library, paperback · €4.75</p><p>Sold by</p><p>Paperback Rider, Hull</p><a href="/dune-results">Back to results</a>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -818,6 +820,21 @@ describe('a task that compares prices, on a page to search first', () => {
     const { requests } = await run([[type], [{ tool: 'done', args: { message: 'none' } }]], 8, { prompt: 'Find the cheapest copy of Dune on Bookbarn.' });
     expect(lastObservation(requests[0])).toContain('Note: the task asks for the cheapest "Dune"; to compare them all, type "Dune" into [1] "Title, author or ISBN", then press [2] "Find books".');
     expect(lastObservation(requests[1])).not.toContain('to compare them all');
+  });
+
+  it('is told the page it opened from the line said cheapest is that line\'s own page', async () => {
+    await page.goto('http://site.test/dune-results');
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [{ tool: 'done', args: { message: 'Paperback Rider' } }]], 8, { prompt: 'Find the cheapest copy of Dune and tell me which shop sells it.' });
+    expect(lastObservation(requests[0])).toMatch(/Note: of the 2 prices on this page, the lowest is on the line ".*€4\.75"/);
+    expect(lastObservation(requests[1])).toContain("Note: this page shows €4.75, the lowest price of the page before: it is the cheapest one's own page. If the task asks what this page shows, call done with it.");
+  });
+
+  it('is not told a search it sent is a form sent that may end the task', async () => {
+    await page.goto('http://site.test/books');
+    const search: Call[] = [{ tool: 'input_text', args: { index: 1, text: 'Dune' } }, { tool: 'click_element', args: { index: 2 } }];
+    const { requests } = await run([search, [{ tool: 'done', args: { message: 'none' } }]], 8, { prompt: 'Find the cheapest copy of Dune on Bookbarn.' });
+    expect(lastObservation(requests[1])).toContain('URL: http://site.test/results?q=Dune');
+    expect(lastObservation(requests[1])).not.toContain('the form you filled was sent');
   });
 });
 

@@ -155,7 +155,7 @@ export function pressOutsideForm(observation: string, index: number): FormToSend
 }
 
 /** The observation's line of [index] is a search field (role searchbox, type=search, or a label that says search). */
-function isSearchField(observation: string, index: number): boolean {
+export function isSearchField(observation: string, index: number): boolean {
   const line = new RegExp(`^\\s*\\[${index}\\] (\\S+) "((?:[^"\\\\]|\\\\.)*)"(.*)$`, 'm').exec(observation);
   return !!line && (line[1] === 'searchbox' || /\btype=search\b/.test(line[3]) || /\bsearch\b/i.test(line[2]));
 }

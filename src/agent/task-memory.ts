@@ -8,6 +8,7 @@ import type { TaskFile, TaskFiles } from '../browser/task-files';
 import type { ApprovedElement } from './approval-binding';
 import type { EmptyField, UnchosenField } from './form-fields';
 import type { PlannedValue } from './form-plan';
+import type { ExtremeNamed } from './observe/price-extreme';
 import { PressCounter, RepetitionGuard } from './repetition';
 import { SetControls, SpentTools } from './page-bound-tools';
 import { BackAndForth } from './back-and-forth';
@@ -158,6 +159,8 @@ export class TaskMemory {
   sentWith?: string;
   /** A leave of the page a form was sent to with its toggles as asked was held once in this task (toggle-asked.ts). */
   sentLeaveHeld = false;
+  /** What the last observation's note of the cheapest (most expensive) line named (price-extreme.ts). */
+  extremeNamed?: ExtremeNamed;
   /** A done was answered once for a press held back and not made since. */
   heldFormQuestioned = false;
   /** Elements a model that follows the schemas may not press in its next answer: the button whose press was just held (submit-check.ts). */
@@ -215,6 +218,7 @@ export class TaskMemory {
     this.jumpHeld = false;
     this.sentWith = undefined;
     this.sentLeaveHeld = false;
+    this.extremeNamed = undefined;
     this.repeatsHeld.clear();
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();

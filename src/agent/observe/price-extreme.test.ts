@@ -1,4 +1,4 @@
-import { priceExtremeAsked, priceExtremeNote, searchFirstNote } from './price-extreme';
+import { extremeOpenedNote, priceExtreme, priceExtremeAsked, priceExtremeNote, searchFirstNote } from './price-extreme';
 
 const page = [
   'URL: http://shop.test/list.html?cat=garden',
@@ -82,5 +82,23 @@ describe('a page to search first', () => {
     expect(searchFirstNote(task, home.replace('Staff picks', 'Dune €12.00\nDune €9.50'))).toBeUndefined();
     expect(searchFirstNote(task, home.replace('[1] textbox "Title, author or ISBN" type=search empty', '[1] textbox "Your name" empty'))).toBeUndefined();
     expect(searchFirstNote('Tell me which shop sells Dune on Bookbarn.', home)).toBeUndefined();
+  });
+});
+
+describe('the page opened from the line named the cheapest', () => {
+  const results = ['URL: http://books.test/search?q=Dune', 'Visible text:', 'Dune – Folio Society · €58.00', 'Dune – New English Library · €4.75'].join('\n');
+  const book = (price: string) => ['URL: http://books.test/book?id=nel', 'Interactive elements:', '[1] link "Back to results"', 'Visible text:', 'Dune', `New English Library, paperback · ${price}`, 'Sold by', 'Paperback Rider, Hull'].join('\n');
+
+  it('names the amount of the line the note gave', () => {
+    expect(priceExtreme('Find the cheapest copy of Dune.', results)?.named).toEqual({ amount: '€4.75', end: 'lowest' });
+    expect(priceExtreme('Find the most expensive copy of Dune.', results)?.named).toEqual({ amount: '€58.00', end: 'highest' });
+  });
+
+  it('is said to be that line\'s page when it shows the amount, and not otherwise', () => {
+    expect(extremeOpenedNote({ amount: '€4.75', end: 'lowest' }, book('€4.75'))).toBe(
+      "Note: this page shows €4.75, the lowest price of the page before: it is the cheapest one's own page. If the task asks what this page shows, call done with it.",
+    );
+    expect(extremeOpenedNote({ amount: '€4.75', end: 'lowest' }, book('€58.00'))).toBeUndefined();
+    expect(extremeOpenedNote({ amount: '€4.75', end: 'lowest' }, book('€14.75'))).toBeUndefined();
   });
 });

@@ -80,6 +80,30 @@ export function searchFirstNote(task: string, observation: string): string | und
 
 /** The note for the observation, or undefined when the task asks for no extreme or the page shows fewer than two prices. */
 export function priceExtremeNote(task: string, observation: string): string | undefined {
+  return priceExtreme(task, observation)?.note;
+}
+
+/** What the note names: the amount of the line it gives (`€4.75`), and which end it is. */
+export interface ExtremeNamed {
+  amount: string;
+  end: 'lowest' | 'highest';
+}
+
+/**
+ * Said on the page opened from the one whose note named the cheapest (most expensive) line,
+ * when it shows that line's amount: the default model, told "Dune … €4.75" was the lowest,
+ * opened it, read "Sold by Paperback Rider, Hull", and went back to the home page to "find the
+ * cheapest copy" again.
+ */
+export function extremeOpenedNote(named: ExtremeNamed, observation: string): string | undefined {
+  const text = observation.split('\n').filter((line) => line.trim() && !FRAME_LINE.test(line.trim()));
+  if (!text.some((line) => [...line.matchAll(PRICE)].some((m) => m[0].trim() === named.amount))) return undefined;
+  const which = named.end === 'lowest' ? 'cheapest' : 'most expensive';
+  return `Note: this page shows ${named.amount}, the ${named.end} price of the page before: it is the ${which} one's own page. If the task asks what this page shows, call done with it.`;
+}
+
+/** The note, with what it names. */
+export function priceExtreme(task: string, observation: string): { note: string; named: ExtremeNamed } | undefined {
   const end = priceExtremeAsked(task);
   if (!end) return undefined;
   const priced = pricedLines(observation);
@@ -98,5 +122,6 @@ export function priceExtremeNote(task: string, observation: string): string | un
   const which = end === 'lowest' ? 'cheapest' : 'most expensive';
   const of = others ? ` of "${name!}" (other titles left out)` : '';
   const count = priced.length === 1 ? 'the 1 price' : `the ${priced.length} prices`;
-  return `Note: of ${count}${of} on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).`;
+  const amount = [...lines[0].matchAll(PRICE)][0][0].trim();
+  return { note: `Note: of ${count}${of} on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).`, named: { amount, end } };
 }
