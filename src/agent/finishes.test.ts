@@ -47,6 +47,8 @@ const PAGES: Record<string, string> = {
   '/home-city': `<!doctype html><title>Settings</title><form action="/sent"><label>Home city <select name="city"><option>Choose</option><option>Zaragoza, Puebla, Mexico</option><option>Zaragoza, Aragon, Spain</option></select></label> <button>Save settings</button></form>`,
   '/dune-results': `<!doctype html><meta charset="utf-8"><title>Results</title><p><a href="/dune-folio">Dune – Folio Society</a> · €58.00</p><p><a href="/dune-nel">Dune – New English Library</a> · €4.75</p>`,
   '/dune-nel': `<!doctype html><meta charset="utf-8"><title>Book</title><h1>Dune</h1><p>New English Library, paperback · €4.75</p><p>Sold by</p><p>Paperback Rider, Hull</p><a href="/dune-results">Back to results</a>`,
+  '/strip': `<!doctype html><title>Book a table</title><button id="later">Later dates</button> <span id="days"></span>
+    <script>let first = 2; const draw = () => { days.innerHTML = ''; for (let d = first; d < first + 3; d++) { const b = document.createElement('button'); b.textContent = d + ' December 2026'; days.append(b); } }; later.onclick = () => { first += 3; draw(); }; draw();</script>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -835,6 +837,15 @@ describe('a task that compares prices, on a page to search first', () => {
     const { requests } = await run([search, [{ tool: 'done', args: { message: 'none' } }]], 8, { prompt: 'Find the cheapest copy of Dune on Bookbarn.' });
     expect(lastObservation(requests[1])).toContain('URL: http://site.test/results?q=Dune');
     expect(lastObservation(requests[1])).not.toContain('the form you filled was sent');
+  });
+});
+
+describe('the day the task names, on a page of days', () => {
+  it('is said not shown with the button that shows later ones, then named by its element once shown', async () => {
+    await page.goto('http://site.test/strip');
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 1 } }], [done]], 8, { prompt: 'Book a table on 6 December.' });
+    expect(lastObservation(requests[0])).toContain('Note: the task\'s date, 6 December, is not among the days shown (2 December 2026 to 4 December 2026): press [1] button "Later dates" to show later ones.');
+    expect(lastObservation(requests[1])).toContain('Note: the task\'s date, 6 December, is [6] button "6 December 2026" on this page.');
   });
 });
 

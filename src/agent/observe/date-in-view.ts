@@ -1,0 +1,78 @@
+/**
+ * For a task that names one date ("on Friday 18 December"), on a page whose buttons are days
+ * (a week strip, a calendar): the element of that day when the page shows it, else the button
+ * that shows later (or earlier) days, said after the page. The default model, asked for 18
+ * December on a strip of 2 to 8 December, pressed time slots and the strip's days in turn.
+ */
+import { observedElements, statesOf } from './page-diff';
+
+export interface DayOfYear {
+  day: number;
+  /** 1 to 12. */
+  month: number;
+  year?: number;
+}
+
+const MONTH = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+/** 18 December (2026), 18th of December. */
+const DAY_MONTH = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\b(?:,?\\s+(\\d{4})\\b)?`, 'gi');
+/** December 18(, 2026). */
+const MONTH_DAY = new RegExp(`\\b${MONTH}\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?`, 'gi');
+/** 2026-12-18. */
+const ISO = /\b(\d{4})-(\d{2})-(\d{2})\b/g;
+/** Roles a day of a date picker takes. */
+const DAY_ROLES = new Set(['button', 'gridcell', 'link', 'option', 'cell', 'radio', 'tab']);
+const LATER = /\b(?:next|later|forward)\b|^[›»→>]$/i;
+const EARLIER = /\b(?:previous|prev|earlier|back)\b|^[‹«←<]$/i;
+/** A date picker shows at least this many days. */
+const MIN_DAYS = 3;
+
+const monthOf = (name: string) => MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1;
+
+/** The dates a text names, in its order. */
+export function datesIn(text: string): DayOfYear[] {
+  const found: { at: number; date: DayOfYear }[] = [];
+  const add = (at: number, day: number, month: number, year?: string) => {
+    if (day >= 1 && day <= 31 && month >= 1 && month <= 12) found.push({ at, date: { day, month, ...(year ? { year: Number(year) } : {}) } });
+  };
+  for (const m of text.matchAll(DAY_MONTH)) add(m.index!, Number(m[1]), monthOf(m[2]), m[3]);
+  for (const m of text.matchAll(MONTH_DAY)) add(m.index!, Number(m[2]), monthOf(m[1]), m[3]);
+  for (const m of text.matchAll(ISO)) add(m.index!, Number(m[3]), Number(m[2]), m[1]);
+  return found.sort((a, b) => a.at - b.at).map((f) => f.date);
+}
+
+/** A day's order in time: the year taken as `year` when the date names none. */
+const ordinal = (date: DayOfYear, year: number) => ((date.year ?? year) * 13 + date.month) * 32 + date.day;
+
+const said = (date: DayOfYear) => `${date.day} ${['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'][date.month - 1]}${date.year ? ` ${date.year}` : ''}`;
+
+/** The note for the observation, or undefined when the task names no one date or the page shows no days. */
+export function dateInViewNote(task: string, observation: string): string | undefined {
+  const asked = [...new Map(datesIn(task).map((d) => [`${d.day}/${d.month}/${d.year ?? ''}`, d])).values()];
+  if (asked.length !== 1) return undefined;
+  const target = asked[0];
+  const elements = observedElements(observation);
+  const days = elements.flatMap((e) => {
+    const dates = DAY_ROLES.has(e.role) ? datesIn(e.label) : [];
+    return dates.length === 1 ? [{ ...e, date: dates[0] }] : [];
+  });
+  if (days.length < MIN_DAYS) return undefined;
+  const year = days.find((d) => d.date.year)?.date.year ?? new Date().getUTCFullYear();
+  const same = days.find((d) => d.date.day === target.day && d.date.month === target.month && (!target.year || !d.date.year || d.date.year === target.year));
+  if (same) {
+    const states = statesOf(same.line);
+    if (states.has('pressed') || states.has('selected') || states.has('checked')) return undefined;
+    if (states.has('disabled')) return `Note: the task's date, ${said(target)}, is [${same.index}] ${same.role} "${same.label}", which the page shows disabled (not available).`;
+    return `Note: the task's date, ${said(target)}, is [${same.index}] ${same.role} "${same.label}" on this page.`;
+  }
+  const sorted = days.map((d) => ordinal(d.date, year)).sort((a, b) => a - b);
+  const wanted = ordinal(target, year);
+  const later = wanted > sorted[sorted.length - 1];
+  if (!later && wanted > sorted[0]) return undefined;
+  const move = elements.find((e) => ['button', 'link'].includes(e.role) && !statesOf(e.line).has('disabled') && (later ? LATER : EARLIER).test(e.label.trim()) && !datesIn(e.label).length);
+  if (!move) return undefined;
+  const first = days.reduce((a, b) => (ordinal(b.date, year) < ordinal(a.date, year) ? b : a));
+  const last = days.reduce((a, b) => (ordinal(b.date, year) > ordinal(a.date, year) ? b : a));
+  return `Note: the task's date, ${said(target)}, is not among the days shown (${said(first.date)} to ${said(last.date)}): press [${move.index}] ${move.role} "${move.label}" to show ${later ? 'later' : 'earlier'} ones.`;
+}
