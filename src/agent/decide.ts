@@ -13,7 +13,7 @@ import { observePage } from './observe/observe';
 import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
 import { formSentNote } from './done-check';
 import { namedInViewNote } from './observe/named-in-view';
-import { dateInViewNote } from './observe/date-in-view';
+import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
@@ -90,8 +90,7 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (extreme) lines.push(extreme);
   const named = namedInViewNote(input.params.prompt ?? '', observation.text);
   if (named) lines.push(named);
-  const day = dateInViewNote(input.params.prompt ?? '', observation.text);
-  if (day) lines.push(day);
+  for (const when of [dateInViewNote(input.params.prompt ?? '', observation.text), timeInViewNote(input.params.prompt ?? '', observation.text)]) if (when) lines.push(when);
   if (input.stepNo > 0) lines.push(taskReminder(input.params.prompt));
   const closing = lines.map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);

@@ -1,4 +1,4 @@
-import { dateInViewNote, datesIn } from './date-in-view';
+import { dateInViewNote, datesIn, timeInViewNote } from './date-in-view';
 
 const task = 'Book a table at Olive for 4 people on Friday 18 December at 19:30, in the name of Okafor.';
 /** A week strip from `first` December 2026, seven days; `pressed` the index of a day shown pressed. */
@@ -38,5 +38,15 @@ describe('the day the task names, on a page of days', () => {
     expect(dateInViewNote('Book a table for 4 people at 19:30.', strip(2))).toBeUndefined();
     expect(dateInViewNote('Move my booking from 4 December to 18 December.', strip(2))).toBeUndefined();
     expect(dateInViewNote(task, ['Interactive elements:', '[1] button "Friday 4 December 2026"', '[2] button "Later dates"', 'Visible text:'].join('\n'))).toBeUndefined();
+  });
+});
+
+describe('the time the task names, on a page of time slots', () => {
+  it('is named by the element labelled with it until it is chosen', () => {
+    expect(timeInViewNote(task, strip(16))).toBe('Note: the task\'s time, 19:30, is [11] button "19:30".');
+    expect(timeInViewNote('Book for 7.15 pm.', strip(16).replace('"19:30"', '"07:15"'))).toBe('Note: the task\'s time, 7:15, is [11] button "07:15".');
+    expect(timeInViewNote(task, strip(16).replace('"19:30"', '"19:30" pressed'))).toBeUndefined();
+    expect(timeInViewNote('Book for 4 people.', strip(16))).toBeUndefined();
+    expect(timeInViewNote('Between 18:00 and 19:30.', strip(16))).toBeUndefined();
   });
 });

@@ -76,3 +76,21 @@ export function dateInViewNote(task: string, observation: string): string | unde
   const last = days.reduce((a, b) => (ordinal(b.date, year) > ordinal(a.date, year) ? b : a));
   return `Note: the task's date, ${said(target)}, is not among the days shown (${said(first.date)} to ${said(last.date)}): press [${move.index}] ${move.role} "${move.label}" to show ${later ? 'later' : 'earlier'} ones.`;
 }
+
+/** 19:30, 7.15. */
+const TIME = /\b([01]?\d|2[0-3])[:.]([0-5]\d)\b(?!\s*[%€$£])/g;
+
+/**
+ * For a task that names one time of day ("at 19:30"), the element labelled with that time when
+ * the page shows one and it is not chosen yet: the default model, "19:30" in its words, pressed
+ * the slot "17:30" three times.
+ */
+export function timeInViewNote(task: string, observation: string): string | undefined {
+  const times = [...new Set([...task.matchAll(TIME)].map((m) => `${Number(m[1])}:${m[2]}`))];
+  if (times.length !== 1) return undefined;
+  const slot = observedElements(observation).find((e) => DAY_ROLES.has(e.role) && /^\d{1,2}[:.]\d{2}$/.test(e.label.trim()) && `${Number(e.label.trim().split(/[:.]/)[0])}:${e.label.trim().slice(-2)}` === times[0]);
+  if (!slot) return undefined;
+  const states = statesOf(slot.line);
+  if (states.has('pressed') || states.has('selected') || states.has('checked')) return undefined;
+  return `Note: the task's time, ${times[0]}, is [${slot.index}] ${slot.role} "${slot.label}"${states.has('disabled') ? ', which the page shows disabled (not available)' : ''}.`;
+}
