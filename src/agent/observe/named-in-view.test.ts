@@ -1,4 +1,4 @@
-import { cellUnder, keywordsAsked, namedInViewNote, namesAsked } from './named-in-view';
+import { keywordsAsked, namedInViewNote, namesAsked, recordOf } from './named-in-view';
 
 const page = (...text: string[]) => ['URL: http://shop.test/results?q=chair&page=2', 'Title: Search results', 'Tabs: [0] Search results (active)', 'Interactive elements:', '[1] link "Previous page"', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
 const task = 'Search the catalogue for "chair" and tell me the price of the Oak Rocking Chair. The results have several pages. Answer with the price only.';
@@ -39,7 +39,7 @@ describe('a rarer word of a question that names no name, in view', () => {
   const directory = (...rows: string[]) => page('Staff directory', 'Name Department Extension', ...rows);
   it('quotes the one or two lines that hold it', () => {
     expect(namedInViewNote("Who looks after payroll at Northwind, and what's their extension?", directory('Ines Duarte Finance 2604', 'Jonas Berg Payroll 2615'))).toBe(
-      'Note: the task asks about "payroll"; this page shows "Name Department Extension" above "Jonas Berg Payroll 2615" (under "Extension": 2615). If that answers the task, call done with it.',
+      'Note: the task asks about "payroll"; this page shows "Name Department Extension" above "Jonas Berg Payroll 2615" (Name: Jonas Berg, Department: Payroll, Extension: 2615). If that answers the task, call done with it.',
     );
     expect(namedInViewNote("Who looks after payroll at Northwind?", page('Ines Duarte Finance 2604', 'Jonas Berg Payroll 2615'))).toBe(
       'Note: the task asks about "payroll"; this page shows "Jonas Berg Payroll 2615". If that answers the task, call done with it.',
@@ -59,19 +59,15 @@ describe('a rarer word of a question that names no name, in view', () => {
   });
 });
 
-describe('the cell under a column the heading row names', () => {
-  it('is read from the right of the row, whose first cell may take several words', () => {
-    expect(cellUnder('Bread Small Large', 'Sourdough €3.20 €5.40', 'large')).toEqual({ name: 'Large', value: '€5.40' });
-    expect(cellUnder('Bread Small Large', 'White farmhouse €2.60 €4.10', 'small')).toEqual({ name: 'Small', value: '€2.60' });
-    expect(cellUnder('Name Department Extension', 'Jonas Berg Payroll 2615', 'extension')).toEqual({ name: 'Extension', value: '2615' });
-    expect(cellUnder('Name Department Extensions', 'Jonas Berg Payroll 2615', 'extension')).toEqual({ name: 'Extensions', value: '2615' });
+describe('a row read by the heading row above it', () => {
+  it('pairs each name with its cell, read from the right of the row, whose first cell may take several words', () => {
+    expect(recordOf('Bread Small Large', 'Sourdough €3.20 €5.40')).toBe('Bread: Sourdough, Small: €3.20, Large: €5.40');
+    expect(recordOf('Name Department Extension', 'Jonas Berg Payroll 2615')).toBe('Name: Jonas Berg, Department: Payroll, Extension: 2615');
   });
 
-  it('is not read for the first column, a heading of fewer than three names, a row of fewer words, or a word the heading does not hold', () => {
-    expect(cellUnder('Name Department Extension', 'Jonas Berg Payroll 2615', 'name')).toBeUndefined();
-    expect(cellUnder('Riverside Library', 'Sunday 13:00–17:00', 'library')).toBeUndefined();
-    expect(cellUnder('Bread Small Large', 'Sourdough €5.40', 'large')).toBeUndefined();
-    expect(cellUnder('Bread Small Large', 'Sourdough €3.20 €5.40', 'medium')).toBeUndefined();
+  it('is not read for a heading of fewer than three names or a row of fewer words', () => {
+    expect(recordOf('Riverside Library', 'Sunday 13:00–17:00')).toBeUndefined();
+    expect(recordOf('Bread Small Large', 'Sourdough €5.40')).toBeUndefined();
   });
 });
 
@@ -90,7 +86,7 @@ describe('a task that names only the site it is on', () => {
   const task = 'How much is a large sourdough at Crumb & Co?';
   it('quotes the line of its other words, with the heading row above it that holds another of them', () => {
     expect(namedInViewNote(task, bakery('Bread Small Large', 'White farmhouse €2.60 €4.10', 'Sourdough €3.20 €5.40', 'Dark rye €3.00 €4.90'))).toBe(
-      'Note: the task asks about "sourdough"; this page shows "Bread Small Large" above "Sourdough €3.20 €5.40" (under "Large": €5.40). If that answers the task, call done with it.',
+      'Note: the task asks about "sourdough"; this page shows "Bread Small Large" above "Sourdough €3.20 €5.40" (Bread: Sourdough, Small: €3.20, Large: €5.40). If that answers the task, call done with it.',
     );
     // no heading row: the line alone; a heading below the line, or far above it, is not its heading
     expect(namedInViewNote(task, bakery('Large orders', ...Array.from({ length: 8 }, (_, i) => `Note ${i}`), 'Sourdough €3.20 €5.40'))).toBe('Note: the task asks about "sourdough"; this page shows "Sourdough €3.20 €5.40". If that answers the task, call done with it.');

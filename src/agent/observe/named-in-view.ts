@@ -139,22 +139,21 @@ function keywordsInView(task: string, site: string, lines: string[]): { about: s
     .sort((a, b) => above.lastIndexOf(b.line) - above.lastIndexOf(a.line))[0];
   const shown = hit.found.map(clipped).join(', and ');
   if (!heading) return { about: `"${hit.word}"`, shown };
-  const cell = cellUnder(heading.line, hit.found[0], heading.word);
-  return { about: `"${hit.word}"`, shown: `${clipped(heading.line)} above ${shown}${cell ? ` (under "${cell.name}": ${cell.value})` : ''}` };
+  const record = recordOf(heading.line, hit.found[0]);
+  return { about: `"${hit.word}"`, shown: `${clipped(heading.line)} above ${shown}${record ? ` (${record})` : ''}` };
 }
 
 /**
- * The cell of a table's row under the column the heading row names by `word` ("Large" of
- * "Bread Small Large": "€5.40" of "Sourdough €3.20 €5.40"), the row read from the right (only
- * its first cell may take several words: "Jonas Berg Payroll 2615"); undefined for a heading
- * of fewer than three names, a row of fewer words, or the first column. The default model, the
- * heading row and the line quoted, still wrote it had to find the price of the large one.
+ * A table's row read by its heading row ("Bread Small Large" over "Sourdough €3.20 €5.40":
+ * `Bread: Sourdough, Small: €3.20, Large: €5.40`), the row read from the right (only its first
+ * cell may take several words: "Jonas Berg Payroll 2615"); undefined for a heading of fewer
+ * than three names or a row of fewer words. The default model, the heading row and the line
+ * quoted, still wrote it had to find the price of the large one.
  */
-export function cellUnder(heading: string, row: string, word: string): { name: string; value: string } | undefined {
+export function recordOf(heading: string, row: string): string | undefined {
   const names = heading.split(/\s+/);
   const cells = row.split(/\s+/);
   if (names.length < 3 || cells.length < names.length) return undefined;
-  const at = names.findIndex((name) => new RegExp(`^${word}(?:s|es)?$`, 'iu').test(name));
-  if (at < 1) return undefined;
-  return { name: names[at], value: cells[at + cells.length - names.length] };
+  const extra = cells.length - names.length;
+  return names.map((name, i) => `${name}: ${i === 0 ? cells.slice(0, extra + 1).join(' ') : cells[i + extra]}`).join(', ');
 }
