@@ -11,7 +11,7 @@ import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
-import { formSentNote } from './done-check';
+import { formBackNote, formSentNote, formShownAgain } from './done-check';
 import { namedInViewNote } from './observe/named-in-view';
 import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
@@ -114,8 +114,9 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   if (before === undefined || !memory.acted.length) return [...memory.notes];
   const lines = [changeSummary(before, now, memory.acted)];
   const sent = memory.pressedAfterFilling && readObservation(before).url !== readObservation(now).url;
-  memory.sentWith = sent ? togglesSetAsAsked(task, before) : undefined;
-  if (sent) lines.push(formSentNote(memory.sentWith));
+  const back = sent ? formShownAgain(before, now, new Set(memory.typedInto.keys())) : [];
+  memory.sentWith = sent && !back.length ? togglesSetAsAsked(task, before) : undefined;
+  if (sent) lines.push(back.length ? formBackNote(back) : formSentNote(memory.sentWith));
   memory.pressedAfterFilling = false;
   const presses = memory.presses;
   // a press that changed nothing visible ends the count (a link to a part of the page already

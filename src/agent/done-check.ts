@@ -84,6 +84,22 @@ function settleHeld(memory: StepContext['memory'], index: number): void {
   if (!held.empty.length && !held.unchosen.length) memory.heldForm = undefined;
 }
 
+/**
+ * The text fields filled before a press that the page after it shows again, empty, by the same
+ * name: the form came back (a login refused). Told "the form you filled was sent … call done"
+ * on the login page again with "The e-mail address and password do not match", the default
+ * model wrote it had logged in.
+ */
+export function formShownAgain(before: string, now: string, typedInto: ReadonlySet<number>): string[] {
+  const field = /^\s*\[(\d+)\] (textbox|searchbox|combobox) "((?:[^"\\]|\\.)*)"(.*)$/gm;
+  const filled = new Set([...before.matchAll(field)].filter((m) => typedInto.has(Number(m[1])) || / value="/.test(m[4])).map((m) => `${m[2]} ${m[3]}`));
+  return [...now.matchAll(field)].filter((m) => /\bempty\b/.test(m[4]) && filled.has(`${m[2]} ${m[3]}`)).map((m) => `"${m[3]}"`);
+}
+
+/** Said instead of the sent note when the form came back with the fields empty again. */
+export const formBackNote = (fields: string[]) =>
+  `Note: the form was sent, but this page shows it again with ${fields.join(', ')} empty: read what the page says (a refusal, a field it asks for); fill the fields again with what the task gives, then send it.`;
+
 /** Said with the observation after a press that sent what the agent filled and led to another page (with the toggles the task names, when set as it asks). */
 export const formSentNote = (sentWith?: string) => `Note: the form you filled was sent${sentWith ? ` with ${sentWith}, as the task asks,` : ''} and a new page opened: if the task asks for nothing more, call done.`;
 

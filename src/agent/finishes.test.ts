@@ -49,6 +49,7 @@ const PAGES: Record<string, string> = {
   '/dune-nel': `<!doctype html><meta charset="utf-8"><title>Book</title><h1>Dune</h1><p>New English Library, paperback · €4.75</p><p>Sold by</p><p>Paperback Rider, Hull</p><a href="/dune-results">Back to results</a>`,
   '/strip': `<!doctype html><title>Book a table</title><button id="later">Later dates</button> <span id="days"></span>
     <script>let first = 2; const draw = () => { days.innerHTML = ''; for (let d = first; d < first + 3; d++) { const b = document.createElement('button'); b.textContent = d + ' December 2026'; days.append(b); } }; later.onclick = () => { first += 3; draw(); }; draw();</script>`,
+  '/login-refused': `<!doctype html><title>Member login</title><form action="/login-refused"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -286,6 +287,15 @@ describe('a done that claims success', () => {
       'Not opened: the tab already shows http://site.test/callback, and the observation is that page. To load it again, call navigate with it once more. You filled [1] but the form was not sent (its button [2] "Call me back" was not pressed): press [2] to send it.',
     );
     expect(toolAnswers(typed.requests[3]).at(-1)).toBe('Not accepted yet: you filled [1] but the form was not sent (its button [2] "Call me back" was not pressed). Press [2] to send it, or if the task is complete as it is, call done again.');
+  });
+
+  it('is not said sent for the end of the task when the page after the press shows the form again, empty', async () => {
+    await page.goto('http://site.test/login-refused');
+    const fill: Call[] = [{ tool: 'input_text', args: { index: 1, text: 'sam@example.com' } }, { tool: 'input_text', args: { index: 2, text: 'wrong' } }, { tool: 'click_element', args: { index: 3 } }];
+    const { requests } = await run([fill, [done], [done]], 8);
+    expect(lastObservation(requests[1])).toContain('URL: http://site.test/login-refused?email=');
+    expect(lastObservation(requests[1])).toContain('Note: the form was sent, but this page shows it again with "E-mail", "Password" empty: read what the page says (a refusal, a field it asks for); fill the fields again with what the task gives, then send it.');
+    expect(lastObservation(requests[1])).not.toContain('the form you filled was sent');
   });
 
   it('is accepted at once after the form was sent, whose new page the observation says came from the press', async () => {
