@@ -132,7 +132,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   if (tool.name !== 'navigate') forgetReloadAsk(toolContext.page);
   base.timings = action.timings();
   if (result.done && result.done.success === false && !request.replay && step.options.llm.followsSchemas && !givenUpEarly(step, callId)) return { ...base, kind: 'continue' };
-  if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext, result.done.message))) return { ...base, kind: 'continue' };
+  if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext, result.done.message, request.reasoning))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && step.input.params.verify?.length) {
     const verification = await verifiedAnswer(step, callId, step.input.params.verify, result.done.message);
@@ -359,17 +359,19 @@ function givenUpEarly(step: StepContext, callId: string): boolean {
 }
 
 /** A done that claims success, held once for a press held and not made since, once for an answer that repeats the task, once against the amounts the task's pages held and once against what the page shows (done-check.ts). */
-async function doneStands(step: StepContext, callId: string, toolContext: ToolContext, answer: unknown): Promise<boolean> {
+async function doneStands(step: StepContext, callId: string, toolContext: ToolContext, answer: unknown, words: string | undefined): Promise<boolean> {
   const text = typeof answer === 'string' ? answer : JSON.stringify(answer ?? '');
   // a press held for its form's empty fields first: told only that its answer repeated the
   // task, the default model pressed a link, then sent the form with the e-mail field empty
   const heldFirst = step.memory.heldForm && !step.memory.heldFormQuestioned ? await doneObjection(step, toolContext) : undefined;
-  const objection = heldFirst ?? echoedTask(step, text) ?? unseenFigures(step, text) ?? (await doneObjection(step, toolContext));
+  const echo = heldFirst ? undefined : echoedTask(step, text, words);
+  const objection = heldFirst ?? echo ?? unseenFigures(step, text) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
   // Neither done nor a question at the next answer: the default model, its done answered,
-  // asked a human to do what the objection named.
-  step.memory.offNextAnswer.add('done');
+  // asked a human to do what the objection named. (Done stays after an echo: what it needs is
+  // another done; without it, the default model pressed "Log out".)
+  if (!echo) step.memory.offNextAnswer.add('done');
   step.memory.offNextAnswer.add('request_human_input');
   step.log.info({ objection: step.mask(objection) }, 'done answered with what the page shows');
   return false;

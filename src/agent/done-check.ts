@@ -108,7 +108,7 @@ export const formSentNote = (sentWith?: string) => `Note: the form you filled wa
  * short task) for a task that asks to be told something, said once per task: the default
  * model answered "Until when is my Pulse Fitness membership valid? Log in with …".
  */
-export function echoedTask(step: StepContext, answer: string): string | undefined {
+export function echoedTask(step: StepContext, answer: string, words?: string): string | undefined {
   const { memory } = step;
   const prompt = step.input.params.prompt ?? '';
   if (memory.echoQuestioned) return undefined;
@@ -116,7 +116,23 @@ export function echoedTask(step: StepContext, answer: string): string | undefine
   const first = squeeze(/^[^.?!\n]*[.?!]?/.exec(prompt.trim())?.[0] ?? '');
   if (first.length < 20 || !/\?/.test(prompt) || !squeeze(answer).includes(first)) return undefined;
   memory.echoQuestioned = true;
+  // what its own words quote from the page: the default model wrote "The page shows 'Valid
+  // until 14 April 2027' which is the answer", and answered with the task's words twice
+  const quoted = quotedFromPage(words ?? '', memory.lastObservation ?? '');
+  if (quoted) return `Not accepted yet: your answer repeats the task's words, and your own words say the page shows "${quoted}". Call done with the answer itself as its message (what the page shows that answers the task); if the answer is right as it is, call done again.`;
   return 'Not accepted yet: your answer repeats the task\'s words. Answer with what the page shows that answers it (find it first if no page showed it); if the answer is right as it is, call done again.';
+}
+
+/** The first text the words quote ('…' or "…", 4 to 120 characters) that a line of the page's text holds. */
+export function quotedFromPage(words: string, observation: string): string | undefined {
+  const at = observation.indexOf('\nVisible text:\n');
+  if (at < 0) return undefined;
+  const text = observation.slice(at).toLowerCase();
+  for (const m of words.matchAll(/'([^'\n]{4,120})'|"([^"\n]{4,120})"|‘([^’\n]{4,120})’|“([^”\n]{4,120})”/g)) {
+    const quote = (m[1] ?? m[2] ?? m[3] ?? m[4]).trim();
+    if (text.includes(quote.toLowerCase())) return quote;
+  }
+  return undefined;
 }
 
 /**

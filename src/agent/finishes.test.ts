@@ -871,6 +871,17 @@ describe('a done whose answer repeats the task', () => {
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
   });
 
+  it('is answered with the line its own words quote from the page, done still offered (a model that follows the schemas)', async () => {
+    await page.goto('http://site.test/results');
+    const prompt = 'How much is the Pine Chair at this shop? Tell me the price.';
+    const echo: Call = { tool: 'done', args: { message: prompt }, says: "The page shows 'Pine Chair: $89', which answers the task." };
+    const { requests, tools } = await run([[echo], [{ tool: 'done', args: { message: '$89' } }]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not accepted yet: your answer repeats the task\'s words, and your own words say the page shows "Pine Chair: $89". Call done with the answer itself as its message (what the page shows that answers the task); if the answer is right as it is, call done again.',
+    );
+    expect((tools[1] ?? []).find((t) => t.name === 'done')!.parameters).not.toHaveProperty('not');
+  });
+
   it('is accepted at once when it only names what the task names', async () => {
     await page.goto('http://site.test/results');
     const { results } = await run([[{ tool: 'done', args: { message: 'Your membership is valid until 14 April 2027.' } }]], 8, { prompt: 'Until when is my membership valid? Log in with sam@example.com first.' });
