@@ -340,6 +340,16 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?email=&password=');
   });
 
+  it('offers only the tools that fill in the answer after a press held with the values the task gives', async () => {
+    await page.goto('http://site.test/member-password');
+    const prompt = 'Until when is my membership valid? Log in with sam@example.com, password Peach-Tree-77.';
+    const { tools } = await run([[{ tool: 'click_element', args: { index: 3 } }], [{ tool: 'input_text', args: { index: 1, text: 'sam@example.com' } }], [done]], 8, { followsSchemas: true, prompt });
+    const offered = (n: number) => (tools[n] ?? []).filter((t) => (t.parameters as { not?: unknown }).not === undefined).map((t) => t.name).sort();
+    expect(offered(1)).toEqual(['input_text', 'select_option', 'upload_file'].filter((name) => offered(0).includes(name)));
+    expect(offered(1)).toContain('input_text');
+    expect(offered(2)).toContain('click_element');
+  });
+
   it('names the values the task gives that were not typed yet, with the empty field', async () => {
     await page.goto('http://site.test/callback');
     const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [done], [done]], 8, { followsSchemas: true, prompt: 'Ask for a callback to the phone number 555-0100.' });

@@ -90,6 +90,8 @@ export function unchosenFields(task: string, choices: ChoiceField[]): UnchosenFi
 
 /** At most this many empty fields (and as many choices) are named. */
 const MAX_NAMED = 5;
+/** Tools that fill no field: left out of the answer after a press held with the values the task gives for its empty fields. */
+const NOT_FILLING = ['click_element', 'done', 'extract', 'go_back', 'navigate', 'request_human_input', 'scroll', 'send_keys', 'switch_tab', 'wait'];
 /** At most this many presses are held in a task. */
 const MAX_HOLDS = 4;
 
@@ -127,6 +129,10 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const files = step.memory.files?.available() ?? [];
   step.memory.heldForm = { button, empty: form.empty, unchosen, given, files, plan };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
+  // the task gives what to fill: only the tools that fill in the next answer (told to type
+  // five values, the default model pressed them as keys, pressed the button again, and called
+  // done with the form unsent)
+  if (plan.length) for (const tool of NOT_FILLING) step.memory.offNextAnswer.add(tool);
   return heldNote(form.empty, button, unchosen, found === undefined, given, files, plan);
 }
 
