@@ -26,6 +26,7 @@ import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
 import { heldOption, OPTION_HELD } from './option-check';
+import { NO_EARLIER_PAGE } from './tools/go-back';
 import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
@@ -421,6 +422,7 @@ async function performed(step: StepContext, request: ActionRequest, action: Acti
   const { base } = action;
   memory.actionSucceeded();
   countPress(step, tool.name, request.args);
+  if (tool.name === 'click_element' && indexOf(request.args) !== undefined) memory.pressedNow.push(indexOf(request.args)!);
   trackFilling(step, tool.name, request.args, result);
   const note = (await reportRefusals(memory.guard, action.toolContext.page)) + (result.unchanged ? await unsentReminder(step, action.toolContext.page) : '');
   const summary = mask(`${request.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`);
@@ -456,6 +458,9 @@ async function failed(step: StepContext, request: ActionRequest, action: ActionU
   const hint = rightToolHint(tool.name, request.args, reason, memory.lastObservation);
   // Told the right tool, the model gets a few more tries before the task ends.
   if (hint) memory.toldRightTool = true;
+  // a tab with no earlier page: go_back is not offered while it shows this address (the
+  // default model, told so, went back three more times)
+  if (tool.name === 'go_back' && reason.includes(NO_EARLIER_PAGE)) memory.noEarlierPageAt = session.page.url();
   memory.answerCall(request.callId, `Action failed: ${reason}${hint ? ` ${mask(hint)}` : ''}`);
   log.info({ action: tool.name, reason, failures }, 'agent action failed');
   if (failures >= MAX_CONSECUTIVE_FAILED_ACTIONS + (memory.toldRightTool ? EXTRA_TRIES_AFTER_HINT : 0)) {

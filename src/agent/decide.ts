@@ -121,7 +121,12 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   const presses = memory.presses;
   // a press that changed nothing visible ends the count (a link to a part of the page already
   // shown, pressed again, was said to have changed the page each time)
-  if (lines[0] === NOTHING_CHANGED) presses.reset();
+  // (and the elements pressed are not offered again while the page looks the same: the
+  // default model pressed a time slot already chosen nine times)
+  if (lines[0] === NOTHING_CHANGED) {
+    presses.reset();
+    if (memory.pressedNow.length) memory.idlePresses = { page: now, indexes: [...memory.pressedNow] };
+  }
   else if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
   return [...lines, ...memory.notes];
 }
@@ -286,13 +291,14 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   const repeating = memory.repetition.repeating(pageText);
   if (repeating) off.push(repeating);
   const loop = memory.pages.loop(pageText);
-  if (loop) off.push('go_back');
+  if (loop || (memory.noEarlierPageAt !== undefined && readObservation(pageText).url === memory.noEarlierPageAt)) off.push('go_back');
   const offOnce = [...memory.offNextAnswer];
   memory.offNextAnswer.clear();
   off.push(...offOnce);
   const notNow = [...memory.pressesOffNextAnswer];
   memory.pressesOffNextAnswer.clear();
-  const idle = [...(loop?.leadBack.map((e) => e.index) ?? []), ...notNow];
+  const pressedInVain = memory.idlePresses?.page === pageText ? memory.idlePresses.indexes : [];
+  const idle = [...(loop?.leadBack.map((e) => e.index) ?? []), ...notNow, ...pressedInVain];
   const tools = unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle }), off);
   // Told what stands against its done, the model acts once more before it may call done again.
   if (!offOnce.includes('done') || !tools.some((spec) => spec.name !== 'done' && choosable(spec))) return tools;

@@ -12,6 +12,7 @@ import { namedFields, refusedFields } from './tools/refused-form';
 import { emptyTextFields, untypedValues } from './task-values';
 import { planFields, planWords } from './form-plan';
 import { normalizeUrl, withoutHash } from './tools/navigate';
+import { VALUE_HINT } from './observe/page-diff';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
@@ -288,7 +289,10 @@ export function heldRetype(step: StepContext, tool: string, args: unknown): stri
   if (tool !== 'input_text' || typeof index !== 'number' || typeof text !== 'string' || memory.retypeHeld.has(index)) return undefined;
   const observation = memory.lastObservation ?? '';
   const line = new RegExp(`^\\s*\\[${index}\\] .*$`, 'm').exec(observation)?.[0];
-  if (!line || /\bempty\b/.test(line) || memory.typedInto.get(index) !== text || (args as { clear?: unknown }).clear === false) return undefined;
+  // (by what the field shows too, unless masked: a combobox typed "Zaragoza" holds the option chosen since)
+  const shown = line ? VALUE_HINT.exec(line)?.[1] : undefined;
+  const holds = shown === undefined || /^"•+"$/.test(shown) || shown === JSON.stringify(text);
+  if (!line || /\bempty\b/.test(line) || !holds || memory.typedInto.get(index) !== text || (args as { clear?: unknown }).clear === false) return undefined;
   memory.retypeHeld.add(index);
   const fill = stillEmpty(step);
   return `${RETYPE_HELD} [${index}] holds what you typed there already. ${fill ? `${fill}; then send the form with its button.` : 'Go on with the next empty field, or the button that sends the form.'}`;

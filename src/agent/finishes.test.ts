@@ -50,6 +50,7 @@ const PAGES: Record<string, string> = {
   '/strip': `<!doctype html><title>Book a table</title><button id="later">Later dates</button> <span id="days"></span>
     <script>let first = 2; const draw = () => { days.innerHTML = ''; for (let d = first; d < first + 3; d++) { const b = document.createElement('button'); b.textContent = d + ' December 2026'; days.append(b); } }; later.onclick = () => { first += 3; draw(); }; draw();</script>`,
   '/login-refused': `<!doctype html><title>Member login</title><form action="/login-refused"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form>`,
+  '/city-pick': `<!doctype html><title>Settings</title><form action="/sent"><label>City <input name="city" id="c"></label> <button type="button" onclick="c.value = 'Lyon, France'">Lyon, France</button> <button>Save</button></form>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -567,6 +568,31 @@ describe('a wrong tool', () => {
   });
 });
 
+describe('a press that changed nothing visible', () => {
+  it('leaves the element out of what a model that follows the schemas may press while the page looks the same', async () => {
+    await page.goto('http://site.test/booking');
+    const slot: Call = { tool: 'click_element', args: { index: 3 } };
+    const { tools } = await run([[slot], [slot], [{ tool: 'select_option', args: { index: 1, value: '4' } }], [done]], 8, { followsSchemas: true });
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters as { properties: { index: { enum: unknown[] } } }).properties.index.enum.map(String);
+    const three = (v: string) => v === '3' || v.endsWith('[3]');
+    expect(pressable(1).some(three)).toBe(true);
+    expect(pressable(2).some(three)).toBe(false);
+    expect(pressable(3).some(three)).toBe(true);
+  });
+});
+
+describe('a go_back in a tab with no earlier page', () => {
+  it('is not offered again to a model that follows the schemas while the tab shows that page, and is after it moved on', async () => {
+    await page.goto('http://site.test/results');
+    const { requests, tools } = await run([[{ tool: 'go_back', args: {} }], [{ tool: 'click_element', args: { index: 2 } }], [done]], 8, { followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Action failed: Going back failed: there is no earlier page in this tab/);
+    const goBack = (n: number) => (tools[n] ?? []).find((t) => t.name === 'go_back')!.parameters as { not?: unknown };
+    expect(goBack(0).not).toBeUndefined();
+    expect(goBack(1).not).toEqual({});
+    expect(goBack(2).not).toBeUndefined();
+  });
+});
+
 describe('going back and forth between two pages', () => {
   const next: Call = { tool: 'click_element', args: { index: 2 } };
   it('is named on the second arrival, and what leads back (and go_back) is not offered to a model that follows the schemas', async () => {
@@ -684,6 +710,14 @@ describe('a link pressed away from a form filled and not sent (a model that foll
     const { requests } = await run([[typePassword], [typePassword], [typePassword], [done]], 8, { prompt: 'Log in with sam@example.com, password Peach-Tree-77.', followsSchemas: true });
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not typed: [2] holds what you typed there already. Type "sam@example.com" into [1]; then send the form with its button.');
     expect(toolAnswers(requests[3]).at(-1)).toBe('Typed •••• into [2] textbox "Password"');
+  });
+
+  it('does not hold a typing of the text typed before into a field that holds another value since', async () => {
+    await page.goto('http://site.test/city-pick');
+    const type: Call = { tool: 'input_text', args: { index: 1, text: 'Lyon' } };
+    const { requests } = await run([[type], [{ tool: 'click_element', args: { index: 2 } }], [type], [done]], 8, { followsSchemas: true });
+    expect(lastObservation(requests[2])).toContain('[1] now holds "Lyon, France"');
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Typed "Lyon" into [1] textbox "City"');
   });
 
   it('names the values the task gives for the fields still empty', async () => {

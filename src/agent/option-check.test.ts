@@ -33,6 +33,14 @@ describe('the option of a list that fits the task better', () => {
     );
   });
 
+  it('counts no word of the list\'s own label, nor an option that asks for a choice', () => {
+    const race = ['Interactive elements:', '[5] select "T-shirt size" value="Choose a size" options="Choose a size | XS | S | M | L | XL"', 'Visible text:'].join('\n');
+    expect(heldOption('Enter me: Ana Silva, T-shirt size M.', race, 'select_option', { index: 5, value: 'M' })).toBeUndefined();
+    const city = [{ text: '-- Select your city --' }, { text: 'Lyon' }];
+    expect(betterOption('Set my city to Lyon.', city, city[1])).toBeUndefined();
+    expect(betterOption('Make Zaragoza in Spain my home city.', [{ text: 'Spain city' }, { text: 'Madrid' }], { text: 'Madrid' }, 'Home city')).toEqual({ text: 'Spain city' });
+  });
+
   it('holds nothing for the best option, a list whose options the task does not tell apart, or an element that is no option', () => {
     expect(heldOption(task, listbox, 'click_element', { index: 4 })).toBeUndefined();
     expect(heldOption(task, listbox, 'select_option', { index: 2, value: 'Celsius, km/h' })).toBeUndefined();

@@ -17,27 +17,35 @@ interface Option {
 }
 
 /** The options of the list the action chooses from, and the one it chooses; undefined for an action that chooses none. */
-function choiceOf(observation: string, tool: string, args: { index?: unknown; value?: unknown; label?: unknown }): { options: Option[]; chosen: Option } | undefined {
+function choiceOf(observation: string, tool: string, args: { index?: unknown; value?: unknown; label?: unknown }): { options: Option[]; chosen: Option; label: string } | undefined {
   if (typeof args.index !== 'number') return undefined;
   const elements = observedElements(observation);
   const target = elements.find((e) => e.index === args.index);
   if (!target) return undefined;
   if (target.role === 'option' && (tool === 'click_element' || tool === 'select_option')) {
     const options = elements.filter((e) => e.role === 'option').map((e) => ({ index: e.index, text: e.label }));
-    return { options, chosen: { index: target.index, text: target.label } };
+    return { options, chosen: { index: target.index, text: target.label }, label: elements.find((e) => e.role === 'combobox')?.label ?? '' };
   }
   const hint = OPTIONS_HINT.exec(target.line)?.[1];
   const value = typeof args.label === 'string' ? args.label : typeof args.value === 'string' ? args.value : undefined;
   if (tool !== 'select_option' || target.role !== 'select' || !hint || value === undefined) return undefined;
   const options = hint.split(' | ').map((text) => ({ text }));
   const chosen = options.find((o) => o.text.toLowerCase() === value.toLowerCase());
-  return chosen && { options, chosen };
+  return chosen && { options, chosen, label: target.label };
 }
 
-/** The option that holds more of the task's words than any other, when the chosen one holds fewer; undefined otherwise. */
-export function betterOption(task: string, options: Option[], chosen: Option): Option | undefined {
-  const taskWords = new Set(wordsOf(task));
-  const score = (option: Option) => new Set(wordsOf(option.text).filter((w) => taskWords.has(w))).size;
+/** An option that asks for a choice rather than being one ("Choose a size", "-- Select --"). */
+const PLACEHOLDER = /^\W*(?:choose|select|pick|please|none)\b/i;
+
+/**
+ * The option that holds more of the task's words than any other, when the chosen one holds
+ * fewer; undefined otherwise. Words of the list's own label ("size" of "T-shirt size") and
+ * options that ask for a choice count for nothing: "Choose a size" was taken over "M".
+ */
+export function betterOption(task: string, options: Option[], chosen: Option, label = ''): Option | undefined {
+  const labelWords = new Set(wordsOf(label));
+  const taskWords = new Set(wordsOf(task).filter((w) => !labelWords.has(w)));
+  const score = (option: Option) => (PLACEHOLDER.test(option.text) ? 0 : new Set(wordsOf(option.text).filter((w) => taskWords.has(w))).size);
   const scored = options.map((option) => ({ option, score: score(option) })).sort((a, b) => b.score - a.score);
   if (scored.length < 2 || scored[0].score === scored[1].score || scored[0].option.text === chosen.text) return undefined;
   return score(chosen) < scored[0].score ? scored[0].option : undefined;
@@ -47,9 +55,10 @@ export function betterOption(task: string, options: Option[], chosen: Option): O
 export function heldOption(task: string, observation: string, tool: string, args: unknown): { note: string; key: string } | undefined {
   const choice = choiceOf(observation, tool, (args ?? {}) as { index?: unknown; value?: unknown; label?: unknown });
   if (!choice) return undefined;
-  const better = betterOption(task, choice.options, choice.chosen);
+  const better = betterOption(task, choice.options, choice.chosen, choice.label);
   if (!better) return undefined;
-  const taskWords = new Set(wordsOf(task));
+  const labelWords = new Set(wordsOf(choice.label));
+  const taskWords = new Set(wordsOf(task).filter((w) => !labelWords.has(w)));
   const chosenWords = wordsOf(choice.chosen.text);
   // the words as the option spells them ("Spain")
   const named = [...new Set(wordsOf(better.text).filter((w) => taskWords.has(w) && !chosenWords.includes(w)))].map((w) => better.text.match(new RegExp(`(?<![\\p{L}\\p{N}])${w}(?![\\p{L}\\p{N}])`, 'iu'))?.[0] ?? w);

@@ -159,6 +159,12 @@ export class TaskMemory {
   sentWith?: string;
   /** A leave of the page a form was sent to with its toggles as asked was held once in this task (toggle-asked.ts). */
   sentLeaveHeld = false;
+  /** The elements pressed (and not held) since the latest observation. */
+  pressedNow: number[] = [];
+  /** Elements whose press changed nothing visible, with the page as it then was: not offered to a model that follows the schemas while it looks the same. */
+  idlePresses?: { page: string; indexes: number[] };
+  /** The address of the tab whose go_back found no earlier page (go_back is not offered while the tab shows it). */
+  noEarlierPageAt?: string;
   /** What the last observation's note of the cheapest (most expensive) line named (price-extreme.ts). */
   extremeNamed?: ExtremeNamed;
   /** A done was answered once for a press held back and not made since. */
@@ -219,6 +225,9 @@ export class TaskMemory {
     this.sentWith = undefined;
     this.sentLeaveHeld = false;
     this.extremeNamed = undefined;
+    this.noEarlierPageAt = undefined;
+    this.pressedNow = [];
+    this.idlePresses = undefined;
     this.repeatsHeld.clear();
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
@@ -262,6 +271,7 @@ export class TaskMemory {
     this.figures.saw(text);
     this.lastObservation = text;
     this.acted = [];
+    this.pressedNow = [];
     this.notes = [];
     this.messages.push({ role: 'user', content, image });
   }

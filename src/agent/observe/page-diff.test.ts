@@ -18,6 +18,14 @@ describe('the change summary', () => {
     expect(changeSummary(page(), after, [1])).toBe('Changed: [1] now holds "Ada"');
   });
 
+  it('says the value a field holds after an action on another element (an option of its list chosen), two such fields at most', () => {
+    const before = page({ elements: ['[1] combobox "Home city" value="Zarag" expanded', '[4] option "Zaragoza, Aragon, Spain"', '[3] button "Save"'] });
+    const after = page({ elements: ['[1] combobox "Home city" value="Zaragoza, Aragon, Spain" collapsed', '[3] button "Save"'] });
+    expect(changeSummary(before, after, [4])).toBe('Changed: [4] went away; [1] now holds "Zaragoza, Aragon, Spain"; [1] "Home city" is now collapsed');
+    const three = (v: string) => page({ elements: [`[1] textbox "A" value="${v}"`, `[2] textbox "B" value="${v}"`, `[3] textbox "C" value="${v}"`, '[4] button "Copy"'] });
+    expect(changeSummary(three('x'), three('y'), [4])).toBe('Changed: [1] now holds "y"; [2] now holds "y"');
+  });
+
   it('says the address and title of a new page', () => {
     const after = page({ url: 'http://shop.test/thanks', title: 'Thanks', elements: [], text: ['Thank you'] });
     expect(changeSummary(page(), after, [3])).toBe('Changed: URL is now http://shop.test/thanks; title is now "Thanks"');

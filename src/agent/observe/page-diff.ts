@@ -141,8 +141,22 @@ function valueChanges(was: ObservedPage, now: ObservedPage, acted: readonly numb
     if (before !== undefined && VALUE_HINT.exec(before)?.[1] === value) continue;
     changes.push(value ? `[${index}] now holds ${clip(value)}` : `[${index}] is now empty`);
   }
+  // a field the action filled through another element (an option of its list chosen: the
+  // combobox's new value went unsaid, and the default model typed the city again)
+  let others = 0;
+  for (const [index, line] of now.elements) {
+    const before = was.elements.get(index);
+    if (acted.includes(index) || before === undefined || others >= MAX_OTHER_VALUES) continue;
+    const value = VALUE_HINT.exec(line)?.[1];
+    if (value === undefined || VALUE_HINT.exec(before)?.[1] === value) continue;
+    changes.push(`[${index}] now holds ${clip(value)}`);
+    others += 1;
+  }
   return changes;
 }
+
+/** At most this many fields the action did not act on are said to hold a new value. */
+const MAX_OTHER_VALUES = 2;
 
 /** The state words an element line may end with (see the observation's hints). */
 const STATES = ['checked', 'mixed', 'pressed', 'selected', 'expanded', 'collapsed', 'disabled', 'invalid'] as const;

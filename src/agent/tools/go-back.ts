@@ -25,6 +25,9 @@ async function previousEntry(ctx: ToolContext, page: Page): Promise<string | nul
   }
 }
 
+/** Said when the tab has no page to go back to. */
+export const NO_EARLIER_PAGE = 'there is no earlier page in this tab';
+
 export const goBackTool: AgentTool<typeof schema, 'go_back'> = {
   name: 'go_back',
   description: 'Go back to the previous page of the active tab, like the browser\'s back button.',
@@ -33,7 +36,7 @@ export const goBackTool: AgentTool<typeof schema, 'go_back'> = {
     const before = ctx.page.url();
     const previous = await previousEntry(ctx, ctx.page);
     if (previous === null || (previous === 'about:blank' && before !== 'about:blank')) {
-      throw new Error(`Going back failed: there is no earlier page in this tab; it opened at ${before}. The observation is this page.`);
+      throw new Error(`Going back failed: ${NO_EARLIER_PAGE}; it opened at ${before}. The observation is this page.`);
     }
     const timeout = ctx.navigationTimeoutMs;
     const response = await attempt(ctx.signal, 'Going back', async () => {
