@@ -28,7 +28,7 @@ import { shownInView } from './observe/named-in-view';
 import { heldOption, OPTION_HELD } from './option-check';
 import { NO_EARLIER_PAGE } from './tools/go-back';
 import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
-import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, UNNAMED_HELD, unnamedToggle } from './index-check';
+import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
 import type { AgentTool, ToolContext, ToolResult } from './types';
@@ -183,6 +183,7 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
 /** A press of another element than the one the agent's words name, held once per pair; of a toggle neither the task nor the words name while the task names another, once per toggle (index-check.ts). */
 function heldMisindex(step: StepContext, request: ActionRequest, args: unknown): string | undefined {
   const index = indexOf(args);
+  if (request.tool.name === 'input_text' && index !== undefined) return heldMistyped(step, request, index);
   if (request.tool.name !== 'click_element' || index === undefined) return undefined;
   const observation = step.memory.lastObservation ?? '';
   const held = misindexed(request.reasoning, observation, index);
@@ -225,6 +226,14 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
     for (const other of [index, ...togglesNotNamed(prompt, observation)]) step.memory.pressesOffNextAnswer.add(other);
   }
   return unnamed;
+}
+
+/** A typing into another field than the one the agent's words name: held once per pair (index-check.ts). */
+function heldMistyped(step: StepContext, request: ActionRequest, index: number): string | undefined {
+  const held = mistypedInto(request.reasoning, step.memory.lastObservation ?? '', index);
+  if (!held || step.memory.misindexHeld.has(`type ${index}>${held.meant}`)) return undefined;
+  step.memory.misindexHeld.add(`type ${index}>${held.meant}`);
+  return held.note;
 }
 
 /** A choice of an option while another of its list holds more of the task's words: held once per option (option-check.ts). */
@@ -280,6 +289,7 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
 const HELD_REASONS: [string, string][] = [
   [STATED_HELD, 'the agent gave the answer the page shows'],
   [REPEAT_HELD, 'pressed at the step before, it would add again'],
+  [MISTYPED_HELD, 'the agent named another field'],
   [RETYPE_HELD, 'the field holds it already'],
   [JUMP_HELD, 'the page is shown whole already'],
   [TOGGLE_HELD, 'it is already as the task asks'],

@@ -341,6 +341,18 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?email=&password=');
   });
 
+  it('offers only the tools that fill after a press held for a file field while the task has a file', async () => {
+    await page.goto('http://site.test/apply');
+    const files = { forTask: async () => ({ available: () => [{ fileId: 'file_1a', name: 'cv-grace.txt', size: 10 }], localPath: async () => '/dev/null' }) };
+    const { llm, tools } = scriptedLlm([[{ tool: 'input_text', args: { index: 1, text: 'Grace Hopper' } }, { tool: 'select_option', args: { index: 3, value: 'May' } }, { tool: 'click_element', args: { index: 4 } }], [done], [done]], { followsSchemas: true });
+    const { runner } = runnerOnTab(tab, llm, undefined, files);
+    await runSteps(runner, 6, { prompt: 'Apply as Grace Hopper, starting in May, with my CV.' });
+    const offered = (n: number) => (tools[n] ?? []).filter((t) => (t.parameters as { not?: unknown }).not === undefined).map((t) => t.name);
+    expect(offered(1)).toContain('upload_file');
+    expect(offered(1)).not.toContain('send_keys');
+    expect(offered(1)).not.toContain('click_element');
+  });
+
   it('offers only the tools that fill in the answer after a press held with the values the task gives', async () => {
     await page.goto('http://site.test/member-password');
     const prompt = 'Until when is my membership valid? Log in with sam@example.com, password Peach-Tree-77.';
@@ -639,6 +651,14 @@ describe('a press of another element than the words name (a model that follows t
       'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg Payroll 2615": if that answers the task, call done with it; if [1] is what you meant, press [1] again.',
     );
     expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Intranet"');
+  });
+
+  it('holds once a typing into another field than the words name, with the field they name', async () => {
+    await page.goto('http://site.test/form');
+    const wrong: Call = { tool: 'input_text', args: { index: 1, text: 'ada@example.com' }, says: "I type 'ada@example.com' into the email field." };
+    const { requests } = await run([[wrong], [wrong], [done], [done]], 8, { followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not typed: you wrote that you type into "Email", which is [2]; [1] is textbox "Name". To type there, call input_text with index 2; if [1] is what you meant, type into [1] again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Typed "ada@example.com" into [1] textbox "Name"');
   });
 
   it('does not send the agent back to a button whose second press was just held', async () => {

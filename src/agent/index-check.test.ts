@@ -1,4 +1,4 @@
-import { absentNamed, misindexed, pressesNamed, unnamedToggle } from './index-check';
+import { absentNamed, misindexed, mistypedInto, pressesNamed, unnamedToggle } from './index-check';
 
 const observation = (...elements: string[]) => ['URL: http://site.test/ticket', 'Title: Support ticket', 'Tabs: [0] Support ticket (active)', 'Interactive elements:', ...elements, 'Visible text:', 'Support ticket #812', '(this is the whole page)'].join('\n');
 const listOpen = observation('[1] combobox "Priority High" value="High" options="Low | Normal | High"', '[3] option "Low"', '[4] option "Normal"', '[5] option "High"', '[2] button "Save ticket"');
@@ -78,5 +78,23 @@ describe('a press while the words name an element the page does not have', () =>
     expect(absentNamed("I will click on the 'Payroll' link, it is under Intranet.", directory, 1)).toBeUndefined();
     expect(absentNamed("I will click on the 'Legal' link.", directory, 1)).toBeUndefined();
     expect(absentNamed("I will click on the 'Next page' link.", directory.replace('[2] link "1"', '[2] link "Next page"'), 1)).toBeUndefined();
+  });
+});
+
+describe('a typing into another field than the words name', () => {
+  const form = ['Interactive elements:', '[1] textbox "Name" value="Ada Lovelace"', '[2] textbox "Email" type=email empty', '[3] textbox "Message" empty', '[4] button "Send"', 'Visible text:', 'Contact'].join('\n');
+  it('is held with the field the words name', () => {
+    expect(mistypedInto("I need to type 'Please send my invoice' into the message field.", form, 2)).toEqual({
+      meant: 3,
+      note: 'Not typed: you wrote that you type into "Message", which is [3]; [2] is textbox "Email". To type there, call input_text with index 3; if [2] is what you meant, type into [2] again.',
+    });
+    expect(mistypedInto('I will type it in the "Message" box.', form, 1)?.meant).toBe(3);
+  });
+
+  it('is not held for the field named, words that name no field or two, or a label no field has', () => {
+    expect(mistypedInto("I need to type 'Please send my invoice' into the message field.", form, 3)).toBeUndefined();
+    expect(mistypedInto('I will fill in the form.', form, 2)).toBeUndefined();
+    expect(mistypedInto('Type into the name field, then into the message field.', form, 2)).toBeUndefined();
+    expect(mistypedInto('I type it into the phone field.', form, 2)).toBeUndefined();
   });
 });

@@ -107,3 +107,28 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';
   return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}": pressing [${index}] changes what the task does not name. If [${meant.index}] is as the task wants, go on (a save or submit button); if the task needs [${index}] changed too, press it in a later step.`;
 }
+
+/** A field the words say to type into: "into the message field", "in the 'E-mail' box". */
+const FIELD_NAMED = /\b(?:into|in|to)\s+the\s+(?:'([^'\n]{2,40})'|"([^"\n]{2,40})"|([\p{L}][\p{L}\d -]{1,30}?))\s+(?:field|box|textbox|input)\b/giu;
+/** How a held typing into another field begins. */
+export const MISTYPED_HELD = 'Not typed: you wrote that you type into';
+
+/**
+ * The note when `index` is not the one field the words name to type into (by its label), or
+ * undefined. The default model wrote "I need to type 'Please send my invoice' into the
+ * message field" and typed it into [2] "Email", five times.
+ */
+export function mistypedInto(words: string | undefined, observation: string, index: number): { note: string; meant: number } | undefined {
+  if (!words) return undefined;
+  const named = [...new Set([...words.matchAll(FIELD_NAMED)].map((m) => squeeze(m[1] ?? m[2] ?? m[3])))];
+  if (named.length !== 1) return undefined;
+  const fields = observedElements(observation).filter((e) => ['textbox', 'searchbox', 'combobox', 'spinbutton'].includes(e.role));
+  const typed = fields.find((e) => e.index === index);
+  const matching = fields.filter((e) => squeeze(e.label) === named[0] || squeeze(e.label).replace(/[^\p{L}\d ]+/gu, '') === named[0]);
+  if (!typed || matching.length !== 1 || matching[0].index === index || named[0].includes(squeeze(typed.label))) return undefined;
+  const meant = matching[0];
+  return {
+    meant: meant.index,
+    note: `${MISTYPED_HELD} "${meant.label}", which is [${meant.index}]; [${index}] is ${typed.role} "${typed.label}". To type there, call input_text with index ${meant.index}; if [${index}] is what you meant, type into [${index}] again.`,
+  };
+}

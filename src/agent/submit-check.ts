@@ -115,24 +115,27 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const key = `${form.key}|${form.empty.map((f) => f.index).join(',')}|${unchosen.map((f) => `${f.index}:${f.current}`).join(',')}`;
   const observation = step.memory.lastObservation ?? '';
   const plan = unchosen.length ? [] : planFields(task, observation, form.empty);
-  // held a second time while the task gives the value of an empty field: the default model,
-  // held for the e-mail address it had not typed, called done with the task's words, then
-  // pressed Log in again, and the form went with the e-mail field empty
+  const files = step.memory.files?.available() ?? [];
+  // the task gives what an empty field takes: a value of the plan, or a file for a file field
+  const known = plan.length > 0 || (files.length > 0 && form.empty.some((field) => field.kind === 'file'));
+  // held a second time then: the default model, held for the e-mail address it had not typed,
+  // called done with the task's words, then pressed Log in again, and the form went with the
+  // e-mail field empty
   const again = step.memory.formsHeld.has(key);
-  if ((again && (!plan.length || step.memory.formsHeld.has(`${key}|again`))) || step.memory.formsHeld.size >= MAX_HOLDS) return undefined;
+  if ((again && (!known || step.memory.formsHeld.has(`${key}|again`))) || step.memory.formsHeld.size >= MAX_HOLDS) return undefined;
   step.memory.formsHeld.add(again ? `${key}|again` : key);
   const button = enter ? undefined : (index as number);
   // The values the task gives that were not typed yet, named with the empty fields they may belong to.
   const untyped = form.empty.some((field) => field.kind === 'text') ? untypedValues(task, step.memory.typed, observation) : [];
   // a search field with nothing given to type: what the task names, to search for
   const given = !untyped.length && form.empty.length === 1 && isSearchField(observation, form.empty[0].index) ? searchTerms(task, observation) : untyped;
-  const files = step.memory.files?.available() ?? [];
   step.memory.heldForm = { button, empty: form.empty, unchosen, given, files, plan };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
   // the task gives what to fill: only the tools that fill in the next answer (told to type
   // five values, the default model pressed them as keys, pressed the button again, and called
   // done with the form unsent)
-  if (plan.length) for (const tool of NOT_FILLING) step.memory.offNextAnswer.add(tool);
+  // (told to put the CV file in, the default model pressed Enter and sent the form without it)
+  if (known) for (const tool of NOT_FILLING) step.memory.offNextAnswer.add(tool);
   return heldNote(form.empty, button, unchosen, found === undefined, given, files, plan);
 }
 

@@ -5,6 +5,7 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import type { BrowserPool, BrowserSession } from '../../src/browser/pool';
 import type { PolicyDocument } from '../../src/contracts/policy-rules';
+import type { FileProvider } from '../../src/browser/task-files';
 import type { StepInput, TaskParams } from '../../src/contracts/session-types';
 import { createLogger } from '../../src/logger';
 import type { Recorder } from '../../src/recording/recorder';
@@ -46,7 +47,7 @@ export function scriptedLlm(answers: Call[][], opts: { followsSchemas?: boolean 
 export type Recorded = { action: string; outcome: string; element?: { name?: string } };
 
 /** The runner on the tab `tab.page` (a new tab becomes it), recording into `recorded`. */
-export function runnerOn(tab: { page: Page; context: BrowserContext }, llm: Llm, policy?: PolicyDocument): { runner: AgentRunner; recorded: Recorded[] } {
+export function runnerOn(tab: { page: Page; context: BrowserContext }, llm: Llm, policy?: PolicyDocument, files?: FileProvider): { runner: AgentRunner; recorded: Recorded[] } {
   const recorded: Recorded[] = [];
   const session = {
     sessionId: 'ses_1',
@@ -64,7 +65,7 @@ export function runnerOn(tab: { page: Page; context: BrowserContext }, llm: Llm,
   const pool = { get: () => session } as unknown as BrowserPool;
   const recorder = { begin: async () => undefined, add: async (_owner: unknown, step: Recorded) => void recorded.push(step) } as unknown as Recorder;
   const options = { llm, prices: {}, observationTokenBudget: 4000, contextTokens: 100_000, navigationTimeoutMs: 10_000, vision: false, recorder };
-  const runner = new AgentRunner(pool, { ...options, ...(policy ? { policies: { get: async () => policy } } : {}) });
+  const runner = new AgentRunner(pool, { ...options, ...(policy ? { policies: { get: async () => policy } } : {}), ...(files ? { files } : {}) });
   return { runner, recorded };
 }
 
