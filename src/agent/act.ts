@@ -184,7 +184,7 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
 function heldMisindex(step: StepContext, request: ActionRequest, args: unknown): string | undefined {
   const index = indexOf(args);
   if (request.tool.name === 'input_text' && index !== undefined) return heldMistyped(step, request, index);
-  if (request.tool.name !== 'click_element' || index === undefined) return undefined;
+  if (request.tool.name !== 'click_element' || index === undefined || step.memory.advisedPresses.has(index)) return undefined;
   const observation = step.memory.lastObservation ?? '';
   const held = misindexed(request.reasoning, observation, index);
   if (held && !step.memory.misindexHeld.has(`${index}>${held.meant}`)) {

@@ -91,6 +91,9 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const named = namedInViewNote(input.params.prompt ?? '', observation.text);
   if (named) lines.push(named);
   for (const when of [dateInViewNote(input.params.prompt ?? '', observation.text), timeInViewNote(input.params.prompt ?? '', observation.text)]) if (when) lines.push(when);
+  // what the notes tell to press is not held for the agent's words (the date note's "Later
+  // dates" was held because the thought named the time slot "19:30")
+  memory.advisedPresses = new Set([...lines.join('\n').matchAll(/\bpress \[(\d+)\]/gi)].map((m) => Number(m[1])));
   if (input.stepNo > 0) lines.push(taskReminder(input.params.prompt));
   const closing = lines.map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);

@@ -923,6 +923,16 @@ describe('the day the task names, on a page of days', () => {
   });
 });
 
+describe('a press a note of the observation tells to make', () => {
+  it('is not held for the agent\'s words naming another element (a model that follows the schemas)', async () => {
+    await page.goto('http://site.test/strip');
+    const later: Call = { tool: 'click_element', args: { index: 1 }, says: "I click the '4 December 2026' button." };
+    const { requests } = await run([[later], [done]], 8, { followsSchemas: true, prompt: 'Book a table on 6 December.' });
+    expect(lastObservation(requests[0])).toContain('press [1] button "Later dates"');
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Clicked [1] button "Later dates"');
+  });
+});
+
 describe('a done whose answer repeats the task', () => {
   it('is answered once, and accepted when repeated', async () => {
     await page.goto('http://site.test/results');

@@ -159,6 +159,8 @@ export class TaskMemory {
   sentWith?: string;
   /** A leave of the page a form was sent to with its toggles as asked was held once in this task (toggle-asked.ts). */
   sentLeaveHeld = false;
+  /** The elements the notes of the latest observation tell to press ("press [3] button "Later dates""): not held for the agent's words. */
+  advisedPresses = new Set<number>();
   /** The elements pressed (and not held) since the latest observation. */
   pressedNow: number[] = [];
   /** Elements whose press changed nothing visible, with the page as it then was: not offered to a model that follows the schemas while it looks the same. */
@@ -228,6 +230,7 @@ export class TaskMemory {
     this.noEarlierPageAt = undefined;
     this.pressedNow = [];
     this.idlePresses = undefined;
+    this.advisedPresses = new Set();
     this.repeatsHeld.clear();
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
