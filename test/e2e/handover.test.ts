@@ -46,8 +46,11 @@ async function startClickSite(): Promise<{ url: string; clicks: Map<string, numb
 
 describe('an API and two browser workers in separate processes', () => {
   const env = { REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/16`, TEMPORAL_TASK_QUEUE: `handover-${Date.now()}`, ORPHAN_GRACE_MS: '60000' };
-  // Two slots each; a step is waited for up to 10 s when its worker stops.
-  const workerEnv = { ...env, ROLE: 'worker', BROWSER_MAX_SESSIONS: '2', WORKER_TTL_MS: '3000', SHUTDOWN_GRACE_MS: '10000' };
+  // Two slots each; a step is waited for up to 10 s when its worker stops. No case here waits
+  // for a worker's entry to expire (a worker told to stop leaves the registry), so the TTL is
+  // only how late a heartbeat may be: at 3 s, under the whole suite's load on two cores, the
+  // fourth session of the first case found no live worker, in two clean-clone runs.
+  const workerEnv = { ...env, ROLE: 'worker', BROWSER_MAX_SESSIONS: '2', WORKER_TTL_MS: '10000', SHUTDOWN_GRACE_MS: '10000' };
   let apiProc: ServiceProcess;
   const workers: ServiceProcess[] = [];
   let site: Awaited<ReturnType<typeof startClickSite>>;
