@@ -30,6 +30,7 @@ describe('the day the task names, on a page of days', () => {
 
   it('is said not shown, with the button that shows later or earlier days', () => {
     expect(dateInViewNote(task, strip(2))).toBe('Note: the task\'s date, 18 December, is not among the days shown (2 December 2026 to 8 December 2026): press [3] button "Later dates" to show later ones.');
+    expect(dateInViewNote('Book for 3 December.', strip(9).replace('[2] button "Earlier dates"', '[2] link "Back to results"'))).toBeUndefined();
     expect(dateInViewNote('Book for 3 December.', strip(9))).toBe('Note: the task\'s date, 3 December, is not among the days shown (9 December 2026 to 15 December 2026): press [2] button "Earlier dates" to show earlier ones.');
   });
 

@@ -25,6 +25,8 @@ const ISO = /\b(\d{4})-(\d{2})-(\d{2})\b/g;
 const DAY_ROLES = new Set(['button', 'gridcell', 'link', 'option', 'cell', 'radio', 'tab']);
 const LATER = /\b(?:next|later|forward)\b|^[›»→>]$/i;
 const EARLIER = /\b(?:previous|prev|earlier|back)\b|^[‹«←<]$/i;
+/** A button that shows other days has a label this short at most. */
+const MAX_MOVE_LABEL = 24;
 /** A date picker shows at least this many days. */
 const MIN_DAYS = 3;
 
@@ -70,7 +72,9 @@ export function dateInViewNote(task: string, observation: string): string | unde
   const wanted = ordinal(target, year);
   const later = wanted > sorted[sorted.length - 1];
   if (!later && wanted > sorted[0]) return undefined;
-  const move = elements.find((e) => ['button', 'link'].includes(e.role) && !statesOf(e.line).has('disabled') && (later ? LATER : EARLIER).test(e.label.trim()) && !datesIn(e.label).length);
+  // a short label that moves the days ("Later dates", "Next month", "‹"), not a link elsewhere ("Back to results")
+  const moves = (label: string) => label.trim().length <= MAX_MOVE_LABEL && !/\bto\b/i.test(label) && (later ? LATER : EARLIER).test(label.trim()) && !datesIn(label).length;
+  const move = elements.find((e) => ['button', 'link'].includes(e.role) && !statesOf(e.line).has('disabled') && moves(e.label));
   if (!move) return undefined;
   const first = days.reduce((a, b) => (ordinal(b.date, year) < ordinal(a.date, year) ? b : a));
   const last = days.reduce((a, b) => (ordinal(b.date, year) > ordinal(a.date, year) ? b : a));
