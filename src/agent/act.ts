@@ -20,7 +20,7 @@ import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
-import { doneObjection, echoedTask, heldJump, heldLeave, heldRetype, JUMP_HELD, RETYPE_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
+import { doneObjection, echoedTask, heldJump, roleOf, heldLeave, heldRetype, JUMP_HELD, RETYPE_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { STATED_HELD, statedAnswer } from './stated-answer';
@@ -249,7 +249,7 @@ function heldSentLeave(step: StepContext, tool: string, args: unknown): string |
   const { memory } = step;
   if (!memory.sentWith || memory.sentLeaveHeld) return undefined;
   const index = indexOf(args);
-  const role = index === undefined ? undefined : readObservation(memory.lastObservation ?? '').elements.get(index)?.match(/^\s*\[\d+\] (\S+)/)?.[1];
+  const role = index === undefined ? undefined : roleOf(memory.lastObservation, index);
   const note = sentLeaveNote(memory.sentWith, tool, role, index);
   if (note) memory.sentLeaveHeld = true;
   return note;

@@ -39,7 +39,7 @@ const CLICKED_FIELDS = new Set(['radio', 'checkbox', 'switch', 'option', 'menuit
 const FOCUSED_FIELDS = new Set(['textbox', 'searchbox', 'select', 'file', 'combobox', 'spinbutton', 'slider']);
 
 /** The role the latest observation gives element `index`. */
-function roleOf(observation: string | undefined, index: number): string | undefined {
+export function roleOf(observation: string | undefined, index: number): string | undefined {
   return new RegExp(`^\\s*\\[${index}\\] (\\S+)`, 'm').exec(observation ?? '')?.[1];
 }
 

@@ -4,6 +4,7 @@
  * that shows later (or earlier) days, said after the page. The default model, asked for 18
  * December on a strip of 2 to 8 December, pressed time slots and the strip's days in turn.
  */
+import { MONTH, MONTHS } from '../form-plan';
 import { observedElements, statesOf } from './page-diff';
 
 export interface DayOfYear {
@@ -13,8 +14,6 @@ export interface DayOfYear {
   year?: number;
 }
 
-const MONTH = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 /** 18 December (2026), 18th of December. */
 const DAY_MONTH = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\b(?:,?\\s+(\\d{4})\\b)?`, 'gi');
 /** December 18(, 2026). */
