@@ -11,7 +11,7 @@ import type { StepResult, Verification, VerifyCheck } from '../contracts/session
 import { MAX_VERIFY_RETRIES, notVerified, notVerifiedNote, runChecks } from './verify';
 import { gateAction } from './action-gate';
 import { indexOf } from './tools/fields';
-import { appearedText, elementKey, readObservation } from './observe/page-diff';
+import { appearedText, elementKey, observedElements, readObservation } from './observe/page-diff';
 import { REPEAT_HELD, repeatNote } from './repetition';
 import { elementUnderIndex } from './approval-binding';
 import { observedIndexes } from './page-bound-tools';
@@ -23,7 +23,7 @@ import { rightToolHint } from './tool-hints';
 import { doneObjection, echoedTask, heldJump, roleOf, heldLeave, heldRetype, JUMP_HELD, RETYPE_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
-import { STATED_HELD, statedAnswer } from './stated-answer';
+import { STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
 import { heldOption, OPTION_HELD } from './option-check';
 import { NO_EARLIER_PAGE } from './tools/go-back';
@@ -175,7 +175,10 @@ const LOOKS_ELSEWHERE = new Set(['click_element', 'navigate', 'go_back', 'scroll
 
 function heldStated(step: StepContext, request: ActionRequest): string | undefined {
   if (step.memory.statedHeld || !LOOKS_ELSEWHERE.has(request.tool.name)) return undefined;
-  const note = statedAnswer(step.input.params.prompt ?? '', request.reasoning, step.memory.lastObservation ?? '');
+  const [task, observation] = [step.input.params.prompt ?? '', step.memory.lastObservation ?? ''];
+  const index = request.tool.name === 'click_element' ? indexOf(request.args) : undefined;
+  const pressed = index === undefined ? undefined : observedElements(observation).find((e) => e.index === index)?.label;
+  const note = statedAnswer(task, request.reasoning, observation) ?? statedExtreme(task, request.reasoning, observation, pressed);
   if (note) step.memory.statedHeld = true;
   return note;
 }

@@ -51,6 +51,8 @@ const PAGES: Record<string, string> = {
     <script>let first = 2; const draw = () => { days.innerHTML = ''; for (let d = first; d < first + 3; d++) { const b = document.createElement('button'); b.textContent = d + ' December 2026'; days.append(b); } }; later.onclick = () => { first += 3; draw(); }; draw();</script>`,
   '/login-refused': `<!doctype html><title>Member login</title><form action="/login-refused"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form>`,
   '/city-pick': `<!doctype html><title>Settings</title><form action="/sent"><label>City <input name="city" id="c"></label> <button type="button" onclick="c.value = 'Lyon, France'">Lyon, France</button> <button>Save</button></form>`,
+  '/garden': `<!doctype html><title>Garden category</title><a href="/home">All categories</a><p>Garden Hose: $19</p><p>Rake: $15</p><p>Trowel: $7</p><p>Watering Can: $12</p>`,
+  '/plan-prices': `<!doctype html><title>Price list</title><h1>Price list</h1><p>Silver plan: $19 per month</p><p>Gold plan: $42 per month</p>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -867,6 +869,25 @@ describe('an answer the agent states while the page shows it (a model that follo
     );
     expect(page.url()).toBe('http://site.test/hours');
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+
+  it('holds a press away once when the words name the cheapest line the page shows', async () => {
+    await page.goto('http://site.test/garden');
+    const cheapest = 'Which product in the Garden category is the cheapest? Answer with its name only.';
+    const leave: Call = { tool: 'click_element', args: { index: 1 }, says: 'The cheapest product is Trowel, which costs $7.' };
+    const { results, requests } = await run([[leave], [{ tool: 'done', args: { message: 'Trowel' } }]], 8, { prompt: cheapest, followsSchemas: true });
+    expect(lastObservation(requests[0])).toContain('the lowest is on the line "Trowel: $7"');
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not done yet: your own words answer the task: you wrote "The cheapest product is Trowel, which costs $7.", and this page shows "Trowel: $7", the lowest price of the page. If that answers the task, call done with the answer now; if it does not, call the same action again.',
+    );
+    expect(page.url()).toBe('http://site.test/garden');
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+
+  it('names the line of a one-word name that shows the figure asked', async () => {
+    await page.goto('http://site.test/plan-prices');
+    const { requests } = await run([[done]], 8, { prompt: 'Tell me the monthly price of the Gold plan. Answer with the price only.' });
+    expect(lastObservation(requests[0])).toContain('Note: the task asks about "Gold"; this page shows "Gold plan: $42 per month". If that answers the task, call done with it.');
   });
 
   it('presses when asked again, and never holds for words the page does not show', async () => {

@@ -1,4 +1,4 @@
-import { askedKinds, figuresOf, STATED_HELD, statedAnswer } from './stated-answer';
+import { askedKinds, figuresOf, STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
 
 const page = (...text: string[]) => ['URL: http://site.test/riverside', 'Title: Riverside Library', 'Interactive elements:', '[1] link "Home"', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
 const HOURS = page('Riverside Library', 'Opening hours', 'Monday to Friday 10:00–19:00', 'Saturday 10:00–17:00', 'Sunday 13:00–17:00');
@@ -57,5 +57,26 @@ describe('an answer in the words that the page shows', () => {
     const plans = page('Gold plan', '$42/month, billed yearly');
     expect(statedAnswer('What is the monthly price of the Gold plan?', 'The Gold plan price is $42 per month.', plans)).toContain('"$42/month, billed yearly"');
     expect(statedAnswer('What is the monthly price of the Gold plan?', 'The Gold plan price is $4 per month.', plans)).toBeUndefined();
+  });
+});
+
+describe('the cheapest line named in the words', () => {
+  const task = 'Which product in the Garden category is the cheapest? Answer with its name only.';
+  const garden = ['URL: http://store.test/list.html?cat=garden', 'Title: Garden category', 'Interactive elements:', '[1] link "All categories"', 'Visible text:', 'Garden category', 'Garden Hose: $19', 'Rake: $15', 'Trowel: $7', 'Watering Can: $12'].join('\n');
+  it('is held with that line when the action looks elsewhere', () => {
+    expect(statedExtreme(task, 'The cheapest product is Trowel, which costs $7.', garden, 'All categories')).toBe(
+      `${STATED_HELD}: you wrote "The cheapest product is Trowel, which costs $7.", and this page shows "Trowel: $7", the lowest price of the page. If that answers the task, call done with the answer now; if it does not, call the same action again.`,
+    );
+    expect(statedExtreme(task, "I will click on the 'Trowel' link to see its price.", garden)).toContain('"Trowel: $7", the lowest price');
+  });
+
+  it('is not held for a press of that thing, another name, a name the task gives, or a task that asks a figure or nothing', () => {
+    const linked = garden.replace('[1] link "All categories"', '[1] link "All categories"\n[2] link "Trowel"');
+    expect(statedExtreme(task, 'The cheapest is Trowel; I open it.', linked, 'Trowel')).toBeUndefined();
+    expect(statedExtreme(task, 'The cheapest product is the Rake.', garden, 'All categories')).toBeUndefined();
+    expect(statedExtreme(task, 'I look at the Garden category.', garden, 'All categories')).toBeUndefined();
+    expect(statedExtreme('Which Garden product is the cheapest? Tell me its price.', 'The cheapest is Trowel.', garden, 'All categories')).toBeUndefined();
+    expect(statedExtreme('Open the cheapest product of the Garden category.', 'The cheapest is Trowel.', garden, 'All categories')).toBeUndefined();
+    expect(statedExtreme(task, undefined, garden)).toBeUndefined();
   });
 });

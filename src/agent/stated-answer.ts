@@ -7,6 +7,8 @@
  * wrote "the Gold plan price of $42 per month" and switched tabs until its steps ran out.
  */
 
+import { lineNames, priceExtreme } from './observe/price-extreme';
+
 export type FigureKind = 'amount' | 'time' | 'date' | 'quantity' | 'number';
 
 /** How a held action begins. */
@@ -104,4 +106,30 @@ export function statedAnswer(task: string, words: string | undefined, observatio
   const said = clipped(words.replace(/\s+/g, ' ').trim(), MAX_WORDS);
   const shown = quoted.map((l) => `"${clipped(l, MAX_QUOTED)}"`).join(' and ');
   return `${STATED_HELD}: you wrote "${said}", and this page shows ${shown}. If that answers the task, call done with the answer now; if it does not, call the same action again.`;
+}
+
+/** Whether `text` holds `name` as words of its own (not inside a longer word). */
+function holdsName(text: string, name: string): boolean {
+  const escaped = squeeze(name).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'u').test(squeeze(text));
+}
+
+/**
+ * The held note when the task asks which is the cheapest (most expensive) one (no figure of
+ * it), the page in view has it (price-extreme.ts), and the agent's words name the thing of that
+ * line (a name the task does not give) while the action is not a press of that thing's own
+ * element (`pressed`, its label: opening it), or undefined. The default model, told the lowest was on the line "Trowel:
+ * $7", wrote "The cheapest product is Trowel, which costs $7" and pressed "All categories",
+ * then gave up on the page before.
+ */
+export function statedExtreme(task: string, words: string | undefined, observation: string, pressed?: string): string | undefined {
+  if (!words || !QUESTION.test(task) || askedKinds(task).length) return undefined;
+  const extreme = priceExtreme(task, observation);
+  if (!extreme) return undefined;
+  const named = (l: string) => lineNames(l).filter((name) => holdsName(words, name) && !holdsName(task, name));
+  const line = extreme.lines.find((l) => named(l).length && !named(l).some((name) => pressed && holdsName(pressed, name)));
+  if (!line) return undefined;
+  const which = extreme.named.end === 'lowest' ? 'the lowest price' : 'the highest price';
+  const said = clipped(words.replace(/\s+/g, ' ').trim(), MAX_WORDS);
+  return `${STATED_HELD}: you wrote "${said}", and this page shows "${clipped(line, MAX_QUOTED)}", ${which} of the page. If that answers the task, call done with the answer now; if it does not, call the same action again.`;
 }

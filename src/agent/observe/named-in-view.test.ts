@@ -98,3 +98,19 @@ describe('a task that names only the site it is on', () => {
     expect(namedInViewNote('How much is a large sourdough at Mill Bakers?', bakery('Bread Small Large', 'Sourdough €3.20 €5.40'))).toBeUndefined();
   });
 });
+
+describe('a name of one capitalised word in a question of a figure', () => {
+  const task = 'Open the price list (it opens in a new tab) and tell me the monthly price of the Gold plan. Answer with the price only.';
+  const prices = ['URL: http://club.test/prices.html', 'Title: Price list', 'Interactive elements:', '(none in the viewport)', 'Visible text:', 'Price list', 'Silver plan: $19 per month', 'Gold plan: $42 per month'].join('\n');
+  const plans = ['URL: http://club.test/index.html', 'Title: Membership plans', 'Interactive elements:', '[1] link "Open the price list"', 'Visible text:', 'Membership plans', 'Gold plan members save 24% on every order.'].join('\n');
+  it('quotes the line that holds it with a figure of the kind asked', () => {
+    expect(namedInViewNote(task, prices)).toBe('Note: the task asks about "Gold"; this page shows "Gold plan: $42 per month". If that answers the task, call done with it.');
+  });
+
+  it('says nothing for a line of another figure, a word that begins a sentence, the site’s name, or a question of no figure', () => {
+    expect(namedInViewNote(task, plans)).toBeUndefined();
+    expect(namedInViewNote('Gold plan: tell me its monthly price.', prices)).toBeUndefined();
+    expect(namedInViewNote('Tell me the monthly price of the Gold plan.', prices.replace('Title: Price list', 'Title: Gold club prices'))).toBeUndefined();
+    expect(namedInViewNote('Is the Gold plan right for me? Tell me yes or no.', prices)).toBeUndefined();
+  });
+});

@@ -26,6 +26,11 @@ const MAX_HEADING = 60;
 /** …and at most this many lines above it. */
 const HEADING_WITHIN = 8;
 
+import { askedKinds, figuresOf } from '../stated-answer';
+
+/** A capitalised word inside a sentence (not its first): Gold (plan), Oslo, Dune. */
+const CAPITALISED = /(?<![.!?:]\s*|^\s*)(?<![\p{L}\p{N}'-])\p{Lu}\p{Ll}{2,}(?![\p{L}\p{N}'-])/gu;
+
 /** What the task names that a page may show a line about: its quoted texts and its names of several capitalised words. */
 export function namesAsked(task: string): string[] {
   if (!ASKS.test(task)) return [];
@@ -91,7 +96,7 @@ function inView(task: string, observation: string): { about: string; shown: stri
   // the site's own words (its title, its address) pick out nothing
   const site = `${/^Title: (.*)$/m.exec(observation)?.[1] ?? ''} ${/^URL: (.*)$/m.exec(observation)?.[1] ?? ''}`.toLowerCase();
   const keywords = () => keywordsInView(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
-  if (!names.length) return keywords();
+  if (!names.length) return keywords() ?? capitalisedInView(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
   const found: { name: string; quoted: string }[] = [];
   for (let i = start + 1; i < lines.length && found.length < MAX_LINES; i++) {
     const line = lines[i];
@@ -141,6 +146,23 @@ function keywordsInView(task: string, site: string, lines: string[]): { about: s
   if (!heading) return { about: `"${hit.word}"`, shown };
   const record = recordOf(heading.line, hit.found[0]);
   return { about: `"${hit.word}"`, shown: `${clipped(heading.line)} above ${shown}${record ? ` (${record})` : ''}` };
+}
+
+/**
+ * For a question of a figure about a name of one capitalised word ("the monthly price of the
+ * Gold plan"), the one or two lines of the page that hold the word and a figure of the kind
+ * asked ("Gold plan: $42 per month", not "Gold plan members save 24%"). The default model, that
+ * line in view, switched between the tabs until its steps ran out.
+ */
+function capitalisedInView(task: string, site: string, lines: string[]): { about: string; shown: string } | undefined {
+  const kinds = askedKinds(task);
+  if (!kinds.length) return undefined;
+  const words = [...new Set([...task.matchAll(CAPITALISED)].map((m) => m[0]))].filter((word) => !site.includes(word.toLowerCase()));
+  for (const word of words) {
+    const found = linesWith(word.toLowerCase(), lines).filter((line) => figuresOf(line, kinds).length);
+    if (found.length) return { about: `"${word}"`, shown: found.map(clipped).join(', and ') };
+  }
+  return undefined;
 }
 
 /**

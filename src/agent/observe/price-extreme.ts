@@ -103,7 +103,7 @@ export function extremeOpenedNote(named: ExtremeNamed, observation: string): str
 }
 
 /** The note, with what it names. */
-export function priceExtreme(task: string, observation: string): { note: string; named: ExtremeNamed } | undefined {
+export function priceExtreme(task: string, observation: string): { note: string; named: ExtremeNamed; lines: string[] } | undefined {
   const end = priceExtremeAsked(task);
   if (!end) return undefined;
   const priced = pricedLines(observation);
@@ -123,5 +123,17 @@ export function priceExtreme(task: string, observation: string): { note: string;
   const of = others ? ` of "${name!}" (other titles left out)` : '';
   const count = priced.length === 1 ? 'the 1 price' : `the ${priced.length} prices`;
   const amount = [...lines[0].matchAll(PRICE)][0][0].trim();
-  return { note: `Note: of ${count}${of} on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).`, named: { amount, end } };
+  return { note: `Note: of ${count}${of} on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).`, named: { amount, end }, lines };
+}
+
+/**
+ * The parts of a priced line that name its thing, without its prices ("Trowel: $7": Trowel;
+ * "Dune – Frank Herbert – €4.75": Dune, Frank Herbert), each of three characters or more.
+ */
+export function lineNames(line: string): string[] {
+  return line
+    .replace(PRICE, ' ')
+    .split(/\s[–—-]\s|[:|·•]|,\s/)
+    .map((part) => part.replace(/\s+/g, ' ').trim())
+    .filter((part) => part.length >= 3 && /\p{L}/u.test(part));
 }
