@@ -23,6 +23,7 @@ import { rightToolHint } from './tool-hints';
 import { doneObjection, echoedTask, heldJump, roleOf, heldLeave, heldRetype, JUMP_HELD, RETYPE_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
+import { SLOT_HELD, otherSlot } from './slot-check';
 import { STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
 import { heldOption, OPTION_HELD } from './option-check';
@@ -156,7 +157,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldChoice(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldChoice(step, request.tool.name, args) ?? heldSlot(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
 }
 
 /**
@@ -231,6 +232,17 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
   return unnamed;
 }
 
+/** A press of a time slot or day other than the task's: held once per element (slot-check.ts). */
+function heldSlot(step: StepContext, tool: string, args: unknown): string | undefined {
+  const index = indexOf(args);
+  if (tool !== 'click_element' || index === undefined || step.memory.misindexHeld.has(`slot ${index}`)) return undefined;
+  const note = otherSlot(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
+  if (!note) return undefined;
+  step.memory.misindexHeld.add(`slot ${index}`);
+  step.memory.pressesOffNextAnswer.add(index);
+  return note;
+}
+
 /** A typing into another field than the one the agent's words name: held once per pair (index-check.ts). */
 function heldMistyped(step: StepContext, request: ActionRequest, index: number): string | undefined {
   const held = mistypedInto(request.reasoning, step.memory.lastObservation ?? '', index);
@@ -298,6 +310,7 @@ const HELD_REASONS: [string, string][] = [
   [TOGGLE_HELD, 'it is already as the task asks'],
   [SENT_LEAVE_HELD, 'the form was sent as the task asks'],
   [OPTION_HELD, 'another option fits the task better'],
+  [SLOT_HELD, 'the task names another day or time'],
   [MISINDEX_HELD, 'the agent named another element'],
   [ABSENT_HELD, 'the agent named another element'],
   [UNNAMED_HELD, 'the task names another element'],

@@ -53,6 +53,7 @@ const PAGES: Record<string, string> = {
   '/city-pick': `<!doctype html><title>Settings</title><form action="/sent"><label>City <input name="city" id="c"></label> <button type="button" onclick="c.value = 'Lyon, France'">Lyon, France</button> <button>Save</button></form>`,
   '/garden': `<!doctype html><title>Garden category</title><a href="/home">All categories</a><p>Garden Hose: $19</p><p>Rake: $15</p><p>Trowel: $7</p><p>Watering Can: $12</p>`,
   '/plan-prices': `<!doctype html><title>Price list</title><h1>Price list</h1><p>Silver plan: $19 per month</p><p>Gold plan: $42 per month</p>`,
+  '/slots': `<!doctype html><title>Book a table</title><p id="picked">none</p><button aria-pressed="false" onclick="picked.textContent = this.textContent">17:30</button> <button aria-pressed="false" onclick="picked.textContent = this.textContent">19:30</button>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -941,6 +942,28 @@ describe('the day the task names, on a page of days', () => {
     const { requests } = await run([[{ tool: 'click_element', args: { index: 1 } }], [done]], 8, { prompt: 'Book a table on 6 December.' });
     expect(lastObservation(requests[0])).toContain('Note: the task\'s date, 6 December, is not among the days shown (2 December 2026 to 4 December 2026): press [1] button "Later dates" to show later ones.');
     expect(lastObservation(requests[1])).toContain('Note: the task\'s date, 6 December, is [6] button "6 December 2026" on this page.');
+  });
+});
+
+describe('a press of a slot or day the task does not name (a model that follows the schemas)', () => {
+  it('is held once with the task\'s own, left out of the next answer, and pressed when pressed later', async () => {
+    await page.goto('http://site.test/slots');
+    const early: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests, tools } = await run([[early], [{ tool: 'click_element', args: { index: 2 } }], [early], [done]], 8, { followsSchemas: true, prompt: 'Book a table at 19:30.' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not pressed: the task asks for 19:30, which is [2] button "19:30"; [1] is "17:30". To choose 19:30, press [2]; if [1] is what you meant, press [1] again.');
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(pressable(1)).not.toContain(1);
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Clicked [2] button "19:30"');
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Clicked [1] button "17:30"');
+    expect(await page.locator('#picked').textContent()).toBe('17:30');
+  });
+
+  it('holds a day of the strip with the button that shows the task\'s day', async () => {
+    await page.goto('http://site.test/strip');
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 3 } }], [done]], 8, { followsSchemas: true, prompt: 'Book a table on 6 December.' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed: the task asks for another day than [3] "3 December 2026": the task\'s date, 6 December, is not among the days shown (2 December 2026 to 4 December 2026): press [1] button "Later dates" to show later ones. If [3] is what you meant, press [3] again.',
+    );
   });
 });
 

@@ -16,6 +16,7 @@ describe('the reason an action event gives for a held action', () => {
     ['navigate', 'Not done: the form was sent with "Personalised ads" off (unchecked), …', 'the form was sent as the task asks'],
     ['go_back', 'Not done: the form was sent with "Personalised ads" off (unchecked), …', 'the form was sent as the task asks'],
     ['select_option', 'Not chosen: the task names "Spain", …', 'another option fits the task better'],
+    ['click_element', 'Not pressed: the task asks for 19:30, which is [2] button "19:30"; …', 'the task names another day or time'],
     ['input_text', 'Not typed: you wrote that you type into "Message", …', 'the agent named another field'],
     ['click_element', 'Not pressed yet: this would send the form with [1] "Name" empty.', 'the form it sends has empty fields'],
   ])('%s, "%s": %s', (tool, note, reason) => {

@@ -5,7 +5,7 @@
  * December on a strip of 2 to 8 December, pressed time slots and the strip's days in turn.
  */
 import { MONTH, MONTHS } from '../form-plan';
-import { observedElements, statesOf } from './page-diff';
+import { observedElements, statesOf, type ObservedElement } from './page-diff';
 
 export interface DayOfYear {
   day: number;
@@ -20,8 +20,8 @@ const DAY_MONTH = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONT
 const MONTH_DAY = new RegExp(`\\b${MONTH}\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?`, 'gi');
 /** 2026-12-18. */
 const ISO = /\b(\d{4})-(\d{2})-(\d{2})\b/g;
-/** Roles a day of a date picker takes. */
-const DAY_ROLES = new Set(['button', 'gridcell', 'link', 'option', 'cell', 'radio', 'tab']);
+/** Roles a day of a date picker (or a time slot) takes. */
+export const DAY_ROLES = new Set(['button', 'gridcell', 'link', 'option', 'cell', 'radio', 'tab']);
 const LATER = /\b(?:next|later|forward)\b|^[›»→>]$/i;
 const EARLIER = /\b(?:previous|prev|earlier|back)\b|^[‹«←<]$/i;
 /** A button that shows other days has a label this short at most. */
@@ -89,11 +89,27 @@ const TIME = /\b([01]?\d|2[0-3])[:.]([0-5]\d)\b(?!\s*[%€$£])/g;
  * the slot "17:30" three times.
  */
 export function timeInViewNote(task: string, observation: string): string | undefined {
-  const times = [...new Set([...task.matchAll(TIME)].map((m) => `${Number(m[1])}:${m[2]}`))];
-  if (times.length !== 1) return undefined;
-  const slot = observedElements(observation).find((e) => DAY_ROLES.has(e.role) && /^\d{1,2}[:.]\d{2}$/.test(e.label.trim()) && `${Number(e.label.trim().split(/[:.]/)[0])}:${e.label.trim().slice(-2)}` === times[0]);
+  const time = timeAsked(task);
+  const slot = time ? timeSlot(time, observation) : undefined;
   if (!slot) return undefined;
   const states = statesOf(slot.line);
   if (states.has('pressed') || states.has('selected') || states.has('checked')) return undefined;
-  return `Note: the task's time, ${times[0]}, is [${slot.index}] ${slot.role} "${slot.label}"${states.has('disabled') ? ', which the page shows disabled (not available)' : ''}.`;
+  return `Note: the task's time, ${time!}, is [${slot.index}] ${slot.role} "${slot.label}"${states.has('disabled') ? ', which the page shows disabled (not available)' : ''}.`;
+}
+
+/** The one time of day a task names ("19:30"), or undefined for none or several. */
+export function timeAsked(task: string): string | undefined {
+  const times = [...new Set([...task.matchAll(TIME)].map((m) => `${Number(m[1])}:${m[2]}`))];
+  return times.length === 1 ? times[0] : undefined;
+}
+
+/** The time of a slot's label that is a time alone ("19:30", "7.15"), or undefined. */
+export function slotTimeOf(label: string): string | undefined {
+  const m = /^(\d{1,2})[:.](\d{2})$/.exec(label.trim());
+  return m ? `${Number(m[1])}:${m[2]}` : undefined;
+}
+
+/** The element of the page whose label is that time alone. */
+export function timeSlot(time: string, observation: string): ObservedElement | undefined {
+  return observedElements(observation).find((e) => DAY_ROLES.has(e.role) && slotTimeOf(e.label) === time);
 }
