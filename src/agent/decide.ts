@@ -17,7 +17,7 @@ import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
-import { boundToPage, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, navigateNeeded, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
 import { systemPrompt, taskReminder } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
@@ -202,7 +202,7 @@ async function callModel(step: StepContext, frame: PromptFrame, pageText: string
   let reply: Reply;
   try {
     const offered = offeredTools(step);
-    const tools = options.llm.followsSchemas ? forThisPage(memory, offered, pageText) : offered;
+    const tools = options.llm.followsSchemas ? forThisPage(memory, offered, pageText, input.params.prompt ?? '') : offered;
     reply = await options.llm.complete({ system: frame.system, messages: memory.messages, tools, maxTokens, signal });
   } catch (err) {
     // A call cut off by the cancellation was sent all the same: its prompt counts at the estimate.
@@ -284,13 +284,15 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
 /**
  * What a model whose answers follow the schemas may choose on this page: elements bound to
  * those listed (less those a click cannot change, and the fields and boxes still as the agent set them), and unavailable the tools that cannot do
- * anything here, the page tools already performed on this unchanged page, the one it
+ * anything here, navigate when the task names no address and the tab shows a page
+ * (page-bound-tools.ts), the page tools already performed on this unchanged page, the one it
  * keeps repeating on it, done (request_human_input) just after a done (a question) was
  * answered with what stands against it, and the button whose press was just held (its form
  * not as the task says): told what to fill, the default model pressed it again at once.
  */
-function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], pageText: string): LlmToolSpec[] {
+function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], pageText: string, task: string): LlmToolSpec[] {
   const off = [...uselessOn(pageText), ...memory.spent.on(pageText)];
+  if (!navigateNeeded(task, pageText)) off.push('navigate');
   const repeating = memory.repetition.repeating(pageText);
   if (repeating) off.push(repeating);
   const loop = memory.pages.loop(pageText);

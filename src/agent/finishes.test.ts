@@ -608,6 +608,17 @@ describe('a go_back in a tab with no earlier page', () => {
   });
 });
 
+describe('navigate (a model that follows the schemas)', () => {
+  it('is offered only when the task names an address', async () => {
+    await page.goto('http://site.test/results');
+    const navigateOf = (tools: unknown[][], n: number) => ((tools[n] ?? []) as { name: string; parameters: Record<string, unknown> }[]).find((t) => t.name === 'navigate')!.parameters;
+    const plain = await run([[done]], 8, { followsSchemas: true, prompt: 'How much is the Pine Chair? Ask sam@example.com if unsure.' });
+    expect(navigateOf(plain.tools, 0).not).toEqual({});
+    const named = await run([[done]], 8, { followsSchemas: true, prompt: 'Open site.test/results2 and tell me the price of the Oak Rocking Chair.' });
+    expect(navigateOf(named.tools, 0).not).toBeUndefined();
+  });
+});
+
 describe('going back and forth between two pages', () => {
   const next: Call = { tool: 'click_element', args: { index: 2 } };
   it('is named on the second arrival, and what leads back (and go_back) is not offered to a model that follows the schemas', async () => {

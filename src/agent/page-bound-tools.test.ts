@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, idlePresses, optionChoosers, textFields, SetControls, observedIndexes, observedTabs, otherTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, idlePresses, navigateNeeded, optionChoosers, textFields, SetControls, observedIndexes, observedTabs, otherTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -208,5 +208,22 @@ describe('page tools spent on an unchanged page', () => {
     expect(spent.on('page A')).toEqual([]);
     spent.reset();
     expect(spent.on('page B')).toEqual([]);
+  });
+});
+
+describe('whether navigate is offered', () => {
+  const on = (url: string) => `URL: ${url}\nTitle: Shop\nInteractive elements:\n[1] link "Home"`;
+  it('is when the task names an address, or the tab shows no page', () => {
+    expect(navigateNeeded('Go to https://shop.example.com and find the price of the kettle.', on('http://127.0.0.1:3000/'))).toBe(true);
+    expect(navigateNeeded('Open www.example.org and read the news.', on('http://127.0.0.1:3000/'))).toBe(true);
+    expect(navigateNeeded('Find the opening hours on library.example.org.', on('http://127.0.0.1:3000/'))).toBe(true);
+    expect(navigateNeeded('Tell me the price of the Gold plan.', on('about:blank'))).toBe(true);
+    expect(navigateNeeded('Tell me the price of the Gold plan.', on('chrome-error://chromewebdata/'))).toBe(true);
+  });
+
+  it('is not when the task names none (an e-mail address is none) and the tab shows a page', () => {
+    expect(navigateNeeded('Tell me the price of the Gold plan. Answer with the price only.', on('http://127.0.0.1:3000/plans'))).toBe(false);
+    expect(navigateNeeded('Until when is my membership valid? Log in with sam.kerr@example.com, password Peach-Tree-77.', on('https://gym.test/'))).toBe(false);
+    expect(navigateNeeded('Pick size M, e.g. the usual one.', on('https://shop.test/'))).toBe(false);
   });
 });

@@ -151,6 +151,22 @@ export function unavailable(specs: LlmToolSpec[], names: Iterable<string>): LlmT
   return specs.map((spec) => (off.has(spec.name) ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));
 }
 
+/** An address in a text: http(s)://…, www.…, or a host name (shop.example.com), e-mail addresses left out. */
+const ADDRESS = /\bhttps?:\/\/|\bwww\.|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b/i;
+const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+
+/**
+ * Whether navigate can take the agent anywhere the task asks: the task names an address, or
+ * the tab shows no page (about:blank, an error page). With neither, the default model called
+ * navigate with the address it was on, to "open" the page it saw or to reload it, and opened
+ * the price list in the tab the link had left behind, then lost its way between two tabs.
+ */
+export function navigateNeeded(task: string, observation: string): boolean {
+  if (ADDRESS.test(task.replace(EMAIL, ' '))) return true;
+  const url = /^URL: (.*)$/m.exec(observation)?.[1]?.trim() ?? '';
+  return !/^https?:\/\//i.test(url);
+}
+
 /**
  * Tools that act on the page as a whole (no element): performed again on a page their first
  * call left as it was, they do the same nothing again (read the same text, wait for nothing,
