@@ -259,10 +259,10 @@ function heldChoice(step: StepContext, tool: string, args: unknown): string | un
   return held.note;
 }
 
-/** A leave of the page a form was just sent to with the toggles the task names as it asks: held once per task (toggle-asked.ts). */
+/** A leave of the page a form was just sent to (by a link only when with the toggles the task names as it asks): held once per task (toggle-asked.ts). */
 function heldSentLeave(step: StepContext, tool: string, args: unknown): string | undefined {
   const { memory } = step;
-  if (!memory.sentWith || memory.sentLeaveHeld) return undefined;
+  if (memory.sentWith === undefined || memory.sentLeaveHeld) return undefined;
   const index = indexOf(args);
   const role = index === undefined ? undefined : roleOf(memory.lastObservation, index);
   const note = sentLeaveNote(memory.sentWith, tool, role, index);
@@ -308,7 +308,7 @@ const HELD_REASONS: [string, string][] = [
   [RETYPE_HELD, 'the field holds it already'],
   [JUMP_HELD, 'the page is shown whole already'],
   [TOGGLE_HELD, 'it is already as the task asks'],
-  [SENT_LEAVE_HELD, 'the form was sent as the task asks'],
+  [SENT_LEAVE_HELD, 'the form was sent, and the page it opened needs nothing more'],
   [OPTION_HELD, 'another option fits the task better'],
   [SLOT_HELD, 'the task names another day or time'],
   [MISINDEX_HELD, 'the agent named another element'],

@@ -118,8 +118,9 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   const lines = [changeSummary(before, now, memory.acted)];
   const sent = memory.pressedAfterFilling && readObservation(before).url !== readObservation(now).url;
   const back = sent ? formShownAgain(before, now, new Set(memory.typedInto.keys())) : [];
-  memory.sentWith = sent && !back.length ? togglesSetAsAsked(task, before) : undefined;
-  if (sent) lines.push(back.length ? formBackNote(back) : formSentNote(memory.sentWith));
+  // '' for a form sent with no toggles the task names
+  memory.sentWith = sent && !back.length ? (togglesSetAsAsked(task, before) ?? '') : undefined;
+  if (sent) lines.push(back.length ? formBackNote(back) : formSentNote(memory.sentWith || undefined));
   memory.pressedAfterFilling = false;
   const presses = memory.presses;
   // a press that changed nothing visible ends the count (a link to a part of the page already

@@ -857,6 +857,16 @@ describe('a toggle the task says which way to set', () => {
     expect(toolAnswers(requests[4]).at(-1)).toMatch(/^Clicked \[1\] link "Back to privacy settings"/);
   });
 
+  it('holds go_back once after any form sent (a model that follows the schemas), and goes back when asked again', async () => {
+    await page.goto('http://site.test/form');
+    const fill: Call[] = [{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'input_text', args: { index: 2, text: 'ada@example.com' } }, { tool: 'click_element', args: { index: 3 } }];
+    const back: Call = { tool: 'go_back', args: {} };
+    const { requests } = await run([fill, [back], [back], [done]], 8, { prompt: 'Sign up as Ada, ada@example.com.', followsSchemas: true });
+    expect(lastObservation(requests[1])).toContain('Note: the form you filled was sent and a new page opened');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not done: the form was sent and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, call go_back again.');
+    expect(lastObservation(requests[3])).toContain('URL: http://site.test/form');
+  });
+
   it('once it is set as asked, holds a press of a toggle the task does not name a second time too, then presses it', async () => {
     await page.goto('http://site.test/privacy');
     const ads: Call = { tool: 'click_element', args: { index: 1 } };

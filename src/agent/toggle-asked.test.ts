@@ -73,5 +73,9 @@ describe('the toggles of a form sent as the task asks', () => {
     expect(sentLeaveNote('"Personalised ads" off (unchecked)', 'go_back', undefined, undefined)).toMatch(/call go_back again\.$/);
     expect(sentLeaveNote('"Personalised ads" off (unchecked)', 'click_element', 'button', 2)).toBeUndefined();
     expect(sentLeaveNote('"Personalised ads" off (unchecked)', 'done', undefined, undefined)).toBeUndefined();
+    // a form sent with no toggles the task names: go_back and navigate held, a link followed
+    expect(sentLeaveNote('', 'navigate', undefined, undefined)).toBe('Not done: the form was sent and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, call navigate again.');
+    expect(sentLeaveNote('', 'go_back', undefined, undefined)).toMatch(/^Not done: the form was sent and this page.*call go_back again\.$/);
+    expect(sentLeaveNote('', 'click_element', 'link', 1)).toBeUndefined();
   });
 });

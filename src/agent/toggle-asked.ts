@@ -100,10 +100,17 @@ export function togglesSetAsAsked(task: string, observation: string): string | u
 /** How a held leave of the page a form was sent to, its toggles as asked, begins. */
 export const SENT_LEAVE_HELD = 'Not done: the form was sent';
 
-/** The hold of a leave (a link, go_back, navigate) of the page the form was just sent to with the toggles as the task asks, or undefined. */
+/**
+ * The hold of a leave of the page the form was just sent to, or undefined: go_back or
+ * navigate after any form (`sentWith` ''), a link too after one sent with the toggles the
+ * task names as it asks (a link may lead on to what the task reads after signing in). The
+ * default model, told its application was sent, navigated back to the form and filled it
+ * again.
+ */
 export function sentLeaveNote(sentWith: string, tool: string, role: string | undefined, index: number | undefined): string | undefined {
-  const leaves = tool === 'go_back' || tool === 'navigate' || (tool === 'click_element' && role === 'link');
+  const leaves = tool === 'go_back' || tool === 'navigate' || (tool === 'click_element' && role === 'link' && sentWith !== '');
   if (!leaves) return undefined;
   const again = tool === 'click_element' ? `press [${index}] again` : `call ${tool} again`;
-  return `${SENT_LEAVE_HELD} with ${sentWith}, as the task asks, and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, ${again}.`;
+  const how = sentWith ? ` with ${sentWith}, as the task asks,` : '';
+  return `${SENT_LEAVE_HELD}${how} and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, ${again}.`;
 }
