@@ -143,6 +143,23 @@ describe('form and login flows', () => {
     expect(await observe()).toContain('Thanks, Grace!');
   });
 
+  it('does not press Enter in a multi-line field: it names the form\'s button, and the text stays as typed', async () => {
+    await navigateTool.execute(ctx, { url: url('form.html') });
+    const obs = await observe();
+    await inputTextTool.execute(ctx, { index: indexOf(obs, 'Message'), text: 'Hello', clear: true });
+    const pressed = await sendKeysTool.execute(ctx, { keys: 'Enter' });
+    expect(pressed).toEqual({
+      summary: 'Not pressed: the focused field is a multi-line text field, where Enter adds a new line and does not send the form. To send the form, press its button "Send" (click_element).',
+      target: 'Enter',
+      unchanged: true,
+    });
+    expect(await ctx.page.inputValue('#message')).toBe('Hello');
+    expect(ctx.page.url()).toBe(url('form.html'));
+    // other keys are pressed there as asked
+    await sendKeysTool.execute(ctx, { keys: 'Shift+Enter' });
+    expect(await ctx.page.inputValue('#message')).toBe('Hello\n');
+  });
+
   it('logs in without echoing the password or the one-time code', async () => {
     await navigateTool.execute(ctx, { url: url('login.html') });
     let obs = await observe();
