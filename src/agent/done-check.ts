@@ -269,7 +269,7 @@ export async function heldLeave(step: StepContext, page: Page, tool: string, arg
 function stillEmpty(step: StepContext): string {
   const observation = step.memory.lastObservation ?? '';
   const empty = emptyTextFields(observation).filter((field) => !step.memory.unsubmitted.includes(field.index));
-  const plan = planFields(step.input.params.prompt ?? '', observation, empty.map((field) => ({ ...field, kind: 'text' as const })));
+  const plan = planFields(step.input.params.prompt ?? '', observation, empty.map((field) => ({ ...field, kind: 'text' as const })), step.secrets?.catalogue() ?? []);
   if (!plan.length) return '';
   const words = planWords(plan);
   return `${words[0].toUpperCase()}${words.slice(1)}`;

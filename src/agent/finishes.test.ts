@@ -699,6 +699,27 @@ describe('a press of another element than the words name (a model that follows t
   });
 });
 
+describe('a login sent empty while the task has secrets for it (a model that follows the schemas)', () => {
+  it('is held with the placeholder of each field, only filling offered next, and the secrets typed go in', async () => {
+    await page.goto('http://site.test/signin');
+    const { llm, requests, tools } = scriptedLlm(
+      [
+        [{ tool: 'click_element', args: { index: 3 } }],
+        [{ tool: 'input_text', args: { index: 1, text: '<secret>username</secret>' } }, { tool: 'input_text', args: { index: 2, text: '<secret>password</secret>' } }, { tool: 'click_element', args: { index: 3 } }],
+        [done],
+      ],
+      { followsSchemas: true },
+    );
+    const { runner } = runnerOnTab(tab, llm, undefined, undefined, [{ match: 'http://site.test', fields: { username: 'ada', password: 'pw-Secret-1' } }]);
+    await runSteps(runner, 6, { prompt: 'Sign in with the username and password from your secrets.', hasSecrets: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [1] "Username", [2] "Password" empty. First type "<secret>username</secret>" into [1] and type "<secret>password</secret>" into [2] (input_text); if the task gives nothing for them, press [3] again to send the form as it is.',
+    );
+    expect((tools[1] ?? []).find((t) => t.name === 'click_element')!.parameters).toHaveProperty('not');
+    expect(page.url()).toBe('http://site.test/sent?user=ada&pw=pw-Secret-1');
+  });
+});
+
 describe('a form sent with every field empty', () => {
   it('is held with what the task gives for each field, by what the field is', async () => {
     await page.goto('http://site.test/form');

@@ -46,6 +46,22 @@ describe('the values a task gives for the empty fields of a form', () => {
     expect(planFields('Log in with sam@example.com and tell me my plan.', login, two)).toEqual([{ index: 2, value: 'sam@example.com', tool: 'input_text' }]);
   });
 
+  it('gives a login\'s fields the one secret of each kind the task has, by their names', () => {
+    const login = ['Title: Sign in', '[1] textbox "Username" empty', '[2] textbox "Password" type=password empty', '[3] textbox "One-time code" empty', '[4] button "Sign in"'].join('\n');
+    const three = [1, 2, 3].map((index) => ({ index, label: '', kind: 'text' as const }));
+    const task = 'Sign in with the username and password from your secrets, then change the city to Lyon.';
+    const secrets = [{ name: 'username' }, { name: 'password' }, { name: 'bank_otp', oneTimeCode: true as const }];
+    expect(planWords(planFields(task, login, three, secrets))).toBe('type "<secret>username</secret>" into [1], type "<secret>password</secret>" into [2] and type "<secret>bank_otp</secret>" into [3]');
+    // an e-mail field takes a user secret; a password the task spells out comes first; two secrets of a kind, none
+    const mail = login.replace('"Username" empty', '"E-mail" type=email empty');
+    expect(planFields('Log in, password Peach-Tree-77.', mail, three, [{ name: 'login_email' }, { name: 'password' }])).toEqual([
+      { index: 1, value: '<secret>login_email</secret>', tool: 'input_text' },
+      { index: 2, value: 'Peach-Tree-77', tool: 'input_text' },
+    ]);
+    expect(planFields(task, login, three, [{ name: 'work_user' }, { name: 'home_user' }])).toEqual([]);
+    expect(planFields(task, login, three)).toEqual([]);
+  });
+
   it('reads dates and names, not the site’s own name or a short option the task does not put after the label', () => {
     expect(taskDate('born 12 March 1990')).toBe('1990-03-12');
     expect(taskDate('on March 3rd, 2026')).toBe('2026-03-03');

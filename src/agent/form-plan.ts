@@ -70,8 +70,35 @@ function optionNamed(task: string, label: string, options: string[]): string | u
   return named.length === 1 ? named[0].trim() : undefined;
 }
 
-/** The value the task gives for each empty field it leaves no doubt about, in the fields' order. */
-export function planFields(task: string, observation: string, empty: readonly EmptyField[]): PlannedValue[] {
+/** A secret the agent may type, by its name (`<secret>username</secret>` is typed for it). */
+export interface SecretName {
+  name: string;
+  oneTimeCode?: true;
+}
+
+/** The one secret whose name fits the field (several: none), as its placeholder. */
+function secretFits(secrets: readonly SecretName[], fits: (s: SecretName) => boolean): string | undefined {
+  const found = secrets.filter(fits);
+  return found.length === 1 ? `<secret>${found[0].name}</secret>` : undefined;
+}
+
+/** A login's user field: "Username", "Login", "Member number", "Customer ID". */
+const USER_FIELD = /user ?name|\buser\b|\blog ?in\b|\baccount\b|member (?:number|id)|customer (?:number|id)|\bid\b/i;
+const USER_SECRET = /user|login|account|member|customer|e-?mail|\bid\b/i;
+const PASSWORD_SECRET = /pass|pwd|\bpin\b/i;
+const CODE_FIELD = /\bcode\b|one-time|\botp\b|verification|2fa|authenticat/i;
+
+/** The secret a field of a login takes, when the task's secrets have one for it: password, code, user or e-mail. */
+function secretFor(label: string, type: string, secrets: readonly SecretName[]): string | undefined {
+  if (!secrets.length) return undefined;
+  if (type === 'password' || /password|passcode|\bpin\b/i.test(label)) return secretFits(secrets, (s) => !s.oneTimeCode && PASSWORD_SECRET.test(s.name));
+  if (CODE_FIELD.test(label)) return secretFits(secrets, (s) => !!s.oneTimeCode);
+  if (type === 'email' || /e-?mail/i.test(label) || USER_FIELD.test(label)) return secretFits(secrets, (s) => !s.oneTimeCode && USER_SECRET.test(s.name) && !PASSWORD_SECRET.test(s.name));
+  return undefined;
+}
+
+/** The value the task gives for each empty field it leaves no doubt about, in the fields' order (a login's fields: the one secret of each kind the task has). */
+export function planFields(task: string, observation: string, empty: readonly EmptyField[], secrets: readonly SecretName[] = []): PlannedValue[] {
   const emails = task.match(EMAIL) ?? [];
   const phones = givenValues(task).filter((v) => !v.includes('@') && v !== taskPassword(task) && v.replace(/\D/g, '').length >= 7);
   const date = taskDate(task);
@@ -90,8 +117,9 @@ export function planFields(task: string, observation: string, empty: readonly Em
     }
     if (field.kind !== 'text') continue;
     let value: string | undefined;
-    if (type === 'password' || /password|passcode|\bpin\b/i.test(label)) value = taskPassword(task);
-    else if (type === 'email' || /e-?mail/i.test(label)) value = emails[0];
+    if (type === 'password' || /password|passcode|\bpin\b/i.test(label)) value = taskPassword(task) ?? secretFor(label, type, secrets);
+    else if (type === 'email' || /e-?mail/i.test(label)) value = emails[0] ?? secretFor(label, type, secrets);
+    else if (USER_FIELD.test(label) || CODE_FIELD.test(label)) value = secretFor(label, type, secrets);
     else if (type === 'tel' || /phone|mobile|telephone/i.test(label)) value = phones[0];
     else if (type === 'date' || /\bdate\b|birth|\bborn\b|\bdob\b/i.test(label)) value = date;
     else if (role === 'searchbox' || type === 'search' || /\bsearch\b/i.test(label)) value = searchTerms(task, observation)[0];

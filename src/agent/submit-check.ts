@@ -114,7 +114,7 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   // Pressed again with the same fields as they were held for: sent as it is.
   const key = `${form.key}|${form.empty.map((f) => f.index).join(',')}|${unchosen.map((f) => `${f.index}:${f.current}`).join(',')}`;
   const observation = step.memory.lastObservation ?? '';
-  const plan = unchosen.length ? [] : planFields(task, observation, form.empty);
+  const plan = unchosen.length ? [] : planFields(task, observation, form.empty, step.secrets?.catalogue() ?? []);
   const files = step.memory.files?.available() ?? [];
   // the task gives what an empty field takes: a value of the plan, or a file for a file field
   const known = plan.length > 0 || (files.length > 0 && form.empty.some((field) => field.kind === 'file'));

@@ -10,6 +10,8 @@ import type { StepInput, TaskParams } from '../../src/contracts/session-types';
 import { createLogger } from '../../src/logger';
 import type { Recorder } from '../../src/recording/recorder';
 import { AgentRunner } from '../../src/agent/agent';
+import { SecretVault } from '../../src/agent/secrets/vault';
+import type { SecretEntry } from '../../src/contracts/session-types';
 import type { LlmMessage, LlmRequest, LlmResponse } from '../../src/agent/llm/types';
 
 export interface Call {
@@ -47,7 +49,7 @@ export function scriptedLlm(answers: Call[][], opts: { followsSchemas?: boolean 
 export type Recorded = { action: string; outcome: string; element?: { name?: string } };
 
 /** The runner on the tab `tab.page` (a new tab becomes it), recording into `recorded`. */
-export function runnerOn(tab: { page: Page; context: BrowserContext }, llm: Llm, policy?: PolicyDocument, files?: FileProvider): { runner: AgentRunner; recorded: Recorded[] } {
+export function runnerOn(tab: { page: Page; context: BrowserContext }, llm: Llm, policy?: PolicyDocument, files?: FileProvider, secrets?: SecretEntry[]): { runner: AgentRunner; recorded: Recorded[] } {
   const recorded: Recorded[] = [];
   const session = {
     sessionId: 'ses_1',
@@ -65,22 +67,25 @@ export function runnerOn(tab: { page: Page; context: BrowserContext }, llm: Llm,
   const pool = { get: () => session } as unknown as BrowserPool;
   const recorder = { begin: async () => undefined, add: async (_owner: unknown, step: Recorded) => void recorded.push(step) } as unknown as Recorder;
   const options = { llm, prices: {}, observationTokenBudget: 4000, contextTokens: 100_000, navigationTimeoutMs: 10_000, vision: false, recorder };
-  const runner = new AgentRunner(pool, { ...options, ...(policy ? { policies: { get: async () => policy } } : {}), ...(files ? { files } : {}) });
+  const vault = secrets ? new SecretVault() : undefined;
+  // the task's secrets, held as a worker holds them from the hand-over
+  vault?.hold('ses_1', 'task_1', secrets!);
+  const runner = new AgentRunner(pool, { ...options, ...(policy ? { policies: { get: async () => policy } } : {}), ...(files ? { files } : {}), ...(vault ? { vault } : {}) });
   return { runner, recorded };
 }
 
 const log = createLogger('silent');
 
-function stepInput(stepNo: number, prompt: string, policyId?: string): StepInput {
+function stepInput(stepNo: number, prompt: string, policyId?: string, hasSecrets?: boolean): StepInput {
   const params = { prompt, outputType: 'text', files: [] } as unknown as TaskParams;
-  return { sessionId: 'ses_1', userId: 'usr_1', taskId: 'task_1', stepNo, params, previousTasks: [], remaining: { inputTokens: 1_000_000, outputTokens: 100_000 }, policyId };
+  return { sessionId: 'ses_1', userId: 'usr_1', taskId: 'task_1', stepNo, params, previousTasks: [], remaining: { inputTokens: 1_000_000, outputTokens: 100_000 }, policyId, ...(hasSecrets ? { hasSecrets } : {}) };
 }
 
 /** Steps until the task is done or asks a human (at most `max`): the steps' results. */
-export async function runSteps(runner: AgentRunner, max: number, opts: { policyId?: string; prompt?: string } = {}) {
+export async function runSteps(runner: AgentRunner, max: number, opts: { policyId?: string; prompt?: string; hasSecrets?: boolean } = {}) {
   const results = [];
   for (let stepNo = 0; stepNo < max; stepNo++) {
-    const result = await runner.step(stepInput(stepNo, opts.prompt ?? 'Sign up as Ada, ada@example.com', opts.policyId), new AbortController().signal, log);
+    const result = await runner.step(stepInput(stepNo, opts.prompt ?? 'Sign up as Ada, ada@example.com', opts.policyId, opts.hasSecrets), new AbortController().signal, log);
     results.push(result);
     if (result.kind !== 'continue') break;
   }
