@@ -449,10 +449,11 @@ async function performed(step: StepContext, request: ActionRequest, action: Acti
   memory.actionSucceeded();
   countPress(step, tool.name, request.args);
   if (tool.name === 'click_element' && indexOf(request.args) !== undefined) memory.pressedNow.push(indexOf(request.args)!);
+  if (tool.name === 'extract') memory.extracted = result.summary;
   trackFilling(step, tool.name, request.args, result);
   const note = (await reportRefusals(memory.guard, action.toolContext.page)) + (result.unchanged ? await unsentReminder(step, action.toolContext.page) : '');
   const summary = mask(`${request.approved ? 'Approved by the human. ' : ''}${result.summary}${note}`);
-  if (!replay) memory.answerCall(callId, summary);
+  if (!replay) memory.answerCall(callId, summary, true);
   action.record('ok', { summary });
   const target = result.target === undefined ? undefined : mask(result.target);
   base.action.target = target;

@@ -12,7 +12,7 @@ import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
 import { formBackNote, formSentNote, formShownAgain } from './done-check';
-import { namedInViewNote } from './observe/named-in-view';
+import { namedInExtractNote, namedInViewNote } from './observe/named-in-view';
 import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
@@ -88,7 +88,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (toggled) lines.push(toggled);
   const extreme = pricesNote(memory, input.params.prompt ?? '', observation.text);
   if (extreme) lines.push(extreme);
-  const named = namedInViewNote(input.params.prompt ?? '', observation.text);
+  const named = namedInViewNote(input.params.prompt ?? '', observation.text) ?? (memory.extracted ? namedInExtractNote(input.params.prompt ?? '', memory.extracted) : undefined);
+  memory.extracted = undefined;
   if (named) lines.push(named);
   for (const when of [dateInViewNote(input.params.prompt ?? '', observation.text), timeInViewNote(input.params.prompt ?? '', observation.text)]) if (when) lines.push(when);
   // what the notes tell to press is not held for the agent's words (the date note's "Later

@@ -54,6 +54,7 @@ const PAGES: Record<string, string> = {
   '/garden': `<!doctype html><title>Garden category</title><a href="/home">All categories</a><p>Garden Hose: $19</p><p>Rake: $15</p><p>Trowel: $7</p><p>Watering Can: $12</p>`,
   '/plan-prices': `<!doctype html><title>Price list</title><h1>Price list</h1><p>Silver plan: $19 per month</p><p>Gold plan: $42 per month</p>`,
   '/slots': `<!doctype html><title>Book a table</title><p id="picked">none</p><button aria-pressed="false" onclick="picked.textContent = this.textContent">17:30</button> <button aria-pressed="false" onclick="picked.textContent = this.textContent">19:30</button>`,
+  '/ledger': `<!doctype html><meta charset="utf-8"><title>Ledger</title><h1>Ledger</h1>${Array.from({ length: 60 }, (_, i) => `<p>Invoice #${1001 + i}: €${(100 + i * 7.25).toFixed(2)}</p>`).join('')}`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -978,6 +979,17 @@ describe('a task that compares prices, on a page to search first', () => {
   });
 });
 
+describe('the line an extract read that the task names', () => {
+  it('is quoted in the observation after it, and not in the one after that', async () => {
+    await page.goto('http://site.test/ledger');
+    const read: Call = { tool: 'extract', args: { query: 'Invoice #1055' } };
+    const { requests } = await run([[read], [{ tool: 'wait', args: { seconds: 0.1 } }], [done]], 8, { prompt: 'What is the amount of invoice #1055?' });
+    expect(lastObservation(requests[0])).not.toContain('Invoice #1055');
+    expect(lastObservation(requests[1])).toContain('Note: the task asks about "#1055"; the text your extract read shows "Invoice #1055: €491.50". If that answers the task, call done with it.');
+    expect(lastObservation(requests[2])).not.toContain('the text your extract read');
+  });
+});
+
 describe('the day the task names, on a page of days', () => {
   it('is said not shown with the button that shows later ones, then named by its element once shown', async () => {
     await page.goto('http://site.test/strip');
@@ -1067,6 +1079,19 @@ describe('a done whose answer gives an amount', () => {
       'Not accepted yet: "374.26" is on the line "Invoice #1002: €374.26", not on a line of "#1025". Find the line of #1025 first (scroll to load more, or open the page that holds it); if the answer is right as it is, call done again.',
     );
     expect(results.at(-1)).toMatchObject({ kind: 'done' });
+  });
+
+  it('is answered once when the amount is on another item\'s line, though the agent\'s words tied it to the item asked (a model that follows the schemas)', async () => {
+    await page.goto('http://site.test/invoices');
+    const prompt = 'What is the amount of invoice #1025?';
+    const reload: Call = { tool: 'click_element', args: { index: 1 }, says: 'The page shows the amount of invoice #1025 as €374.26.' };
+    const wrong: Call = { tool: 'done', args: { message: 'The amount of invoice #1025 is €374.26.' } };
+    const { requests } = await run([[reload], [wrong], [wrong]], 8, { prompt, followsSchemas: true });
+    // not held with "Invoice #1002: €374.26" quoted as if it answered
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Clicked \[1\] link "Reload"/);
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not accepted yet: "374.26" is on the line "Invoice #1002: €374.26", not on a line of "#1025". Find the line of #1025 first (scroll to load more, or open the page that holds it); if the answer is right as it is, call done again.',
+    );
   });
 
   it('is accepted at once when a page of the task showed it', async () => {

@@ -51,6 +51,12 @@ describe('an answer in the words that the page shows', () => {
     expect(statedAnswer('What is the amount of invoice #1025?', "The page shows 'Invoice #1025: €512.40'.", noted)).toBeUndefined();
   });
 
+  it('is not held with a line of another item than the task names (it is not the answer)', () => {
+    const invoices = page('Invoices', 'Invoice #1014: €418.82', 'Invoice #1015: €455.95');
+    expect(statedAnswer('What is the amount of invoice #1025?', 'The page shows the amount of invoice #1025 as €455.95.', invoices)).toBeUndefined();
+    expect(statedAnswer('What is the amount of invoice #1015?', 'The page shows the amount of invoice #1015 as €455.95.', invoices)).toContain('this page shows "Invoice #1015: €455.95"');
+  });
+
   it('finds a phone number however it is spaced, and a price beside its period', () => {
     const ad = page('Seller', 'Phone: 06 4817 2093', 'Help desk: 030 760 1200');
     expect(statedAnswer("What's the seller's phone number?", "The seller's number is 0648172093.", ad)).toContain('this page shows "Phone: 06 4817 2093"');

@@ -79,6 +79,20 @@ function shows(line: string, figure: string): boolean {
   return !!core && new RegExp(`(?<![\\d.,:])${core.replace(/[.,:]/g, '[.,:]')}(?![\\d]|[.,:]\\d)`).test(line);
 }
 
+/** An item's number: "#1025". */
+const ITEM = /#\s?(\d{2,})/g;
+
+/**
+ * Whether the line names items by number, none of them one the task names: "Invoice #1015:
+ * €455.95" for invoice #1025. The default model read that line for #1025; held with it quoted,
+ * it took the hold for a yes.
+ */
+function ofAnotherItem(task: string, line: string): boolean {
+  const asked = [...task.matchAll(ITEM)].map((m) => m[1]);
+  const named = [...line.matchAll(ITEM)].map((m) => m[1]);
+  return asked.length > 0 && named.length > 0 && !named.some((item) => asked.includes(item));
+}
+
 /**
  * The held note when the words give, as the answer to the task, figures of the kinds it asks
  * for that the page's text in view shows (none of them given by the task itself), or undefined.
@@ -102,7 +116,7 @@ export function statedAnswer(task: string, words: string | undefined, observatio
     if (!line) return undefined;
     if (!quoted.includes(line)) quoted.push(line);
   }
-  if (quoted.length > MAX_LINES) return undefined;
+  if (quoted.length > MAX_LINES || quoted.some((line) => ofAnotherItem(task, line))) return undefined;
   const said = clipped(words.replace(/\s+/g, ' ').trim(), MAX_WORDS);
   const shown = quoted.map((l) => `"${clipped(l, MAX_QUOTED)}"`).join(' and ');
   return `${STATED_HELD}: you wrote "${said}", and this page shows ${shown}. If that answers the task, call done with the answer now; if it does not, call the same action again.`;

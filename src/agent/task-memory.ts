@@ -165,6 +165,8 @@ export class TaskMemory {
   pressedNow: number[] = [];
   /** Elements whose press changed nothing visible, with the page as it then was: not offered to a model that follows the schemas while it looks the same. */
   idlePresses?: { page: string; indexes: number[] };
+  /** The text the last extract read, until the observation after it (its lines the task asks about are quoted there). */
+  extracted?: string;
   /** The address of the tab whose go_back found no earlier page (go_back is not offered while the tab shows it). */
   noEarlierPageAt?: string;
   /** What the last observation's note of the cheapest (most expensive) line named (price-extreme.ts). */
@@ -228,6 +230,7 @@ export class TaskMemory {
     this.sentLeaveHeld = false;
     this.extremeNamed = undefined;
     this.noEarlierPageAt = undefined;
+    this.extracted = undefined;
     this.pressedNow = [];
     this.idlePresses = undefined;
     this.advisedPresses = new Set();
@@ -257,9 +260,13 @@ export class TaskMemory {
     this.messages.push({ role: 'user', content });
   }
 
-  /** The answer to one of the model's tool calls. */
-  answerCall(toolCallId: string, content: string): void {
-    this.figures.saw(content);
+  /**
+   * The answer to one of the model's tool calls; `fromPage` for what a tool read or did on the page (its figures
+   * count as seen). The service's own notes do not: a hold that quoted the agent's words
+   * "invoice #1025 as €455.95" made that amount seen on a line of #1025.
+   */
+  answerCall(toolCallId: string, content: string, fromPage = false): void {
+    if (fromPage) this.figures.saw(content);
     this.messages.push({ role: 'tool', toolCallId, content });
   }
 

@@ -1,4 +1,4 @@
-import { keywordsAsked, namedInViewNote, namesAsked, recordOf } from './named-in-view';
+import { keywordsAsked, namedInExtractNote, namedInViewNote, namesAsked, recordOf } from './named-in-view';
 
 const page = (...text: string[]) => ['URL: http://shop.test/results?q=chair&page=2', 'Title: Search results', 'Tabs: [0] Search results (active)', 'Interactive elements:', '[1] link "Previous page"', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
 const task = 'Search the catalogue for "chair" and tell me the price of the Oak Rocking Chair. The results have several pages. Answer with the price only.';
@@ -112,5 +112,24 @@ describe('a name of one capitalised word in a question of a figure', () => {
     expect(namedInViewNote('Gold plan: tell me its monthly price.', prices)).toBeUndefined();
     expect(namedInViewNote('Tell me the monthly price of the Gold plan.', prices.replace('Title: Price list', 'Title: Gold club prices'))).toBeUndefined();
     expect(namedInViewNote('Is the Gold plan right for me? Tell me yes or no.', prices)).toBeUndefined();
+  });
+});
+
+describe('the text an extract read', () => {
+  it('has its line of what the task names quoted once, not the heading that repeats the query', () => {
+    const extracted = [
+      'Text of http://127.0.0.1:4000/h-infinite/index.html for "Invoice #1025: €":',
+      '(Scrolled down to load more: 20 more items loaded.)',
+      'Best match for "Invoice #1025: €":',
+      'Invoice #1025: €512.40',
+      'The whole text:',
+      'Invoices',
+      'Invoice #1024: €475.27',
+      'Invoice #1025: €512.40',
+    ].join('\n');
+    expect(namedInExtractNote('What is the amount of invoice #1025?', extracted)).toBe(
+      'Note: the task asks about "#1025"; the text your extract read shows "Invoice #1025: €512.40". If that answers the task, call done with it.',
+    );
+    expect(namedInExtractNote('What is the amount of invoice #1025?', extracted.replace(/#1025: €512.40/g, '#1026: €549.53'))).toBeUndefined();
   });
 });

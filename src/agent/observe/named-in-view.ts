@@ -82,6 +82,21 @@ export function namedInViewNote(task: string, observation: string): string | und
   return seen && `Note: the task asks about ${seen.about}; this page shows ${seen.shown}. If that answers the task, call done with it.`;
 }
 
+/**
+ * The same for the text an extract read (lines below the viewport, loaded by scrolling): the
+ * default model, its extract's best match "Invoice #1025: €512.40", answered with the amount
+ * of the line of #1015 in view.
+ */
+export function namedInExtractNote(task: string, extracted: string): string | undefined {
+  // the page's lines only: not the heading that repeats the query, nor what the tool says of them
+  const text = extracted
+    .split('\n')
+    .slice(1)
+    .filter((line) => !/^(?:Best match(?:es)? for |The whole text:|\(Scrolled down|\(\d+ characters of less relevant)/.test(line) && !/ nowhere in this page's text/.test(line));
+  const seen = inView(task, `Visible text:\n${text.join('\n')}`);
+  return seen && `Note: the task asks about ${seen.about}; the text your extract read shows ${seen.shown}. If that answers the task, call done with it.`;
+}
+
 /** The page's lines the task asks about, quoted (`"Jonas Berg Payroll 2615"`), or undefined: what the note says the page shows. */
 export function shownInView(task: string, observation: string): string | undefined {
   return inView(task, observation)?.shown;
@@ -102,7 +117,7 @@ function inView(task: string, observation: string): { about: string; shown: stri
     const line = lines[i];
     if (!line || FRAME_LINE.test(line)) continue;
     const name = names.find((n) => line.toLowerCase().includes(n.toLowerCase()));
-    if (!name) continue;
+    if (!name || found.some((f) => f.quoted.startsWith(clipped(line)))) continue;
     if (line.length > name.length + 2) {
       found.push({ name, quoted: clipped(line) });
       continue;
