@@ -13,6 +13,7 @@ import { observePage } from './observe/observe';
 import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
 import { formBackNote, formSentNote, formShownAgain } from './done-check';
 import { namedInExtractNote, namedInViewNote } from './observe/named-in-view';
+import { formPlanNote } from './form-plan';
 import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
@@ -91,6 +92,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const named = namedInViewNote(input.params.prompt ?? '', observation.text) ?? (memory.extracted ? namedInExtractNote(input.params.prompt ?? '', memory.extracted) : undefined);
   memory.extracted = undefined;
   if (named) lines.push(named);
+  const toFill = formPlanNote(input.params.prompt ?? '', observation.text, step.secrets?.catalogue() ?? []);
+  if (toFill) lines.push(toFill);
   for (const when of [dateInViewNote(input.params.prompt ?? '', observation.text), timeInViewNote(input.params.prompt ?? '', observation.text)]) if (when) lines.push(when);
   // what the notes tell to press is not held for the agent's words (the date note's "Later
   // dates" was held because the thought named the time slot "19:30")

@@ -979,6 +979,19 @@ describe('a task that compares prices, on a page to search first', () => {
   });
 });
 
+describe('the empty fields the task gives values for', () => {
+  it('are named with their values in the observation until they are filled', async () => {
+    await page.goto('http://site.test/signin');
+    const fill: Call = { tool: 'input_text', args: { index: 1, text: 'ada' } };
+    const { requests } = await run([[fill], [done]], 8, { prompt: 'Sign in as ada, password Peach-Tree-77, and tell me what the page says.' });
+    expect(lastObservation(requests[0])).toContain('Note: the task gives what this field takes: type "Peach-Tree-77" into [2].');
+    await page.goto('http://site.test/callback');
+    const typed = await run([[{ tool: 'input_text', args: { index: 1, text: '555-0100' } }], [done]], 8, { prompt: 'Ask for a callback to 555-0100.' });
+    expect(lastObservation(typed.requests[0])).toContain('Note: the task gives what this field takes: type "555-0100" into [1].');
+    expect(lastObservation(typed.requests[1])).not.toContain('the task gives what');
+  });
+});
+
 describe('the line an extract read that the task names', () => {
   it('is quoted in the observation after it, and not in the one after that', async () => {
     await page.goto('http://site.test/ledger');

@@ -1,5 +1,5 @@
 import type { EmptyField } from './form-fields';
-import { personName, planFields, planWords, taskDate } from './form-plan';
+import { formPlanNote, personName, planFields, planWords, taskDate } from './form-plan';
 
 const race = [
   'URL: http://127.0.0.1:4000/run/d-race/index.html',
@@ -71,5 +71,30 @@ describe('the values a task gives for the empty fields of a form', () => {
     expect(personName('Ask Greenleaf Energy to call me.', 'Title: Greenleaf Energy – Contact us')).toBeUndefined();
     expect(planFields('Enter Ana Silva for the 10K, size large please.', race, [{ index: 5, label: 'T-shirt size', kind: 'choice' }])).toEqual([]);
     expect(planFields('Sign me up for the 10K.', race, fields)).toEqual([]);
+  });
+});
+
+describe('the note of what the task gives for a page\'s empty fields', () => {
+  const task = 'Sign up for the Harbour 10K: Ana Silva, born 12 March 1990, ana.silva@example.com, T-shirt size M.';
+  const page = race.replace('[5] combobox "T-shirt size" options=', '[5] select "T-shirt size" value="Choose a size" options=');
+  it('names each field the task gives a value for, selects on no choice included', () => {
+    expect(formPlanNote(task, page)).toBe(
+      'Note: the task gives what these fields take: type "Ana" into [1], type "Silva" into [2], type "1990-03-12" into [3], type "ana.silva@example.com" into [4] and choose "M" in [5].',
+    );
+    // filled fields and chosen selects drop out; nothing left, no note
+    const filled = page.replace('"First name" empty', '"First name" value="Ana"').replace('value="Choose a size"', 'value="M"');
+    expect(formPlanNote(task, filled)).toBe('Note: the task gives what these fields take: type "Silva" into [2], type "1990-03-12" into [3] and type "ana.silva@example.com" into [4].');
+    const all = filled.replace('"Last name" empty', '"Last name" value="Silva"').replace('"Date of birth" type=date empty', '"Date of birth" type=date value="1990-03-12"').replace('"E-mail" type=email empty', '"E-mail" type=email value="ana.silva@example.com"');
+    expect(formPlanNote(task, all)).toBeUndefined();
+  });
+
+  it('says nothing for an e-mail field alone (a newsletter box), a search field, or a task that gives nothing', () => {
+    const newsletter = ['Title: Pulse Fitness', '[1] link "Member login"', '[2] textbox "Your e-mail for our newsletter" type=email empty', '[3] button "Subscribe"'].join('\n');
+    expect(formPlanNote('Log in with sam@example.com and tell me my plan.', newsletter)).toBeUndefined();
+    const callback = ['Title: Solar panels', '[3] textbox "Phone number" type=tel empty', '[4] button "Call me back"'].join('\n');
+    expect(formPlanNote('Ask for a callback to 555-0100.', callback)).toBe('Note: the task gives what this field takes: type "555-0100" into [3].');
+    const search = ['Title: Bookbarn', '[1] textbox "Search the catalogue" empty', '[2] button "Find"'].join('\n');
+    expect(formPlanNote('Find the cheapest copy of "Dune".', search)).toBeUndefined();
+    expect(formPlanNote('Sign up for the race.', page)).toBeUndefined();
   });
 });

@@ -136,3 +136,39 @@ export function planWords(plan: readonly PlannedValue[]): string {
   const parts = plan.map((p) => (p.tool === 'select_option' ? `choose "${p.value}" in [${p.index}]` : `type "${p.value}" into [${p.index}]`));
   return parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : (parts[0] ?? '');
 }
+
+/** A value that is an e-mail address alone. */
+const EMAIL_ONLY = /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/;
+/** A select's value that chooses nothing yet: "Choose a size", "Select…", "--". */
+const UNCHOSEN = /^(?:$|choose|select|pick|please|--|—)/i;
+
+/**
+ * The fields of the observation still to fill: empty text fields (not search fields, not
+ * disabled or read-only) and selects on no choice yet.
+ */
+function fieldsToFill(observation: string): EmptyField[] {
+  const fields: EmptyField[] = [];
+  for (const m of observation.matchAll(/^\s*\[(\d+)\] (textbox|combobox|select) "((?:[^"\\]|\\.)*)"(.*)$/gm)) {
+    const [, index, role, label, hints] = m;
+    if (/\bdisabled\b|\breadonly\b/.test(hints)) continue;
+    if (role === 'select') {
+      if (UNCHOSEN.test(/\bvalue="((?:[^"\\]|\\.)*)"/.exec(hints)?.[1] ?? '')) fields.push({ index: Number(index), label, kind: 'choice' });
+    } else if (/\bempty\b/.test(hints) && !/\btype=search\b/.test(hints) && !/\bsearch\b/i.test(label)) {
+      fields.push({ index: Number(index), label, kind: 'text' });
+    }
+  }
+  return fields;
+}
+
+/**
+ * Said after a page whose empty fields the task gives values for (two or more, or one that is
+ * not an e-mail address: a newsletter box is no login form): `Note: the task gives what these
+ * fields take: type "Ana" into [1], type "Silva" into [2] and choose "M" in [5].` Told only when
+ * its press was held, the default model pressed a form's button first in most form tasks, and
+ * filled the fields one answer each.
+ */
+export function formPlanNote(task: string, observation: string, secrets: readonly SecretName[] = []): string | undefined {
+  const plan = planFields(task, observation, fieldsToFill(observation), secrets);
+  if (!plan.length || (plan.length === 1 && EMAIL_ONLY.test(plan[0].value))) return undefined;
+  return `Note: the task gives what ${plan.length > 1 ? 'these fields take' : 'this field takes'}: ${planWords(plan)}.`;
+}
