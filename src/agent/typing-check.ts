@@ -1,0 +1,35 @@
+/**
+ * A typing that puts a value where it does not belong: a value the task gives for another
+ * empty field of the page (form-plan.ts), or the label of an element of the page that the
+ * task does not give. Held once per field and text. The default model, told "type "Tom Baker"
+ * into [5]", typed the search button's "Search" into the help search four times, then "Tom
+ * Baker" into it five times.
+ */
+import { fieldsToFill, planFields, type SecretName } from './form-plan';
+import { observedElements } from './observe/page-diff';
+
+/** How a held typing of a value that belongs elsewhere begins. */
+export const ELSEWHERE_HELD = 'Not typed: the task gives';
+/** How a held typing of an element's label begins. */
+export const LABEL_HELD = 'Not typed: it is the label of';
+
+const squeeze = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();
+
+/** The note when typing `text` into [index] puts it where it does not belong, or undefined. */
+export function misplacedTyping(task: string, observation: string, index: number, text: string, secrets: readonly SecretName[] = []): string | undefined {
+  const elements = observedElements(observation);
+  const field = elements.find((e) => e.index === index);
+  if (!field || !text.trim()) return undefined;
+  const plan = planFields(task, observation, fieldsToFill(observation), secrets);
+  const owner = plan.find((p) => p.tool === 'input_text' && squeeze(p.value) === squeeze(text));
+  if (owner && owner.index !== index && !plan.some((p) => p.index === index)) {
+    const label = elements.find((e) => e.index === owner.index)?.label ?? '';
+    return `${ELSEWHERE_HELD} "${text}" for [${owner.index}] "${label}"; [${index}] is ${field.role} "${field.label}". To type it there, call input_text with index ${owner.index}; if [${index}] is what you meant, type into [${index}] again.`;
+  }
+  // the label of an element (a button's "Search"), not a value the task gives
+  const named = elements.find((e) => e.index !== index && squeeze(e.label) === squeeze(text));
+  if (named && !squeeze(task).includes(squeeze(text))) {
+    return `${LABEL_HELD} [${named.index}] ${named.role} "${named.label}" on this page, not a value the task gives. Type what the task gives for [${index}] "${field.label}"; if "${text}" is what it takes, type it again.`;
+  }
+  return undefined;
+}
