@@ -23,7 +23,9 @@ import { rightToolHint } from './tool-hints';
 import { doneObjection, echoedTask, heldJump, roleOf, heldLeave, heldRetype, JUMP_HELD, RETYPE_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
+import { PAY_HELD, paysUnasked } from './pay-check';
 import { SLOT_HELD, otherSlot } from './slot-check';
+import { ELSEWHERE_HELD, LABEL_HELD, misplacedTyping } from './typing-check';
 import { STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
 import { heldOption, OPTION_HELD } from './option-check';
@@ -157,7 +159,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     }
     return note;
   }
-  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldChoice(step, request.tool.name, args) ?? heldSlot(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldChoice(step, request.tool.name, args) ?? heldSlot(step, request.tool.name, args) ?? heldPay(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? heldShown(step, request) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
 }
 
 /**
@@ -182,6 +184,32 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
   const note = statedAnswer(task, request.reasoning, observation) ?? statedExtreme(task, request.reasoning, observation, pressed);
   if (note) step.memory.statedHeld = true;
   return note;
+}
+
+/** How a held leave of a page that shows what the task asks begins. */
+export const SHOWN_HELD = 'Not done yet: this page shows';
+/** Tools that leave the page in view (or another tab's): held once when it shows what the task asks about. */
+const LEAVES = new Set(['click_element', 'navigate', 'go_back', 'switch_tab']);
+
+/**
+ * A leave of a page whose text shows the lines the task asks about (named-in-view.ts): held
+ * once per task, with them. The default model, signed in, "Valid until 14 April 2027" in view
+ * and quoted to it, wrote that it would read the date and pressed "Log out".
+ */
+function heldShown(step: StepContext, request: ActionRequest): string | undefined {
+  const { memory } = step;
+  // (not after a hold that quoted the page's lines or said it is shown whole: the agent's stated answer, a name no element has, a question, a jump)
+  if (memory.shownHeld || memory.statedHeld || memory.questionHeld || memory.jumpHeld || memory.misindexHeld.has('absent') || !LEAVES.has(request.tool.name)) return undefined;
+  const index = request.tool.name === 'click_element' ? indexOf(request.args) : undefined;
+  // a press the notes tell to make, or of a field's own part (a toggle, an option), is not a leave
+  if (index !== undefined && (memory.advisedPresses.has(index) || !['link', 'button'].includes(roleOf(memory.lastObservation, index) ?? ''))) return undefined;
+  const shown = shownInView(step.input.params.prompt ?? '', memory.lastObservation ?? '');
+  if (!shown && !memory.extremePage) return undefined;
+  memory.shownHeld = true;
+  const again = index === undefined ? `call ${request.tool.name} again` : `press [${index}] again`;
+  // the cheapest one's own page: the default model, told so, pressed the site's logo and searched again until its time ran out
+  if (!shown) return `${SHOWN_HELD} ${memory.extremePage}: it is the page of the one the task asks for. If the task asks what this page shows (its seller, its details), call done with it now; if it does not, ${again}.`;
+  return `${SHOWN_HELD} ${shown}, which the task asks about. If that answers the task, call done with it now; if it does not, ${again}.`;
 }
 
 /** A press of another element than the one the agent's words name, held once per pair; of a toggle neither the task nor the words name while the task names another, once per toggle (index-check.ts). */
@@ -232,6 +260,15 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
   return unnamed;
 }
 
+/** A press of a button that pays or buys, the task asking for neither: held once per element (pay-check.ts). */
+function heldPay(step: StepContext, tool: string, args: unknown): string | undefined {
+  const index = indexOf(args);
+  if (tool !== 'click_element' || index === undefined || step.memory.misindexHeld.has(`pay ${index}`)) return undefined;
+  const note = paysUnasked(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
+  if (note) step.memory.misindexHeld.add(`pay ${index}`);
+  return note;
+}
+
 /** A press of a time slot or day other than the task's: held once per element (slot-check.ts). */
 function heldSlot(step: StepContext, tool: string, args: unknown): string | undefined {
   const index = indexOf(args);
@@ -243,12 +280,20 @@ function heldSlot(step: StepContext, tool: string, args: unknown): string | unde
   return note;
 }
 
-/** A typing into another field than the one the agent's words name: held once per pair (index-check.ts). */
+/** A typing into another field than the one the agent's words name: held once per pair (index-check.ts); of a value that belongs elsewhere, once per field and text (typing-check.ts). */
 function heldMistyped(step: StepContext, request: ActionRequest, index: number): string | undefined {
   const held = mistypedInto(request.reasoning, step.memory.lastObservation ?? '', index);
-  if (!held || step.memory.misindexHeld.has(`type ${index}>${held.meant}`)) return undefined;
-  step.memory.misindexHeld.add(`type ${index}>${held.meant}`);
-  return held.note;
+  const text = (request.args as { text?: unknown }).text;
+  if (held && !step.memory.misindexHeld.has(`type ${index}>${held.meant}`)) {
+    step.memory.misindexHeld.add(`type ${index}>${held.meant}`);
+    // (held once: not again for the same text as a value of another field)
+    step.memory.misindexHeld.add(`typed ${index}:${String(text)}`);
+    return held.note;
+  }
+  if (typeof text !== 'string' || step.memory.misindexHeld.has(`typed ${index}:${text}`)) return undefined;
+  const misplaced = misplacedTyping(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index, text, step.secrets?.catalogue() ?? []);
+  if (misplaced) step.memory.misindexHeld.add(`typed ${index}:${text}`);
+  return misplaced;
 }
 
 /** A choice of an option while another of its list holds more of the task's words: held once per option (option-check.ts). */
@@ -303,14 +348,18 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
 /** How a held note begins, and the reason the `action` event gives. */
 const HELD_REASONS: [string, string][] = [
   [STATED_HELD, 'the agent gave the answer the page shows'],
+  [SHOWN_HELD, 'the page shows what the task asks'],
   [REPEAT_HELD, 'pressed at the step before, it would add again'],
   [MISTYPED_HELD, 'the agent named another field'],
+  [ELSEWHERE_HELD, 'the task gives it for another field'],
+  [LABEL_HELD, 'it is a label of the page, not a value'],
   [RETYPE_HELD, 'the field holds it already'],
   [JUMP_HELD, 'the page is shown whole already'],
   [TOGGLE_HELD, 'it is already as the task asks'],
   [SENT_LEAVE_HELD, 'the form was sent, and the page it opened needs nothing more'],
   [OPTION_HELD, 'another option fits the task better'],
   [SLOT_HELD, 'the task names another day or time'],
+  [PAY_HELD, 'the task asks for no payment'],
   [MISINDEX_HELD, 'the agent named another element'],
   [ABSENT_HELD, 'the agent named another element'],
   [UNNAMED_HELD, 'the task names another element'],

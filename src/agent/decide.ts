@@ -112,7 +112,10 @@ function pricesNote(memory: StepContext['memory'], task: string, now: string): s
   memory.extremeNamed = extreme?.named;
   if (extreme) return extreme.note;
   const opened = before && memory.lastObservation !== undefined && readObservation(memory.lastObservation).url !== readObservation(now).url;
-  return (opened ? extremeOpenedNote(before, now) : undefined) ?? searchFirstNote(task, now);
+  const openedNote = opened ? extremeOpenedNote(before, now) : undefined;
+  // (a leave of that page is held once: act.ts)
+  memory.extremePage = openedNote ? `${before!.amount}, the ${before!.end} price of the page before` : undefined;
+  return openedNote ?? searchFirstNote(task, now);
 }
 
 /** What the actions since the last observation changed, and the notes kept for this observation. */

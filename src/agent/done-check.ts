@@ -165,13 +165,15 @@ const MAX_EMPTY_NAMED = 3;
  */
 function untypedObjection(step: StepContext): string | undefined {
   const { memory } = step;
-  if (memory.doneQuestioned) return undefined;
+  if (memory.untypedQuestioned || memory.doneQuestioned) return undefined;
   const observation = memory.lastObservation ?? '';
   const empty = emptyTextFields(observation);
   if (!empty.length) return undefined;
   const values = untypedValues(step.input.params.prompt ?? '', memory.typed, observation);
   if (!values.length) return undefined;
-  memory.doneQuestioned = true;
+  // (the form filled after it may still go unsent: that is said once more; told to type the
+  // phone number, the default model typed it and called done with the form unsent)
+  memory.untypedQuestioned = true;
   const fields = empty.slice(0, MAX_EMPTY_NAMED).map((field) => `[${field.index}] "${field.label}"`).join(', ');
   const one = values.length === 1;
   return `Not accepted yet: the task gives ${values.map((value) => `"${value}"`).join(', ')}, which you have not typed, and the page shows ${fields} empty. Type ${one ? 'it' : 'them'} into the field ${one ? 'it belongs' : 'they belong'} to (input_text), then send the form; if the task is complete as it is, call done again.`;

@@ -146,7 +146,7 @@ const UNCHOSEN = /^(?:$|choose|select|pick|please|--|—)/i;
  * The fields of the observation still to fill: empty text fields (not search fields, not
  * disabled or read-only) and selects on no choice yet.
  */
-function fieldsToFill(observation: string): EmptyField[] {
+export function fieldsToFill(observation: string): EmptyField[] {
   const fields: EmptyField[] = [];
   for (const m of observation.matchAll(/^\s*\[(\d+)\] (textbox|combobox|select) "((?:[^"\\]|\\.)*)"(.*)$/gm)) {
     const [, index, role, label, hints] = m;

@@ -17,6 +17,10 @@ describe('the reason an action event gives for a held action', () => {
     ['go_back', 'Not done: the form was sent and this page is what it opened: …', 'the form was sent, and the page it opened needs nothing more'],
     ['select_option', 'Not chosen: the task names "Spain", …', 'another option fits the task better'],
     ['click_element', 'Not pressed: the task asks for 19:30, which is [2] button "19:30"; …', 'the task names another day or time'],
+    ['click_element', 'Not done yet: this page shows "Valid until 14 April 2027", which the task asks about. …', 'the page shows what the task asks'],
+    ['input_text', 'Not typed: the task gives "Tom Baker" for [5] "Your name"; …', 'the task gives it for another field'],
+    ['input_text', 'Not typed: it is the label of [9] button "Search" on this page, …', 'it is a label of the page, not a value'],
+    ['click_element', 'Not pressed: it would pay or buy: [1] button "Pay now", …', 'the task asks for no payment'],
     ['input_text', 'Not typed: you wrote that you type into "Message", …', 'the agent named another field'],
     ['click_element', 'Not pressed yet: this would send the form with [1] "Name" empty.', 'the form it sends has empty fields'],
   ])('%s, "%s": %s', (tool, note, reason) => {

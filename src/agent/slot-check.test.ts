@@ -25,6 +25,12 @@ describe('a press of a slot or a day the task does not name', () => {
     expect(otherSlot(task, shown, 3)).toContain(`the task's date, 18 December, is [2] button "Friday 18 December 2026" on this page.`);
   });
 
+  it('holds the button that shows other days while the task’s day is on this page', () => {
+    const shown = strip.replace('"Wednesday 2 December 2026"', '"Friday 18 December 2026"');
+    expect(otherSlot(task, shown, 1)).toBe(`${SLOT_HELD} a day this page shows: [2] button "Friday 18 December 2026"; [1] "Later dates" would show other days. To choose it, press [2]; if [1] is what you meant, press [1] again.`);
+    expect(otherSlot(task, shown.replace('"Friday 18 December 2026"', '"Friday 18 December 2026" pressed'), 1)).toBeUndefined();
+  });
+
   it('is not held for the task’s own slot or day, another element, a slot the page lacks, or a task of no time or date', () => {
     expect(otherSlot(task, strip, 6)).toBeUndefined();
     expect(otherSlot(task, strip, 7)).toBeUndefined();

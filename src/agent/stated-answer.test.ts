@@ -86,3 +86,10 @@ describe('the cheapest line named in the words', () => {
     expect(statedExtreme(task, undefined, garden)).toBeUndefined();
   });
 });
+
+describe('a stated answer on a line of another day of the week', () => {
+  it('is not held as if the line answered', () => {
+    const events = page('What\'s on', 'Knit and natter, Thursdays 14:00 (Riverside)');
+    expect(statedAnswer(SUNDAY, 'The Riverside library opens on Sundays at 14:00.', events)).toBeUndefined();
+  });
+});

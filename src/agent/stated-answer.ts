@@ -8,6 +8,7 @@
  */
 
 import { lineNames, priceExtreme } from './observe/price-extreme';
+import { otherWeekday } from './task-values';
 
 export type FigureKind = 'amount' | 'time' | 'date' | 'quantity' | 'number';
 
@@ -116,7 +117,7 @@ export function statedAnswer(task: string, words: string | undefined, observatio
     if (!line) return undefined;
     if (!quoted.includes(line)) quoted.push(line);
   }
-  if (quoted.length > MAX_LINES || quoted.some((line) => ofAnotherItem(task, line))) return undefined;
+  if (quoted.length > MAX_LINES || quoted.some((line) => ofAnotherItem(task, line) || otherWeekday(task, line))) return undefined;
   const said = clipped(words.replace(/\s+/g, ' ').trim(), MAX_WORDS);
   const shown = quoted.map((l) => `"${clipped(l, MAX_QUOTED)}"`).join(' and ');
   return `${STATED_HELD}: you wrote "${said}", and this page shows ${shown}. If that answers the task, call done with the answer now; if it does not, call the same action again.`;

@@ -139,8 +139,10 @@ export class TaskMemory {
   readonly retypeHeld = new Set<number>();
   /** The last action pressed a button, a link or Enter after fields were filled. */
   pressedAfterFilling = false;
-  /** A done was answered with what the page shows once in this task (a form unsent, a field refused, a value the task gives never typed). */
+  /** A done was answered with what the page shows once in this task (a form unsent, a field refused). */
   doneQuestioned = false;
+  /** A done was answered once in this task for a value the task gives never typed. */
+  untypedQuestioned = false;
   /** A done was answered once for amounts no page of the task showed. */
   figuresQuestioned = false;
   /** The forms a press was held back for, with what stood against them (fields empty, choices not as the task says): each held once per task (submit-check.ts). */
@@ -183,6 +185,10 @@ export class TaskMemory {
   readonly misindexHeld = new Set<string>();
   /** An action away from a page that shows the answer the agent's words gave was held in this task (stated-answer.ts). */
   statedHeld = false;
+  /** The page in view is the one opened from the cheapest (dearest) line, as the note said: its amount and end ("€4.75, the lowest price of the page before"). */
+  extremePage?: string;
+  /** A leave of a page that showed what the task asks about was held once in this task (act.ts). */
+  shownHeld = false;
   /** An early give-up was answered in this task (give-up.ts). */
   giveUpHeld = false;
   /** A done that repeated the task's words was answered in this task (done-check.ts). */
@@ -240,6 +246,8 @@ export class TaskMemory {
     this.questionHeld = false;
     this.misindexHeld.clear();
     this.statedHeld = false;
+    this.shownHeld = false;
+    this.extremePage = undefined;
     this.giveUpHeld = false;
     this.echoQuestioned = false;
     this.specs = specs;
@@ -248,6 +256,7 @@ export class TaskMemory {
     this.toldRightTool = false;
     this.unsubmitted = [];
     this.doneQuestioned = false;
+    this.untypedQuestioned = false;
     this.formTouched = false;
     this.typed = [];
     this.typedInto.clear();

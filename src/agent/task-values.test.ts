@@ -1,4 +1,4 @@
-import { emptyTextFields, givenValues, searchTerms, taskPassword, untypedValues, valuesNamed } from './task-values';
+import { emptyTextFields, givenValues, otherWeekday, searchTerms, taskPassword, untypedValues, valuesNamed } from './task-values';
 
 describe('givenValues', () => {
   it.each([
@@ -84,5 +84,14 @@ describe('taskPassword', () => {
     expect(taskPassword('Reset my password for me')).toBeUndefined();
     expect(taskPassword('the password field is empty')).toBeUndefined();
     expect(searchTerms('Find my order. Password "Open Sesame"', 'Title: Shop')).toEqual([]);
+  });
+});
+
+describe('otherWeekday', () => {
+  it('is true for a line of days of the week none of which the task names', () => {
+    expect(otherWeekday('What time does it open on Sundays?', 'Knit and natter, Thursdays 14:00')).toBe(true);
+    expect(otherWeekday('What time does it open on Sundays?', 'Saturday and Sunday 10:00–16:00')).toBe(false);
+    expect(otherWeekday('What time does it open on Sundays?', 'Opening hours 09:00–17:00')).toBe(false);
+    expect(otherWeekday('What time does it open?', 'Thursdays 14:00')).toBe(false);
   });
 });

@@ -124,3 +124,17 @@ export function searchTerms(prompt: string, observation: string): string[] {
   }
   return names.slice(0, 1);
 }
+
+/** A day of the week, by its full name (Sunday, Sundays). */
+const WEEKDAY = /\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b/gi;
+
+/**
+ * Whether `line` names days of the week, none of them one the task names, while the task names
+ * one: "Knit and natter, Thursdays 14:00 (Riverside)" for the Riverside library's Sunday hours.
+ * The default model was told that line answered, and answered with its 14:00.
+ */
+export function otherWeekday(task: string, line: string): boolean {
+  const asked = [...task.matchAll(WEEKDAY)].map((m) => m[1].toLowerCase());
+  const named = [...line.matchAll(WEEKDAY)].map((m) => m[1].toLowerCase());
+  return asked.length > 0 && named.length > 0 && !named.some((day) => asked.includes(day));
+}

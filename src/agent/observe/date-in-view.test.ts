@@ -34,6 +34,12 @@ describe('the day the task names, on a page of days', () => {
     expect(dateInViewNote('Book for 3 December.', strip(9))).toBe('Note: the task\'s date, 3 December, is not among the days shown (9 December 2026 to 15 December 2026): press [2] button "Earlier dates" to show earlier ones.');
   });
 
+  it('takes a date without a year in the year nearest the days shown: earlier from January, later from early December', () => {
+    const january = strip(9).replace(/(\d+) December 2026/g, (_, d: string) => `${d} January 2027`);
+    expect(dateInViewNote(task, january)).toBe('Note: the task\'s date, 18 December, is not among the days shown (9 January 2027 to 15 January 2027): press [2] button "Earlier dates" to show earlier ones.');
+    expect(dateInViewNote('Book for 5 January.', strip(23))).toBe('Note: the task\'s date, 5 January, is not among the days shown (23 December 2026 to 29 December 2026): press [3] button "Later dates" to show later ones.');
+  });
+
   it('says nothing once the day is pressed, for a task of no date or of two, or on a page of fewer than three days', () => {
     expect(dateInViewNote(task, strip(16, { pressed: 6 }))).toBeUndefined();
     expect(dateInViewNote('Book a table for 4 people at 19:30.', strip(2))).toBeUndefined();

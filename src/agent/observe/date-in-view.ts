@@ -48,18 +48,40 @@ const ordinal = (date: DayOfYear, year: number) => ((date.year ?? year) * 13 + d
 
 const said = (date: DayOfYear) => `${date.day} ${['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'][date.month - 1]}${date.year ? ` ${date.year}` : ''}`;
 
+/**
+ * The year a date the task gives without one is meant in: of the years around the days shown,
+ * the one that puts it nearest to them. Shown 6 to 12 January 2027, "18 December" is 18
+ * December 2026 (the default model, told it was later, pressed "Later dates" into February).
+ */
+function yearMeant(target: DayOfYear, shown: DayOfYear[]): number {
+  const shownYear = shown.find((d) => d.year)?.year ?? new Date().getUTCFullYear();
+  if (target.year) return target.year;
+  const ordinals = shown.map((d) => ordinal(d, shownYear));
+  const [first, last] = [Math.min(...ordinals), Math.max(...ordinals)];
+  const distance = (year: number) => {
+    const at = ordinal(target, year);
+    return at < first ? first - at : at > last ? at - last : 0;
+  };
+  return [shownYear - 1, shownYear, shownYear + 1].reduce((best, year) => (distance(year) < distance(best) ? year : best), shownYear);
+}
+
+/** The day elements of the observation (buttons, cells, options… labelled with one date). */
+function dayElements(observation: string): (ObservedElement & { date: DayOfYear })[] {
+  return observedElements(observation).flatMap((e) => {
+    const dates = DAY_ROLES.has(e.role) ? datesIn(e.label) : [];
+    return dates.length === 1 ? [{ ...e, date: dates[0] }] : [];
+  });
+}
+
 /** The note for the observation, or undefined when the task names no one date or the page shows no days. */
 export function dateInViewNote(task: string, observation: string): string | undefined {
   const asked = [...new Map(datesIn(task).map((d) => [`${d.day}/${d.month}/${d.year ?? ''}`, d])).values()];
   if (asked.length !== 1) return undefined;
   const target = asked[0];
   const elements = observedElements(observation);
-  const days = elements.flatMap((e) => {
-    const dates = DAY_ROLES.has(e.role) ? datesIn(e.label) : [];
-    return dates.length === 1 ? [{ ...e, date: dates[0] }] : [];
-  });
+  const days = dayElements(observation);
   if (days.length < MIN_DAYS) return undefined;
-  const year = days.find((d) => d.date.year)?.date.year ?? new Date().getUTCFullYear();
+  const shownYear = days.find((d) => d.date.year)?.date.year ?? new Date().getUTCFullYear();
   const same = days.find((d) => d.date.day === target.day && d.date.month === target.month && (!target.year || !d.date.year || d.date.year === target.year));
   if (same) {
     const states = statesOf(same.line);
@@ -67,17 +89,23 @@ export function dateInViewNote(task: string, observation: string): string | unde
     if (states.has('disabled')) return `Note: the task's date, ${said(target)}, is [${same.index}] ${same.role} "${same.label}", which the page shows disabled (not available).`;
     return `Note: the task's date, ${said(target)}, is [${same.index}] ${same.role} "${same.label}" on this page.`;
   }
-  const sorted = days.map((d) => ordinal(d.date, year)).sort((a, b) => a - b);
-  const wanted = ordinal(target, year);
+  const sorted = days.map((d) => ordinal(d.date, shownYear)).sort((a, b) => a - b);
+  const wanted = ordinal(target, yearMeant(target, days.map((d) => d.date)));
   const later = wanted > sorted[sorted.length - 1];
   if (!later && wanted > sorted[0]) return undefined;
-  // a short label that moves the days ("Later dates", "Next month", "‹"), not a link elsewhere ("Back to results")
-  const moves = (label: string) => label.trim().length <= MAX_MOVE_LABEL && !/\bto\b/i.test(label) && (later ? LATER : EARLIER).test(label.trim()) && !datesIn(label).length;
+  const moves = (label: string) => movesDays(label) === (later ? 'later' : 'earlier');
   const move = elements.find((e) => ['button', 'link'].includes(e.role) && !statesOf(e.line).has('disabled') && moves(e.label));
   if (!move) return undefined;
-  const first = days.reduce((a, b) => (ordinal(b.date, year) < ordinal(a.date, year) ? b : a));
-  const last = days.reduce((a, b) => (ordinal(b.date, year) > ordinal(a.date, year) ? b : a));
+  const first = days.reduce((a, b) => (ordinal(b.date, shownYear) < ordinal(a.date, shownYear) ? b : a));
+  const last = days.reduce((a, b) => (ordinal(b.date, shownYear) > ordinal(a.date, shownYear) ? b : a));
   return `Note: the task's date, ${said(target)}, is not among the days shown (${said(first.date)} to ${said(last.date)}): press [${move.index}] ${move.role} "${move.label}" to show ${later ? 'later' : 'earlier'} ones.`;
+}
+
+/** Which way a label moves the days of a picker: a short label ("Later dates", "Next month", "‹"), not a link elsewhere ("Back to results"). */
+export function movesDays(label: string): 'later' | 'earlier' | undefined {
+  const text = label.trim();
+  if (text.length > MAX_MOVE_LABEL || /\bto\b/i.test(text) || datesIn(text).length) return undefined;
+  return LATER.test(text) ? 'later' : EARLIER.test(text) ? 'earlier' : undefined;
 }
 
 /** 19:30, 7.15. */

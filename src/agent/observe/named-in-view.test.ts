@@ -133,3 +133,11 @@ describe('the text an extract read', () => {
     expect(namedInExtractNote('What is the amount of invoice #1025?', extracted.replace(/#1025: €512.40/g, '#1026: €549.53'))).toBeUndefined();
   });
 });
+
+describe('a line of another day of the week than the task names', () => {
+  it('is not quoted for the task\'s words', () => {
+    const library = page('Riverside Library', 'Knit and natter, Thursdays 14:00 (Riverside)');
+    expect(namedInViewNote('What time does the Riverside library open on Sundays?', library)).toBeUndefined();
+    expect(namedInViewNote('What time does the Riverside library open on Sundays?', page('Riverside Library', 'Sundays 13:00–17:00 (Riverside)'))).toContain('"Sundays 13:00–17:00 (Riverside)"');
+  });
+});

@@ -4,6 +4,8 @@
  * the second page of search results, the line "Oak Rocking Chair: $149" in view, pressed
  * "Previous page" and went back and forth until its steps ran out.
  */
+import { askedKinds, figuresOf } from '../stated-answer';
+import { otherWeekday } from '../task-values';
 
 /** The task asks to be told something (not only to do something). */
 const ASKS = /\b(?:tell me|what(?:'s| is| are| was| were| does| do)|which|how (?:much|many|long)|find (?:out|the)|look up|read|report|give me|answer with|check (?:the|what|whether|if|how)|get (?:me )?the)\b/i;
@@ -25,8 +27,6 @@ const MAX_FOLLOWING = 40;
 const MAX_HEADING = 60;
 /** …and at most this many lines above it. */
 const HEADING_WITHIN = 8;
-
-import { askedKinds, figuresOf } from '../stated-answer';
 
 /** A capitalised word inside a sentence (not its first): Gold (plan), Oslo, Dune. */
 const CAPITALISED = /(?<![.!?:]\s*|^\s*)(?<![\p{L}\p{N}'-])\p{Lu}\p{Ll}{2,}(?![\p{L}\p{N}'-])/gu;
@@ -117,7 +117,7 @@ function inView(task: string, observation: string): { about: string; shown: stri
     const line = lines[i];
     if (!line || FRAME_LINE.test(line)) continue;
     const name = names.find((n) => line.toLowerCase().includes(n.toLowerCase()));
-    if (!name || found.some((f) => f.quoted.startsWith(clipped(line)))) continue;
+    if (!name || found.some((f) => f.quoted.startsWith(clipped(line))) || otherWeekday(task, line)) continue;
     if (line.length > name.length + 2) {
       found.push({ name, quoted: clipped(line) });
       continue;
@@ -146,7 +146,8 @@ function keywordsInView(task: string, site: string, lines: string[]): { about: s
   // words alone ("Categories: Kitchen | Garden | Office") was taken by the default model for
   // an answer it could not give, and it gave up
   const words = keywordsAsked(task).filter((word) => !site.includes(word));
-  const hit = words.map((word) => ({ word, found: linesWith(word, lines).filter((line) => /\d/.test(line)) })).find((h) => h.found.length);
+  // (not a line of another day of the week than the task's)
+  const hit = words.map((word) => ({ word, found: linesWith(word, lines).filter((line) => /\d/.test(line) && !otherWeekday(task, line)) })).find((h) => h.found.length);
   if (!hit) return undefined;
   // a table's heading row that holds another word of the question, above the line ("a large
   // sourdough": "Bread Small Large" above "Sourdough €3.20 €5.40"): which column is which
@@ -174,7 +175,7 @@ function capitalisedInView(task: string, site: string, lines: string[]): { about
   if (!kinds.length) return undefined;
   const words = [...new Set([...task.matchAll(CAPITALISED)].map((m) => m[0]))].filter((word) => !site.includes(word.toLowerCase()));
   for (const word of words) {
-    const found = linesWith(word.toLowerCase(), lines).filter((line) => figuresOf(line, kinds).length);
+    const found = linesWith(word.toLowerCase(), lines).filter((line) => figuresOf(line, kinds).length && !otherWeekday(task, line));
     if (found.length) return { about: `"${word}"`, shown: found.map(clipped).join(', and ') };
   }
   return undefined;
