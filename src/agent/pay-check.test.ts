@@ -13,6 +13,8 @@ describe('a press of a button that pays', () => {
     expect(paysUnasked('Sign Ana up for the Harbour 10K and pay the entry fee.', payment, 1)).toBeUndefined();
     expect(paysUnasked('Buy the green mug.', payment, 1)).toBeUndefined();
     expect(paysUnasked('Book a table for two.', payment, 1)).toBeUndefined();
+    // a newsletter's "Subscribe" pays nothing
+    expect(paysUnasked('Sign up for the newsletter with grace@example.com.', payment.replace('"Pay now"', '"Subscribe"'), 1)).toBeUndefined();
     expect(paysUnasked('Sign Ana Silva up for the Harbour 10K.', payment, 2)).toBeUndefined();
     // a button that leads on to the payment page pays nothing yet
     expect(paysUnasked('Sign Ana Silva up for the Harbour 10K.', payment.replace('"Pay now"', '"Continue to payment"'), 1)).toBeUndefined();

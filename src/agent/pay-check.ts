@@ -9,7 +9,7 @@ import { observedElements } from './observe/page-diff';
 export const PAY_HELD = 'Not pressed: it would pay or buy';
 
 /** A label of a button that pays, buys or orders. */
-const PAYS = /\b(?:pay|payment|buy|purchase|checkout|check out|place (?:my |the |your )?order|order now|confirm (?:and pay|order|purchase|payment|booking)|subscribe|donate)\b/i;
+const PAYS = /\b(?:pay|payment|buy|purchase|checkout|check out|place (?:my |the |your )?order|order now|confirm (?:and pay|order|purchase|payment|booking)|donate)\b/i;
 /** A label that only leads on to the payment ("Continue to payment", "Go to checkout"). */
 const LEADS_ON = /\b(?:continue|proceed|go|next|back|review|details|options|methods?)\b/i;
 /** A task that asks to pay, buy or order. */
