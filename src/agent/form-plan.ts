@@ -117,9 +117,10 @@ export function planFields(task: string, observation: string, empty: readonly Em
     }
     if (field.kind !== 'text') continue;
     let value: string | undefined;
-    if (type === 'password' || /password|passcode|\bpin\b/i.test(label)) value = taskPassword(task) ?? secretFor(label, type, secrets);
-    else if (type === 'email' || /e-?mail/i.test(label)) value = emails[0] ?? secretFor(label, type, secrets);
-    else if ((USER_FIELD.test(label) || CODE_FIELD.test(label)) && secretFor(label, type, secrets)) value = secretFor(label, type, secrets);
+    const secret = secretFor(label, type, secrets);
+    if (type === 'password' || /password|passcode|\bpin\b/i.test(label)) value = taskPassword(task) ?? secret;
+    else if (type === 'email' || /e-?mail/i.test(label)) value = emails[0] ?? secret;
+    else if ((USER_FIELD.test(label) || CODE_FIELD.test(label)) && secret) value = secret;
     else if (type === 'tel' || /phone|mobile|telephone/i.test(label)) value = phones[0];
     else if (type === 'date' || /\bdate\b|birth|\bborn\b|\bdob\b/i.test(label)) value = date;
     else if (role === 'searchbox' || type === 'search' || /\bsearch\b/i.test(label)) value = searchTerms(task, observation)[0];
