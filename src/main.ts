@@ -36,24 +36,26 @@ async function main(): Promise<void> {
   const { mongo, store, redis } = await connectStorage(config);
   const roles = await startRoles(config, logger, store, redis);
   const sweepers = startSweeps(store, logger, config);
-  process.stdout.write(
-    JSON.stringify({ msg: 'ready', role: config.ROLE, api: roles.api ? config.PUBLIC_BASE_URL : undefined, workerId: roles.worker?.workerId }) + '\n',
-  );
-
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'draining');
     for (const sweeper of sweepers) clearInterval(sweeper);
+    const since = Date.now();
     await stopRoles(roles);
+    const rolesMs = Date.now() - since;
     redis.disconnect();
     await mongo.close();
-    logger.info('stopped');
+    logger.info({ ms: { roles: rolesMs, storage: Date.now() - since - rolesMs } }, 'stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // "ready" only once SIGTERM drains: a supervisor that stops the process as soon as it reads the line must not kill it mid-start.
+  process.stdout.write(
+    JSON.stringify({ msg: 'ready', role: config.ROLE, api: roles.api ? config.PUBLIC_BASE_URL : undefined, workerId: roles.worker?.workerId }) + '\n',
+  );
 }
 
 /** MongoDB (and the store over it) and Redis, connected; either one unreachable fails the start with a clear message. */

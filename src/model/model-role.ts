@@ -24,7 +24,6 @@ export async function runModelRole(config: Config, logger: Logger): Promise<void
     cacheDir: path.dirname(path.resolve(modelPath.startsWith('hf:') ? path.join(config.DATA_DIR, 'models', 'x') : modelPath)),
     logger: logger.child({ role: 'model' }),
   });
-  process.stdout.write(JSON.stringify({ msg: 'ready', role: 'model', url: server.url }) + '\n');
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -35,4 +34,6 @@ export async function runModelRole(config: Config, logger: Logger): Promise<void
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // "ready" only once SIGTERM stops the server cleanly.
+  process.stdout.write(JSON.stringify({ msg: 'ready', role: 'model', url: server.url }) + '\n');
 }

@@ -75,7 +75,7 @@ export async function startWorkflowWorker(deps: { config: Config; logger: Logger
     namespace: config.TEMPORAL_NAMESPACE,
     dataConverter: dataConverter(config),
     identity,
-    shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
+    ...shutdownTimes(config),
     ...sessionWorkflowOptions(config),
     activities: {
       ...createSessionActivities({ config, store, registry, events, logger }),
@@ -133,22 +133,47 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {
+    const phases = new PhaseClock();
     clearInterval(heartbeat);
     await registry.remove(workerId).catch(() => undefined);
     // The session workflows go first: what the handover asks of them runs on the other workers at once.
     const [sessionWorker] = workers;
     if (sessionWorker.getState() === 'RUNNING') sessionWorker.shutdown();
     await handOverSessions(side.held, config.SHUTDOWN_GRACE_MS, logger);
+    phases.mark('handover');
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await running.catch(() => undefined);
+    phases.mark('temporal');
     // Steps still waiting to be written (up to a second of each task's) are written before the store goes.
     await side.recorder.settleAll();
     await screencaster.stop();
+    phases.mark('recorder');
     await side.pool.closeAll();
+    phases.mark('browsers');
     await connection.close();
-    logger.info('browser worker stopped');
+    phases.mark('connection');
+    logger.info({ ms: phases.ms }, 'browser worker stopped');
   };
   return { workerId, taskQueue, pool: side.pool, shutdown: () => (stopping ??= stop()) };
+}
+
+/**
+ * Running steps get the grace time to end; a worker whose drain still has not ended 5 s later
+ * (a poll that never returns) is given up on, so the process always exits.
+ */
+function shutdownTimes(config: Config): { shutdownGraceTime: number; shutdownForceTime: number } {
+  return { shutdownGraceTime: config.SHUTDOWN_GRACE_MS, shutdownForceTime: config.SHUTDOWN_GRACE_MS + 5_000 };
+}
+
+/** How long each phase of a shutdown took (ms), for the log that says where a slow one waited. */
+class PhaseClock {
+  readonly ms: Record<string, number> = {};
+  private last = Date.now();
+  mark(phase: string): void {
+    const now = Date.now();
+    this.ms[phase] = now - this.last;
+    this.last = now;
+  }
 }
 
 /**
@@ -180,7 +205,7 @@ async function temporalWorkers(deps: {
 }): Promise<Worker[]> {
   const { config, store, redis, registry, logger, events, guard, side, workerId, taskQueue } = deps;
   const { pool, held } = side;
-  const common = { connection: deps.connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(config), identity: workerId, shutdownGraceTime: config.SHUTDOWN_GRACE_MS };
+  const common = { connection: deps.connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(config), identity: workerId, ...shutdownTimes(config) };
   const local: LocalBrowserWorker = {
     workerId,
     taskQueue,

@@ -306,11 +306,20 @@ describe('browser workers come and go', () => {
     }
   });
 
+  it('a worker stopped the moment it says ready still drains and exits cleanly', async () => {
+    // A supervisor may stop a process as soon as it reads "ready": SIGTERM must drain then, not kill it mid-start.
+    for (let i = 0; i < 3; i++) {
+      const worker = await startService({ ROLE: 'worker', ...isolated });
+      expect(await worker.stop('SIGTERM')).toBe(0);
+    }
+  });
+
   it('a worker stopped with SIGTERM drains, leaves health at once and exits cleanly', async () => {
-    const worker = await startService({ ROLE: 'worker', ...isolated });
+    // Its log at info says how long each phase of the drain took, shown if it does not exit cleanly.
+    const worker = await startService({ ROLE: 'worker', LOG_LEVEL: 'info', ...isolated });
     await waitFor(async () => (await api(apiOnly.baseUrl, 'GET', '/start/health')).body.instanceCount === 1, 15_000);
     const code = await worker.stop('SIGTERM');
-    expect(code).toBe(0);
+    expect({ code, log: code === 0 ? '' : worker.output().slice(-3000) }).toEqual({ code: 0, log: '' });
     expect((await api(apiOnly.baseUrl, 'GET', '/start/health')).body.instanceCount).toBe(0);
   });
 });
