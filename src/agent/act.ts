@@ -173,7 +173,7 @@ function answerInView(step: StepContext, asksCredentials: boolean): string | und
   return shown ? `Not asked: this page shows ${shown}. If that answers the task, call done with it; if it does not, call request_human_input again.` : undefined;
 }
 
-/** Tools that look elsewhere for what the task asks: held once when the agent's words gave the answer the page shows (stated-answer.ts). */
+/** Tools that look elsewhere for what the task asks: held once when the agent's words gave the answer the page shows (stated-answer.ts), and that action left out of the next answer. */
 const LOOKS_ELSEWHERE = new Set(['click_element', 'navigate', 'go_back', 'scroll', 'extract', 'switch_tab', 'wait']);
 
 function heldStated(step: StepContext, request: ActionRequest): string | undefined {
@@ -182,7 +182,11 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
   const index = request.tool.name === 'click_element' ? indexOf(request.args) : undefined;
   const pressed = index === undefined ? undefined : observedElements(observation).find((e) => e.index === index)?.label;
   const note = statedAnswer(task, request.reasoning, observation) ?? statedExtreme(task, request.reasoning, observation, pressed);
-  if (note) step.memory.statedHeld = true;
+  if (!note) return undefined;
+  step.memory.statedHeld = true;
+  // not offered in the next answer: signed in, the answer quoted back, the default model pressed "Log out" again at once
+  // (a held tool without an element is left out already: spent on this unchanged page)
+  if (index !== undefined) step.memory.pressesOffNextAnswer.add(index);
   return note;
 }
 

@@ -917,6 +917,18 @@ describe('an answer the agent states while the page shows it (a model that follo
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
   });
 
+  it('leaves the held press out of the next answer, then offers it again', async () => {
+    await page.goto('http://site.test/hours');
+    const wait: Call = { tool: 'wait', args: { seconds: 1 } };
+    const { tools } = await run([[away], [wait], [away], [done]], 8, { prompt, followsSchemas: true });
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(pressable(0)).toEqual([1]);
+    expect(pressable(1)).toEqual([]);
+    expect(pressable(2)).toEqual([1]);
+    // held once: the second press leaves the page
+    expect(page.url()).toBe('http://site.test/results');
+  });
+
   it('holds a press away once when the words name the cheapest line the page shows', async () => {
     await page.goto('http://site.test/garden');
     const cheapest = 'Which product in the Garden category is the cheapest? Answer with its name only.';
