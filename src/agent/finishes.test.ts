@@ -57,6 +57,7 @@ const PAGES: Record<string, string> = {
   '/ledger': `<!doctype html><meta charset="utf-8"><title>Ledger</title><h1>Ledger</h1>${Array.from({ length: 60 }, (_, i) => `<p>Invoice #${1001 + i}: €${(100 + i * 7.25).toFixed(2)}</p>`).join('')}`,
   '/ring-back': `<!doctype html><title>Contact us</title><form action="/sent"><label>Your name <input name="name"></label> <label>Phone number <input type="tel" name="phone"></label> <button>Request a call</button></form>
     <form action="/help"><label>Search help articles <input type="search" name="q"></label> <button>Search</button></form>`,
+  '/table': `<!doctype html><title>Book a table</title><form action="/sent"><label>Date <input type="date" name="date"></label> <label>Guests <select name="guests"><option>1</option><option selected>2</option><option>3</option><option>4</option></select></label> <button>Book table</button></form>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -480,6 +481,17 @@ describe('a press that would send a form with empty fields (a model that follows
     await page.goto('http://site.test/profile');
     const plain = await run([[save], [done]], 8, { followsSchemas: true, prompt: 'Save the profile as it is, with Paris' });
     expect(lastObservation(plain.requests[1])).toContain('URL: http://site.test/sent?city=Paris&ship=standard');
+  });
+
+  it('names a choice on another number than the task gives ("4 guests"), and holds the press that would send it', async () => {
+    const prompt = 'Book a table for 4 guests on 14 March 2026.';
+    await page.goto('http://site.test/table');
+    const book: Call = { tool: 'click_element', args: { index: 3 } };
+    const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: '2026-03-14' } }], [book], [{ tool: 'select_option', args: { index: 2, value: '4' } }], [book], [done]], 8, { followsSchemas: true, prompt });
+    expect(lastObservation(requests[0])).toContain('Note: the task gives what these fields take: type "2026-03-14" into [1] and choose "4" in [2].');
+    expect(lastObservation(requests[1])).toContain('Note: the task gives what this field takes: choose "4" in [2].');
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not pressed yet: this would send the form with \[2\] "Guests" on "2" while the task says "4"/);
+    expect(lastObservation(requests[4])).toContain('URL: http://site.test/sent?date=2026-03-14&guests=4');
   });
 
   it('answers a done that comes before the held press was made, once, and then a done with the fields filled and the form still unsent', async () => {

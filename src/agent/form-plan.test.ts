@@ -97,4 +97,16 @@ describe('the note of what the task gives for a page\'s empty fields', () => {
     expect(formPlanNote('Find the cheapest copy of "Dune".', search)).toBeUndefined();
     expect(formPlanNote('Sign up for the race.', page)).toBeUndefined();
   });
+
+  it('names a select on another option than the one the task names', () => {
+    const booking = ['Title: Book a table', '[1] textbox "Date" type=date empty', '[2] select "Guests" value="2" options="1 | 2 | 3 | 4 | 5 | 6"', '[3] button "Book table"'].join('\n');
+    const task = 'Book a table for 4 guests on 14 March 2026.';
+    expect(formPlanNote(task, booking)).toBe('Note: the task gives what these fields take: type "2026-03-14" into [1] and choose "4" in [2].');
+    const dated = booking.replace('type=date empty', 'type=date value="2026-03-14"');
+    expect(formPlanNote(task, dated)).toBe('Note: the task gives what this field takes: choose "4" in [2].');
+    // on the option named, or one the task does not name: nothing to say
+    expect(formPlanNote(task, dated.replace('value="2"', 'value="4"'))).toBeUndefined();
+    expect(formPlanNote('Book a table on 14 March 2026.', dated)).toBeUndefined();
+    expect(formPlanNote('Book a table for 4 guests.', booking.replace('select "Guests"', 'select "Guests" disabled'))).toBeUndefined();
+  });
 });

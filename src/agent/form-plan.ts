@@ -57,14 +57,21 @@ export function personName(task: string, observation: string): string | undefine
   return undefined;
 }
 
-/** The one option of a choice the task names: a longer option by its words, a short one ("M") just after a word of the field's label ("size M"). */
-function optionNamed(task: string, label: string, options: string[]): string | undefined {
+/** A short option ("4", "M") the task gives next to a word of the field's label: "4 guests", "guests: 4", "size M". */
+export function shortOptionSaid(task: string, label: string, option: string): boolean {
   const labelWords = (label.toLowerCase().match(/[a-z]{3,}/g) ?? []).map((w) => w.replace(/s$/, ''));
+  const escaped = option.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (!escaped || !new RegExp(`\\b${escaped}\\b`).test(task)) return false;
+  return labelWords.some((w) => new RegExp(`\\b${w}s?:?\\s+${escaped}\\b`, 'i').test(task) || new RegExp(`(?<![\\w.,:/-])${escaped}\\s+${w}s?\\b`, 'i').test(task));
+}
+
+/** The one option of a choice the task names: a longer option by its words, a short one ("M", "4") next to a word of the field's label ("size M", "4 guests"). */
+function optionNamed(task: string, label: string, options: string[]): string | undefined {
   const named = options.filter((option) => {
     const text = option.trim();
     if (!text || /^(?:choose|select|pick|--)/i.test(text)) return false;
+    if (text.length <= 2) return shortOptionSaid(task, label, text);
     const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    if (text.length <= 2) return labelWords.some((w) => new RegExp(`\\b${w}s?:?\\s+${escaped}\\b`, 'i').test(task) && new RegExp(`\\b${escaped}\\b`).test(task));
     return new RegExp(`(?<![\\w-])${escaped}(?![\\w-])`, 'i').test(task);
   });
   return named.length === 1 ? named[0].trim() : undefined;
@@ -162,6 +169,23 @@ export function fieldsToFill(observation: string): EmptyField[] {
 }
 
 /**
+ * The selects on another option than the one the task names: "Guests" on 2 when the task
+ * books for 4 guests. The default model, told only of the empty date field, sent the form
+ * with 2 guests.
+ */
+export function choicesToChange(task: string, observation: string): PlannedValue[] {
+  const plan: PlannedValue[] = [];
+  for (const m of observation.matchAll(/^\s*\[(\d+)\] select "((?:[^"\\]|\\.)*)"(.*)$/gm)) {
+    const [, index, label, hints] = m;
+    const value = /\bvalue="((?:[^"\\]|\\.)*)"/.exec(hints)?.[1] ?? '';
+    if (/\bdisabled\b/.test(hints) || UNCHOSEN.test(value)) continue;
+    const option = optionNamed(task, label, OPTIONS_HINT.exec(hints)?.[1].split(' | ') ?? []);
+    if (option && option !== value.trim()) plan.push({ index: Number(index), value: option, tool: 'select_option' });
+  }
+  return plan;
+}
+
+/**
  * Said after a page whose empty fields the task gives values for (two or more, or one that is
  * not an e-mail address: a newsletter box is no login form): `Note: the task gives what these
  * fields take: type "Ana" into [1], type "Silva" into [2] and choose "M" in [5].` Told only when
@@ -169,7 +193,7 @@ export function fieldsToFill(observation: string): EmptyField[] {
  * filled the fields one answer each.
  */
 export function formPlanNote(task: string, observation: string, secrets: readonly SecretName[] = []): string | undefined {
-  const plan = planFields(task, observation, fieldsToFill(observation), secrets);
+  const plan = [...planFields(task, observation, fieldsToFill(observation), secrets), ...choicesToChange(task, observation)].sort((a, b) => a.index - b.index);
   if (!plan.length || (plan.length === 1 && EMAIL_ONLY.test(plan[0].value))) return undefined;
   return `Note: the task gives what ${plan.length > 1 ? 'these fields take' : 'this field takes'}: ${planWords(plan)}.`;
 }

@@ -39,6 +39,15 @@ describe('the choices of a form not as the task says', () => {
     expect(unchosenFields('Lyon or Marseille, either', [{ ...city, current: 'Paris' }])).toEqual([]);
   });
 
+  it('reads a short option by the word of the label next to it: "4 guests"', () => {
+    const guests: ChoiceField = { index: 2, label: 'Guests', current: '2', options: options('1', '2', '3', '4', '5', '6') };
+    expect(unchosenFields('Book a table for 4 guests on 14 March 2026.', [guests])).toEqual([{ index: 2, label: 'Guests', current: '2', named: { text: '4', index: 13 } }]);
+    expect(unchosenFields('Book a table for guests: 4, on 14 March 2026.', [guests])).toEqual([{ index: 2, label: 'Guests', current: '2', named: { text: '4', index: 13 } }]);
+    // on the number asked, or a number not said of guests: as the task may want
+    expect(unchosenFields('Book a table for 2 guests on 14 March 2026.', [guests])).toEqual([]);
+    expect(unchosenFields('Book a table on 14 March 2026 at 4 pm.', [guests])).toEqual([]);
+  });
+
   it('is said with the empty fields in the note, with the tools that set them', () => {
     const unchosen = unchosenFields('Sign in and move to Lyon', [city]);
     expect(heldNote([{ index: 2, label: 'Password', kind: 'text' }], 3, unchosen)).toBe(

@@ -13,7 +13,7 @@ import type { TaskFile } from '../browser/task-files';
 import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 import { ELEMENT_PARTS } from './observe/page-diff';
 import type { StepContext } from './step-context';
-import { planFields, planWords, type PlannedValue } from './form-plan';
+import { planFields, planWords, shortOptionSaid, type PlannedValue } from './form-plan';
 import { searchTerms, untypedValues, valuesNamed } from './task-values';
 
 export type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
@@ -27,12 +27,13 @@ export interface FormToSend {
   filled: FilledField[];
 }
 
-/** The options of a choice that the task names, each with what in it was named. */
-export function optionsNamed(task: string, options: { text: string; index: number }[]): { text: string; index: number }[] {
+/** The options of a choice that the task names, each with what in it was named (a short one, "4", next to a word of the choice's label: "4 guests"). */
+export function optionsNamed(task: string, options: { text: string; index: number }[], label?: string): { text: string; index: number }[] {
   const said = ` ${task.toLowerCase().replace(/[^\p{L}\p{N}$€£]+/gu, ' ')} `;
   const words = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}$€£]+/gu, ' ').trim();
   const firstWords = options.map((option) => words(option.text).split(' ')[0] ?? '');
   return options.filter((option, i) => {
+    if (label !== undefined && option.text.trim().length <= 2) return shortOptionSaid(task, label, option.text);
     const whole = words(option.text);
     // the option's words before what qualifies them: "Express delivery (2 days, $9)" → "express delivery"
     const head = words(option.text.split(/\s*[(:,–—]|\s-\s|\s[$€£]/)[0] ?? '');
@@ -79,10 +80,10 @@ export function mistypedFields(task: string, filled: FilledField[]): UnchosenFie
 export function unchosenFields(task: string, choices: ChoiceField[]): UnchosenField[] {
   const out: UnchosenField[] = [];
   for (const choice of choices) {
-    const named = optionsNamed(task, choice.options);
+    const named = optionsNamed(task, choice.options, choice.label);
     if (named.length !== 1) continue; // none, or several: the task does not say which
     // on an option the task names (the one named, or another it names too): as the task may want
-    if (choice.current && optionsNamed(task, [{ text: choice.current, index: -1 }]).length) continue;
+    if (choice.current && optionsNamed(task, [{ text: choice.current, index: -1 }], choice.label).length) continue;
     out.push({ index: choice.index, label: choice.label, current: choice.current, named: named[0] });
   }
   return out;
