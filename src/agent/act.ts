@@ -185,9 +185,14 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
   if (!note) return undefined;
   step.memory.statedHeld = true;
   // not offered in the next answer: signed in, the answer quoted back, the default model pressed "Log out" again at once
-  // (a held tool without an element is left out already: spent on this unchanged page)
-  if (index !== undefined) step.memory.pressesOffNextAnswer.add(index);
+  offNextAnswer(step.memory, request.tool.name, index);
   return note;
+}
+
+/** The held action left out of the next answer: the press of that element, or that tool (switch_tab, scroll…). */
+function offNextAnswer(memory: StepContext['memory'], tool: string, index: number | undefined): void {
+  if (index !== undefined) memory.pressesOffNextAnswer.add(index);
+  else memory.offNextAnswer.add(tool);
 }
 
 /** How a held leave of a page that shows what the task asks begins. */
@@ -210,6 +215,8 @@ function heldShown(step: StepContext, request: ActionRequest): string | undefine
   const shown = shownInView(step.input.params.prompt ?? '', memory.lastObservation ?? '');
   if (!shown && !memory.extremePage) return undefined;
   memory.shownHeld = true;
+  // not offered in the next answer: the price in view and quoted, the default model switched tabs at once, and on until its time ran out
+  offNextAnswer(memory, request.tool.name, index);
   const again = index === undefined ? `call ${request.tool.name} again` : `press [${index}] again`;
   // the cheapest one's own page: the default model, told so, pressed the site's logo and searched again until its time ran out
   if (!shown) return `${SHOWN_HELD} ${memory.extremePage}: it is the page of the one the task asks for. If the task asks what this page shows (its seller, its details), call done with it now; if it does not, ${again}.`;

@@ -969,6 +969,24 @@ describe('an answer the agent states while the page shows it (a model that follo
     expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Join the library"');
   });
 
+  it('leaves the held leave out of the next answer: the press, or the tool', async () => {
+    await page.goto('http://site.test/hours');
+    const join: Call = { tool: 'click_element', args: { index: 1 }, says: 'I need to read the hours.' };
+    const pressed = await run([[join], [done]], 8, { prompt, followsSchemas: true });
+    const pressable = (n: number) => ((pressed.tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect([pressable(0), pressable(1)]).toEqual([[1], []]);
+    // a tool without an element (here switch_tab, to another tab) is left out whole
+    const other = await context.newPage();
+    await other.goto('http://site.test/results');
+    await page.bringToFront();
+    const hop: Call = { tool: 'switch_tab', args: { index: 1 }, says: 'I need to read the hours.' };
+    const { tools, requests } = await run([[hop], [done]], 8, { prompt, followsSchemas: true });
+    const offered = (n: number) => (tools[n] ?? []).filter((t) => (t.parameters as { not?: unknown }).not === undefined).map((t) => t.name);
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday 13:00–17:00", which the task asks about\. .*call switch_tab again\.$/);
+    expect([offered(0).includes('switch_tab'), offered(1).includes('switch_tab')]).toEqual([true, false]);
+    await other.close();
+  });
+
   it('presses when asked again, and never holds for words the page does not show', async () => {
     await page.goto('http://site.test/hours');
     const again = await run([[away], [away], [done]], 8, { prompt, followsSchemas: true });
