@@ -571,6 +571,17 @@ describe('a question to the human that asks for what the agent can do (a model t
     expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: the task gives it: "555-0100"; type it with input_text\./);
   });
 
+  it('is held when it asks for what the task itself asks, and goes to the human when asked again', async () => {
+    await page.goto('http://site.test/staff');
+    const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please provide the names and departments of the people in the staff list.' } };
+    const { results, requests } = await run([[ask], [ask]], 8, { followsSchemas: true, prompt: 'List every person in the staff list with their name and department.' });
+    expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'request_human_input'],
+      ['human_input', 'request_human_input'],
+    ]);
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: this is for you to do: press, type and choose with the tools/);
+  });
+
   it('is held when the page shows the lines the task asks about, with them', async () => {
     await page.goto('http://site.test/staff');
     const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please enter the name and extension of the payroll person.' } };

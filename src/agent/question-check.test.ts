@@ -1,4 +1,4 @@
-import { askedGivenValues, heldQuestion } from './question-check';
+import { askedGivenValues, asksForTask, heldQuestion } from './question-check';
 import { TaskSecrets } from './secrets/secrets';
 
 const ask = (value: string, type = 'human_input_needed') => ({ type, value });
@@ -13,6 +13,17 @@ describe('a question to the human', () => {
     'Please wait for the page to load before proceeding.',
   ])('is held when it asks for what a tool does or the page shows: %s', (value) => {
     expect(heldQuestion(ask(value), undefined, false)).toMatch(/^Not asked: this is for you to do: press, type and choose with the tools, and to answer with what the page shows, call done with it\. A human is asked only for/);
+  });
+
+  it('is held when it asks for what the task itself asks', () => {
+    const task = 'List every person in the team directory with their name and city.';
+    const question = 'Please provide the names and cities of the people in the team directory.';
+    expect(asksForTask(question, task)).toBe(true);
+    expect(heldQuestion(ask(question), undefined, false, true, task)).toMatch(/^Not asked: this is for you to do: press, type and choose/);
+    // fewer than three of its words, a task that tells to ask, what only a human gives: asked
+    expect(asksForTask('Which of the two flights do you prefer, 8:00 or 9:30?', 'Book the cheapest flight to Paris.')).toBe(false);
+    expect(asksForTask('Please provide the names and cities of the team directory.', 'List the team directory with names and cities; ask me which ones to keep.')).toBe(false);
+    expect(asksForTask('Please enter the code sent to the team directory admin phone.', 'Sign in to the team directory admin with the phone code.')).toBe(false);
   });
 
   it.each([

@@ -19,7 +19,7 @@ const ONE_TIME = /\bone[- ]time\b|\bcode\b|\botp\b|\b2fa\b/i;
 /** What only a human gives, whatever else the question names. */
 const HUMANS_OWN = /\bone[- ]time\b|\bcode\b|\botp\b|\b2fa\b|\bcaptcha\b|\bapprov|\bconfirm|\bpermission\b|\ballow\b|\bmay i\b|\bshould i\b/i;
 /** Words that name nothing a value is given for. */
-const PLAIN = new Set('a an the to of and or for with into in on at by from as is it its this that your my their our please then also new set use type enter fill field'.split(' '));
+const PLAIN = new Set('a an the to of and or for with into in on at by from as is it its this that your my their our please then also new set use type enter fill field provide give tell what which every each'.split(' '));
 /** Words before a value in the prompt that name what it is for: "the phone number 555-0100" gives phone, number. */
 const NAMING_WORDS = 4;
 
@@ -37,6 +37,26 @@ export function askedGivenValues(question: string, prompt: string): string[] {
     const before = (prompt.slice(0, at).toLowerCase().match(/[a-z]+/g) ?? []).slice(-NAMING_WORDS);
     return before.some((word) => word.length >= 3 && !PLAIN.has(word) && asked.has(word.replace(/s$/, '')));
   });
+}
+
+/** A task that tells the agent to ask its human something: its questions go through. */
+const TASK_ASKS_HUMAN = /\b(?:ask|check with|confirm with|let me (?:choose|decide|pick)|wait for)\b/i;
+
+/** The words of a text that say what it is about: 4 letters or more, plural made singular, plain words left out. */
+function topicWords(text: string): Set<string> {
+  const words = (text.toLowerCase().match(/[a-z]{4,}/g) ?? []).map((w) => w.replace(/ies$/, 'y').replace(/s$/, ''));
+  return new Set(words.filter((w) => !PLAIN.has(w)));
+}
+
+/**
+ * Asks the human for what the task itself asks, three of its words or more: "Please provide
+ * the names and cities of the people in the team directory" for "List every person in the
+ * team directory with their name and city". The default model asked that at its first step.
+ */
+export function asksForTask(question: string, prompt: string): boolean {
+  if (HUMANS_OWN.test(question) || SIGN_IN.test(question) || TASK_ASKS_HUMAN.test(prompt)) return false;
+  const task = topicWords(prompt);
+  return [...topicWords(question)].filter((word) => task.has(word)).length >= 3;
 }
 
 /**
@@ -58,7 +78,7 @@ export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, al
     why = `the task gives it: ${values.map((value) => `"${value}"`).join(', ')}; ${done ? 'you typed it already: send the form it is in with its button' : 'type it with input_text'}`;
   } else if (type === 'credentials' && !signInShown) {
     why = 'this page asks for no credentials (it has no password field); to answer with what the page shows, call done with it';
-  } else if (TOOL_WORK.test(question) || PAGE_WORK.test(question)) {
+  } else if (TOOL_WORK.test(question) || PAGE_WORK.test(question) || asksForTask(question, prompt)) {
     why = 'this is for you to do: press, type and choose with the tools, and to answer with what the page shows, call done with it';
   }
   if (!why) return undefined;
