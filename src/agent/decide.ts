@@ -10,7 +10,7 @@ import { computeCost, priceOf } from './llm/pricing';
 import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
-import { appearedText, changeSummary, NOTHING_CHANGED, readObservation } from './observe/page-diff';
+import { appearedText, changeSummary, nothingVisible, pageWithoutPlace, readObservation } from './observe/page-diff';
 import { formBackNote, formSentNote, formShownAgain } from './done-check';
 import { namedInExtractNote, namedInViewNote } from './observe/named-in-view';
 import { formPlanNote } from './form-plan';
@@ -134,12 +134,18 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   // shown, pressed again, was said to have changed the page each time)
   // (and the elements pressed are not offered again while the page looks the same: the
   // default model pressed a time slot already chosen nine times)
-  if (lines[0] === NOTHING_CHANGED) {
+  if (nothingVisible(lines[0])) {
     presses.reset();
-    if (memory.pressedNow.length) memory.idlePresses = { page: now, indexes: [...memory.pressedNow] };
+    if (memory.pressedNow.length) memory.idlePresses = idleAfter(memory.idlePresses, pageWithoutPlace(now), memory.pressedNow);
   }
   else if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
   return [...lines, ...memory.notes];
+}
+
+/** The presses that changed nothing visible on `page` (its #part left out), those of earlier steps on it kept. */
+function idleAfter(idle: { page: string; indexes: number[] } | undefined, page: string, pressed: number[]): { page: string; indexes: number[] } {
+  const kept = idle?.page === page ? idle.indexes : [];
+  return { page, indexes: [...new Set([...kept, ...pressed])] };
 }
 
 /** Asks the model until it calls one tool with valid arguments. */
@@ -310,7 +316,7 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   off.push(...offOnce);
   const notNow = [...memory.pressesOffNextAnswer];
   memory.pressesOffNextAnswer.clear();
-  const pressedInVain = memory.idlePresses?.page === pageText ? memory.idlePresses.indexes : [];
+  const pressedInVain = memory.idlePresses?.page === pageWithoutPlace(pageText) ? memory.idlePresses.indexes : [];
   const idle = [...(loop?.leadBack.map((e) => e.index) ?? []), ...notNow, ...pressedInVain];
   const tools = unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle }), off);
   // Told what stands against its done, the model acts once more before it may call done again.

@@ -35,6 +35,7 @@ const PAGES: Record<string, string> = {
   '/member-login': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/member-password': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/race-entry': `<!doctype html><title>Entry</title><form action="/sent"><label>Name <input name="name" required></label> <label>Running club (optional) <input name="club"></label> <label>Team <input name="team"></label> <button>Send</button></form>`,
+  '/bakery-places': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#top">Home</a> <a href="#breads">Breads</a> <a href="/contact">Visit us</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
   '/staff': `<!doctype html><title>Staff</title><a href="/results">Intranet</a><table><tr><td>Ines Duarte</td><td>Finance</td><td>2604</td></tr><tr><td>Jonas Berg</td><td>Payroll</td><td>2615</td></tr></table>`,
   '/bakery': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#breads">Breads</a> <a href="#/cakes">Cakes</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
@@ -140,6 +141,22 @@ describe('what an action changed', () => {
     expect(lastObservation(requests[1])).not.toContain('you pressed');
     expect(lastObservation(requests[2])).toContain('Note: you pressed "Add to cart" 2 times in a row and the page changed each time; the page shows "Cart (2)".');
     expect(lastObservation(requests[3])).toContain('Note: you pressed "Add to cart" 3 times in a row and the page changed each time; the page shows "Cart (3)".');
+  });
+
+  it('leaves out every link that only jumped to a place of a page whose text stayed the same, while it looks the same', async () => {
+    await page.goto('http://site.test/bakery-places');
+    const home: Call = { tool: 'click_element', args: { index: 1 } };
+    const breads: Call = { tool: 'click_element', args: { index: 2 } };
+    const { requests, tools } = await run([[home], [breads], [breads], [done]], 8, { prompt: 'When does the bakery open on Sundays?', followsSchemas: true });
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(closingLines(requests[1]).at(-1)).toBe("Changed: only the URL's #part is now #top (a place on this same page); nothing visible changed");
+    expect(pressable(1)).toEqual([2, 3]);
+    // "Breads" held once (it only jumps on a page shown whole), then pressed
+    expect(toolAnswers(requests[2]).at(-1)).toContain('Not pressed: it only jumps to #breads');
+    expect(pressable(2)).not.toContain(1);
+    // "Home" stays left out after "Breads" jumped elsewhere on the same page
+    expect(closingLines(requests[3]).at(-1)).toBe("Changed: only the URL's #part is now #breads (a place on this same page); nothing visible changed");
+    expect(pressable(3)).toEqual([3]);
   });
 
   it('leaves the button pressed twice in a row out of the next answer of a model that follows the schemas', async () => {

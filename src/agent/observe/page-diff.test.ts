@@ -1,4 +1,4 @@
-import { changeSummary, pageChange } from './page-diff';
+import { changeSummary, nothingVisible, pageChange, pageWithoutPlace } from './page-diff';
 
 const page = (over: { url?: string; title?: string; tabs?: string; modal?: string; elements?: string[]; text?: string[] } = {}) =>
   [
@@ -39,6 +39,17 @@ describe('the change summary', () => {
     expect(changeSummary(bakery('http://bakery.test/index.html#breads'), bakery('http://bakery.test/index.html#cakes', ['Carrot cake €3.40']), [1])).toBe(
       'Changed: only the URL\'s #part is now #cakes (a place on this same page); text appeared: "Carrot cake €3.40"; text went away: "Bread Small Large", "Sourdough €3.20 €5.40"',
     );
+    // back to the page's top: the #part went away
+    const home = changeSummary(bakery('http://bakery.test/index.html#breads'), bakery('http://bakery.test/index.html'), [1]);
+    expect(home).toBe("Changed: only the URL's #part went away (the same page); nothing visible changed");
+    expect(nothingVisible(home)).toBe(true);
+    expect(nothingVisible(changeSummary(bakery('http://bakery.test/index.html'), bakery('http://bakery.test/index.html#breads'), [1]))).toBe(true);
+    expect(nothingVisible(changeSummary(bakery('http://bakery.test/index.html#breads'), bakery('http://bakery.test/index.html#cakes', ['Carrot cake €3.40']), [1]))).toBe(false);
+    expect(nothingVisible('Changed: nothing visible changed')).toBe(true);
+    expect(nothingVisible('Changed: URL is now http://bakery.test/cakes.html')).toBe(false);
+    // the same page at two of its places, another page not
+    expect(pageWithoutPlace(bakery('http://bakery.test/index.html#breads'))).toBe(bakery('http://bakery.test/index.html'));
+    expect(pageWithoutPlace(bakery('http://bakery.test/cakes.html'))).not.toBe(bakery('http://bakery.test/index.html'));
     // another page's address is said whole
     expect(changeSummary(bakery('http://bakery.test/index.html#breads'), bakery('http://bakery.test/cakes.html#top'), [1])).toBe('Changed: URL is now http://bakery.test/cakes.html#top');
   });

@@ -105,7 +105,8 @@ export function changeSummary(before: string, after: string, acted: readonly num
   // a link to a place on the same page ("#breads"): only the address's end changes, and a
   // small model read the new address as a new page, pressing the page's own links for 9 steps
   const samePage = now.url !== was.url && withoutFragment(now.url) === withoutFragment(was.url);
-  if (samePage) parts.push(`only the URL's #part is now ${clip(now.url.slice(withoutFragment(now.url).length))} (a place on this same page)`);
+  const place = now.url.slice(withoutFragment(now.url).length);
+  if (samePage) parts.push(place ? `only the URL's #part is now ${clip(place)} (a place on this same page)` : "only the URL's #part went away (the same page)");
   else if (now.url !== was.url) parts.push(`URL is now ${clip(now.url)}`);
   if (now.title !== was.title) parts.push(`title is now "${clip(now.title)}"`);
   if (now.tabs !== was.tabs) parts.push(now.tabs > was.tabs ? 'a new tab opened' : 'a tab closed');
@@ -120,6 +121,22 @@ export function changeSummary(before: string, after: string, acted: readonly num
 
 /** The change line after an action that changed nothing the observation shows. */
 export const NOTHING_CHANGED = 'Changed: nothing visible changed';
+
+/**
+ * Whether a change line says that nothing visible changed: a jump to a place on a page whose
+ * text stayed the same included (the default model pressed "Home" and "Breads", two links to
+ * places of the page it saw whole, by turns until its time ran out).
+ */
+export function nothingVisible(line: string): boolean {
+  return line === NOTHING_CHANGED || (line.startsWith("Changed: only the URL's #part ") && line.endsWith('; nothing visible changed'));
+}
+
+/** An observation with the #part of its address left out: the same page at any of its places. */
+export function pageWithoutPlace(text: string): string {
+  const url = readObservation(text).url;
+  const base = withoutFragment(url);
+  return url === base ? text : text.split(url).join(base);
+}
 
 /** An address without its #part. */
 function withoutFragment(url: string): string {
