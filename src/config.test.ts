@@ -92,7 +92,7 @@ describe('the model settings', () => {
   });
 
   it('bound the local answer: the predictor, the thought and the actions of one answer', () => {
-    expect(loadConfig({})).toMatchObject({ LLM_PREDICTOR: 'none', LLM_MAX_ACTIONS: 4 });
+    expect(loadConfig({})).toMatchObject({ LLM_PREDICTOR: 'answer', LLM_MAX_ACTIONS: 4 });
     expect(() => loadConfig({ LLM_PREDICTOR: 'guess' })).toThrow(/LLM_PREDICTOR/);
   });
 });
