@@ -26,7 +26,7 @@ import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { PAY_HELD, paysUnasked } from './pay-check';
 import { SLOT_HELD, otherSlot } from './slot-check';
 import { ELSEWHERE_HELD, LABEL_HELD, misplacedTyping } from './typing-check';
-import { STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
+import { ownWords, STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
 import { heldOption, OPTION_HELD } from './option-check';
 import { NO_EARLIER_PAGE } from './tools/go-back';
@@ -170,7 +170,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
 function answerInView(step: StepContext, asksCredentials: boolean): string | undefined {
   if (step.memory.questionHeld || asksCredentials) return undefined;
   const shown = shownInView(step.input.params.prompt ?? '', step.memory.lastObservation ?? '');
-  return shown ? `Not asked: this page shows ${shown}. If that answers the task, call done with it; if it does not, call request_human_input again.` : undefined;
+  return shown ? `Not asked: this page shows ${shown}. If it does not answer the task, call request_human_input again; if it does, call done with it.` : undefined;
 }
 
 /** Tools that look elsewhere for what the task asks: held once when the agent's words gave the answer the page shows (stated-answer.ts), and that action left out of the next answer. */
@@ -181,7 +181,8 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
   const [task, observation] = [step.input.params.prompt ?? '', step.memory.lastObservation ?? ''];
   const index = request.tool.name === 'click_element' ? indexOf(request.args) : undefined;
   const pressed = index === undefined ? undefined : observedElements(observation).find((e) => e.index === index)?.label;
-  const note = statedAnswer(task, request.reasoning, observation) ?? statedExtreme(task, request.reasoning, observation, pressed);
+  const words = ownWords(request.reasoning, step.memory.lastHeld);
+  const note = statedAnswer(task, words, observation) ?? statedExtreme(task, words, observation, pressed);
   if (!note) return undefined;
   step.memory.statedHeld = true;
   // not offered in the next answer: signed in, the answer quoted back, the default model pressed "Log out" again at once
@@ -219,8 +220,8 @@ function heldShown(step: StepContext, request: ActionRequest): string | undefine
   offNextAnswer(memory, request.tool.name, index);
   const again = index === undefined ? `call ${request.tool.name} again` : `press [${index}] again`;
   // the cheapest one's own page: the default model, told so, pressed the site's logo and searched again until its time ran out
-  if (!shown) return `${SHOWN_HELD} ${memory.extremePage}: it is the page of the one the task asks for. If the task asks what this page shows (its seller, its details), call done with it now; if it does not, ${again}.`;
-  return `${SHOWN_HELD} ${shown}, which the task asks about. If that answers the task, call done with it now; if it does not, ${again}.`;
+  if (!shown) return `${SHOWN_HELD} ${memory.extremePage}: it is the page of the one the task asks for. If the task asks for something else, ${again}; if it asks what this page shows (its seller, its details), call done with it now.`;
+  return `${SHOWN_HELD} ${shown}, which the task asks about. If it does not answer the task, ${again}; if it does, call done with it now.`;
 }
 
 /** A press of another element than the one the agent's words name, held once per pair; of a toggle neither the task nor the words name while the task names another, once per toggle (index-check.ts). */
@@ -349,6 +350,7 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
   base.timings = action.timings();
   step.memory.answerCall(request.callId, step.mask(note));
   step.memory.held = true;
+  step.memory.lastHeld = note;
   const reason = heldReason(request.tool.name, note);
   base.action.target = `held: ${reason}`;
   emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason } });

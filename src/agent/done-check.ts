@@ -330,7 +330,7 @@ export async function heldJump(step: StepContext, page: Page, tool: string, args
   }
   if (!target) return undefined;
   memory.jumpHeld = true;
-  return `${JUMP_HELD} to ${target.slice(0, 40)} of this page, and the observation already shows the whole page: all its text is above. If it answers the task, call done with it; to press [${index}] anyway, press it again.`;
+  return `${JUMP_HELD} to ${target.slice(0, 40)} of this page, and the observation already shows the whole page: all its text is above. To press [${index}] anyway, press it again; if the page's text answers the task, call done with it.`;
 }
 
 /** Whether navigate would open the page the tab shows (navigate.ts answers that itself); an address it refuses, too. */

@@ -125,7 +125,7 @@ describe('what an action changed', () => {
     const press: Call = { tool: 'click_element', args: { index: 1 } };
     const { requests } = await run([[press], [press], [done]], 8, { prompt: 'How much is a large sourdough?', followsSchemas: true });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed: it only jumps to #breads of this page, and the observation already shows the whole page: all its text is above. If it answers the task, call done with it; to press [1] anyway, press it again.',
+      'Not pressed: it only jumps to #breads of this page, and the observation already shows the whole page: all its text is above. To press [1] anyway, press it again; if the page\'s text answers the task, call done with it.',
     );
     expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Breads"');
     // a #route of a page that draws itself by it is not held
@@ -604,7 +604,7 @@ describe('a question to the human that asks for what the agent can do (a model t
     const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please enter the name and extension of the payroll person.' } };
     const { results, requests } = await run([[ask], [ask]], 8, { followsSchemas: true, prompt: "Who looks after payroll, and what's their extension?" });
     expect(results.map((r) => r.kind)).toEqual(['continue', 'human_input']);
-    expect(toolAnswers(requests[1]).at(-1)).toBe('Not asked: this page shows "Jonas Berg Payroll 2615". If that answers the task, call done with it; if it does not, call request_human_input again.');
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not asked: this page shows "Jonas Berg Payroll 2615". If it does not answer the task, call request_human_input again; if it does, call done with it.');
   });
 });
 
@@ -705,7 +705,7 @@ describe('a press of another element than the words name (a model that follows t
     const away: Call = { tool: 'click_element', args: { index: 1 }, says: "I will click on the 'Payroll' link to go to the payroll page." };
     const { requests } = await run([[away], [away], [done]], 8, { prompt: "Who looks after payroll, and what's their extension?", followsSchemas: true });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg Payroll 2615": if that answers the task, call done with it; if [1] is what you meant, press [1] again.',
+      'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg Payroll 2615": if [1] is what you meant, press [1] again; if that text answers the task, call done with it.',
     );
     expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Intranet"');
   });
@@ -951,7 +951,7 @@ describe('an answer the agent states while the page shows it (a model that follo
     await page.goto('http://site.test/hours');
     const { results, requests } = await run([[away], [{ tool: 'done', args: { message: 'From 13:00 to 17:00' } }]], 8, { prompt, followsSchemas: true });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not done yet: your own words answer the task: you wrote "The Riverside library opens on Sundays from 13:00 to 17:00.", and this page shows "Sunday 13:00–17:00". If that answers the task, call done with the answer now; if it does not, call the same action again.',
+      'Not done yet: your own words answer the task: you wrote "The Riverside library opens on Sundays from 13:00 to 17:00.", and this page shows "Sunday 13:00–17:00". If it does not answer the task, call the same action again; if it does, call done with the answer now.',
     );
     expect(page.url()).toBe('http://site.test/hours');
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
@@ -976,7 +976,7 @@ describe('an answer the agent states while the page shows it (a model that follo
     const { results, requests } = await run([[leave], [{ tool: 'done', args: { message: 'Trowel' } }]], 8, { prompt: cheapest, followsSchemas: true });
     expect(lastObservation(requests[0])).toContain('the lowest is on the line "Trowel: $7"');
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not done yet: your own words answer the task: you wrote "The cheapest product is Trowel, which costs $7.", and this page shows "Trowel: $7", the lowest price of the page. If that answers the task, call done with the answer now; if it does not, call the same action again.',
+      'Not done yet: your own words answer the task: you wrote "The cheapest product is Trowel, which costs $7.", and this page shows "Trowel: $7", the lowest price of the page. If it does not answer the task, call the same action again; if it does, call done with the answer now.',
     );
     expect(page.url()).toBe('http://site.test/garden');
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
@@ -993,7 +993,16 @@ describe('an answer the agent states while the page shows it (a model that follo
     const join: Call = { tool: 'click_element', args: { index: 1 }, says: 'I need to read the hours.' };
     const { requests } = await run([[join], [join], [done]], 8, { prompt, followsSchemas: true });
     expect(lastObservation(requests[0])).toContain('Note: the task asks about "sunday"');
-    expect(toolAnswers(requests[1]).at(-1)).toBe('Not done yet: this page shows "Sunday 13:00–17:00", which the task asks about. If that answers the task, call done with it now; if it does not, press [1] again.');
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not done yet: this page shows "Sunday 13:00–17:00", which the task asks about. If it does not answer the task, press [1] again; if it does, call done with it now.');
+    expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Join the library"');
+  });
+
+  it('does not take the note of a held leave, copied into the agent\'s words, for words of its own', async () => {
+    await page.goto('http://site.test/hours');
+    const join: Call = { tool: 'click_element', args: { index: 1 }, says: 'I need to read the hours.' };
+    const echo: Call = { ...join, says: "This page shows 'Sunday 13:00–17:00', which the task asks about. If it does not answer the task, press [1] again; if it does, call done with it now." };
+    const { requests } = await run([[join], [echo], [done]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday 13:00–17:00"/);
     expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Join the library"');
   });
 
@@ -1010,7 +1019,7 @@ describe('an answer the agent states while the page shows it (a model that follo
     const hop: Call = { tool: 'switch_tab', args: { index: 1 }, says: 'I need to read the hours.' };
     const { tools, requests } = await run([[hop], [done]], 8, { prompt, followsSchemas: true });
     const offered = (n: number) => (tools[n] ?? []).filter((t) => (t.parameters as { not?: unknown }).not === undefined).map((t) => t.name);
-    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday 13:00–17:00", which the task asks about\. .*call switch_tab again\.$/);
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday 13:00–17:00", which the task asks about\. If it does not answer the task, call switch_tab again; if it does, call done with it now\.$/);
     expect([offered(0).includes('switch_tab'), offered(1).includes('switch_tab')]).toEqual([true, false]);
     await other.close();
   });
@@ -1057,7 +1066,7 @@ describe('a task that compares prices, on a page to search first', () => {
     const back: Call = { tool: 'click_element', args: { index: 1 } };
     const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [back], [back], [done]], 8, { prompt: 'Find the cheapest copy of Dune and tell me which shop sells it.', followsSchemas: true });
     expect(toolAnswers(requests[2]).at(-1)).toBe(
-      'Not done yet: this page shows €4.75, the lowest price of the page before: it is the page of the one the task asks for. If the task asks what this page shows (its seller, its details), call done with it now; if it does not, press [1] again.',
+      'Not done yet: this page shows €4.75, the lowest price of the page before: it is the page of the one the task asks for. If the task asks for something else, press [1] again; if it asks what this page shows (its seller, its details), call done with it now.',
     );
     expect(toolAnswers(requests[3]).at(-1)).toMatch(/^Clicked \[1\] link "Back to results"/);
   });

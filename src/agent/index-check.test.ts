@@ -68,7 +68,7 @@ describe('a press while the words name an element the page does not have', () =>
   const directory = ['URL: http://intranet.test/staff?page=2', 'Interactive elements:', '[1] link "Intranet"', '[2] link "1"', 'Visible text:', 'Name Department Extension', 'Ines Duarte Finance 2604', 'Jonas Berg Payroll 2615', 'Page 2 of 2: 1 2'].join('\n');
   it('is held with the line of the page that holds the name', () => {
     expect(absentNamed("I need the payroll person's extension. I will click on the 'Payroll' link to go to the payroll page.", directory, 1)).toBe(
-      'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg Payroll 2615": if that answers the task, call done with it; if [1] is what you meant, press [1] again.',
+      'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg Payroll 2615": if [1] is what you meant, press [1] again; if that text answers the task, call done with it.',
     );
   });
 

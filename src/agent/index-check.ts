@@ -71,7 +71,7 @@ export function absentNamed(words: string | undefined, observation: string, inde
   const line = readObservation(observation).text.find((l) => word.test(l) && squeeze(l).length > named[0].length + 2 && !/^(?:Note|Changed|Your task):/.test(l));
   if (!line) return undefined;
   const quoted = line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line;
-  return `${ABSENT_HELD} "${pressesNamed(words)[0]}"; [${index}] is ${pressed.role} "${pressed.label}". The page's text shows "${quoted}": if that answers the task, call done with it; if [${index}] is what you meant, press [${index}] again.`;
+  return `${ABSENT_HELD} "${pressesNamed(words)[0]}"; [${index}] is ${pressed.role} "${pressed.label}". The page's text shows "${quoted}": if [${index}] is what you meant, press [${index}] again; if that text answers the task, call done with it.`;
 }
 
 /** Roles of an element pressed to turn something on or off, or to choose it. */

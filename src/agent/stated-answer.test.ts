@@ -1,4 +1,4 @@
-import { askedKinds, figuresOf, STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
+import { askedKinds, figuresOf, ownWords, STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
 
 const page = (...text: string[]) => ['URL: http://site.test/riverside', 'Title: Riverside Library', 'Interactive elements:', '[1] link "Home"', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
 const HOURS = page('Riverside Library', 'Opening hours', 'Monday to Friday 10:00–19:00', 'Saturday 10:00–17:00', 'Sunday 13:00–17:00');
@@ -28,7 +28,7 @@ describe('an answer in the words that the page shows', () => {
   it('is held with the line that shows it', () => {
     const note = statedAnswer(SUNDAY, 'The Riverside library opens on Sundays from 13:00 to 17:00.', HOURS);
     expect(note).toBe(
-      `${STATED_HELD}: you wrote "The Riverside library opens on Sundays from 13:00 to 17:00.", and this page shows "Sunday 13:00–17:00". If that answers the task, call done with the answer now; if it does not, call the same action again.`,
+      `${STATED_HELD}: you wrote "The Riverside library opens on Sundays from 13:00 to 17:00.", and this page shows "Sunday 13:00–17:00". If it does not answer the task, call the same action again; if it does, call done with the answer now.`,
     );
   });
 
@@ -71,7 +71,7 @@ describe('the cheapest line named in the words', () => {
   const garden = ['URL: http://store.test/list.html?cat=garden', 'Title: Garden category', 'Interactive elements:', '[1] link "All categories"', 'Visible text:', 'Garden category', 'Garden Hose: $19', 'Rake: $15', 'Trowel: $7', 'Watering Can: $12'].join('\n');
   it('is held with that line when the action looks elsewhere', () => {
     expect(statedExtreme(task, 'The cheapest product is Trowel, which costs $7.', garden, 'All categories')).toBe(
-      `${STATED_HELD}: you wrote "The cheapest product is Trowel, which costs $7.", and this page shows "Trowel: $7", the lowest price of the page. If that answers the task, call done with the answer now; if it does not, call the same action again.`,
+      `${STATED_HELD}: you wrote "The cheapest product is Trowel, which costs $7.", and this page shows "Trowel: $7", the lowest price of the page. If it does not answer the task, call the same action again; if it does, call done with the answer now.`,
     );
     expect(statedExtreme(task, "I will click on the 'Trowel' link to see its price.", garden)).toContain('"Trowel: $7", the lowest price');
   });
@@ -91,5 +91,26 @@ describe('a stated answer on a line of another day of the week', () => {
   it('is not held as if the line answered', () => {
     const events = page('What\'s on', 'Knit and natter, Thursdays 14:00 (Riverside)');
     expect(statedAnswer(SUNDAY, 'The Riverside library opens on Sundays at 14:00.', events)).toBeUndefined();
+  });
+});
+
+describe("the agent's own words", () => {
+  const held = 'Not done yet: this page shows "Gold plan: $42 per month", which the task asks about. If it does not answer the task, call switch_tab again; if it does, call done with it now.';
+  const gold = page('Price list', 'Silver plan: $24 per month', 'Gold plan: $42 per month');
+  const task = 'Open the price list and tell me the monthly price of the Gold plan.';
+
+  it('leave out the sentences copied from the note of the action held before', () => {
+    const echo = "The page shows 'Gold plan: $42 per month', which the task asks about. If it does not answer the task, call switch_tab again; if it does, call done with it now.";
+    expect(ownWords(echo, held)).toBeUndefined();
+    expect(statedAnswer(task, ownWords(echo, held), gold)).toBeUndefined();
+    // (the same words, no note before them: held as its own)
+    expect(statedAnswer(task, echo, gold)).toContain(STATED_HELD);
+  });
+
+  it('keep what the agent wrote itself, beside a copied sentence', () => {
+    const mixed = 'I see the price list. The Gold plan costs $42 a month, so I switch back to the first tab. If it does not answer the task, call switch_tab again; if it does, call done with it now.';
+    expect(ownWords(mixed, held)).toBe('I see the price list. The Gold plan costs $42 a month, so I switch back to the first tab.');
+    expect(statedAnswer(task, ownWords(mixed, held), gold)).toContain('you wrote "I see the price list. The Gold plan costs $42 a month');
+    expect(ownWords(mixed, undefined)).toBe(mixed);
   });
 });

@@ -120,7 +120,26 @@ export function statedAnswer(task: string, words: string | undefined, observatio
   if (quoted.length > MAX_LINES || quoted.some((line) => ofAnotherItem(task, line) || otherWeekday(task, line))) return undefined;
   const said = clipped(words.replace(/\s+/g, ' ').trim(), MAX_WORDS);
   const shown = quoted.map((l) => `"${clipped(l, MAX_QUOTED)}"`).join(' and ');
-  return `${STATED_HELD}: you wrote "${said}", and this page shows ${shown}. If that answers the task, call done with the answer now; if it does not, call the same action again.`;
+  return `${STATED_HELD}: you wrote "${said}", and this page shows ${shown}. If it does not answer the task, call the same action again; if it does, call done with the answer now.`;
+}
+
+const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/**
+ * The agent's words without the sentences it copied from what the service said of its held
+ * action (`said`): a sentence of four words or more, at least four fifths of them in `said`.
+ * The default model, held with "this page shows "Gold plan: $42 per month"… if it does not,
+ * call switch_tab again", wrote that note back as its thought and was held a second time for
+ * "its own words", then switched tabs until its time ran out.
+ */
+export function ownWords(words: string | undefined, said: string | undefined): string | undefined {
+  if (!words || !said) return words;
+  const heard = new Set(wordsOf(said));
+  const own = words.split(/(?<=[.;!?])\s+/).filter((sentence) => {
+    const all = wordsOf(sentence);
+    return all.length < 4 || all.filter((word) => heard.has(word)).length < 0.8 * all.length;
+  });
+  return own.join(' ').trim() || undefined;
 }
 
 /** Whether `text` holds `name` as words of its own (not inside a longer word). */
@@ -146,5 +165,5 @@ export function statedExtreme(task: string, words: string | undefined, observati
   if (!line) return undefined;
   const which = extreme.named.end === 'lowest' ? 'the lowest price' : 'the highest price';
   const said = clipped(words.replace(/\s+/g, ' ').trim(), MAX_WORDS);
-  return `${STATED_HELD}: you wrote "${said}", and this page shows "${clipped(line, MAX_QUOTED)}", ${which} of the page. If that answers the task, call done with the answer now; if it does not, call the same action again.`;
+  return `${STATED_HELD}: you wrote "${said}", and this page shows "${clipped(line, MAX_QUOTED)}", ${which} of the page. If it does not answer the task, call the same action again; if it does, call done with the answer now.`;
 }

@@ -179,6 +179,8 @@ export class TaskMemory {
   readonly pressesOffNextAnswer = new Set<number>();
   /** Tools a model that follows the schemas may not call in its next answer: done just after a done was answered with what stands against it, request_human_input after a question was held. */
   readonly offNextAnswer = new Set<string>();
+  /** What the service said of the latest action it held (the agent's words that copy it are not its own). */
+  lastHeld?: string;
   /** A question to the human was held in this task (question-check.ts). */
   questionHeld = false;
   /** Presses held because the agent's words named another element: "4>2" (index-check.ts). */
