@@ -294,8 +294,8 @@ function heldSlot(step: StepContext, tool: string, args: unknown): string | unde
 
 /** A typing into another field than the one the agent's words name: held once per pair (index-check.ts); of a value that belongs elsewhere, once per field and text (typing-check.ts). */
 function heldMistyped(step: StepContext, request: ActionRequest, index: number): string | undefined {
-  const held = mistypedInto(request.reasoning, step.memory.lastObservation ?? '', index);
   const text = (request.args as { text?: unknown }).text;
+  const held = mistypedInto(request.reasoning, step.memory.lastObservation ?? '', index, typeof text === 'string' ? text : undefined);
   if (held && !step.memory.misindexHeld.has(`type ${index}>${held.meant}`)) {
     step.memory.misindexHeld.add(`type ${index}>${held.meant}`);
     // (held once: not again for the same text as a value of another field)

@@ -11,14 +11,14 @@ import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary, nothingVisible, pageWithoutPlace, readObservation } from './observe/page-diff';
-import { formBackNote, formSentNote, formShownAgain } from './done-check';
+import { formBackNote, formSentNote, formShownAgain, stillNamed } from './done-check';
 import { namedInExtractNote, namedInViewNote } from './observe/named-in-view';
 import { formPlanNote } from './form-plan';
 import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
-import { boundToPage, navigateNeeded, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, navigateNeeded, replacingTyping, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
 import { systemPrompt, taskReminder } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
@@ -127,7 +127,7 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   const back = sent ? formShownAgain(before, now, new Set(memory.typedInto.keys())) : [];
   // '' for a form sent with no toggles the task names
   memory.sentWith = sent && !back.length ? (togglesSetAsAsked(task, before) ?? '') : undefined;
-  if (sent) lines.push(back.length ? formBackNote(back) : formSentNote(memory.sentWith || undefined));
+  if (sent) lines.push(back.length ? formBackNote(back) : formSentNote(memory.sentWith || undefined, stillNamed(task, now)));
   memory.pressedAfterFilling = false;
   const presses = memory.presses;
   // a press that changed nothing visible ends the count (a link to a part of the page already
@@ -318,7 +318,7 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   memory.pressesOffNextAnswer.clear();
   const pressedInVain = memory.idlePresses?.page === pageWithoutPlace(pageText) ? memory.idlePresses.indexes : [];
   const idle = [...(loop?.leadBack.map((e) => e.index) ?? []), ...notNow, ...pressedInVain];
-  const tools = unavailable(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle }), off);
+  const tools = unavailable(replacingTyping(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle }), task), off);
   // Told what stands against its done, the model acts once more before it may call done again.
   if (!offOnce.includes('done') || !tools.some((spec) => spec.name !== 'done' && choosable(spec))) return tools;
   return tools.map((spec) => (spec.name === 'done' ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));

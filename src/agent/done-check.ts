@@ -7,12 +7,12 @@ import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
 import type { ToolContext, ToolResult } from './types';
-import { heldFormObjection, isSearchField } from './submit-check';
+import { heldFormObjection, isSearchField, optionsNamed } from './submit-check';
 import { namedFields, refusedFields } from './tools/refused-form';
 import { emptyTextFields, untypedValues } from './task-values';
 import { planFields, planWords } from './form-plan';
 import { normalizeUrl, withoutHash } from './tools/navigate';
-import { VALUE_HINT } from './observe/page-diff';
+import { observedElements, VALUE_HINT } from './observe/page-diff';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
@@ -101,8 +101,36 @@ export function formShownAgain(before: string, now: string, typedInto: ReadonlyS
 export const formBackNote = (fields: string[]) =>
   `Note: the form was sent, but this page shows it again with ${fields.join(', ')} empty: read what the page says (a refusal, a field it asks for); fill the fields again with what the task gives, then send it.`;
 
-/** Said with the observation after a press that sent what the agent filled and led to another page (with the toggles the task names, when set as it asks). */
-export const formSentNote = (sentWith?: string) => `Note: the form you filled was sent${sentWith ? ` with ${sentWith}, as the task asks,` : ''} and a new page opened: if the task asks for nothing more, call done.`;
+/**
+ * Said with the observation after a press that sent what the agent filled and led to another
+ * page (with the toggles the task names, when set as it asks). When the new page shows what
+ * the task still names (`named`: an option not chosen, a button), those, and no done: told
+ * "if the task asks for nothing more, call done" on the second step of a checkout, the
+ * default model called done with Express shipping not chosen and "Place order" not pressed.
+ */
+export const formSentNote = (sentWith?: string, named: string[] = []) =>
+  named.length
+    ? `Note: the form you filled was sent${sentWith ? ` with ${sentWith}, as the task asks,` : ''} and a new page opened, which shows what the task still names: ${named.join(', ')}.`
+    : `Note: the form you filled was sent${sentWith ? ` with ${sentWith}, as the task asks,` : ''} and a new page opened: if the task asks for nothing more, call done.`;
+
+/**
+ * The elements of a page that the task names and the agent has still to act on: a radio or
+ * option not chosen that it names (optionsNamed), a button every word of whose label (of three
+ * letters or more) it says ("Place order" for "place the order").
+ */
+export function stillNamed(task: string, observation: string): string[] {
+  const elements = observedElements(observation);
+  const taskWords = new Set(task.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  const choices = elements.filter((e) => e.role === 'radio' || e.role === 'option');
+  const chosen = (line: string) => /\b(?:checked|selected)\b/.test(line.replace(/"(?:[^"\\]|\\.)*"/g, ''));
+  const options = optionsNamed(task, choices.map((e) => ({ text: e.label, index: e.index }))).map((o) => o.index);
+  const named = elements.filter((e) => {
+    if (e.role === 'radio' || e.role === 'option') return options.includes(e.index) && !chosen(e.line);
+    const words = e.label.toLowerCase().match(/[\p{L}]{3,}/gu) ?? [];
+    return e.role === 'button' && words.length > 0 && words.every((w) => taskWords.has(w));
+  });
+  return named.slice(0, 3).map((e) => `[${e.index}] ${e.role} "${e.label}"`);
+}
 
 /**
  * A done whose answer repeats the task's own words (its first sentence, or the whole of a

@@ -36,6 +36,8 @@ const PAGES: Record<string, string> = {
   '/member-password': `<!doctype html><title>Member login</title><form action="/sent"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form><a href="/plan">Not a member yet? Join</a>`,
   '/race-entry': `<!doctype html><title>Entry</title><form action="/sent"><label>Name <input name="name" required></label> <label>Running club (optional) <input name="club"></label> <label>Team <input name="team"></label> <button>Send</button></form>`,
   '/bakery-places': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#top">Home</a> <a href="#breads">Breads</a> <a href="/contact">Visit us</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
+  '/wizard': `<!doctype html><title>Checkout: step 1 of 2</title><form action="/wizard2"><label>Name for the delivery <input name="name"></label> <button>Next</button></form>`,
+  '/wizard2': `<!doctype html><title>Checkout: step 2 of 2</title><form action="/sent"><label><input type="radio" name="ship" value="standard" checked> Standard (5 days)</label> <label><input type="radio" name="ship" value="express"> Express (1 day)</label> <button>Place order</button></form>`,
   '/staff': `<!doctype html><title>Staff</title><a href="/results">Intranet</a><table><tr><td>Ines Duarte</td><td>Finance</td><td>2604</td></tr><tr><td>Jonas Berg</td><td>Payroll</td><td>2615</td></tr></table>`,
   '/bakery': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#breads">Breads</a> <a href="#/cakes">Cakes</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
@@ -331,6 +333,15 @@ describe('a done that claims success', () => {
       'Changed: URL is now http://site.test/sent?name=Ada&email=; title is now "Thanks"',
       'Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.',
     ]);
+  });
+});
+
+describe('the note after a form was sent', () => {
+  it('names what the new page still holds that the task names, and does not offer done', async () => {
+    await page.goto('http://site.test/wizard');
+    const fill: Call[] = [{ tool: 'input_text', args: { index: 1, text: 'Joan Clarke' } }, { tool: 'click_element', args: { index: 2 } }];
+    const { requests } = await run([fill, [done]], 8, { prompt: 'Check out with the name Joan Clarke and Express shipping, and place the order.' });
+    expect(closingLines(requests[1]).at(-1)).toBe('Note: the form you filled was sent and a new page opened, which shows what the task still names: [2] radio "Express (1 day)", [3] button "Place order".');
   });
 });
 

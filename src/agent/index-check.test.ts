@@ -97,4 +97,14 @@ describe('a typing into another field than the words name', () => {
     expect(mistypedInto('Type into the name field, then into the message field.', form, 2)).toBeUndefined();
     expect(mistypedInto('I type it into the phone field.', form, 2)).toBeUndefined();
   });
+
+  it('is held for the text the words quote, and not for another: the words speak of a later typing', () => {
+    expect(mistypedInto("I need to type 'Please send my invoice' into the message field.", form, 2, 'Please send my invoice')?.meant).toBe(3);
+    // the task's e-mail typed into "Email" while the words say what comes next
+    const next = "The name is filled. The next step is to type 'Please send my invoice' into the message field and then click the 'Send' button.";
+    expect(mistypedInto(next, form, 2, 'ada@example.com')).toBeUndefined();
+    // a quoted label is no text of a typing
+    expect(mistypedInto("I will type it into the 'Message' field.", form, 2, 'Please send my invoice')?.meant).toBe(3);
+    expect(mistypedInto(next, form, 2)?.meant).toBe(3);
+  });
 });

@@ -108,6 +108,13 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}": pressing [${index}] changes what the task does not name. If [${meant.index}] is as the task wants, go on (a save or submit button); if the task needs [${index}] changed too, press it in a later step.`;
 }
 
+/** Whether the words quote texts other than the page's labels, none of them `text`. */
+function quotesOtherText(words: string, text: string, observation: string): boolean {
+  const labels = new Set(observedElements(observation).map((e) => squeeze(e.label)));
+  const quoted = [...words.matchAll(/(?<![\p{L}])'([^'\n]{2,80})'(?![\p{L}])|"([^"\n]{2,80})"/gu)].map((m) => squeeze(m[1] ?? m[2])).filter((q) => !labels.has(q));
+  return quoted.length > 0 && !quoted.includes(squeeze(text));
+}
+
 /** A field the words say to type into: "into the message field", "in the 'E-mail' box". */
 const FIELD_NAMED = /\b(?:into|in|to)\s+the\s+(?:'([^'\n]{2,40})'|"([^"\n]{2,40})"|([\p{L}][\p{L}\d -]{1,30}?))\s+(?:field|box|textbox|input)\b/giu;
 /** How a held typing into another field begins. */
@@ -116,13 +123,16 @@ export const MISTYPED_HELD = 'Not typed: you wrote that you type into';
 /**
  * The note when `index` is not the one field the words name to type into (by its label), or
  * undefined. The default model wrote "I need to type 'Please send my invoice' into the
- * message field" and typed it into [2] "Email", five times.
+ * message field" and typed it into [2] "Email", five times. Words that quote texts, none of
+ * them the `text` typed, speak of another typing ("the next step is to type 'Please send my
+ * invoice' into the message field", while typing the e-mail into [2] "Email"): not held.
  */
-export function mistypedInto(words: string | undefined, observation: string, index: number): { note: string; meant: number } | undefined {
+export function mistypedInto(words: string | undefined, observation: string, index: number, text?: string): { note: string; meant: number } | undefined {
   if (!words) return undefined;
   const named = [...new Set([...words.matchAll(FIELD_NAMED)].map((m) => squeeze(m[1] ?? m[2] ?? m[3])))];
   if (named.length !== 1) return undefined;
   const fields = observedElements(observation).filter((e) => ['textbox', 'searchbox', 'combobox', 'spinbutton'].includes(e.role));
+  if (text !== undefined && quotesOtherText(words, text, observation)) return undefined;
   const typed = fields.find((e) => e.index === index);
   const matching = fields.filter((e) => squeeze(e.label) === named[0] || squeeze(e.label).replace(/[^\p{L}\d ]+/gu, '') === named[0]);
   if (!typed || matching.length !== 1 || matching[0].index === index || named[0].includes(squeeze(typed.label))) return undefined;

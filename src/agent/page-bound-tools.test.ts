@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, idlePresses, navigateNeeded, optionChoosers, textFields, SetControls, observedIndexes, observedTabs, otherTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, idlePresses, navigateNeeded, optionChoosers, replacingTyping, textFields, SetControls, observedIndexes, observedTabs, otherTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -73,6 +73,17 @@ describe('the elements input_text may type into', () => {
     expect(index('input_text').enum).toEqual([2, 3, 4, 5, 8]);
     expect(index('click_element').enum).toEqual([1, 4, 5, 6]);
     expect(index('select_option').enum).toEqual([4, 7]);
+  });
+
+  it('replace what a field holds unless the task asks to add to it, with the same description', () => {
+    const clear = (specs: ReturnType<typeof toolSpecs>) => (specs.find((t) => t.name === 'input_text')!.parameters.properties as any).clear;
+    const bound = replacingTyping(boundToPage(toolSpecs(), page), 'Fill in the contact form with the email "ada@example.com", then send it.');
+    expect(clear(bound).const).toBe(true);
+    const grammar = JSON.stringify(answerSchema(bound.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))));
+    expect(grammar).toContain('"clear":{"oneOf":[{"const":true},{"type":"null"}]}');
+    expect(describeTools(bound.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })))).toBe(describeTools(boundToPage(toolSpecs(), page).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))));
+    expect(clear(replacingTyping(toolSpecs(), 'Append " (urgent)" to the subject.')).const).toBeUndefined();
+    expect(clear(replacingTyping(toolSpecs(), 'Add your initials at the end of the note.')).const).toBeUndefined();
   });
 
   it('leave input_text out of the grammar on a page without a text field', () => {

@@ -77,6 +77,24 @@ export function boundToPage(specs: LlmToolSpec[], observation: string, set: { fi
   });
 }
 
+/** A task that asks to add text to what a field holds. */
+const APPENDS = /\bappend|\badd\b[^.]{0,60}\b(?:to the end|at the end|after what)\b/i;
+
+/**
+ * input_text's `clear` bound to true (or left out: its default) unless the task asks to add to
+ * what a field holds. The default model wrote `"clear": false` on every typing of a task and
+ * appended the message to the e-mail it had typed, then the e-mail to both. The tools' text
+ * stays the same (`const` is not described).
+ */
+export function replacingTyping(specs: LlmToolSpec[], task: string): LlmToolSpec[] {
+  if (APPENDS.test(task)) return specs;
+  return specs.map((spec) => {
+    const props = (spec.parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
+    if (spec.name !== 'input_text' || props.clear?.type !== 'boolean') return spec;
+    return { ...spec, parameters: { ...spec.parameters, properties: { ...props, clear: { ...props.clear, const: true } } } };
+  });
+}
+
 /** Fields a press does nothing useful to: input_text types into them, select_option chooses, upload_file gives files. */
 const UNPRESSED_ROLES = new Set(['textbox', 'searchbox', 'select', 'file']);
 

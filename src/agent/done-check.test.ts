@@ -1,0 +1,19 @@
+import { formSentNote, stillNamed } from './done-check';
+
+const page = (...elements: string[]) => ['URL: http://shop.test/step2', 'Title: Checkout: step 2 of 2', 'Interactive elements:', ...elements, 'Visible text:', 'Shipping'].join('\n');
+const TASK = 'Check out with the name Joan Clarke and Express shipping, and place the order.';
+
+describe('what a new page still holds that the task names', () => {
+  it('is an option it names not chosen yet, and a button every word of which it says', () => {
+    const step2 = page('[1] radio "Standard (5 days)" checked', '[2] radio "Express (1 day)"', '[3] button "Place order"');
+    expect(stillNamed(TASK, step2)).toEqual(['[2] radio "Express (1 day)"', '[3] button "Place order"']);
+    expect(formSentNote(undefined, stillNamed(TASK, step2))).toBe('Note: the form you filled was sent and a new page opened, which shows what the task still names: [2] radio "Express (1 day)", [3] button "Place order".');
+  });
+
+  it('is not an option already chosen, nor a button with a word the task does not say', () => {
+    expect(stillNamed(TASK, page('[1] radio "Standard (5 days)"', '[2] radio "Express (1 day)" checked', '[3] button "Continue shopping"'))).toEqual([]);
+    const thanks = page('[1] button "Send another message"', '[2] link "Home"');
+    expect(stillNamed('Fill in the contact form with the message "Hello", then send it.', thanks)).toEqual([]);
+    expect(formSentNote(undefined, [])).toBe('Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.');
+  });
+});
