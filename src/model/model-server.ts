@@ -293,7 +293,8 @@ function completer(loaded: Loaded, opts: ModelServerOptions) {
 /** One answer on `slot` (released after it), and where its tokens and time went. */
 async function generate(pool: { release(slot: Slot): void }, slot: Slot, req: { prompt: PromptItem[]; grammar: Grammar | undefined; schema: GrammarSchema | undefined; maxTokens: number; signal: AbortSignal }): Promise<Omit<Completion, 'tools'>> {
   try {
-    slot.guesser?.expect(req.schema);
+    // (nothing guessed for a call that asks one token: a priming of the prompt's start)
+    slot.guesser?.expect(req.maxTokens > 1 ? req.schema : undefined);
     const before = slot.sequence.tokenMeter.getState();
     const guessedBefore = slot.sequence.tokenPredictions;
     const t0 = performance.now();
