@@ -20,6 +20,8 @@ export const LOGIN = { username: 'ada.l', password: 'Analytical#1843' } as const
 export const BANK_LOGIN = { customer: '40517732', pin: '6093' } as const;
 /** The account of the gym site (dev split), given in the task's prompt. */
 export const GYM_LOGIN = { email: 'sam.kerr@example.com', password: 'Peach-Tree-77' } as const;
+/** The card of the library site (dev split), given as the task's secrets. */
+export const LENDING_LOGIN = { card: '2900417345', pin: '8826' } as const;
 
 /**
  * Sites with a page that needs a sign-in: posting these fields to it signs in; without it, its
@@ -29,6 +31,7 @@ const SIGN_INS: Record<string, { page: string; fields: Readonly<Record<string, s
   'm-login': { page: 'account.html', fields: LOGIN },
   'tm-bank': { page: 'accounts.html', fields: BANK_LOGIN },
   'd-gym': { page: 'member.html', fields: GYM_LOGIN, form: 'login.html' },
+  'd-lending': { page: 'loans.html', fields: LENDING_LOGIN, form: 'signin.html' },
 };
 
 export interface SiteFile {

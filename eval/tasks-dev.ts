@@ -1,7 +1,7 @@
-import { GYM_LOGIN } from './site-server';
-import { choose, click, done, type } from './steps';
+import { GYM_LOGIN, LENDING_LOGIN } from './site-server';
+import { choose, click, done, scrollDown, type, wait } from './steps';
 import type { TaskSpec } from './tasks';
-import { all, answerNames, digits, fail, pass, posted, reports, type Outcome, type Verdict, visitedWith } from './verdicts';
+import { all, answerNames, digits, fail, norm, pass, posted, reports, type Outcome, type Verdict, visitedWith } from './verdicts';
 
 /**
  * The dev split: tasks on sites of their own (eval/sites/d-*), of the kinds a new user tries
@@ -79,6 +79,14 @@ const EASY: TaskSpec[] = [
       ),
     scripted: { right: [click('Show phone number'), done('{{find:Phone:\\s*(06[\\d ]+)}}')], wrong: { answer: '030 760 1200' } },
   },
+  {
+    id: 'dev-easy-spec',
+    tier: 'easy',
+    site: 'd-camera',
+    prompt: 'How heavy is the Fennec X2 once the battery is in?',
+    verdict: (o) => answerNames(o, /\b468 ?g/, [/\b412\b/, /\b545\b/, /\b390\b/]),
+    scripted: { right: [scrollDown(), done('{{find:Weight \\(with battery and card\\)\\W{0,20}(\\d+ g)}}')], wrong: { answer: '412 g' } },
+  },
 ];
 
 const MEDIUM: TaskSpec[] = [
@@ -137,6 +145,49 @@ const MEDIUM: TaskSpec[] = [
     verdict: (o) => all(answerNames(o, /jonas berg/, [/ines/, /olga/, /greta/]), answerDigits(o, '2615')),
     scripted: { right: [click('Next »'), done('{{find:(Jonas Berg)}}, extension {{find:Payroll\\s+(\\d+)}}')], wrong: { answer: 'Greta Lind, extension 2501' } },
   },
+  {
+    id: 'dev-medium-secret-signin',
+    tier: 'medium',
+    site: 'd-lending',
+    prompt: 'When do I have to take The Hobbit back to Eastfield Libraries? My card number and PIN are in your secrets.',
+    secrets: { card_number: LENDING_LOGIN.card, pin: LENDING_LOGIN.pin },
+    verdict: (o) =>
+      all(
+        o.records.some((r) => r.path === 'loans.html' && r.method === 'POST' && r.fields.card === LENDING_LOGIN.card && r.fields.pin === LENDING_LOGIN.pin)
+          ? pass('signed in')
+          : fail('never signed in with the card number and PIN'),
+        answerNames(o, /14 december|2026-12-14|14[./]12/, [/30 november/, /19 december/, /5 december/]),
+      ),
+    scripted: {
+      right: [
+        click('My account'),
+        type('Library card number', '<secret>card_number</secret>'),
+        type('PIN', '<secret>pin</secret>'),
+        click('Sign in'),
+        done('{{find:The Hobbit \\(illustrated edition\\)\\s+\\d+ \\w+ \\d+\\s+(\\d+ \\w+ \\d+)}}'),
+      ],
+      wrong: { answer: '19 December 2026' },
+    },
+  },
+  {
+    id: 'dev-medium-stay-checkin',
+    tier: 'medium',
+    site: 'd-stays',
+    prompt: 'Find the cheapest place to stay in Ghent on Staybird. From what time can I check in there?',
+    verdict: (o) => all(visitedWith(o, 'stay.html', { id: 'ghent-patershol' }), answerNames(o, /16[:.h]30|4[:.]30 ?pm/, [/15[:.]00/, /14[:.]00/, /13[:.]00/, /17[:.]00/])),
+    scripted: {
+      right: [type('Where are you going?', 'Ghent'), click('Search stays'), click('Patershol Rooms'), done('{{find:Check-in\\s+from (\\d+:\\d+)}}')],
+      wrong: [type('Where are you going?', 'Ghent'), click('Search stays'), click('Vrijdagmarkt Loft'), done('{{find:Check-in\\s+from (\\d+:\\d+)}}')],
+    },
+  },
+  {
+    id: 'dev-medium-paged-events',
+    tier: 'medium',
+    site: 'd-events',
+    prompt: 'When is Nina Okoro playing a jazz night at the Corn Exchange?',
+    verdict: (o) => answerNames(o, /8 january|january 8(th)?\b|08[./]01/, [/12 december/, /5 december/]),
+    scripted: { right: [click('Next ›'), click('Next ›'), done('{{find:(Fri 8 January) – Jazz night: Nina Okoro}}')], wrong: { answer: 'Sat 12 December at 11:00' } },
+  },
 ];
 
 const HARD: TaskSpec[] = [
@@ -160,6 +211,67 @@ const HARD: TaskSpec[] = [
     scripted: {
       right: [type('Home city', 'Zarag'), click('Zaragoza, Aragon, Spain'), click('Save settings'), done('Saved')],
       wrong: [type('Home city', 'Zarag'), click('Zaragoza, Puebla, Mexico'), click('Save settings'), done('Saved')],
+    },
+  },
+  {
+    id: 'dev-hard-two-stations',
+    tier: 'hard',
+    site: 'd-rail',
+    prompt: "Show me tomorrow morning's trains from Leeds to York on Railhop.",
+    verdict: (o) => posted(o, 'times.html', { from: 'LDS', to: 'YRK', when: 'morning' }),
+    scripted: {
+      right: [type('From', 'Leeds'), click('Leeds (LDS)'), type('To', 'York'), click('York (YRK)'), choose('Leaving', 'Tomorrow morning'), click('Find trains'), done('{{find:(09:12[^\\n]*)}}')],
+      wrong: [type('From', 'Leeds'), click('Leeds Bradford Airport (bus link) (LBA)'), type('To', 'York'), click('York (YRK)'), choose('Leaving', 'Tomorrow morning'), click('Find trains'), done('09:12')],
+    },
+  },
+  {
+    id: 'dev-hard-calendar',
+    tier: 'hard',
+    site: 'd-ferry',
+    prompt: 'Book the ferry from Burtonport to Arranmore for two adults on Tuesday 9 March 2027. We are on foot, no car.',
+    verdict: (o) => posted(o, 'booked.html', { route: 'bur-arr', date: '2027-03-09', adults: '2', vehicle: 'none' }),
+    scripted: {
+      right: [click('Choose a date'), click('Next month'), click('Next month'), click('Next month'), click('Tuesday 9 March 2027'), choose('Adults', '2'), click('Continue'), done('Booked')],
+      wrong: [click('Choose a date'), click('Next month'), click('Next month'), click('Tuesday 9 February 2027'), choose('Adults', '2'), click('Continue'), done('Booked for 9 March')],
+    },
+  },
+  {
+    id: 'dev-hard-scrolled-reviews',
+    tier: 'hard',
+    site: 'd-skillet',
+    prompt: 'A reviewer called Helga K. was unhappy with the Ironclad skillet. What was her complaint?',
+    verdict: (o) => answerNames(o, /handle/, [/chipped/, /crack/, /rust/, /seasoning/]),
+    scripted: { right: [...[1, 2, 3, 4].flatMap(() => [scrollDown(), wait(1)]), done('{{find:([^\\n]*)\\n[^\\n]*by Helga K\\.}}')], wrong: { answer: 'Arrived with a chipped rim' } },
+  },
+  {
+    id: 'dev-hard-frame-form',
+    tier: 'hard',
+    site: 'd-parcel',
+    prompt: 'My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken. Let their support know; my e-mail is jo.reid@example.com.',
+    verdict: (o) =>
+      posted(o, 'sent.html', {
+        topic: 'damaged',
+        tracking: (v) => digits(v) === '44102291',
+        email: 'jo.reid@example.com',
+        message: (v) => /broke|crush|damage/.test(norm(v)),
+      }),
+    scripted: {
+      right: [
+        choose('What is it about?', 'My parcel arrived damaged'),
+        type('Tracking number', 'PY 4410 2291'),
+        type('Your message', 'The box was crushed and the vase inside is broken.'),
+        type('Your e-mail', 'jo.reid@example.com'),
+        click('Send message'),
+        done('Sent'),
+      ],
+      wrong: [
+        choose('What is it about?', 'Something else'),
+        type('Tracking number', 'PY 4410 2291'),
+        type('Your message', 'The box was crushed and the vase inside is broken.'),
+        type('Your e-mail', 'jo.reid@example.com'),
+        click('Send message'),
+        done('Sent'),
+      ],
     },
   },
 ];
