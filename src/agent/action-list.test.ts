@@ -18,6 +18,10 @@ const formPage = (reveal: boolean) => `<!doctype html><title>Sign up</title><h1>
     <p><button type="submit">Send</button></p>
   </form>`;
 
+/** A search form with links of its own above it. */
+const searchPage = `<!doctype html><title>Staybird</title><form action="/results"><label for="city">Where are you going?</label> <input id="city" name="city"> <button type="submit">Search stays</button></form>
+  <p>Popular: <a href="/results?city=Lisbon">Lisbon</a> <a href="/results?city=Seville">Seville</a></p>`;
+
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -36,6 +40,8 @@ beforeEach(async () => {
       sent.push(url.searchParams);
       return route.fulfill({ contentType: 'text/html', body: `<!doctype html><title>Thanks</title><p>Thanks, ${url.searchParams.get('name')}</p>` });
     }
+    if (url.pathname === '/search') return route.fulfill({ contentType: 'text/html', body: searchPage });
+    if (url.pathname === '/results') return route.fulfill({ contentType: 'text/html', body: `<!doctype html><title>Stays</title><h1>Stays in ${url.searchParams.get('city')}</h1>` });
     return route.fulfill({ contentType: 'text/html', body: formPage(url.pathname === '/reveal') });
   });
   page = await context.newPage();
@@ -130,5 +136,27 @@ describe('an answer with several actions', () => {
       'Not performed: done before it was not the last action of the list.',
       expect.stringContaining('Typed "Ada"'),
     ]);
+  });
+
+  it('begins at the first typing when a link of the page is pressed before it, the presses before it answered as not performed', async () => {
+    await page.goto('http://form.test/search');
+    const links: Call[] = [
+      { tool: 'click_element', args: { index: 3 } },
+      { tool: 'click_element', args: { index: 2 } },
+      { tool: 'input_text', args: { index: 1, text: 'Ghent' } },
+      { tool: 'click_element', args: { index: 2 } },
+    ];
+    const { llm, requests } = scriptedModel([links, giveUp]);
+    const { runner, recorded } = runnerOn(llm);
+    const results = await runSteps(runner, 6);
+    expect(results.map((r) => r.action?.name)).toEqual(['input_text', 'click_element', 'done']);
+    expect(recorded.map((s) => [s.action, s.element?.name])).toEqual([
+      ['input_text', 'Where are you going?'],
+      ['click_element', 'Search stays'],
+      ['done', undefined],
+    ]);
+    expect(page.url()).toBe('http://form.test/results?city=Ghent');
+    const note = 'Not performed: click_element [3] is a link: it would open another page and end the list before input_text [1], so the list began at input_text [1]. Press what sends the form after the typing.';
+    expect(toolAnswers(requests[1]).slice(0, 3)).toEqual([note, note, expect.stringContaining('Typed "Ghent"')]);
   });
 });

@@ -3,6 +3,7 @@
  * asked for one action, within the task's token budgets, until it gives a valid one (a few
  * attempts at most).
  */
+import { typingFirst } from './action-list';
 import { TaskFailure } from '../contracts/errors';
 import { observationBudget, tokensOf } from './context-budget';
 import { allowCall, tighterBudget, type CostBudget } from './cost-budget';
@@ -278,7 +279,7 @@ function readCalls(step: StepContext, calls: LlmToolCall[]): ListedAction[] {
     }
     listed.push({ tool: tool!, args: parsed.value, callId: call.id });
   }
-  return listed;
+  return typingFirst(memory, listed);
 }
 
 function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } | { ok: false; error: string } {

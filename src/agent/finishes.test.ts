@@ -615,7 +615,7 @@ describe('a question to the human that asks for what the agent can do (a model t
     const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please enter the name and extension of the payroll person.' } };
     const { results, requests } = await run([[ask], [ask]], 8, { followsSchemas: true, prompt: "Who looks after payroll, and what's their extension?" });
     expect(results.map((r) => r.kind)).toEqual(['continue', 'human_input']);
-    expect(toolAnswers(requests[1]).at(-1)).toBe('Not asked: this page shows "Jonas Berg Payroll 2615". If it does not answer the task, call request_human_input again; if it does, call done with it.');
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not asked: this page shows "Jonas Berg | Payroll | 2615". If it does not answer the task, call request_human_input again; if it does, call done with it.');
   });
 });
 
@@ -716,7 +716,7 @@ describe('a press of another element than the words name (a model that follows t
     const away: Call = { tool: 'click_element', args: { index: 1 }, says: "I will click on the 'Payroll' link to go to the payroll page." };
     const { requests } = await run([[away], [away], [done]], 8, { prompt: "Who looks after payroll, and what's their extension?", followsSchemas: true });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg Payroll 2615": if [1] is what you meant, press [1] again; if that text answers the task, call done with it.',
+      'Not pressed: no element of the page is named "Payroll"; [1] is link "Intranet". The page\'s text shows "Jonas Berg | Payroll | 2615": if [1] is what you meant, press [1] again; if that text answers the task, call done with it.',
     );
     expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Intranet"');
   });
@@ -962,7 +962,7 @@ describe('an answer the agent states while the page shows it (a model that follo
     await page.goto('http://site.test/hours');
     const { results, requests } = await run([[away], [{ tool: 'done', args: { message: 'From 13:00 to 17:00' } }]], 8, { prompt, followsSchemas: true });
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not done yet: your own words answer the task: you wrote "The Riverside library opens on Sundays from 13:00 to 17:00.", and this page shows "Sunday 13:00–17:00". If it does not answer the task, call the same action again; if it does, call done with the answer now.',
+      'Not done yet: your own words answer the task: you wrote "The Riverside library opens on Sundays from 13:00 to 17:00.", and this page shows "Sunday | 13:00–17:00". If it does not answer the task, call the same action again; if it does, call done with the answer now.',
     );
     expect(page.url()).toBe('http://site.test/hours');
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
@@ -1004,7 +1004,7 @@ describe('an answer the agent states while the page shows it (a model that follo
     const join: Call = { tool: 'click_element', args: { index: 1 }, says: 'I need to read the hours.' };
     const { requests } = await run([[join], [join], [done]], 8, { prompt, followsSchemas: true });
     expect(lastObservation(requests[0])).toContain('Note: the task asks about "sunday"');
-    expect(toolAnswers(requests[1]).at(-1)).toBe('Not done yet: this page shows "Sunday 13:00–17:00", which the task asks about. If it does not answer the task, press [1] again; if it does, call done with it now.');
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not done yet: this page shows "Sunday | 13:00–17:00", which the task asks about. If it does not answer the task, press [1] again; if it does, call done with it now.');
     expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Join the library"');
   });
 
@@ -1013,7 +1013,7 @@ describe('an answer the agent states while the page shows it (a model that follo
     const join: Call = { tool: 'click_element', args: { index: 1 }, says: 'I need to read the hours.' };
     const echo: Call = { ...join, says: "This page shows 'Sunday 13:00–17:00', which the task asks about. If it does not answer the task, press [1] again; if it does, call done with it now." };
     const { requests } = await run([[join], [echo], [done]], 8, { prompt, followsSchemas: true });
-    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday 13:00–17:00"/);
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday | 13:00–17:00"/);
     expect(toolAnswers(requests[2]).at(-1)).toContain('Clicked [1] link "Join the library"');
   });
 
@@ -1030,7 +1030,7 @@ describe('an answer the agent states while the page shows it (a model that follo
     const hop: Call = { tool: 'switch_tab', args: { index: 1 }, says: 'I need to read the hours.' };
     const { tools, requests } = await run([[hop], [done]], 8, { prompt, followsSchemas: true });
     const offered = (n: number) => (tools[n] ?? []).filter((t) => (t.parameters as { not?: unknown }).not === undefined).map((t) => t.name);
-    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday 13:00–17:00", which the task asks about\. If it does not answer the task, call switch_tab again; if it does, call done with it now\.$/);
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday | 13:00–17:00", which the task asks about\. If it does not answer the task, call switch_tab again; if it does, call done with it now\.$/);
     expect([offered(0).includes('switch_tab'), offered(1).includes('switch_tab')]).toEqual([true, false]);
     await other.close();
   });
@@ -1042,7 +1042,7 @@ describe('an answer the agent states while the page shows it (a model that follo
     await page.goto('http://site.test/hours');
     // (not held as a stated answer; the page shows what the task asks about, so the leave is held for that)
     const guessed = await run([[{ ...away, says: 'It opens on Sundays at 10:30.' }], [done]], 8, { prompt, followsSchemas: true });
-    expect(toolAnswers(guessed.requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday 13:00–17:00", which the task asks about/);
+    expect(toolAnswers(guessed.requests[1]).at(-1)).toMatch(/^Not done yet: this page shows "Sunday | 13:00–17:00", which the task asks about/);
   });
 });
 

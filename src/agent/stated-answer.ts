@@ -37,7 +37,7 @@ const FIGURES: [FigureKind, RegExp][] = [
 ];
 
 /** Lines of the observation that are not the page's own text. */
-const FRAME_LINE = /^(?:URL|Title|Tabs|Scroll|Interactive elements|Visible text|Above the viewport|Below the viewport|Left or right of the viewport|Note|Changed|Your task|New task):|^\(|^\.\.\. |^\[\d+\]|^A modal dialog/;
+const FRAME_LINE = /^(?:The rest of the page's text \(below the viewport\)|URL|Title|Tabs|Scroll|Interactive elements|Visible text|Above the viewport|Below the viewport|Left or right of the viewport|Note|Changed|Your task|New task):|^\(|^\.\.\. |^\[\d+\]|^A modal dialog/;
 const URLS = /\bhttps?:\/\/\S+/g;
 /** At most this many characters of a line are quoted, and this many lines; the words quoted are clipped too. */
 const MAX_QUOTED = 120;

@@ -31,4 +31,24 @@ describe('a typing of a value where it does not belong', () => {
     expect(misplacedTyping('Search the help articles for "Search" tips.', contact, 8, 'Search')).toBeUndefined();
     expect(misplacedTyping(task, contact, 8, 'meter reading')).toBeUndefined();
   });
+
+  it("is held when another field holds it already and the task gives this field another value (a secret's name)", () => {
+    const signIn = [
+      'URL: http://library.test/signin.html',
+      'Title: Sign in – Eastfield Libraries',
+      'Interactive elements:',
+      '[1] link "Eastfield Libraries"',
+      '[2] textbox "Library card number" value="<secret>card_number</secret>" placeholder="e.g. 2900123456"',
+      '[3] textbox "PIN" type=password empty',
+      '[4] button "Sign in"',
+    ].join('\n');
+    const ask = 'When do I have to take The Hobbit back? My card number and PIN are in your secrets.';
+    const secrets = [{ name: 'card_number' }, { name: 'pin' }];
+    expect(misplacedTyping(ask, signIn, 3, '<secret>card_number</secret>', secrets)).toBe(
+      `${ELSEWHERE_HELD} "<secret>pin</secret>" for [3] "PIN"; "<secret>card_number</secret>" is in [2] "Library card number" already. Type "<secret>pin</secret>" into [3]; if "<secret>card_number</secret>" is what it takes, type it again.`,
+    );
+    expect(misplacedTyping(ask, signIn, 3, '<secret>pin</secret>', secrets)).toBeUndefined();
+    // a value no other field holds: the words decide
+    expect(misplacedTyping(ask, signIn, 3, '1234', secrets)).toBeUndefined();
+  });
 });

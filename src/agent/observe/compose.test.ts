@@ -85,4 +85,24 @@ describe('composeObservation', () => {
     const text = composeObservation(base({ modal: 'Please confirm', blockedByModal: 3, elements: [el(7)] }), 1000);
     expect(text).toContain('A modal dialog is open ("Please confirm"): only its elements are listed; 3 elements behind it cannot be used until it is closed.');
   });
+
+  it("shows the text below the viewport when it is all there and fits, in place of the note that counts it", () => {
+    const input = base({
+      viewport: { width: 1024, height: 600, scrollY: 0, scrollHeight: 1100 },
+      elements: [el(1), { line: '[2] link "Fennec X1"', position: 'below', distance: 300 }],
+      text: ['Fennec X2', 'Specifications'],
+      textBelow: 60,
+      textBelowLines: ['Weight (body only) | 412 g', 'Weight (with battery and card) | 468 g', 'Fennec X1'],
+    });
+    expect(composeObservation(input, 1000)).toMatch(
+      /\nVisible text:\nFennec X2\nSpecifications\nThe rest of the page's text \(below the viewport\):\nWeight \(body only\) \| 412 g\nWeight \(with battery and card\) \| 468 g$/,
+    );
+    // no room for all of it: counted, as before
+    const long = { ...input, textBelow: 400, textBelowLines: [...input.textBelowLines!, 'In the box: '.padEnd(300, 'strap, cable, ')] };
+    const tight = composeObservation(long, estimateTokens(composeObservation({ ...long, textBelowLines: [] }, 1000)) + 50);
+    expect(tight).not.toContain("The rest of the page's text");
+    expect(tight).toContain('Specifications\n(about 400 more characters of text below the viewport: scroll down or use extract to read them)');
+    // none gathered (the page goes on further): counted
+    expect(composeObservation({ ...input, textBelowLines: [] }, 1000)).toContain('(about 60 more characters of text below the viewport');
+  });
 });

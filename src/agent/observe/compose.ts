@@ -17,6 +17,8 @@ export interface ComposeInput {
   text: string[];
   textAbove: number;
   textBelow: number;
+  /** The text below the viewport when the page ends soon after it (page-script.ts), else empty. */
+  textBelowLines?: string[];
 }
 
 /** Off-screen elements further than this many viewport heights are only counted, never listed. */
@@ -30,6 +32,8 @@ const ONLY_LABELS = '(only the labels of the elements above)';
 /** Closes an observation that shows all the page holds: nothing off screen, nothing left out. */
 export const WHOLE_PAGE = '(this is the whole page)';
 export const PANE_SCROLLS = 'the page fits the viewport, but an area in it scrolls (scroll to see more of it)';
+/** Opens the text below the viewport, shown when it is short (the page ends soon after the viewport). */
+export const REST_OF_PAGE = "The rest of the page's text (below the viewport):";
 const SECTION_TITLES = { above: 'Above the viewport:', below: 'Below the viewport:', side: 'Left or right of the viewport:' };
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
@@ -64,13 +68,14 @@ export function composeObservation(input: ComposeInput, tokenBudget: number): st
   if (!truncated) room.chars += '(visible text truncated)'.length + 1;
   if (!keptText.length && !truncated) room.chars -= ONLY_LABELS.length + 1;
   const { sections, listed } = nearbyOffScreen(offScreen, NEARBY_VIEWPORTS * input.viewport.height, room);
+  const rest = truncated ? [] : restOfPage(withoutLabels(input.textBelowLines ?? [], input.elements.map((e) => e.line)), input.textBelow, room);
 
   const lines = [...header, 'Interactive elements:'];
   if (!inView.length) lines.push(NONE_IN_VIEW);
   lines.push(...keptInView, ...sections);
   lines.push(...summaryLines(total, listed, inView.length - keptInView.length));
   const empty = input.text.length ? ONLY_LABELS : NO_TEXT;
-  lines.push('Visible text:', ...(keptText.length || truncated ? keptText : [empty]), ...textNote(truncated, input.textBelow));
+  lines.push('Visible text:', ...(keptText.length || truncated ? keptText : [empty]), ...(rest.length ? [REST_OF_PAGE, ...rest] : textNote(truncated, input.textBelow)));
   const offScreenCount = total.above + total.below + total.side + input.textAbove + input.textBelow;
   if (!header.some((line) => line.startsWith('Scroll: ')) && !offScreenCount && keptInView.length === inView.length && !truncated) lines.push(WHOLE_PAGE);
   return withinChars(lines, maxChars);
@@ -118,6 +123,20 @@ function textNote(truncated: boolean, textBelow: number): string[] {
   if (truncated) lines.push('(visible text truncated)');
   if (textBelow > 0) lines.push(`(about ${textBelow} more characters of text below the viewport: scroll down or use extract to read them)`);
   return lines;
+}
+
+/**
+ * The lines of the text below the viewport, all of them or none, in the room left (and the
+ * room of the note they stand for). The default model, a camera's weight 389 characters below
+ * the viewport, pressed the page's links and went back for 12 steps, and never scrolled.
+ */
+function restOfPage(lines: string[], textBelow: number, room: { chars: number }): string[] {
+  if (!lines.length) return [];
+  const within = { chars: room.chars + size(textNote(false, textBelow)) - REST_OF_PAGE.length - 1 };
+  const { keptText, truncated } = keepText(lines, within);
+  if (truncated) return [];
+  room.chars = within.chars;
+  return keptText;
 }
 
 const size = (lines: string[]): number => lines.reduce((total, line) => total + line.length + 1, 0);

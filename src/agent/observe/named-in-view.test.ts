@@ -132,6 +132,28 @@ describe('the text an extract read', () => {
     );
     expect(namedInExtractNote('What is the amount of invoice #1025?', extracted.replace(/#1025: €512.40/g, '#1026: €549.53'))).toBeUndefined();
   });
+
+  it('has its best match with a figure quoted when no line names what the task asks about and the text holds its names', () => {
+    const extracted = [
+      'Text of http://127.0.0.1:4000/d-camera/index.html for "Battery weight":',
+      'Best match for "Battery weight":',
+      'Weight (with battery and card) | 468 g',
+      'The whole text:',
+      'Northlight › Cameras › Fennec X2',
+      'Fennec X2',
+      'The Fennec X2 pairs a 26-megapixel sensor with five-axis stabilisation.',
+      'Battery | NP-F220, 2,200 mAh',
+      'Weight (body only) | 412 g',
+      'Weight (with battery and card) | 468 g',
+      'NP-F220 battery (1)',
+    ].join('\n');
+    const task = 'How heavy is the Fennec X2 once the battery is in?';
+    expect(namedInExtractNote(task, extracted)).toBe(`Note: your extract's best match is "Weight (with battery and card) | 468 g". If that answers the task, call done with it.`);
+    // a name the text does not hold, a best match without a figure, a task that asks nothing
+    expect(namedInExtractNote('How heavy is the Fennec X3 once the battery is in?', extracted)).toBeUndefined();
+    expect(namedInExtractNote(task, extracted.replace('Weight (with battery and card) | 468 g\nThe', 'Weight with the battery\nThe'))).toBeUndefined();
+    expect(namedInExtractNote('Add the Fennec X2 to the basket.', extracted)).toBeUndefined();
+  });
 });
 
 describe('a line of another day of the week than the task names', () => {
@@ -139,5 +161,34 @@ describe('a line of another day of the week than the task names', () => {
     const library = page('Riverside Library', 'Knit and natter, Thursdays 14:00 (Riverside)');
     expect(namedInViewNote('What time does the Riverside library open on Sundays?', library)).toBeUndefined();
     expect(namedInViewNote('What time does the Riverside library open on Sundays?', page('Riverside Library', 'Sundays 13:00–17:00 (Riverside)'))).toContain('"Sundays 13:00–17:00 (Riverside)"');
+  });
+});
+
+describe('a table row the task asks about', () => {
+  const loans = [
+    'URL: http://library.test/loans.html',
+    'Title: My loans – Eastfield Libraries',
+    'Interactive elements:',
+    '[3] button "Renew"',
+    'Visible text:',
+    'My loans',
+    'Title | Borrowed | Due back',
+    'Piranesi | 2 November 2026 | 30 November 2026 | Renew',
+    'The Hobbit (illustrated edition) | 16 November 2026 | 14 December 2026 | Renew',
+  ].join('\n');
+
+  it('is read by its heading row, cell by cell', () => {
+    expect(namedInViewNote('When do I have to take The Hobbit back to Eastfield Libraries?', loans)).toBe(
+      'Note: the task asks about "hobbit"; this page shows "The Hobbit (illustrated edition) | 16 November 2026 | 14 December 2026 | Renew" (Title: The Hobbit (illustrated edition), Borrowed: 16 November 2026, Due back: 14 December 2026). If that answers the task, call done with it.',
+    );
+    expect(recordOf('Spec | Value', 'Weight | 468 g')).toBe('Spec: Weight, Value: 468 g');
+  });
+
+  it('without a heading row, or a heading of other cells, is quoted alone', () => {
+    const bare = loans.replace('Title | Borrowed | Due back\n', '');
+    expect(namedInViewNote('When do I have to take The Hobbit back to Eastfield Libraries?', bare)).toBe(
+      'Note: the task asks about "hobbit"; this page shows "The Hobbit (illustrated edition) | 16 November 2026 | 14 December 2026 | Renew". If that answers the task, call done with it.',
+    );
+    expect(recordOf('Spec | Value', 'Weight')).toBeUndefined();
   });
 });

@@ -17,7 +17,7 @@ const IDENTIFIER = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\b|#\d{2
 /** Two or more capitalised words in a row (small joining words allowed between them): Oak Rocking Chair, Bank of Lyon. */
 const NAMED = /\b[A-Z][\w'-]*(?:\s+(?:(?:of|and|the|de|du|&)\s+)?[A-Z0-9][\w'-]*)+/g;
 /** Lines of the observation that are not the page's text (address, title, tabs, section headings, notes, elements). */
-const FRAME_LINE = /^(?:URL|Title|Tabs|Scroll|Interactive elements|Visible text|Above the viewport|Below the viewport|Left or right of the viewport):|^\(|^\.\.\. |^\[\d+\]|^A modal dialog/;
+const FRAME_LINE = /^(?:The rest of the page's text \(below the viewport\)|URL|Title|Tabs|Scroll|Interactive elements|Visible text|Above the viewport|Below the viewport|Left or right of the viewport):|^\(|^\.\.\. |^\[\d+\]|^A modal dialog/;
 /** At most this many characters of a line are quoted, and this many lines. */
 const MAX_QUOTED = 120;
 const MAX_LINES = 2;
@@ -33,7 +33,11 @@ const CAPITALISED = /(?<![.!?:]\s*|^\s*)(?<![\p{L}\p{N}'-])\p{Lu}\p{Ll}{2,}(?![\
 
 /** What the task names that a page may show a line about: its quoted texts and its names of several capitalised words. */
 export function namesAsked(task: string): string[] {
-  if (!ASKS.test(task)) return [];
+  return ASKS.test(task) ? namesIn(task) : [];
+}
+
+/** The task's quoted texts (not what it types or searches), names of several capitalised words and identifiers. */
+function namesIn(task: string): string[] {
   const names = new Set<string>();
   for (const m of task.matchAll(QUOTED)) {
     const text = (m[1] ?? m[2]).trim();
@@ -94,7 +98,27 @@ export function namedInExtractNote(task: string, extracted: string): string | un
     .slice(1)
     .filter((line) => !/^(?:Best match(?:es)? for |The whole text:|\(Scrolled down|\(\d+ characters of less relevant)/.test(line) && !/ nowhere in this page's text/.test(line));
   const seen = inView(task, `Visible text:\n${text.join('\n')}`);
-  return seen && `Note: the task asks about ${seen.about}; the text your extract read shows ${seen.shown}. If that answers the task, call done with it.`;
+  if (seen) return `Note: the task asks about ${seen.about}; the text your extract read shows ${seen.shown}. If that answers the task, call done with it.`;
+  const best = bestWithFigure(task, extracted);
+  return best && `Note: your extract's best match is ${best}. If that answers the task, call done with it.`;
+}
+
+/**
+ * The extract's best matches that hold a figure (at most two), quoted, for a task that asks
+ * and whose names the text holds (none left to find); undefined otherwise. The default model,
+ * asked how heavy a camera is with its battery, had "Weight (with battery and card) 468 g" as
+ * its extract's best match twice, and wrote that the battery was not mentioned.
+ */
+function bestWithFigure(task: string, extracted: string): string | undefined {
+  if (!ASKS.test(task) && !/\?/.test(task)) return undefined;
+  const lines = extracted.split('\n');
+  const from = lines.findIndex((line) => /^Best match(?:es)? for /.test(line));
+  const to = lines.indexOf('The whole text:');
+  if (from < 0 || to < from) return undefined;
+  const whole = lines.slice(to + 1).join('\n').toLowerCase();
+  if (!namesIn(task).every((name) => whole.includes(name.toLowerCase()))) return undefined;
+  const best = lines.slice(from + 1, to).filter((line) => /\d/.test(line) && !otherWeekday(task, line));
+  return best.length && best.length <= MAX_LINES ? best.map(clipped).join(', and ') : undefined;
 }
 
 /** The page's lines the task asks about, quoted (`"Jonas Berg Payroll 2615"`), or undefined: what the note says the page shows. */
@@ -119,7 +143,8 @@ function inView(task: string, observation: string): { about: string; shown: stri
     const name = names.find((n) => line.toLowerCase().includes(n.toLowerCase()));
     if (!name || found.some((f) => f.quoted.startsWith(clipped(line))) || otherWeekday(task, line)) continue;
     if (line.length > name.length + 2) {
-      found.push({ name, quoted: clipped(line) });
+      const record = tableRecord(lines, line);
+      found.push({ name, quoted: `${clipped(line)}${record ? ` (${record})` : ''}` });
       continue;
     }
     // a card's title then its price; not a heading then its paragraph (the site's name above
@@ -159,7 +184,10 @@ function keywordsInView(task: string, site: string, lines: string[]): { about: s
     .filter(({ line }) => !/\d/.test(line) && line.length <= MAX_HEADING)
     .sort((a, b) => above.lastIndexOf(b.line) - above.lastIndexOf(a.line))[0];
   const shown = hit.found.map(clipped).join(', and ');
-  if (!heading) return { about: `"${hit.word}"`, shown };
+  if (!heading) {
+    const row = tableRecord(lines, hit.found[0]);
+    return { about: `"${hit.word}"`, shown: row ? `${shown} (${row})` : shown };
+  }
   const record = recordOf(heading.line, hit.found[0]);
   return { about: `"${hit.word}"`, shown: `${clipped(heading.line)} above ${shown}${record ? ` (${record})` : ''}` };
 }
@@ -189,9 +217,37 @@ function capitalisedInView(task: string, site: string, lines: string[]): { about
  * quoted, still wrote it had to find the price of the large one.
  */
 export function recordOf(heading: string, row: string): string | undefined {
+  if (heading.includes(' | ') && row.includes(' | ')) return cellsRecord(heading, row);
   const names = heading.split(/\s+/);
   const cells = row.split(/\s+/);
   if (names.length < 3 || cells.length < names.length) return undefined;
   const extra = cells.length - names.length;
   return names.map((name, i) => `${name}: ${i === 0 ? cells.slice(0, extra + 1).join(' ') : cells[i + extra]}`).join(', ');
+}
+
+const CELLS = /\s*\|\s*/;
+
+/** A table row read by its heading row, cell by cell (`Title: The Hobbit, Due back: 14 December 2026`); cells past the heading's are left out. */
+function cellsRecord(heading: string, row: string): string | undefined {
+  const names = heading.split(CELLS);
+  const cells = row.split(CELLS);
+  if (names.length < 2 || cells.length < names.length) return undefined;
+  const pairs = names.map((name, i) => [name, cells[i]]).filter(([name, cell]) => name && cell);
+  return pairs.length >= 2 ? pairs.map(([name, cell]) => `${name}: ${cell}`).join(', ') : undefined;
+}
+
+/**
+ * The heading row of the table row `row` (the nearest line above it, within a few, of as
+ * many cells or one fewer and no figure), read into the row; undefined for a line that is no
+ * table row or a table without a heading row.
+ */
+export function tableRecord(lines: readonly string[], row: string): string | undefined {
+  if (!row.includes(' | ')) return undefined;
+  const at = lines.lastIndexOf(row);
+  const count = row.split(CELLS).length;
+  for (let i = at - 1; i >= Math.max(0, at - HEADING_WITHIN); i--) {
+    const cells = lines[i].split(CELLS).length;
+    if (lines[i].includes(' | ') && !/\d/.test(lines[i]) && (cells === count || cells === count - 1)) return cellsRecord(lines[i], row);
+  }
+  return undefined;
 }

@@ -208,7 +208,7 @@ describe('observePage', () => {
     expect(obs.tokens).toBeLessThanOrEqual(BUDGET);
     expect(obs.text).toMatch(/^\[1\] button "Top action"$/m);
     expect(obs.text).toMatch(/^\.\.\. \d+ more interactive elements below the viewport \(scroll down to see them\)$/m);
-    expect(obs.text).toContain('Order 1 Details 1 Edit 1');
+    expect(obs.text).toContain('Order 1 | Details 1 | Edit 1');
     expect(obs.text).toMatch(/\] textbox "Quantity 1" value="1"$/m);
     expect(obs.text).toMatch(/\] checkbox "Select 1"$/m);
 
@@ -280,6 +280,23 @@ describe('observePage', () => {
     expect((await observe()).text).not.toMatch(/^Scroll:/m);
     await page.setContent('<h1>Inbox</h1><p style="height:2000px">Message 1</p>');
     expect((await observe()).text).toMatch(/^Scroll: 0px of \d+px page height/m);
+  });
+
+  it("reads a table row's cells apart, and shows the text below the viewport when the page ends soon after it", async () => {
+    const filler = '<p style="height: 620px">Overview of the camera.</p>';
+    await page.setContent(`<title>Camera</title>${filler}<table><tr><th>Spec</th><th>Value</th><th></th></tr><tr><td>Weight</td><td>468 g</td><td><button>Compare</button></td></tr></table><p>In the box: a strap.</p>`);
+    const short = await observe();
+    expect(short.text).toContain("\nVisible text:\nOverview of the camera.\nThe rest of the page's text (below the viewport):\nSpec | Value\nWeight | 468 g | Compare\nIn the box: a strap.");
+    expect(short.text).not.toContain('more characters of text below the viewport');
+    // in view, the cells are apart as well
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    expect((await observe()).text).toMatch(/\nVisible text:\n(?:[^\n]*\n)*?Spec \| Value\nWeight \| 468 g \| Compare\n/);
+    // a page that goes on further: only counted
+    await page.setContent(`<title>Camera</title>${filler}${'<p>Long text here.</p>'.repeat(60)}`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const long = await observe();
+    expect(long.text).not.toContain("The rest of the page's text");
+    expect(long.text).toContain('(about 900 more characters of text below the viewport');
   });
 
   it('takes a screenshot when asked', async () => {

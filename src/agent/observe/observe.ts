@@ -35,6 +35,7 @@ async function observe(page: Page, opts: ObserveOptions): Promise<Observation> {
   const farAway = { ...main.farAway };
   const text = [...main.text];
   let { textAbove, textBelow } = main;
+  const textBelowLines = [...main.textBelowLines];
 
   const viewportRegion: Region = { top: 0, left: 0, bottom: main.viewport.height, right: main.viewport.width };
   // Frames come parent first; a frame is observed only when its parent was and its iframe is shown.
@@ -52,6 +53,7 @@ async function observe(page: Page, opts: ObserveOptions): Promise<Observation> {
     text.push(...snapshot.text);
     textAbove += snapshot.textAbove;
     textBelow += snapshot.textBelow;
+    textBelowLines.push(...snapshot.textBelowLines);
   }
   nextIndex.set(page, next);
 
@@ -69,6 +71,7 @@ async function observe(page: Page, opts: ObserveOptions): Promise<Observation> {
     text,
     textAbove,
     textBelow,
+    textBelowLines,
   };
   const composed = composeObservation(input, opts.tokenBudget);
   return {

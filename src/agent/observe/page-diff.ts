@@ -3,6 +3,7 @@
  * page changed beyond the elements acted on (an action list stops there), and the short
  * "Changed:" line the next observation opens with.
  */
+import { REST_OF_PAGE } from './compose';
 
 /** An observation read back into its parts. */
 export interface ObservedPage {
@@ -35,7 +36,7 @@ export function readObservation(text: string): ObservedPage {
   let inText = false;
   for (const line of text.split('\n')) {
     if (inText) {
-      if (line && !line.startsWith('(')) page.text.push(line);
+      if (line && !line.startsWith('(') && line !== REST_OF_PAGE) page.text.push(line);
       continue;
     }
     if (line === 'Visible text:') inText = true;

@@ -46,6 +46,8 @@ export interface FrameSnapshot {
   /** Characters of text above / below the region. */
   textAbove: number;
   textBelow: number;
+  /** The text below the region, one line per block, while it is short (up to BELOW_TEXT_CHARS); empty otherwise. */
+  textBelowLines: string[];
   /** Label of the open modal dialog, when one blocks the rest of the frame. */
   modal: string | null;
   /** Interactive elements left out because a modal dialog covers them. */
@@ -86,6 +88,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
     /pass(word|code|phrase)?\b|passwd|\bpin\b|secret|\botp\b|one[- ]?time|2fa|mfa|verification code|security code|auth(entication)? code|\bcvc\b|\bcvv\b|card number|api[-_ ]?key|token|access[-_ ]?key|private[-_ ]?key|signing[-_ ]?key|client[-_ ]?secret|bearer|credential|session[-_ ]?key|license[-_ ]?key|recovery[-_ ]?(key|code)|seed phrase/i;
   const SECRET_AUTOCOMPLETE = /password|one-time-code|cc-number|cc-csc/;
   const MAX_LABEL = 80;
+  // Text below the region is kept, to be shown, only while this short (the end of a page a little longer than its viewport).
+  const BELOW_TEXT_CHARS = 600;
   const MAX_VALUE = 60;
   const MAX_OPTIONS = 8;
 
@@ -359,6 +363,8 @@ export function snapshotFrame(args: SnapshotArgs): string {
   let line = '';
   let textAbove = 0;
   let textBelow = 0;
+  const belowLines: string[] = [];
+  let belowLine = '';
   let blockedByModal = 0;
   // Written after the walk: changing attributes during it would force a style recalculation per element.
   const marks: [Element, string][] = [];
@@ -375,15 +381,25 @@ export function snapshotFrame(args: SnapshotArgs): string {
   const range = document.createRange();
 
   const flush = (): void => {
-    const collapsed = collapse(line);
+    // (a row's empty last cells leave no separator behind)
+    const collapsed = collapse(line).replace(/(?:\s*\|)+$/, '');
     if (collapsed && collapsed !== lines[lines.length - 1]) lines.push(collapsed);
     line = '';
+    const after = collapse(belowLine).replace(/(?:\s*\|)+$/, '');
+    if (after && after !== belowLines[belowLines.length - 1]) belowLines.push(after);
+    belowLine = '';
+  };
+  /** A gap between words, or a table's cell separator, in the line being gathered (and in the one below the region). */
+  const gap = (cell: boolean): void => {
+    line += cell && /\S/.test(line) ? ' | ' : ' ';
+    belowLine += cell && /\S/.test(belowLine) ? ' | ' : ' ';
   };
 
   const text = (node: Text): void => {
     const data = node.data;
     if (!/\S/.test(data)) {
       line += ' ';
+      belowLine += ' ';
       return;
     }
     const parent = node.parentElement;
@@ -401,6 +417,7 @@ export function snapshotFrame(args: SnapshotArgs): string {
     }
     if (box.top >= region.bottom) {
       textBelow += data.length;
+      if (textBelow <= BELOW_TEXT_CHARS && isVisible(parent, true)) belowLine += data;
       return;
     }
     if (box.right <= region.left || box.left >= region.right) return;
@@ -483,7 +500,9 @@ export function snapshotFrame(args: SnapshotArgs): string {
     if (!inert && el.hasAttribute('inert')) inert = true;
     const block = BLOCK_TAGS.has(tag);
     if (block) flush();
-    else if (GAP_TAGS.has(tag)) line += ' ';
+    // a table's cells apart ("Piranesi | 2 November 2026 | 30 November 2026"): a row of dates
+    // run together was read by the default model as no due date at all
+    else if (GAP_TAGS.has(tag)) gap((tag === 'TD' || tag === 'TH') && el.previousElementSibling !== null);
     consider(el, tag, inModal, inert, editable);
     if (!editable && isEditableRoot(el)) editable = true;
     if (tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'svg') {
@@ -496,7 +515,7 @@ export function snapshotFrame(args: SnapshotArgs): string {
       walk(el, inModal, inert, editable);
     }
     if (block) flush();
-    else if (GAP_TAGS.has(tag)) line += ' ';
+    else if (GAP_TAGS.has(tag)) gap(false);
   };
   const walk = (parent: ParentNode, inModal: boolean, inert: boolean, editable: boolean): void => {
     for (let c = parent.firstChild; c; c = c.nextSibling) visit(c, inModal, inert, editable);
@@ -535,6 +554,7 @@ export function snapshotFrame(args: SnapshotArgs): string {
     text: lines,
     textAbove,
     textBelow,
+    textBelowLines: textBelow <= BELOW_TEXT_CHARS ? belowLines : [],
     modal: modal ? truncate(labelOf(modal, modal.tagName, 'dialog').label, MAX_LABEL) : null,
     blockedByModal,
     viewport: { width: vw, height: vh, scrollY: Math.round(window.scrollY), scrollHeight: scroller ? scroller.scrollHeight : vh },

@@ -12,7 +12,7 @@ const HIGHEST = /\b(?:most expensive|priciest|highest[- ](?:price|priced|cost|fa
 /** An amount with its currency before or after it. */
 const PRICE = /(?:[$€£]\s?(\d[\d,]*(?:\.\d{1,2})?)|(\d[\d,]*(?:\.\d{1,2})?)\s?(?:[$€£]|(?:USD|EUR|GBP)\b))/g;
 /** Lines of the observation that are not the page's own (address, title, tabs, the headings of its parts). */
-const FRAME_LINE = /^(?:URL|Title|Tabs|Interactive elements|Visible text):|^\(/;
+const FRAME_LINE = /^(?:The rest of the page's text \(below the viewport\)|URL|Title|Tabs|Interactive elements|Visible text):|^\(/;
 /** At most this many characters of a line are quoted. */
 const MAX_QUOTED = 120;
 
