@@ -29,6 +29,23 @@ describe('the values a task gives for the empty fields of a form', () => {
     expect(planWords(plan)).toBe('type "Ana" into [1], type "Silva" into [2], type "1990-03-12" into [3], type "ana.silva@example.com" into [4] and choose "M" in [5]');
   });
 
+  it("gives a journey's places to its From and To fields, and a library card's secret to its card number", () => {
+    const rail = ['Title: Railhop', '[1] combobox "From" empty collapsed', '[2] combobox "To" empty collapsed', '[3] select "Leaving" value="Now" options="Now | Tomorrow morning | Tomorrow evening"'].join('\n');
+    const two = [1, 2].map((index) => ({ index, label: '', kind: 'text' as const }));
+    expect(planFields("Show me tomorrow morning's trains from Leeds to York on Railhop.", rail, two)).toEqual([
+      { index: 1, value: 'Leeds', tool: 'input_text' },
+      { index: 2, value: 'York', tool: 'input_text' },
+    ]);
+    expect(planFields('Fly me from New York to Stratford upon Avon.', rail, two).map((p) => p.value)).toEqual(['New York', 'Stratford upon Avon']);
+    expect(planFields('Show me the trains to York.', rail, two)).toEqual([]);
+    const library = ['Title: Sign in', '[2] textbox "Library card number" empty', '[3] textbox "PIN" type=password empty'].join('\n');
+    const fields = [2, 3].map((index) => ({ index, label: '', kind: 'text' as const }));
+    expect(planFields('When is my book due? My card number and PIN are in your secrets.', library, fields, [{ name: 'card_number' }, { name: 'pin' }])).toEqual([
+      { index: 2, value: '<secret>card_number</secret>', tool: 'input_text' },
+      { index: 3, value: '<secret>pin</secret>', tool: 'input_text' },
+    ]);
+  });
+
   it('gives a full name and a phone number to the fields that take them', () => {
     const page = ['Title: Greenleaf Energy – Contact us', '[5] textbox "Your name" empty required', '[6] textbox "Phone number" type=tel empty required'].join('\n');
     const two = [5, 6].map((index) => ({ index, label: '', kind: 'text' as const }));

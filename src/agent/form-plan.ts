@@ -83,6 +83,19 @@ export interface SecretName {
   oneTimeCode?: true;
 }
 
+/** A journey's fields: where from, where to. */
+const FROM_FIELD = /^(?:from|leaving from|departing from|origin|departure (?:station|airport|city))\b/i;
+const TO_FIELD = /^(?:to|going to|destination|arrival (?:station|airport|city))\b/i;
+/** "from Leeds to York", "from New York to San Francisco": places of capitalised words. */
+const PLACE = "[A-Z][\\w'.-]*(?:\\s+(?:upon\\s+|de\\s+)?[A-Z][\\w'.-]*)*";
+const ROUTE = new RegExp(`\\bfrom\\s+(${PLACE})\\s+to\\s+(${PLACE})`);
+
+/** The journey a task names ("trains from Leeds to York"), or undefined. */
+export function taskRoute(task: string): { from: string; to: string } | undefined {
+  const m = ROUTE.exec(task);
+  return m ? { from: m[1].replace(/\.$/, ''), to: m[2].replace(/\.$/, '') } : undefined;
+}
+
 /** The one secret whose name fits the field (several: none), as its placeholder. */
 function secretFits(secrets: readonly SecretName[], fits: (s: SecretName) => boolean): string | undefined {
   const found = secrets.filter(fits);
@@ -90,8 +103,8 @@ function secretFits(secrets: readonly SecretName[], fits: (s: SecretName) => boo
 }
 
 /** A login's user field: "Username", "Login", "Member number", "Customer ID". */
-const USER_FIELD = /user ?name|\buser\b|\blog ?in\b|\baccount\b|member (?:number|id)|customer (?:number|id)|\bid\b/i;
-const USER_SECRET = /user|login|account|member|customer|e-?mail|\bid\b/i;
+const USER_FIELD = /user ?name|\buser\b|\blog ?in\b|\baccount\b|member (?:number|id)|customer (?:number|id)|\bcard (?:number|no)\b|\bid\b/i;
+const USER_SECRET = /user|login|account|member|customer|card|e-?mail|\bid\b/i;
 const PASSWORD_SECRET = /pass|pwd|\bpin\b/i;
 const CODE_FIELD = /\bcode\b|one-time|\botp\b|verification|2fa|authenticat/i;
 
@@ -131,6 +144,8 @@ export function planFields(task: string, observation: string, empty: readonly Em
     else if (type === 'tel' || /phone|mobile|telephone/i.test(label)) value = phones[0];
     else if (type === 'date' || /\bdate\b|birth|\bborn\b|\bdob\b/i.test(label)) value = date;
     else if (role === 'searchbox' || type === 'search' || /\bsearch\b/i.test(label)) value = searchTerms(task, observation)[0];
+    else if (FROM_FIELD.test(label)) value = taskRoute(task)?.from;
+    else if (TO_FIELD.test(label)) value = taskRoute(task)?.to;
     else if (name && /first name|given name|forename/i.test(label)) value = name.split(' ')[0];
     else if (name && /last name|surname|family name/i.test(label)) value = name.split(' ').slice(1).join(' ');
     else if (name && /\bname\b/i.test(label) && !OTHER_NAME.test(label)) value = name;

@@ -26,6 +26,14 @@ describe('the change summary', () => {
     expect(changeSummary(three('x'), three('y'), [4])).toBe('Changed: [1] now holds "y"; [2] now holds "y"');
   });
 
+  it("names the options a list shows after the actions (a combobox's suggestions), a few at most", () => {
+    const before = page({ elements: ['[1] combobox "From" value="Leeds" collapsed', '[2] combobox "To" empty collapsed', '[3] button "Find trains"'] });
+    const after = page({ elements: ['[1] combobox "From" value="Leeds" collapsed', '[2] combobox "To" value="York" expanded', '[5] option "York (YRK)"', '[3] button "Find trains"'] });
+    expect(changeSummary(before, after, [2])).toBe('Changed: [2] now holds "York"; [2] "To" is now expanded; option appeared to choose from: [5] "York (YRK)" (press the one you mean)');
+    const many = page({ elements: ['[1] combobox "From" value="Le" expanded', ...[4, 5, 6, 7, 8, 9].map((i) => `[${i}] option "Station ${i}"`)] });
+    expect(changeSummary(before, many, [1])).toContain('options appeared to choose from: [4] "Station 4", [5] "Station 5", [6] "Station 6", [7] "Station 7" and 2 more (press the one you mean)');
+  });
+
   it('says the address and title of a new page', () => {
     const after = page({ url: 'http://shop.test/thanks', title: 'Thanks', elements: [], text: ['Thank you'] });
     expect(changeSummary(page(), after, [3])).toBe('Changed: URL is now http://shop.test/thanks; title is now "Thanks"');

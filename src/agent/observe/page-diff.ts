@@ -113,7 +113,7 @@ export function changeSummary(before: string, after: string, acted: readonly num
   if (now.tabs !== was.tabs) parts.push(now.tabs > was.tabs ? 'a new tab opened' : 'a tab closed');
   if (now.modal !== was.modal) parts.push(now.modal === undefined ? 'the dialog closed' : `a dialog opened ("${clip(now.modal)}")`);
   if (now.url === was.url || samePage) {
-    const rest = [...valueChanges(was, now, acted), ...stateChanges(was, now, acted), ...textChanges(was, now)];
+    const rest = [...valueChanges(was, now, acted), ...stateChanges(was, now, acted), ...optionsShown(was, now), ...textChanges(was, now)];
     if (samePage && !rest.length && parts.length === 1) rest.push('nothing visible changed');
     parts.push(...rest);
   }
@@ -212,6 +212,23 @@ function stateChanges(was: ObservedPage, now: ObservedPage, acted: readonly numb
     if (lost.length) changes.push(`${name} is no longer ${lost.join(', ')}${undo}`);
   }
   return changes.length > MAX_STATE_CHANGES ? [...changes.slice(0, MAX_STATE_CHANGES), `${changes.length - MAX_STATE_CHANGES} more elements changed state`] : changes;
+}
+
+/** Options listed after the actions that were not before, named (a few at most). */
+const MAX_OPTIONS_SHOWN = 4;
+
+/**
+ * The options a list now shows (a combobox's suggestions after typing), by index and name.
+ * The default model, "[2] "To" is now expanded" after typing "York", waited and pressed Enter
+ * instead of the option "York (YRK)" that had appeared.
+ */
+function optionsShown(was: ObservedPage, now: ObservedPage): string[] {
+  const old = new Set([...was.elements.values()].map(elementKey));
+  const fresh = [...now.elements.entries()].filter(([, line]) => /^\[\d+\] option "/.test(line) && !old.has(elementKey(line)));
+  if (!fresh.length) return [];
+  const named = fresh.slice(0, MAX_OPTIONS_SHOWN).map(([index, line]) => `[${index}]${/ "(?:[^"\\]|\\.)*"$/.exec(elementKey(line))?.[0] ?? ''}`);
+  const more = fresh.length > MAX_OPTIONS_SHOWN ? ` and ${fresh.length - MAX_OPTIONS_SHOWN} more` : '';
+  return [`option${fresh.length === 1 ? '' : 's'} appeared to choose from: ${named.join(', ')}${more} (press the one you mean)`];
 }
 
 /** The visible text lines of `after` that `before` did not show. */
