@@ -31,7 +31,7 @@ import { shownInView } from './observe/named-in-view';
 import { heldOption, OPTION_HELD } from './option-check';
 import { NO_EARLIER_PAGE } from './tools/go-back';
 import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
-import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, UNNAMED_HELD, unnamedToggle } from './index-check';
+import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, NO_PRESS_HELD, pressNotMade, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
 import type { AgentTool, ToolContext, ToolResult } from './types';
@@ -227,6 +227,11 @@ function heldShown(step: StepContext, request: ActionRequest): string | undefine
 /** A press of another element than the one the agent's words name, held once per pair; of a toggle neither the task nor the words name while the task names another, once per toggle (index-check.ts). */
 function heldMisindex(step: StepContext, request: ActionRequest, args: unknown): string | undefined {
   const index = indexOf(args);
+  const unpressed = pressNotMade(request.reasoning, step.memory.lastObservation ?? '', request.tool.name);
+  if (unpressed && !step.memory.misindexHeld.has(`unpressed ${request.tool.name}>${unpressed.meant}`)) {
+    step.memory.misindexHeld.add(`unpressed ${request.tool.name}>${unpressed.meant}`);
+    return unpressed.note;
+  }
   if (request.tool.name === 'input_text' && index !== undefined) return heldMistyped(step, request, index);
   if (request.tool.name !== 'click_element' || index === undefined || step.memory.advisedPresses.has(index)) return undefined;
   const observation = step.memory.lastObservation ?? '';
@@ -375,6 +380,7 @@ const HELD_REASONS: [string, string][] = [
   [PAY_HELD, 'the task asks for no payment'],
   [MISINDEX_HELD, 'the agent named another element'],
   [ABSENT_HELD, 'the agent named another element'],
+  [NO_PRESS_HELD, 'the agent named an element to press'],
   [UNNAMED_HELD, 'the task names another element'],
 ];
 

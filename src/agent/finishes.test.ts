@@ -61,6 +61,7 @@ const PAGES: Record<string, string> = {
   '/ring-back': `<!doctype html><title>Contact us</title><form action="/sent"><label>Your name <input name="name"></label> <label>Phone number <input type="tel" name="phone"></label> <button>Request a call</button></form>
     <form action="/help"><label>Search help articles <input type="search" name="q"></label> <button>Search</button></form>`,
   '/table': `<!doctype html><title>Book a table</title><form action="/sent"><label>Date <input type="date" name="date"></label> <label>Guests <select name="guests"><option>1</option><option selected>2</option><option>3</option><option>4</option></select></label> <button>Book table</button></form>`,
+  '/months': `<!doctype html><title>Choose a date</title><p id="m">December 2026</p><button onclick="document.getElementById('m').textContent = 'January 2027'">Next month</button><p style="height: 2000px">Days</p>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
 
@@ -709,6 +710,16 @@ describe('a press of another element than the words name (a model that follows t
     // the element held is not offered in the answer right after
     expect(((tools[2] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum).not.toContain(4);
     expect(lastObservation(requests[3])).toContain('Saved with Normal');
+  });
+
+  it('holds once a tool that presses nothing while the words say to press an element, and does the press then', async () => {
+    await page.goto('http://site.test/months');
+    const says = "The date is not among the days shown. Press [1] button 'Next month' to show later ones.";
+    const scroll: Call = { tool: 'scroll', args: { direction: 'down' }, says };
+    const { requests } = await run([[scroll], [{ tool: 'click_element', args: { index: 1 }, says }], [done]], 8, { followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not done: you wrote that you press [1] button "Next month", and called scroll, which presses nothing. To press it, call click_element with index 1; if scroll is what you meant, call it again.');
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    expect(lastObservation(requests[2])).toContain('January 2027');
   });
 
   it('is held once when no element has the name the words give, with the line of the page that holds it', async () => {

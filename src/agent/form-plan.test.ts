@@ -46,6 +46,17 @@ describe('the values a task gives for the empty fields of a form', () => {
     ]);
   });
 
+  it('gives no option the task says no to', () => {
+    const ferry = ['Title: Island Ferries', '[4] select "Vehicle" value="No vehicle (foot passengers)" options="No vehicle (foot passengers) | Car | Bicycle"'].join('\n');
+    const vehicle = [{ index: 4, label: '', kind: 'choice' as const }];
+    expect(planFields('Book the ferry for two adults. We are on foot, no car.', ferry, vehicle)).toEqual([]);
+    expect(planFields('Book the ferry for two adults without a car.', ferry, vehicle)).toEqual([]);
+    expect(planFields('Book the ferry for two adults and a car.', ferry, vehicle)).toEqual([{ index: 4, value: 'Car', tool: 'select_option' }]);
+    // a select on another option is not told to change to it
+    expect(formPlanNote('Book the ferry for two adults. We are on foot, no car.', ferry)).toBeUndefined();
+    expect(formPlanNote('Book the ferry for two adults and a car.', ferry)).toBe('Note: the task gives what this field takes: choose "Car" in [4].');
+  });
+
   it('gives a full name and a phone number to the fields that take them', () => {
     const page = ['Title: Greenleaf Energy – Contact us', '[5] textbox "Your name" empty required', '[6] textbox "Phone number" type=tel empty required'].join('\n');
     const two = [5, 6].map((index) => ({ index, label: '', kind: 'text' as const }));

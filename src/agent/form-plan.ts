@@ -72,7 +72,8 @@ function optionNamed(task: string, label: string, options: string[]): string | u
     if (!text || /^(?:choose|select|pick|--)/i.test(text)) return false;
     if (text.length <= 2) return shortOptionSaid(task, label, text);
     const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    return new RegExp(`(?<![\\w-])${escaped}(?![\\w-])`, 'i').test(task);
+    // (not an option the task says no to: "we are on foot, no car")
+    return new RegExp(`(?<![\\w-])(?<!\\b(?:no|not|without|never)\\s+(?:an?\\s+|the\\s+)?)${escaped}(?![\\w-])`, 'i').test(task);
   });
   return named.length === 1 ? named[0].trim() : undefined;
 }

@@ -1,4 +1,4 @@
-import { absentNamed, misindexed, mistypedInto, pressesNamed, unnamedToggle } from './index-check';
+import { absentNamed, misindexed, mistypedInto, NO_PRESS_HELD, pressesNamed, pressNotMade, unnamedToggle } from './index-check';
 
 const observation = (...elements: string[]) => ['URL: http://site.test/ticket', 'Title: Support ticket', 'Tabs: [0] Support ticket (active)', 'Interactive elements:', ...elements, 'Visible text:', 'Support ticket #812', '(this is the whole page)'].join('\n');
 const listOpen = observation('[1] combobox "Priority High" value="High" options="Low | Normal | High"', '[3] option "Low"', '[4] option "Normal"', '[5] option "High"', '[2] button "Save ticket"');
@@ -106,5 +106,25 @@ describe('a typing into another field than the words name', () => {
     // a quoted label is no text of a typing
     expect(mistypedInto("I will type it into the 'Message' field.", form, 2, 'Please send my invoice')?.meant).toBe(3);
     expect(mistypedInto(next, form, 2)?.meant).toBe(3);
+  });
+});
+
+describe('a tool that presses nothing while the words say to press an element', () => {
+  const calendar = observation('[5] button "Continue"', '[6] button "Previous month"', '[7] button "Next month"', '[39] button "Friday 1 January 2027"');
+
+  it('is held with the element the words name, by index or by name', () => {
+    expect(pressNotMade("The page has changed, and the task is incomplete. Press [7] button 'Next month' to show later ones.", calendar, 'scroll')).toEqual({
+      note: `${NO_PRESS_HELD} [7] button "Next month", and called scroll, which presses nothing. To press it, call click_element with index 7; if scroll is what you meant, call it again.`,
+      meant: 7,
+    });
+    expect(pressNotMade("I will click the 'Next month' button.", calendar, 'wait')?.meant).toBe(7);
+  });
+
+  it('is not held for a press the words put later, an element the page lacks, several, or a tool that presses', () => {
+    expect(pressNotMade('I will scroll down, then press [7].', calendar, 'scroll')).toBeUndefined();
+    expect(pressNotMade('Press [8] to go on.', calendar, 'scroll')).toBeUndefined();
+    expect(pressNotMade('Press [7] or press [6].', calendar, 'scroll')).toBeUndefined();
+    expect(pressNotMade('Press [7] to show later ones.', calendar, 'click_element')).toBeUndefined();
+    expect(pressNotMade('The calendar shows January; I scroll down to see more.', calendar, 'scroll')).toBeUndefined();
   });
 });

@@ -142,3 +142,31 @@ export function mistypedInto(words: string | undefined, observation: string, ind
     note: `${MISTYPED_HELD} "${meant.label}", which is [${meant.index}]; [${index}] is ${typed.role} "${typed.label}". To type there, call input_text with index ${meant.index}; if [${index}] is what you meant, type into [${index}] again.`,
   };
 }
+
+/** Tools that press nothing, called while the words say to press an element. */
+const NO_PRESS_TOOLS = new Set(['scroll', 'wait', 'send_keys', 'go_back']);
+/** A press by index in the words: "press [7]", "click on [12]". */
+const PRESS_INDEX = /\b(?:click|press|tap|hit)(?:ing|s)?\s+(?:on\s+)?(?:the\s+)?(?:[\w-]+\s+)?\[(\d+)\]/gi;
+
+/** How a held action that presses nothing, the words saying to press an element, begins. */
+export const NO_PRESS_HELD = 'Not done: you wrote that you press';
+
+/**
+ * The note (and the element meant) when a tool that presses nothing is called while the
+ * words say to press one element of the page, by its index or its name, or undefined. The
+ * default model wrote "Press [7] button 'Next month' to show later ones" and scrolled, then
+ * waited, on a calendar three months short of the task's date.
+ */
+export function pressNotMade(words: string | undefined, observation: string, tool: string): { note: string; meant: number } | undefined {
+  if (!words || !NO_PRESS_TOOLS.has(tool)) return undefined;
+  const elements = observedElements(observation);
+  const byIndex = [...new Set([...words.matchAll(PRESS_INDEX)].filter((m) => !LATER.test(words.slice(Math.max(0, (m.index ?? 0) - 24), m.index))).map((m) => Number(m[1])))];
+  const named = [...new Set(pressesNamed(words).map(squeeze))];
+  const found = byIndex.length === 1 ? elements.filter((e) => e.index === byIndex[0]) : byIndex.length ? [] : named.length === 1 ? elements.filter((e) => squeeze(e.label) === named[0]) : [];
+  if (found.length !== 1) return undefined;
+  const [meant] = found;
+  return {
+    note: `${NO_PRESS_HELD} [${meant.index}] ${meant.role} "${meant.label}", and called ${tool}, which presses nothing. To press it, call click_element with index ${meant.index}; if ${tool} is what you meant, call it again.`,
+    meant: meant.index,
+  };
+}
