@@ -1146,7 +1146,7 @@ describe('the day the task names, on a page of days', () => {
     await page.goto('http://site.test/strip');
     const { requests } = await run([[{ tool: 'click_element', args: { index: 1 } }], [done]], 8, { prompt: 'Book a table on 6 December.' });
     expect(lastObservation(requests[0])).toContain('Note: the task\'s date, 6 December, is not among the days shown (2 December 2026 to 4 December 2026): press [1] button "Later dates" to show later ones.');
-    expect(lastObservation(requests[1])).toContain('Note: the task\'s date, 6 December, is [6] button "6 December 2026" on this page.');
+    expect(lastObservation(requests[1])).toContain('Note: the task\'s date, 6 December, is [6] button "6 December 2026" on this page: press [6] to choose it.');
   });
 });
 

@@ -24,7 +24,7 @@ describe('the dates a text names', () => {
 
 describe('the day the task names, on a page of days', () => {
   it('is named by its element when the page shows it', () => {
-    expect(dateInViewNote(task, strip(16))).toBe('Note: the task\'s date, 18 December, is [6] button "Friday 18 December 2026" on this page.');
+    expect(dateInViewNote(task, strip(16))).toBe('Note: the task\'s date, 18 December, is [6] button "Friday 18 December 2026" on this page: press [6] to choose it.');
     expect(dateInViewNote(task, strip(16, { disabled: [6] }))).toBe('Note: the task\'s date, 18 December, is [6] button "Friday 18 December 2026", which the page shows disabled (not available).');
   });
 

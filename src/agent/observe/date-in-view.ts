@@ -73,6 +73,20 @@ function dayElements(observation: string): (ObservedElement & { date: DayOfYear 
   });
 }
 
+const sameDay = (target: DayOfYear, days: (ObservedElement & { date: DayOfYear })[]) =>
+  days.find((d) => d.date.day === target.day && d.date.month === target.month && (!target.year || !d.date.year || d.date.year === target.year));
+
+/** The task's one date as said, and its element on this page when shown, not chosen yet and not disabled; undefined otherwise. */
+export function taskDayShown(task: string, observation: string): { said: string; day: ObservedElement } | undefined {
+  const asked = [...new Map(datesIn(task).map((d) => [`${d.day}/${d.month}/${d.year ?? ''}`, d])).values()];
+  const days = dayElements(observation);
+  if (asked.length !== 1 || days.length < MIN_DAYS) return undefined;
+  const day = sameDay(asked[0], days);
+  const states = day ? statesOf(day.line) : new Set<string>();
+  if (!day || ['pressed', 'selected', 'checked', 'disabled'].some((state) => states.has(state))) return undefined;
+  return { said: said(asked[0]), day };
+}
+
 /** The note for the observation, or undefined when the task names no one date or the page shows no days. */
 export function dateInViewNote(task: string, observation: string): string | undefined {
   const asked = [...new Map(datesIn(task).map((d) => [`${d.day}/${d.month}/${d.year ?? ''}`, d])).values()];
@@ -82,12 +96,12 @@ export function dateInViewNote(task: string, observation: string): string | unde
   const days = dayElements(observation);
   if (days.length < MIN_DAYS) return undefined;
   const shownYear = days.find((d) => d.date.year)?.date.year ?? new Date().getUTCFullYear();
-  const same = days.find((d) => d.date.day === target.day && d.date.month === target.month && (!target.year || !d.date.year || d.date.year === target.year));
+  const same = sameDay(target, days);
   if (same) {
     const states = statesOf(same.line);
     if (states.has('pressed') || states.has('selected') || states.has('checked')) return undefined;
     if (states.has('disabled')) return `Note: the task's date, ${said(target)}, is [${same.index}] ${same.role} "${same.label}", which the page shows disabled (not available).`;
-    return `Note: the task's date, ${said(target)}, is [${same.index}] ${same.role} "${same.label}" on this page.`;
+    return `Note: the task's date, ${said(target)}, is [${same.index}] ${same.role} "${same.label}" on this page: press [${same.index}] to choose it.`;
   }
   const sorted = days.map((d) => ordinal(d.date, shownYear)).sort((a, b) => a - b);
   const wanted = ordinal(target, yearMeant(target, days.map((d) => d.date)));
