@@ -5,7 +5,7 @@ import { abortable } from './abort';
 import { attempt } from './action-error';
 import { countItems, loadMore } from './scroll';
 
-const schema = z.object({ query: z.string().min(1).describe('What you are looking for on the page, e.g. "the price of the cheapest plan"') });
+const schema = z.object({ query: z.string().min(1).describe("What you are looking for on the page, in the task's own words") });
 
 /** Enough to read a page's substance; more would crowd the conversation. */
 const MAX_CHARS = 4000;
