@@ -3,6 +3,7 @@
  * never sent, or an error shown next to a field, is said to the model, which may call done
  * again (then it is accepted).
  */
+import { STARTING_PAGE } from './prompts';
 import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
@@ -143,13 +144,27 @@ export function echoedTask(step: StepContext, answer: string, words?: string): s
   if (memory.echoQuestioned) return undefined;
   const squeeze = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
   const first = squeeze(/^[^.?!\n]*[.?!]?/.exec(prompt.trim())?.[0] ?? '');
-  if (first.length < 20 || !/\?/.test(prompt) || !squeeze(answer).includes(first)) return undefined;
+  if (!/\?/.test(prompt) || !((first.length >= 20 && squeeze(answer).includes(first)) || wordsOfTask(squeeze(answer), squeeze(`${prompt} ${STARTING_PAGE}`)))) return undefined;
   memory.echoQuestioned = true;
   // what its own words quote from the page: the default model wrote "The page shows 'Valid
   // until 14 April 2027' which is the answer", and answered with the task's words twice
   const quoted = quotedFromPage(words ?? '', memory.lastObservation ?? '');
   if (quoted) return `Not accepted yet: your answer repeats the task's words, and your own words say the page shows "${quoted}". Call done with the answer itself as its message (what the page shows that answers the task); if the answer is right as it is, call done again.`;
   return 'Not accepted yet: your answer repeats the task\'s words. Answer with what the page shows that answers it (find it first if no page showed it); if the answer is right as it is, call done again.';
+}
+
+/** An answer of at least this many words… */
+const MIN_ECHO_WORDS = 6;
+
+/**
+ * …every one of them a word of the task or of what the task's message says of its start: the
+ * default model answered "The reviewer called Helga K. was unhappy with the Ironclad skillet.
+ * The browser is already on the starting page of the task: the observation shows it."
+ */
+function wordsOfTask(answer: string, task: string): boolean {
+  const words = answer.split(' ').filter(Boolean);
+  const known = new Set(task.split(' '));
+  return words.length >= MIN_ECHO_WORDS && words.every((word) => known.has(word) || ['the', 'a', 'an', 'is', 'was', 'it'].includes(word));
 }
 
 /** The first text the words quote ('…' or "…", 4 to 120 characters) that a line of the page's text holds. */

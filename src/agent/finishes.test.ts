@@ -1205,6 +1205,16 @@ describe('a done whose answer repeats the task', () => {
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
   });
 
+  it("is answered once when every word of it is the task's or its start's, in any order", async () => {
+    await page.goto('http://site.test/results');
+    const prompt = 'A reviewer called Helga K. was unhappy with the Pine Chair. What was her complaint?';
+    const echo: Call = { tool: 'done', args: { message: 'The reviewer called Helga K. was unhappy with the Pine Chair. The browser is already on the starting page of the task: the observation shows it.' } };
+    const { requests } = await run([[echo], [{ tool: 'done', args: { message: 'The reviewer Helga K. said the chair was unhappy with her back.' } }]], 8, { prompt });
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not accepted yet: your answer repeats the task's words\./);
+    // an answer with words of its own is taken
+    expect(requests).toHaveLength(2);
+  });
+
   it('is answered with the line its own words quote from the page, done still offered (a model that follows the schemas)', async () => {
     await page.goto('http://site.test/results');
     const prompt = 'How much is the Pine Chair at this shop? Tell me the price.';

@@ -19,6 +19,9 @@ export function systemPrompt(policyRole?: string | null): string {
   return lines.join('\n');
 }
 
+/** Said after the task when the browser starts on its page. */
+export const STARTING_PAGE = 'The browser is already on the starting page of the task: the observation shows it.';
+
 export function taskPrompt(
   params: TaskParams,
   previous: PreviousTask[],
@@ -33,7 +36,7 @@ export function taskPrompt(
   }
   parts.push(`New task: ${params.prompt || '(no prompt given: describe the current page)'}`);
   // (not its address: a small model read it as a page to open, and opened the page it was on)
-  if (params.startingUrl) parts.push('The browser is already on the starting page of the task: the observation shows it.');
+  if (params.startingUrl) parts.push(STARTING_PAGE);
   if (files.length) {
     parts.push('Files you can put into file inputs with upload_file:');
     for (const file of files) parts.push(`- ${file.fileId}: ${file.name} (${file.size} bytes)`);
