@@ -104,6 +104,22 @@ export function missingNumbers(text: string, query: string): string[] {
   return wanted.filter((mark) => !digits.has(mark.replace(/^#/, '')));
 }
 
+/** A person as a list names them ("Helga K.", "Tom W") or a handle ("marco_p", "@lena"). */
+const PERSON = /\b[A-Z][\p{Ll}]+ [A-Z]\.?(?![\p{L}])|@[\w.]{2,}|\b[a-z]+_[\w]+\b/gu;
+
+/**
+ * The people of the query (a reviewer "Helga K.", a user "marco_p") that the page's text does
+ * not hold: a review list loaded by scrolling holds them further down. The default model
+ * answered "Helga K.'s complaint" with the task's own words, her review not loaded yet.
+ */
+export function missingPeople(text: string, query: string): string[] {
+  const lower = text.toLowerCase();
+  return [...new Set(query.match(PERSON) ?? [])].map((name) => name.replace(/\.$/, '')).filter((name) => !lower.includes(name.toLowerCase()));
+}
+
+/** The numbers and people of the query that the text does not hold. */
+const missingMarks = (text: string, query: string) => [...missingNumbers(text, query), ...missingPeople(text, query)];
+
 export const extractTool: AgentTool<typeof schema, 'extract'> = {
   name: 'extract',
   description: 'Read the text of the whole page (not only the visible part) to find information; say what you are looking for in query.',
@@ -115,10 +131,10 @@ export const extractTool: AgentTool<typeof schema, 'extract'> = {
     // for #1025, and answered with #1002's amount.
     let loaded = 0;
     let toEnd = false;
-    const items = missingNumbers(lines.join('\n'), query).length ? await countItems(ctx) : 0;
+    const items = missingMarks(lines.join('\n'), query).length ? await countItems(ctx) : 0;
     if (items > 0) {
       const from = await abortable(ctx.page.evaluate(() => window.scrollY), ctx.signal);
-      for (let round = 0; round < MAX_LOAD_ROUNDS && missingNumbers(lines.join('\n'), query).length; round++) {
+      for (let round = 0; round < MAX_LOAD_ROUNDS && missingMarks(lines.join('\n'), query).length; round++) {
         const added = await loadMore(ctx, round === 0 ? items : undefined);
         toEnd = !added;
         if (!added) break;
@@ -132,7 +148,7 @@ export const extractTool: AgentTool<typeof schema, 'extract'> = {
     const { text, omitted } = relevantExcerpt(lines, query);
     const more = omitted > 0 ? `\n(${omitted} characters of less relevant text left out)` : '';
     const best = bestLines(lines, query);
-    const missing = missingNumbers(lines.join('\n'), query).map((mark) => `"${mark}"`);
+    const missing = missingMarks(lines.join('\n'), query).map((mark) => `"${mark}"`);
     const absent = missing.length
       ? `${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} nowhere in this page's text${toEnd ? ", its lists scrolled to their end: it may be on another page" : ': not loaded yet (scroll to load more) or on another page'}. Answer only with what the text holds.\n`
       : '';

@@ -52,11 +52,33 @@ function scrollInPage(pages: number): ScrollResult {
 /** The items of lists on the page (what an infinite list adds to). */
 const ITEMS = 'li, article, tr, [role=listitem], [role=row], [role=article]';
 
+/** Siblings of one tag and class that make a list of boxes (reviews, cards) when at least this many. */
+const MIN_SIBLINGS = 3;
+
+/**
+ * The items of the page's lists: list elements, and boxes of one tag and class side by side
+ * (a review list of <div class="review">). Runs in the page.
+ */
+function itemsInPage({ items, min }: { items: string; min: number }): number {
+  let count = document.querySelectorAll(items).length;
+  const groups = new Map<Element, Map<string, number>>();
+  for (const el of Array.from(document.querySelectorAll('div[class], section[class]'))) {
+    const parent = el.parentElement;
+    if (!parent) continue;
+    const byKey = groups.get(parent) ?? new Map<string, number>();
+    const key = `${el.tagName}.${el.className}`;
+    byKey.set(key, (byKey.get(key) ?? 0) + 1);
+    groups.set(parent, byKey);
+  }
+  for (const byKey of groups.values()) for (const n of byKey.values()) if (n >= min) count += n;
+  return count;
+}
+
 /** How long a scroll waits for a list to load more items. */
 const LOAD_WAIT_MS = 1_500;
 
 export async function countItems(ctx: ToolContext): Promise<number> {
-  return abortable(ctx.page.evaluate((items) => document.querySelectorAll(items).length, ITEMS), ctx.signal).catch((err: unknown) => {
+  return abortable(ctx.page.evaluate(itemsInPage, { items: ITEMS, min: MIN_SIBLINGS }), ctx.signal).catch((err: unknown) => {
     if (ctx.signal.aborted) throw err;
     return 0;
   });
@@ -65,8 +87,9 @@ export async function countItems(ctx: ToolContext): Promise<number> {
 /** How many items the lists of the page gained after a scroll (an infinite list loading more): 0 when none within LOAD_WAIT_MS. */
 async function itemsAdded(ctx: ToolContext, before: number): Promise<number> {
   try {
-    const grew = ({ items, count }: { items: string; count: number }) => document.querySelectorAll(items).length > count;
-    await abortable(ctx.page.waitForFunction(grew, { items: ITEMS, count: before }, { timeout: LOAD_WAIT_MS, polling: 100 }), ctx.signal);
+    // (the page counts as countItems does: the function's own source, called with its arguments)
+    const grew = `(${itemsInPage.toString()})(${JSON.stringify({ items: ITEMS, min: MIN_SIBLINGS })}) > ${before}`;
+    await abortable(ctx.page.waitForFunction(grew, undefined, { timeout: LOAD_WAIT_MS, polling: 100 }), ctx.signal);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     return 0;

@@ -147,6 +147,33 @@ describe('an infinite list', () => {
     expect(await page.locator('li').count()).toBe(40);
   });
 
+  /** Reviews in boxes of one class (no list elements), 5 at a time as the end comes into view; Helga K.'s is the 12th. */
+  const REVIEWS = `<h1>Reviews</h1><div id="reviews"></div><p id="more" style="height: 40px">Loading more…</p><script>
+    const who = ['Tom W.', 'Ana P.', 'Chris B.', 'Lena M.', 'Raj S.', 'Mo K.', 'Ellie R.', 'Sven D.', 'Yuki T.', 'Olu A.', 'Marta G.', 'Helga K.', 'Ben H.'];
+    let next = 0;
+    const load = () => {
+      for (let i = 0; i < 5 && next < who.length; i++, next++) {
+        const div = document.createElement('div'); div.className = 'review'; div.style.height = '90px';
+        div.textContent = (who[next] === 'Helga K.' ? 'Handle gets far too hot' : 'Great pan') + ' by ' + who[next];
+        document.getElementById('reviews').append(div);
+      }
+    };
+    load();
+    new IntersectionObserver((seen) => { if (seen.some((e) => e.isIntersecting)) setTimeout(load, 200); }).observe(document.getElementById('more'));
+  </script>`;
+
+  it('of boxes (no list elements) is reported as more items loaded, and scrolled by extract until the person asked for is loaded', async () => {
+    await page.setContent(REVIEWS);
+    const scrolled = await scrollTool.execute(ctx, { direction: 'down', amount: 1 });
+    expect(scrolled.summary).toMatch(/; 5 more items loaded$/);
+    const result = await extractTool.execute(ctx, { query: "Helga K.'s complaint" });
+    expect(result.summary).toMatch(/\(Scrolled down to load more: \d+ more items? loaded\.\)/);
+    expect(result.summary).toContain('Handle gets far too hot by Helga K.');
+    expect(result.summary).not.toContain('nowhere');
+    // someone the list does not hold: said so, once it is scrolled to its end
+    expect((await extractTool.execute(ctx, { query: 'the review by marco_p' })).summary).toContain('"marco_p" is nowhere in this page\'s text');
+  });
+
   it('is left where it was when extract asks for a number of a list that loads no more', async () => {
     await page.setContent(`<ul>${Array.from({ length: 30 }, (_, i) => `<li style="height: 60px">Order ${4000 + i}</li>`).join('')}</ul>`);
     await page.evaluate(() => window.scrollTo(0, 300));
