@@ -61,6 +61,7 @@ const PAGES: Record<string, string> = {
   '/ring-back': `<!doctype html><title>Contact us</title><form action="/sent"><label>Your name <input name="name"></label> <label>Phone number <input type="tel" name="phone"></label> <button>Request a call</button></form>
     <form action="/help"><label>Search help articles <input type="search" name="q"></label> <button>Search</button></form>`,
   '/table': `<!doctype html><title>Book a table</title><form action="/sent"><label>Date <input type="date" name="date"></label> <label>Guests <select name="guests"><option>1</option><option selected>2</option><option>3</option><option>4</option></select></label> <button>Book table</button></form>`,
+  '/topic': `<!doctype html><title>Contact</title><form action="/sent"><label>What is it about? <select name="topic"><option value="">Choose a topic</option><option>My parcel is late</option><option>My parcel arrived damaged</option></select></label> <button>Send message</button></form>`,
   '/months': `<!doctype html><title>Choose a date</title><p id="m">December 2026</p><button onclick="document.getElementById('m').textContent = 'January 2027'">Next month</button><p style="height: 2000px">Days</p>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
@@ -375,6 +376,19 @@ describe('a press that would send a form with empty fields (a model that follows
       expect(lastObservation(requests[n])).toContain('URL: http://site.test/member-password');
     }
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?email=&password=');
+  });
+
+  it('is held a second time while only a list to choose from is empty, asking for the option that fits, and sends the form when pressed a third time', async () => {
+    await page.goto('http://site.test/topic');
+    const send: Call = { tool: 'click_element', args: { index: 2 } };
+    const prompt = 'My parcel came with the vase inside broken. Let their support know.';
+    const { requests } = await run([[send], [send], [send], [done]], 8, { followsSchemas: true, prompt });
+    for (const n of [1, 2]) {
+      expect(toolAnswers(requests[n]).at(-1)).toBe(
+        'Not pressed yet: this would send the form with [1] "What is it about?" empty. First choose in it the option that fits the task (select_option); if none fits, press [2] again to send the form as it is.',
+      );
+    }
+    expect(lastObservation(requests[3])).toContain('URL: http://site.test/sent?topic=');
   });
 
   it('offers only the tools that fill after a press held for a file field while the task has a file', async () => {

@@ -67,6 +67,14 @@ describe('the fields of a held press spelled out', () => {
     expect(heldNote([name, cv], 3, [], false, ['Grace Hopper'], [file])).toMatch(/\. First type "Grace Hopper" into \[1\] and put cv-grace\.txt into \[2\] with fileIds \["file_1a"\] \(input_text or upload_file\);/);
   });
 
+  it('asks for the option that fits the task when only lists to choose from are empty', () => {
+    const topic = { index: 5, label: 'What is it about?', kind: 'choice' as const };
+    expect(heldNote([topic], 9)).toBe(
+      'Not pressed yet: this would send the form with [5] "What is it about?" empty. First choose in it the option that fits the task (select_option); if none fits, press [9] again to send the form as it is.',
+    );
+    expect(heldNote([topic, name], 9)).toMatch(/\. Fill them first with what the task gives \(select_option or input_text\);/);
+  });
+
   it('says only "what the task gives" when a field has no one value or file', () => {
     expect(heldNote([name, cv], 3, [], false, [], [file])).toMatch(/\. Fill them first with what the task gives \(input_text or upload_file\);/);
     expect(heldNote([cv], 3, [], false, [], [file, { ...file, fileId: 'file_2b', name: 'letter.txt' }])).toMatch(/\. Fill it first with what the task gives \(upload_file\);/);

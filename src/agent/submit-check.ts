@@ -118,7 +118,8 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const plan = unchosen.length ? [] : planFields(task, observation, form.empty, step.secrets?.catalogue() ?? []);
   const files = step.memory.files?.available() ?? [];
   // the task gives what an empty field takes: a value of the plan, or a file for a file field
-  const known = plan.length > 0 || (files.length > 0 && form.empty.some((field) => field.kind === 'file'));
+  // (or lists to choose from: held a second time too)
+  const known = plan.length > 0 || (files.length > 0 && form.empty.some((field) => field.kind === 'file')) || (form.empty.length > 0 && form.empty.every((field) => field.kind === 'choice'));
   // held a second time then: the default model, held for the e-mail address it had not typed,
   // called done with the task's words, then pressed Log in again, and the form went with the
   // e-mail field empty
@@ -201,8 +202,11 @@ export function heldNote(
   const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
   const typeIn = valuesFor(empty, unchosen, given, files) ?? planned(plan);
-  const first = unchosen.length && !empty.length ? `First ${settings(unchosen)}` : typeIn ? `First ${typeIn}` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
-  const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : `if the task gives nothing for ${one ? 'it' : 'them'}`;
+  // only lists to choose from, none named by the task: the option that fits (the default
+  // model, told to fill a topic list "with what the task gives", sent the form without one)
+  const choices = !unchosen.length && !typeIn && empty.length > 0 && empty.every((field) => field.kind === 'choice');
+  const first = unchosen.length && !empty.length ? `First ${settings(unchosen)}` : typeIn ? `First ${typeIn}` : choices ? `First choose in ${one ? 'it the option' : 'each the option'} that fits the task` : `Fill ${one ? 'it' : 'them'} first with what the task gives${valuesNamed(given)}`;
+  const asIs = unchosen.length && !empty.length ? `if ${one ? 'it is' : 'they are'} as the task wants` : choices ? 'if none fits' : `if the task gives nothing for ${one ? 'it' : 'them'}`;
   if (outsideForm) return `Not pressed yet: ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to go ahead as it is.`;
   return `Not pressed yet: this would send the form with ${against(empty, unchosen)}. ${first} (${tools}); ${asIs}, ${again} to send the form as it is.`;
 }
