@@ -24,7 +24,7 @@ const EASY: TaskSpec[] = [
     site: 'd-bakery',
     prompt: 'How much is a large sourdough at Crumb & Co?',
     verdict: (o) => answerNames(o, /5[.,]40?\b/, [/3[.,]20?\b/, /4[.,]90?\b/, /5[.,]80?\b/]),
-    scripted: { right: [done('{{find:Sourdough\\s+€[\\d.]+\\s+(€[\\d.]+)}}')], wrong: { answer: '€3.20' } },
+    scripted: { right: [done('{{find:Sourdough[\\s|]+€[\\d.]+[\\s|]+(€[\\d.]+)}}')], wrong: { answer: '€3.20' } },
   },
   {
     id: 'dev-easy-link-read',
@@ -32,7 +32,7 @@ const EASY: TaskSpec[] = [
     site: 'd-library',
     prompt: 'What time does the Riverside library open on Sundays?',
     verdict: (o) => answerNames(o, /\b13[:.]00\b|\b1 ?(pm|p\.m)/, [/\b11[:.]00\b/, /\b10[:.]00\b/]),
-    scripted: { right: [click('Riverside Library'), done('{{find:Sunday\\s+(\\d+:\\d\\d–\\d+:\\d\\d)}}')], wrong: [click('Central Library'), done('{{find:Sunday\\s+(\\d+:\\d\\d–\\d+:\\d\\d)}}')] },
+    scripted: { right: [click('Riverside Library'), done('{{find:Sunday[\\s|]+(\\d+:\\d\\d–\\d+:\\d\\d)}}')], wrong: [click('Central Library'), done('{{find:Sunday[\\s|]+(\\d+:\\d\\d–\\d+:\\d\\d)}}')] },
   },
   {
     id: 'dev-easy-callback',
@@ -103,7 +103,7 @@ const MEDIUM: TaskSpec[] = [
         answerNames(o, /14 april 2027|2027-04-14|14[./]0?4[./]2027/, [/december/, /2025/]),
       ),
     scripted: {
-      right: [click('Member login'), type('E-mail address', GYM_LOGIN.email), type('Password', GYM_LOGIN.password), click('Log in'), done('{{find:Valid until\\s+([^\\n]+)}}')],
+      right: [click('Member login'), type('E-mail address', GYM_LOGIN.email), type('Password', GYM_LOGIN.password), click('Log in'), done('{{find:Valid until[\\s|]+([^\\n]+)}}')],
       wrong: { answer: '1 December 2026' },
     },
   },
@@ -143,7 +143,7 @@ const MEDIUM: TaskSpec[] = [
     site: 'd-directory',
     prompt: "Who looks after payroll at Northwind, and what's their extension?",
     verdict: (o) => all(answerNames(o, /jonas berg/, [/ines/, /olga/, /greta/]), answerDigits(o, '2615')),
-    scripted: { right: [click('Next »'), done('{{find:(Jonas Berg)}}, extension {{find:Payroll\\s+(\\d+)}}')], wrong: { answer: 'Greta Lind, extension 2501' } },
+    scripted: { right: [click('Next »'), done('{{find:(Jonas Berg)}}, extension {{find:Payroll[\\s|]+(\\d+)}}')], wrong: { answer: 'Greta Lind, extension 2501' } },
   },
   {
     id: 'dev-medium-secret-signin',
@@ -164,7 +164,7 @@ const MEDIUM: TaskSpec[] = [
         type('Library card number', '<secret>card_number</secret>'),
         type('PIN', '<secret>pin</secret>'),
         click('Sign in'),
-        done('{{find:The Hobbit \\(illustrated edition\\)\\s+\\d+ \\w+ \\d+\\s+(\\d+ \\w+ \\d+)}}'),
+        done('{{find:The Hobbit \\(illustrated edition\\)[\\s|]+\\d+ \\w+ \\d+[\\s|]+(\\d+ \\w+ \\d+)}}'),
       ],
       wrong: { answer: '19 December 2026' },
     },
