@@ -147,10 +147,14 @@ describe('the text an extract read', () => {
       'Weight (with battery and card) | 468 g',
       'NP-F220 battery (1)',
     ].join('\n');
-    const task = 'How heavy is the Fennec X2 once the battery is in?';
+    const task = 'How much does it weigh with the battery in?';
     expect(namedInExtractNote(task, extracted)).toBe(`Note: your extract's best match is "Weight (with battery and card) | 468 g". If that answers the task, call done with it.`);
+    // the line of the most words of the question ("how heavy": weight), quoted first
+    expect(namedInExtractNote('How heavy is the Fennec X2 once the battery is in?', extracted)).toBe(
+      'Note: the task asks about "battery" and "weight"; the text your extract read shows "Weight (with battery and card) | 468 g". If that answers the task, call done with it.',
+    );
     // a name the text does not hold, a best match without a figure, a task that asks nothing
-    expect(namedInExtractNote('How heavy is the Fennec X3 once the battery is in?', extracted)).toBeUndefined();
+    expect(namedInExtractNote('What does the Fennec X3 weigh once the battery is in?', extracted)).toBeUndefined();
     expect(namedInExtractNote(task, extracted.replace('Weight (with battery and card) | 468 g\nThe', 'Weight with the battery\nThe'))).toBeUndefined();
     expect(namedInExtractNote('Add the Fennec X2 to the basket.', extracted)).toBeUndefined();
   });
@@ -190,5 +194,18 @@ describe('a table row the task asks about', () => {
       'Note: the task asks about "hobbit"; this page shows "The Hobbit (illustrated edition) | 16 November 2026 | 14 December 2026 | Renew". If that answers the task, call done with it.',
     );
     expect(recordOf('Spec | Value', 'Weight')).toBeUndefined();
+  });
+});
+
+describe('the line of the most words of a question', () => {
+  it('is quoted alone when it holds more of them than any other (a measure asked by its page word)', () => {
+    const camera = page('Fennec X2', 'Battery | NP-F220, 2,200 mAh', 'Weight (body only) | 412 g', 'Weight (with battery and card) | 468 g', 'NP-F220 battery (1)');
+    expect(namedInViewNote('How heavy is it once the battery is in?', camera)).toBe(
+      'Note: the task asks about "battery" and "weight"; this page shows "Weight (with battery and card) | 468 g". If that answers the task, call done with it.',
+    );
+    // one word of the question on each line: both lines of it
+    expect(namedInViewNote('How heavy is it?', camera)).toBe(
+      'Note: the task asks about "weight"; this page shows "Weight (body only) | 412 g", and "Weight (with battery and card) | 468 g". If that answers the task, call done with it.',
+    );
   });
 });

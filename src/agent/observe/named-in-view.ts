@@ -160,6 +160,38 @@ function inView(task: string, observation: string): { about: string; shown: stri
   return { about: named, shown: found.map((f) => f.quoted).join(', and ') };
 }
 
+/** The word a page names a measure by, for the question that asks it ("how heavy": weight). */
+const MEASURES: [RegExp, string][] = [
+  [/\bhow heavy\b/i, 'weight'],
+  [/\bhow (?:big|large)\b/i, 'size'],
+  [/\bhow long\b/i, 'length'],
+  [/\bhow far\b/i, 'distance'],
+  [/\bhow tall|\bhow high\b/i, 'height'],
+  [/\bhow wide\b/i, 'width'],
+  [/\bhow old\b/i, 'age'],
+];
+
+/** The measures a question asks by their page words ("How heavy is it?": weight). */
+export function measuresAsked(task: string): string[] {
+  return MEASURES.filter(([asked]) => asked.test(task)).map(([, word]) => word);
+}
+
+/**
+ * The one or two lines with a figure that hold the most of the question's words, two at least
+ * (the others holding fewer): "How heavy is the Fennec X2 once the battery is in?": "Weight
+ * (with battery and card) | 468 g", not "Weight (body only) | 412 g". The default model, both
+ * lines on the page, answered with the body's weight.
+ */
+function mostWords(task: string, words: string[], lines: string[]): { about: string; shown: string } | undefined {
+  const scored = [...new Set(lines)]
+    .filter((line) => /\d/.test(line) && !otherWeekday(task, line))
+    .map((line) => ({ line, held: words.filter((word) => linesWith(word, [line]).length) }));
+  const top = Math.max(0, ...scored.map((s) => s.held.length));
+  const best = scored.filter((s) => s.held.length === top);
+  if (top < 2 || best.length > MAX_LINES) return undefined;
+  return { about: best[0].held.map((word) => `"${word}"`).join(' and '), shown: best.map((s) => clipped(s.line)).join(', and ') };
+}
+
 /**
  * For a question that names no name, the lines of the page that hold one of its rarer words
  * and a figure, when one or two lines hold the word ("Who looks after payroll?": "Jonas Berg
@@ -170,7 +202,9 @@ function keywordsInView(task: string, site: string, lines: string[]): { about: s
   // only lines with a figure: what such a question asks is most often one, and a line of
   // words alone ("Categories: Kitchen | Garden | Office") was taken by the default model for
   // an answer it could not give, and it gave up
-  const words = keywordsAsked(task).filter((word) => !site.includes(word));
+  const words = [...keywordsAsked(task), ...measuresAsked(task)].filter((word) => !site.includes(word));
+  const most = mostWords(task, words, lines);
+  if (most) return most;
   // (not a line of another day of the week than the task's)
   const hit = words.map((word) => ({ word, found: linesWith(word, lines).filter((line) => /\d/.test(line) && !otherWeekday(task, line)) })).find((h) => h.found.length);
   if (!hit) return undefined;
