@@ -188,6 +188,12 @@ describe('a table row the task asks about', () => {
     expect(recordOf('Spec | Value', 'Weight | 468 g')).toBe('Spec: Weight, Value: 468 g');
   });
 
+  it('is not quoted without a figure of the kind the question asks (a date for "when")', () => {
+    const news = ['URL: http://library.test/', 'Title: Eastfield Libraries', 'Interactive elements:', '[2] link "My account"', 'Visible text:', 'New this month: "The Hobbit" illustrated edition, and 40 new graphic novels.'].join('\n');
+    expect(namedInViewNote('When do I have to take The Hobbit back to Eastfield Libraries?', news)).toBeUndefined();
+    expect(namedInViewNote('Is The Hobbit new at Eastfield Libraries? Tell me what the news say.', news)).toContain('this page shows "New this month');
+  });
+
   it('without a heading row, or a heading of other cells, is quoted alone', () => {
     const bare = loans.replace('Title | Borrowed | Due back\n', '');
     expect(namedInViewNote('When do I have to take The Hobbit back to Eastfield Libraries?', bare)).toBe(

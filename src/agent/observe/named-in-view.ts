@@ -4,7 +4,7 @@
  * the second page of search results, the line "Oak Rocking Chair: $149" in view, pressed
  * "Previous page" and went back and forth until its steps ran out.
  */
-import { askedKinds, figuresOf } from '../stated-answer';
+import { askedKinds, figuresOf, type FigureKind } from '../stated-answer';
 import { otherWeekday } from '../task-values';
 
 /** The task asks to be told something (not only to do something). */
@@ -137,12 +137,17 @@ function inView(task: string, observation: string): { about: string; shown: stri
   const keywords = () => keywordsInView(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
   if (!names.length) return keywords() ?? capitalisedInView(task, site, lines.slice(start + 1).filter((line) => line && !FRAME_LINE.test(line) && !/^(?:Note|Changed|Your task):/.test(line)));
   const found: { name: string; quoted: string }[] = [];
+  // a question of a figure (a date, a price) is answered by a line with one: "New this month:
+  // "The Hobbit" illustrated edition" was quoted for when the book is due, and the default
+  // model was held on it from signing in
+  const answers = (text: string) => !strictKinds(task).length || figuresOf(text, strictKinds(task)).length > 0;
   for (let i = start + 1; i < lines.length && found.length < MAX_LINES; i++) {
     const line = lines[i];
     if (!line || FRAME_LINE.test(line)) continue;
     const name = names.find((n) => line.toLowerCase().includes(n.toLowerCase()));
     if (!name || found.some((f) => f.quoted.startsWith(clipped(line))) || otherWeekday(task, line)) continue;
     if (line.length > name.length + 2) {
+      if (!answers(line)) continue;
       const record = tableRecord(lines, line);
       found.push({ name, quoted: `${clipped(line)}${record ? ` (${record})` : ''}` });
       continue;
@@ -150,7 +155,7 @@ function inView(task: string, observation: string): { about: string; shown: stri
     // a card's title then its price; not a heading then its paragraph (the site's name above
     // its opening words made the default model press a link again and again)
     const next = lines[i + 1];
-    if (next && next.length <= MAX_FOLLOWING && !FRAME_LINE.test(next) && !names.some((n) => next.toLowerCase().includes(n.toLowerCase()))) found.push({ name, quoted: `${clipped(line)} then ${clipped(next)}` });
+    if (next && next.length <= MAX_FOLLOWING && !FRAME_LINE.test(next) && !names.some((n) => next.toLowerCase().includes(n.toLowerCase())) && answers(next)) found.push({ name, quoted: `${clipped(line)} then ${clipped(next)}` });
   }
   // a task that names only the site it is on ("a large sourdough at Crumb & Co", on Crumb &
   // Co's page): its other words pick out the line (the default model, the price list in view,
@@ -158,6 +163,18 @@ function inView(task: string, observation: string): { about: string; shown: stri
   if (!found.length) return names.every((n) => site.includes(n.toLowerCase())) ? keywords() : undefined;
   const named = [...new Set(found.map((f) => `"${f.name}"`))].join(' and ');
   return { about: named, shown: found.map((f) => f.quoted).join(', and ') };
+}
+
+/** The kinds of figure a question asks that a line must show to answer it: a date, a time, an amount (a number or quantity may be written any way). */
+function strictKinds(task: string): FigureKind[] {
+  const kinds = askedKinds(task);
+  return kinds.some((kind) => kind === 'number' || kind === 'quantity') ? [] : kinds;
+}
+
+/** A line that may answer the question: one with a figure of the kind it asks, or with any figure. */
+function withFigure(task: string, line: string): boolean {
+  const kinds = strictKinds(task);
+  return kinds.length ? figuresOf(line, kinds).length > 0 : /\d/.test(line);
 }
 
 /** The word a page names a measure by, for the question that asks it ("how heavy": weight). */
@@ -184,7 +201,7 @@ export function measuresAsked(task: string): string[] {
  */
 function mostWords(task: string, words: string[], lines: string[]): { about: string; shown: string } | undefined {
   const scored = [...new Set(lines)]
-    .filter((line) => /\d/.test(line) && !otherWeekday(task, line))
+    .filter((line) => withFigure(task, line) && !otherWeekday(task, line))
     .map((line) => ({ line, held: words.filter((word) => linesWith(word, [line]).length) }));
   const top = Math.max(0, ...scored.map((s) => s.held.length));
   const best = scored.filter((s) => s.held.length === top);
@@ -206,7 +223,7 @@ function keywordsInView(task: string, site: string, lines: string[]): { about: s
   const most = mostWords(task, words, lines);
   if (most) return most;
   // (not a line of another day of the week than the task's)
-  const hit = words.map((word) => ({ word, found: linesWith(word, lines).filter((line) => /\d/.test(line) && !otherWeekday(task, line)) })).find((h) => h.found.length);
+  const hit = words.map((word) => ({ word, found: linesWith(word, lines).filter((line) => withFigure(task, line) && !otherWeekday(task, line)) })).find((h) => h.found.length);
   if (!hit) return undefined;
   // a table's heading row that holds another word of the question, above the line ("a large
   // sourdough": "Bread Small Large" above "Sourdough €3.20 €5.40"): which column is which
