@@ -45,6 +45,23 @@ describe('the cheapest or most expensive line of the page', () => {
   });
 
   it('reads element lines, amounts with the currency after them, thousands and cents', () => {
+    const cards = [
+      'Interactive elements:',
+      '[2] link "Graslei House"',
+      '[3] link "See availability"',
+      '[4] link "Patershol Rooms"',
+      '[5] link "See availability"',
+      'Visible text:',
+      'Guesthouse · Graslei · 8.9 Excellent',
+      '€96 a night · See availability',
+      'Guesthouse · Patershol · 7.9 Good',
+      '€71 a night · See availability',
+    ].join('\n');
+    expect(priceExtremeNote('Find the cheapest place to stay in Ghent.', cards)).toBe(
+      'Note: of the 2 prices on this page, the lowest is on the line "€71 a night · See availability" (the task asks for the cheapest). Press [5] link "See availability" to open it.',
+    );
+    // as many such links as priced lines, or the line's own: told; otherwise not
+    expect(priceExtremeNote('Find the cheapest place to stay in Ghent.', cards.replace('[5] link "See availability"', '[5] link "Book now"'))).not.toContain('Press [');
     const hotels = ['Interactive elements:', '[3] link "Hotel Alba – 1,240.50 €"', '[4] link "Pine Lodge – 980 €"', '[5] link "Sea View – 1,005.00 €"'].join('\n');
     expect(priceExtremeNote('open the cheapest hotel', hotels)).toBe('Note: of the 3 prices on this page, the lowest is on the line "[4] link "Pine Lodge – 980 €"" (the task asks for the cheapest).');
   });

@@ -6,6 +6,7 @@
  */
 
 import { searchTerms } from '../task-values';
+import { observedElements, type ObservedElement } from './page-diff';
 
 const LOWEST = /\b(?:cheapest|least expensive|lowest[- ](?:price|priced|cost|fare|rate)|least costly)\b/i;
 const HIGHEST = /\b(?:most expensive|priciest|highest[- ](?:price|priced|cost|fare|rate)|costliest)\b/i;
@@ -123,7 +124,29 @@ export function priceExtreme(task: string, observation: string): { note: string;
   const of = others ? ` of "${name!}" (other titles left out)` : '';
   const count = priced.length === 1 ? 'the 1 price' : `the ${priced.length} prices`;
   const amount = [...lines[0].matchAll(PRICE)][0][0].trim();
-  return { note: `Note: of ${count}${of} on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).`, named: { amount, end }, lines };
+  const opens = lines.length === 1 ? elementOfLine(observation, lines[0], priced.map((p) => p.line)) : undefined;
+  const press = opens ? ` Press [${opens.index}] ${opens.role} "${opens.label}" to open it.` : '';
+  return { note: `Note: of ${count}${of} on this page, the ${end} is on ${lines.length > 1 ? 'the lines' : 'the line'} ${quoted} (the task asks for the ${which}).${press}`, named: { amount, end }, lines };
+}
+
+/**
+ * The link or button of a priced line: one whose label the line holds, the only element of that
+ * label, or the k-th of as many elements of that label as priced lines hold it (each card's "See
+ * availability"). The default model, told the lowest was on "€71 a night · See availability",
+ * opened the card above it.
+ */
+function elementOfLine(observation: string, line: string, pricedInOrder: string[]): ObservedElement | undefined {
+  // (an element's own line names its index already)
+  if (/^\[\d+\] /.test(line)) return undefined;
+  const elements = observedElements(observation).filter((e) => (e.role === 'link' || e.role === 'button') && e.label.trim().length >= 3);
+  for (const label of [...new Set(elements.map((e) => e.label))]) {
+    if (!line.includes(label)) continue;
+    const same = elements.filter((e) => e.label === label);
+    const holding = pricedInOrder.filter((l) => l.includes(label));
+    if (same.length === 1 && holding.length === 1) return same[0];
+    if (same.length === holding.length && same.length > 1) return same[holding.indexOf(line)];
+  }
+  return undefined;
 }
 
 /**
