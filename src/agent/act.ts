@@ -177,18 +177,26 @@ function answerInView(step: StepContext, asksCredentials: boolean): string | und
 const LOOKS_ELSEWHERE = new Set(['click_element', 'navigate', 'go_back', 'scroll', 'extract', 'switch_tab', 'wait']);
 
 function heldStated(step: StepContext, request: ActionRequest): string | undefined {
-  if (step.memory.statedHeld || !LOOKS_ELSEWHERE.has(request.tool.name)) return undefined;
+  if (step.memory.statedLines.size >= MAX_STATED_HOLDS || !LOOKS_ELSEWHERE.has(request.tool.name)) return undefined;
   const [task, observation] = [step.input.params.prompt ?? '', step.memory.lastObservation ?? ''];
   const index = request.tool.name === 'click_element' ? indexOf(request.args) : undefined;
   const pressed = index === undefined ? undefined : observedElements(observation).find((e) => e.index === index)?.label;
   const words = ownWords(request.reasoning, step.memory.lastHeld);
   const note = statedAnswer(task, words, observation) ?? statedExtreme(task, words, observation, pressed);
+  // once per line of the page (the default model, held on a brunch's line of the task's
+  // performer on page 1, read the right one on page 3 and went on paging)
   if (!note) return undefined;
+  const shown = / and this page shows (.*)\. If it does not answer/.exec(note)?.[1] ?? note;
+  if (step.memory.statedLines.has(shown)) return undefined;
   step.memory.statedHeld = true;
+  step.memory.statedLines.add(shown);
   // not offered in the next answer: signed in, the answer quoted back, the default model pressed "Log out" again at once
   offNextAnswer(step.memory, request.tool.name, index);
   return note;
 }
+
+/** Holds of an action away from a page that shows the answer the agent's words gave, a task at most. */
+const MAX_STATED_HOLDS = 2;
 
 /** The held action left out of the next answer: the press of that element, or that tool (switch_tab, scroll…). */
 function offNextAnswer(memory: StepContext['memory'], tool: string, index: number | undefined): void {

@@ -62,6 +62,7 @@ const PAGES: Record<string, string> = {
     <form action="/help"><label>Search help articles <input type="search" name="q"></label> <button>Search</button></form>`,
   '/table': `<!doctype html><title>Book a table</title><form action="/sent"><label>Date <input type="date" name="date"></label> <label>Guests <select name="guests"><option>1</option><option selected>2</option><option>3</option><option>4</option></select></label> <button>Book table</button></form>`,
   '/topic': `<!doctype html><title>Contact</title><form action="/sent"><label>What is it about? <select name="topic"><option value="">Choose a topic</option><option>My parcel is late</option><option>My parcel arrived damaged</option></select></label> <button>Send message</button></form>`,
+  '/gigs': `<!doctype html><meta charset="utf-8"><title>What's on</title><h2 id="e">Sat 12 December – Jazz brunch with Nina Okoro</h2><button onclick="document.getElementById('e').textContent = 'Fri 8 January – Jazz night: Nina Okoro Trio'">Next page</button>`,
   '/months': `<!doctype html><title>Choose a date</title><p id="m">December 2026</p><button onclick="document.getElementById('m').textContent = 'January 2027'">Next month</button><p style="height: 2000px">Days</p>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
 };
@@ -991,6 +992,18 @@ describe('an answer the agent states while the page shows it (a model that follo
     );
     expect(page.url()).toBe('http://site.test/hours');
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+
+  it('holds again for another line of the page the words quote (another page of a list), not for the same one', async () => {
+    await page.goto('http://site.test/gigs');
+    const ask = 'When is Nina Okoro playing a jazz night?';
+    const first: Call = { tool: 'click_element', args: { index: 1 }, says: "The page shows 'Sat 12 December – Jazz brunch with Nina Okoro'; I need to find when. I press 'Next page'." };
+    const second: Call = { ...first, says: "The page shows 'Fri 8 January – Jazz night: Nina Okoro Trio'; I need to find when. I press 'Next page'." };
+    const { requests } = await run([[first], [first], [second], [second], [done]], 8, { prompt: ask, followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not done yet: your own words answer the task: .*this page shows "Sat 12 December – Jazz brunch with Nina Okoro"/);
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Clicked [1] button "Next page"');
+    expect(toolAnswers(requests[3]).at(-1)).toMatch(/^Not done yet: your own words answer the task: .*this page shows "Fri 8 January – Jazz night: Nina Okoro Trio"/);
+    expect(toolAnswers(requests[4]).at(-1)).toBe('Clicked [1] button "Next page"');
   });
 
   it('leaves the held press out of the next answer, then offers it again', async () => {

@@ -187,6 +187,8 @@ export class TaskMemory {
   readonly misindexHeld = new Set<string>();
   /** An action away from a page that shows the answer the agent's words gave was held in this task (stated-answer.ts). */
   statedHeld = false;
+  /** The page lines those holds quoted: held once per line, twice a task at most. */
+  readonly statedLines = new Set<string>();
   /** The page in view is the one opened from the cheapest (dearest) line, as the note said: its amount and end ("€4.75, the lowest price of the page before"). */
   extremePage?: string;
   /** A leave of a page that showed what the task asks about was held once in this task (act.ts). */
@@ -248,6 +250,7 @@ export class TaskMemory {
     this.questionHeld = false;
     this.misindexHeld.clear();
     this.statedHeld = false;
+    this.statedLines.clear();
     this.shownHeld = false;
     this.extremePage = undefined;
     this.giveUpHeld = false;
