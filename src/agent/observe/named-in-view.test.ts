@@ -215,3 +215,13 @@ describe('the line of the most words of a question', () => {
     );
   });
 });
+
+describe('a question of checking in', () => {
+  it("takes the page's Check-in for its word, not the common word check", () => {
+    expect(keywordsAsked('From what time can I check in there?')).toContain('check-in');
+    const stay = page('Patershol Rooms', 'House rules', 'Check-in | from 16:30', 'Check-out | until 10:30', 'Pets | Not allowed');
+    expect(namedInViewNote('Find the cheapest place to stay in Ghent on Staybird. From what time can I check in there?', stay.replace('Title: Search results', 'Title: Patershol Rooms – Staybird'))).toBe(
+      'Note: the task asks about "check-in"; this page shows "Check-in | from 16:30". If that answers the task, call done with it.',
+    );
+  });
+});

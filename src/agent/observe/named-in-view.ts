@@ -64,7 +64,10 @@ const COMMON = new Set(
 export function keywordsAsked(task: string): string[] {
   if (!ASKS.test(task) && !/\?|\b(?:who|when|where|how|what)\b/i.test(task)) return [];
   const words = (task.toLowerCase().match(/\p{L}{5,}/gu) ?? []).map((w) => w.replace(/(?<=[^s])s$/, '')).filter((w) => !COMMON.has(w) && !COMMON.has(`${w}s`));
-  return [...new Set(words)];
+  // "check in" is no common "check": the page's "Check-in" (the default model, the stay's
+  // "Check-in | from 16:30" in view, pressed "Reserve")
+  const checks = [...task.toLowerCase().matchAll(/\bcheck[- ]?(in|out)\b/g)].map((m) => `check-${m[1]}`);
+  return [...new Set([...checks, ...words])];
 }
 
 /** Lines of the page text that hold `word` as a word (or its plural): at most two, or none for a word on more lines. */
