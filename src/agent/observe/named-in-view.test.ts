@@ -225,3 +225,12 @@ describe('a question of checking in', () => {
     );
   });
 });
+
+describe('a byline of the person the task names', () => {
+  it('is quoted with the line above it, what they wrote', () => {
+    const reviews = page('Great steaks', '★★★★☆ 4 out of 5 · by Zoe L.', 'Handle gets far too hot', '★★☆☆☆ 2 out of 5 · by Helga K.', 'Reviewed in November 2026 · Verified purchase');
+    expect(namedInViewNote('A reviewer called Helga K. was unhappy with the Ironclad skillet. What was her complaint?', reviews)).toBe(
+      'Note: the task asks about "Helga K"; this page shows "Handle gets far too hot" above "★★☆☆☆ 2 out of 5 · by Helga K.". If that answers the task, call done with it.',
+    );
+  });
+});

@@ -77,6 +77,9 @@ function linesWith(word: string, lines: string[]): string[] {
   return found.length <= MAX_LINES ? found.filter((line) => line.length > word.length + 2) : [];
 }
 
+/** The line names `name` as the one who wrote what it follows: "… · by Helga K.", "Posted by Lena M.". */
+const byline = (line: string, name: string) => new RegExp(`\\bby\\s+${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'i').test(line);
+
 const clipped = (line: string) => `"${line.length > MAX_QUOTED ? `${line.slice(0, MAX_QUOTED - 1)}…` : line}"`;
 
 /**
@@ -152,7 +155,11 @@ function inView(task: string, observation: string): { about: string; shown: stri
     if (line.length > name.length + 2) {
       if (!answers(line)) continue;
       const record = tableRecord(lines, line);
-      found.push({ name, quoted: `${clipped(line)}${record ? ` (${record})` : ''}` });
+      // a byline ("★★☆☆☆ 2 out of 5 · by Helga K."): what the person wrote is the line above
+      // (the default model, quoted the byline alone, answered with its rating)
+      const above = byline(line, name) ? lines[i - 1] : undefined;
+      const wrote = above && !FRAME_LINE.test(above) && i - 1 > start ? `${clipped(above)} above ` : '';
+      found.push({ name, quoted: `${wrote}${clipped(line)}${record ? ` (${record})` : ''}` });
       continue;
     }
     // a card's title then its price; not a heading then its paragraph (the site's name above
