@@ -18,6 +18,11 @@ describe('the options a task names', () => {
     expect(named('a new order', 'New York', 'New Delhi')).toEqual([]);
   });
 
+  it('takes no option the task says no to', () => {
+    expect(named('Two adults on 9 March. We are on foot, no car.', 'No vehicle (foot passengers)', 'Car', 'Bicycle')).toEqual([]);
+    expect(named('Two adults without a car, with a bicycle.', 'No vehicle (foot passengers)', 'Car', 'Bicycle')).toEqual(['Bicycle']);
+  });
+
   it('takes no option of fewer than 3 letters', () => {
     expect(named('size M in blue', 'S', 'M', 'L')).toEqual([]);
   });

@@ -29,7 +29,8 @@ export interface FormToSend {
 
 /** The options of a choice that the task names, each with what in it was named (a short one, "4", next to a word of the choice's label: "4 guests"). */
 export function optionsNamed(task: string, options: { text: string; index: number }[], label?: string): { text: string; index: number }[] {
-  const said = ` ${task.toLowerCase().replace(/[^\p{L}\p{N}$€£]+/gu, ' ')} `;
+  // (not what the task says no to: "we are on foot, no car")
+  const said = ` ${task.toLowerCase().replace(/[^\p{L}\p{N}$€£]+/gu, ' ')} `.replace(/ (?:no|not|without|never)(?: an?| the)? \S+(?= )/g, ' ');
   const words = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}$€£]+/gu, ' ').trim();
   const firstWords = options.map((option) => words(option.text).split(' ')[0] ?? '');
   return options.filter((option, i) => {
