@@ -1,5 +1,5 @@
 import type { EmptyField } from './form-fields';
-import { formPlanNote, personName, planFields, planWords, taskDate } from './form-plan';
+import { formPlanNote, personName, planFields, planWords, taskDate, taskMessage } from './form-plan';
 
 const race = [
   'URL: http://127.0.0.1:4000/run/d-race/index.html',
@@ -44,6 +44,21 @@ describe('the values a task gives for the empty fields of a form', () => {
       { index: 2, value: '<secret>card_number</secret>', tool: 'input_text' },
       { index: 3, value: '<secret>pin</secret>', tool: 'input_text' },
     ]);
+  });
+
+  it("gives a message field what the task quotes as the message, or its sentences that say something rather than tell what to do", () => {
+    expect(taskMessage('Fill in the contact form with the name "Ada Lovelace", the email "ada@example.com" and the message "Please send my invoice", then send it.')).toBe('Please send my invoice');
+    const parcel = 'My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken. Let their support know; my e-mail is jo.reid@example.com.';
+    expect(taskMessage(parcel)).toBe('My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken.');
+    const form = ['Title: Help – Parcelly', '[6] textbox "Tracking number" empty', '[7] textbox "Your message" empty', '[8] textbox "Your e-mail" type=email empty'].join('\n');
+    expect(planFields(parcel, form, [6, 7, 8].map((index) => ({ index, label: '', kind: 'text' as const })))).toEqual([
+      { index: 7, value: 'My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken.', tool: 'input_text' },
+      { index: 8, value: 'jo.reid@example.com', tool: 'input_text' },
+    ]);
+    // only what to do, a name and a number, or a question: nothing to say
+    expect(taskMessage("Ask Greenleaf Energy to ring me back. I'm Tom Baker and my number is 07700 900123.")).toBeUndefined();
+    expect(taskMessage('Send the form.')).toBeUndefined();
+    expect(taskMessage('What is the price of the Blue Kettle?')).toBeUndefined();
   });
 
   it('gives no option the task says no to', () => {

@@ -84,6 +84,26 @@ export interface SecretName {
   oneTimeCode?: true;
 }
 
+/** A field for what the user has to say: "Your message", "Comments", "How can we help?". */
+const MESSAGE_FIELD = /\bmessage\b|\bcomments?\b|\bdetails\b|\bdescri(?:be|ption)\b|\byour (?:question|enquiry|inquiry)\b|how can we help/i;
+/** A sentence of a task that tells the agent what to do, not what to say: "Let their support know", "Send it". */
+const INSTRUCTION = /^(?:please\s+)?(?:let|tell|ask|send|contact|write|fill|submit|report|use|sign|log|open|go|find|book|then|and)\b/i;
+
+/**
+ * What a message field takes: the text the task quotes as the message ("the message "Please
+ * send my invoice""), else the task's sentences that say something rather than tell what to do
+ * (no e-mail address or phone number in them). The default model, on a support form, typed
+ * "Let their support know; my e-mail is …" as the message, then the e-mail address.
+ */
+export function taskMessage(task: string): string | undefined {
+  const quoted = /\b(?:message|comment|note|saying|says?)\s*(?:of\s+|:\s*)?(?:"([^"\n]{3,500})"|“([^”\n]{3,500})”)/i.exec(task);
+  if (quoted) return quoted[1] ?? quoted[2];
+  const sentences = task.split(/(?<=[.!?;])\s+/).map((sentence) => sentence.trim()).filter(Boolean);
+  const saying = sentences.filter((sentence) => !INSTRUCTION.test(sentence) && !EMAIL_ONLY_IN.test(sentence) && !/\d{3}[\d ()-]{4,}/.test(sentence.replace(/\b[A-Z]{1,3}\s?\d[\d ]+\b/g, '')) && !/\?$/.test(sentence));
+  return saying.length && saying.length < sentences.length ? saying.join(' ').replace(/;$/, '.') : undefined;
+}
+const EMAIL_ONLY_IN = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/;
+
 /** A journey's fields: where from, where to. */
 const FROM_FIELD = /^(?:from|leaving from|departing from|origin|departure (?:station|airport|city))\b/i;
 const TO_FIELD = /^(?:to|going to|destination|arrival (?:station|airport|city))\b/i;
@@ -145,6 +165,7 @@ export function planFields(task: string, observation: string, empty: readonly Em
     else if (type === 'tel' || /phone|mobile|telephone/i.test(label)) value = phones[0];
     else if (type === 'date' || /\bdate\b|birth|\bborn\b|\bdob\b/i.test(label)) value = date;
     else if (role === 'searchbox' || type === 'search' || /\bsearch\b/i.test(label)) value = searchTerms(task, observation)[0];
+    else if (MESSAGE_FIELD.test(label)) value = taskMessage(task);
     else if (FROM_FIELD.test(label)) value = taskRoute(task)?.from;
     else if (TO_FIELD.test(label)) value = taskRoute(task)?.to;
     else if (name && /first name|given name|forename/i.test(label)) value = name.split(' ')[0];
