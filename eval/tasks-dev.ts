@@ -176,8 +176,8 @@ const MEDIUM: TaskSpec[] = [
     prompt: 'Find the cheapest place to stay in Ghent on Staybird. From what time can I check in there?',
     verdict: (o) => all(visitedWith(o, 'stay.html', { id: 'ghent-patershol' }), answerNames(o, /16[:.h]30|4[:.]30 ?pm/, [/15[:.]00/, /14[:.]00/, /13[:.]00/, /17[:.]00/])),
     scripted: {
-      right: [type('Where are you going?', 'Ghent'), click('Search stays'), click('Patershol Rooms'), done('{{find:Check-in\\s+from (\\d+:\\d+)}}')],
-      wrong: [type('Where are you going?', 'Ghent'), click('Search stays'), click('Vrijdagmarkt Loft'), done('{{find:Check-in\\s+from (\\d+:\\d+)}}')],
+      right: [type('Where are you going?', 'Ghent'), click('Search stays'), click('Patershol Rooms'), done('{{find:Check-in[\\s|]+from (\\d+:\\d+)}}')],
+      wrong: [type('Where are you going?', 'Ghent'), click('Search stays'), click('Vrijdagmarkt Loft'), done('{{find:Check-in[\\s|]+from (\\d+:\\d+)}}')],
     },
   },
   {

@@ -3,7 +3,7 @@
  * asked for one action, within the task's token budgets, until it gives a valid one (a few
  * attempts at most).
  */
-import { typingFirst } from './action-list';
+import { typingFirst } from './list-order';
 import { TaskFailure } from '../contracts/errors';
 import { observationBudget, tokensOf } from './context-budget';
 import { allowCall, tighterBudget, type CostBudget } from './cost-budget';
