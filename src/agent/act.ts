@@ -183,9 +183,9 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
   const pressed = index === undefined ? undefined : observedElements(observation).find((e) => e.index === index)?.label;
   const words = ownWords(request.reasoning, step.memory.lastHeld);
   const note = statedAnswer(task, words, observation) ?? statedExtreme(task, words, observation, pressed);
+  if (!note) return undefined;
   // once per line of the page (the default model, held on a brunch's line of the task's
   // performer on page 1, read the right one on page 3 and went on paging)
-  if (!note) return undefined;
   const shown = / and this page shows (.*)\. If it does not answer/.exec(note)?.[1] ?? note;
   if (step.memory.statedLines.has(shown)) return undefined;
   step.memory.statedHeld = true;
