@@ -61,6 +61,10 @@ describe('the values a task gives for the empty fields of a form', () => {
     expect(taskMessage('What is the price of the Blue Kettle?')).toBeUndefined();
   });
 
+  it('takes no opening verb for a part of the name ("Type Alan Turing into …")', () => {
+    expect(personName('Type Alan Turing into the "Full name" field and click the blue Submit button.', 'Title: Send a request')).toBe('Alan Turing');
+  });
+
   it('gives no option the task says no to', () => {
     const ferry = ['Title: Island Ferries', '[4] select "Vehicle" value="No vehicle (foot passengers)" options="No vehicle (foot passengers) | Car | Bicycle"'].join('\n');
     const vehicle = [{ index: 4, label: '', kind: 'choice' as const }];

@@ -28,7 +28,7 @@ const PERSON = /\b[A-Z][a-zà-ÿ'’-]+(?:\s+[A-Z][a-zà-ÿ'’-]+){1,2}\b/g;
 const LINE = (index: number) => new RegExp(`^\\s*\\[${index}\\] (\\S+) "((?:[^"\\\\]|\\\\.)*)"(.*)$`, 'm');
 /** Labels of a name field that is not the person's. */
 /** Words that open a request, capitalised at a sentence's start. */
-const OPENERS = /^(?:I'm|I’m|I|The|My|Our|Please|Sign|Book|Enter|Ask|Send|Register|Add|Put|Find|Tell|Make|Set|Fill|Change|Update|Create|Order|Buy|Get|Call|Write|Contact|Email|Mail|Hi|Hello|Dear)$/;
+const OPENERS = /^(?:I'm|I’m|I|The|My|Our|Please|Sign|Book|Enter|Ask|Send|Register|Add|Put|Find|Tell|Make|Set|Fill|Change|Update|Create|Order|Buy|Get|Call|Write|Type|Contact|Email|Mail|Hi|Hello|Dear)$/;
 const OTHER_NAME = /company|business|organi[sz]ation|user ?name|account|card|pet|club|team|street|city|town|file/i;
 
 const squeeze = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();

@@ -50,5 +50,8 @@ describe('a typing of a value where it does not belong', () => {
     expect(misplacedTyping(ask, signIn, 3, '<secret>pin</secret>', secrets)).toBeUndefined();
     // a value no other field holds: the words decide
     expect(misplacedTyping(ask, signIn, 3, '1234', secrets)).toBeUndefined();
+    // a value of the task's words, typed again into the field that takes it after another one: the words decide
+    const form = ['Title: Send a request', 'Interactive elements:', '[2] textbox "Company" value="Alan Turing"', '[3] textbox "Your name (as in your passport)" empty'].join('\n');
+    expect(misplacedTyping('Type Alan Turing into the "Full name" field and click Submit.', form, 3, 'Alan Turing')).toBeUndefined();
   });
 });

@@ -14,6 +14,7 @@ export const ELSEWHERE_HELD = 'Not typed: the task gives';
 export const LABEL_HELD = 'Not typed: it is the label of';
 
 const squeeze = (text: string) => text.toLowerCase().replace(/\s+/g, ' ').trim();
+const SECRET = /^<secret>[^<]+<\/secret>$/;
 const valueOf = (line: string) => /\bvalue="((?:[^"\\]|\\.)*)"/.exec(line)?.[1]?.replace(/\\(.)/g, '$1');
 
 /**
@@ -23,7 +24,9 @@ const valueOf = (line: string) => /\bvalue="((?:[^"\\]|\\.)*)"/.exec(line)?.[1]?
  */
 function typedElsewhere(plan: PlannedValue[], elements: ObservedElement[], index: number, text: string): string | undefined {
   const own = plan.find((p) => p.tool === 'input_text' && p.index === index);
-  if (!own || squeeze(own.value) === squeeze(text)) return undefined;
+  // (secrets only: a value of the task's words is judged by the words, "Alan Turing" typed
+  // again into the name field after the company's)
+  if (!own || squeeze(own.value) === squeeze(text) || !SECRET.test(own.value) || !SECRET.test(text)) return undefined;
   const holder = elements.find((e) => e.index !== index && squeeze(valueOf(e.line) ?? '') === squeeze(text));
   const field = elements.find((e) => e.index === index);
   if (!holder || !field) return undefined;
