@@ -18,7 +18,7 @@ const SECRET = /^<secret>[^<]+<\/secret>$/;
 const valueOf = (line: string) => /\bvalue="((?:[^"\\]|\\.)*)"/.exec(line)?.[1]?.replace(/\\(.)/g, '$1');
 
 /**
- * A value another field holds already, typed into a field the task gives another value for.
+ * A secret another field holds already, typed into a field the task gives another secret for.
  * The default model, told "type "<secret>pin</secret>" into [3]" (PIN), typed the card number's
  * secret there too, and the sign-in failed.
  */
