@@ -10,8 +10,8 @@ import type { Locator } from 'playwright-core';
 /** What a press of a form's button did to the form: `plain` left it as it was, `pressed` chose a value of it. */
 export type FormPress = 'plain' | 'pressed';
 
-/** How long the page may take to say what the element is. */
-const READ_MS = 500;
+/** How long the page may take to say what the element is (a loaded machine took more than 500 ms). */
+const READ_MS = 2_000;
 
 /** Runs in the page: the element is a button of a form that does not send it. */
 function isPlainFormButton(el: Element): boolean {
