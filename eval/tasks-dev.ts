@@ -87,6 +87,14 @@ const EASY: TaskSpec[] = [
     verdict: (o) => answerNames(o, /\b468 ?g/, [/\b412\b/, /\b545\b/, /\b390\b/]),
     scripted: { right: [scrollDown(), done('{{find:Weight \\(with battery and card\\)\\W{0,20}(\\d+ g)}}')], wrong: { answer: '412 g' } },
   },
+  {
+    id: 'dev-easy-spec-tab',
+    tier: 'easy',
+    site: 'd-headphones',
+    prompt: 'How long does the battery of the Orca S5 last on one charge?',
+    verdict: (o) => answerNames(o, /\b38\b/, [/\b5 hours/]),
+    scripted: { right: [click('Specifications'), done('{{find:Battery life[\\s|]+(Up to \\d+ hours)}}')], wrong: { answer: '5 hours' } },
+  },
 ];
 
 const MEDIUM: TaskSpec[] = [
@@ -188,6 +196,14 @@ const MEDIUM: TaskSpec[] = [
     verdict: (o) => answerNames(o, /8 january|january 8(th)?\b|08[./]01/, [/12 december/, /5 december/]),
     scripted: { right: [click('Next ›'), click('Next ›'), done('{{find:(Fri 8 January) – Jazz night: Nina Okoro}}')], wrong: { answer: 'Sat 12 December at 11:00' } },
   },
+  {
+    id: 'dev-medium-size-colour',
+    tier: 'medium',
+    site: 'd-jacket',
+    prompt: 'Put the Harbor rain jacket in navy, size L, in my bag.',
+    verdict: (o) => posted(o, 'bag.html', { colour: 'navy', size: 'L' }),
+    scripted: { right: [click('Navy'), click('L'), click('Add to bag'), done('The navy Harbor rain jacket in size L is in your bag.')], wrong: [click('Navy'), click('XL'), click('Add to bag'), done('The navy Harbor rain jacket in size L is in your bag.')] },
+  },
 ];
 
 const HARD: TaskSpec[] = [
@@ -272,6 +288,22 @@ const HARD: TaskSpec[] = [
         click('Send message'),
         done('Sent'),
       ],
+    },
+  },
+  {
+    id: 'dev-hard-modal-address',
+    tier: 'hard',
+    site: 'd-grocer',
+    prompt: 'Change my Freshbox delivery address to 12 Quay Street, Cork T12 X4P2.',
+    verdict: (o) =>
+      posted(o, 'saved.html', {
+        street: (v) => /^12 quay st(reet)?$/.test(norm(v)),
+        town: 'cork',
+        eircode: (v) => norm(v).replace(/\s/g, '') === 't12x4p2',
+      }),
+    scripted: {
+      right: [click('Edit delivery address'), type('Street and number', '12 Quay Street'), type('Town or city', 'Cork'), type('Eircode', 'T12 X4P2'), click('Save address'), done('Your delivery address is now 12 Quay Street, Cork T12 X4P2.')],
+      wrong: [click('Edit delivery address'), type('Street and number', '12 Quay Street'), click('Save address'), done('Your delivery address is now 12 Quay Street, Cork T12 X4P2.')],
     },
   },
 ];
