@@ -23,7 +23,8 @@ function pageText(minMain: number): string {
 /** How many times extract scrolls an infinite list to load a number it is asked for. */
 const MAX_LOAD_ROUNDS = 8;
 
-async function readLines(ctx: ToolContext): Promise<string[]> {
+/** The text of the page and its frames, whole (below the viewport too), in lines. */
+export async function readLines(ctx: ToolContext): Promise<string[]> {
   const texts = await attempt(ctx.signal, 'Reading the page', () => abortable(readFrames(ctx.page), ctx.signal));
   return cleanLines(texts.join('\n'));
 }
@@ -88,8 +89,17 @@ export function bestLines(lines: string[], query: string): string[] {
   if (!words.length || lines.length <= MAX_BEST) return [];
   const scores = lines.map((line) => words.filter((word) => line.toLowerCase().includes(word)).length);
   const top = Math.max(...scores);
-  const best = lines.filter((_, index) => scores[index] === top);
-  return top > 0 && best.length <= MAX_BEST ? best.map((line) => (line.length > 300 ? `${line.slice(0, 299)}…` : line)) : [];
+  const best = lines.flatMap((line, index) => (scores[index] === top ? [...(bylineOf(line, query) && index > 0 ? [lines[index - 1]] : []), line] : []));
+  return top > 0 && best.length <= MAX_BEST + 1 ? best.map((line) => (line.length > 300 ? `${line.slice(0, 299)}…` : line)) : [];
+}
+
+/**
+ * Whether the line is the byline of a person the query names ("★★☆☆☆ 2 out of 5 · by Helga
+ * K."): what they wrote is the line above. The default model, given the byline alone as the
+ * best match for "Helga K.'s complaint", answered with her rating.
+ */
+function bylineOf(line: string, query: string): boolean {
+  return (query.match(PERSON) ?? []).some((name) => line.toLowerCase().includes(`by ${name.replace(/\.$/, '').toLowerCase()}`));
 }
 const MAX_BEST = 3;
 

@@ -114,6 +114,12 @@ describe('bestLines', () => {
     expect(bestLines(['Invoices', ...invoices], 'Invoice #1025: €')).toEqual([invoices[24]]);
   });
 
+  it("come with the line above a person's byline: what they wrote", () => {
+    const reviews = ['Customer reviews', 'Nice pouring lips', '★★★★☆ 4 out of 5 · by Paul N.', 'Handle gets far too hot', '★★☆☆☆ 2 out of 5 · by Helga K.', 'Great steaks', '★★★★☆ 4 out of 5 · by Zoe L.'];
+    expect(bestLines(reviews, "What was Helga K.'s complaint?")).toEqual(['Handle gets far too hot', '★★☆☆☆ 2 out of 5 · by Helga K.']);
+    expect(bestLines(reviews, 'Which review gave 2 stars?')).not.toContain('Handle gets far too hot');
+  });
+
   it('are none when many lines share the top score, no line matches, or the page is short', () => {
     expect(bestLines(invoices, 'invoice amount')).toEqual([]);
     expect(bestLines(invoices, 'delivery time')).toEqual([]);
