@@ -12,7 +12,7 @@ import { MAX_VERIFY_RETRIES, notVerified, notVerifiedNote, runChecks } from './v
 import { gateAction } from './action-gate';
 import { indexOf } from './tools/fields';
 import { appearedText, elementKey, observedElements, readObservation } from './observe/page-diff';
-import { REPEAT_HELD, repeatNote } from './repetition';
+import { REPEAT_HELD, addedShown, againNote, asksForOne, cartButton, cartButtonNamed, otherItemNote, repeatNote } from './repetition';
 import { elementUnderIndex } from './approval-binding';
 import { observedIndexes } from './page-bound-tools';
 import { reportRefusals } from './policy/navigation-guard';
@@ -28,7 +28,8 @@ import { SLOT_HELD, otherSlot } from './slot-check';
 import { ELSEWHERE_HELD, LABEL_HELD, misplacedTyping } from './typing-check';
 import { ownWords, STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
-import { heldOption, OPTION_HELD } from './option-check';
+import { readLines } from './tools/extract';
+import { heldOption, heldSize, OPTION_HELD } from './option-check';
 import { NO_EARLIER_PAGE } from './tools/go-back';
 import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, NO_PRESS_HELD, pressNotMade, UNNAMED_HELD, unnamedToggle } from './index-check';
@@ -103,7 +104,8 @@ function startAction(step: StepContext, request: ActionRequest): ActionUnderWay 
   const base: ResultBase = { usage: request.usage, cost: request.cost, action: { name: tool.name }, ...(said ? { said } : {}) };
   const toolContext = toolContextOf(step);
   // The next observation says what the action changed (0: an action on no element).
-  step.memory.acted.push(indexOf(request.args) ?? 0);
+  // (a tab's number is not an element's: a switch to tab [1] is no press of element [1])
+  step.memory.acted.push(tool.name === 'switch_tab' ? 0 : (indexOf(request.args) ?? 0));
   noteSet(step, request);
   step.memory.held = false;
   toolContext.pinned = request.replay?.pinned;
@@ -135,7 +137,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   const result = await tool.execute(toolContext, gate.args as never);
   if (tool.name !== 'navigate') forgetReloadAsk(toolContext.page);
   base.timings = action.timings();
-  if (result.done && result.done.success === false && !request.replay && step.options.llm.followsSchemas && !givenUpEarly(step, callId)) return { ...base, kind: 'continue' };
+  if (result.done && result.done.success === false && !request.replay && step.options.llm.followsSchemas && !(await givenUpEarly(step, callId, toolContext))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && !request.replay && !(await doneStands(step, callId, toolContext, result.done.message, request.reasoning))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && !(await answerAccepted(step, callId, result.done))) return { ...base, kind: 'continue' };
   if (result.done && result.done.success !== false && step.input.params.verify?.length) {
@@ -150,9 +152,10 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
 async function heldByCheck(step: StepContext, request: ActionRequest, toolContext: ToolContext, args: unknown): Promise<string | undefined> {
   if (request.tool.name === 'request_human_input') {
     const asksCredentials = (args as { type?: unknown } | undefined)?.type === 'credentials';
-    const note =
-      heldQuestion(args, step.secrets, step.memory.questionHeld, asksCredentials ? await hasPasswordField(toolContext.page) : true, step.input.params.prompt ?? '', step.memory.typed) ??
-      answerInView(step, asksCredentials);
+    const signInShown = asksCredentials ? await hasPasswordField(toolContext.page) : true;
+    const held = (firstStep: boolean) => heldQuestion(args, step.secrets, step.memory.questionHeld, signInShown, step.input.params.prompt ?? '', step.memory.typed, firstStep);
+    // the lines in view that answer the task before a question asked at the first step
+    const note = held(false) ?? answerInView(step, asksCredentials) ?? held(step.input.stepNo === 0);
     if (note) {
       step.memory.questionHeld = true;
       step.memory.offNextAnswer.add('request_human_input');
@@ -323,7 +326,8 @@ function heldMistyped(step: StepContext, request: ActionRequest, index: number):
 
 /** A choice of an option while another of its list holds more of the task's words: held once per option (option-check.ts). */
 function heldChoice(step: StepContext, tool: string, args: unknown): string | undefined {
-  const held = heldOption(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', tool, args);
+  const task = step.input.params.prompt ?? '';
+  const held = heldOption(task, step.memory.lastObservation ?? '', tool, args) ?? heldSize(task, step.memory.lastObservation ?? '', tool, args);
   if (!held || step.memory.misindexHeld.has(`option ${held.key}`)) return undefined;
   step.memory.misindexHeld.add(`option ${held.key}`);
   return held.note;
@@ -340,7 +344,12 @@ function heldSentLeave(step: StepContext, tool: string, args: unknown): string |
   return note;
 }
 
-/** A second press in a row of a button that adds or buys, the page changed by the first: held once per button (repetition.ts). */
+/**
+ * A second press in a row of a button that adds or buys, the page changed by the first: held
+ * once per button; in a task that asks for one, a cart button pressed already, or one the
+ * task does not name while it names another, held unless pressed again right after its hold
+ * (repetition.ts).
+ */
 function heldRepeat(step: StepContext, tool: string, args: unknown): string | undefined {
   const { memory } = step;
   const index = indexOf(args);
@@ -348,6 +357,8 @@ function heldRepeat(step: StepContext, tool: string, args: unknown): string | un
   const line = tool === 'click_element' && index !== undefined ? readObservation(now).elements.get(index) : undefined;
   if (!line) return undefined;
   const element = elementKey(line).replace(/^\[\d+\] /, '');
+  const cart = heldCartPress(step, index!, line, element);
+  if (cart !== null) return cart;
   const before = memory.presses.pressedBefore(tool, element, now);
   if (before === undefined || memory.repeatsHeld.has(element)) return undefined;
   const note = repeatNote(line, index!, appearedText(before, now)[0]);
@@ -355,6 +366,32 @@ function heldRepeat(step: StepContext, tool: string, args: unknown): string | un
   memory.repeatsHeld.add(element);
   memory.pressesOffNextAnswer.add(index!);
   return note;
+}
+
+/** A press of a cart button in a task that asks for one: the hold's note, undefined to press it, null when it is no such press. */
+function heldCartPress(step: StepContext, index: number, line: string, element: string): string | undefined | null {
+  const { memory } = step;
+  const label = cartButton(line);
+  const task = step.input.params.prompt ?? '';
+  if (!label || !asksForOne(task)) return null;
+  const now = memory.lastObservation ?? '';
+  const insists = memory.cartHeld?.element === element && memory.cartHeld.at === step.input.stepNo - 1;
+  const named = cartButtonNamed(task, observedElements(now));
+  // pressed before, and the page said since that something went into the cart
+  const earlier = memory.cartPresses.get(element);
+  const added = earlier !== undefined && addedShown(appearedText(earlier, now));
+  // pressed at the step before: said with what the page shows now
+  const before = memory.presses.pressedBefore('click_element', element, now);
+  const again = before !== undefined ? repeatNote(line, index, appearedText(before, now)[0]) : againNote(index, label);
+  const note = insists ? undefined : added ? again : !earlier && named && named.index !== index ? otherItemNote({ index, label }, named) : undefined;
+  if (note) {
+    memory.cartHeld = { element, at: step.input.stepNo };
+    memory.repeatsHeld.add(element);
+    memory.pressesOffNextAnswer.add(index);
+    return note;
+  }
+  memory.cartPresses.set(element, now);
+  return undefined;
 }
 
 /** An action held back (submit-check.ts, question-check.ts): not performed, the model told why, an action list stopped there. */
@@ -447,16 +484,26 @@ async function waitForApproval(step: StepContext, request: ActionRequest, action
   return { ...base, kind: 'human_input', humanInput: { type: 'approval_needed', value: step.mask(gate.request) } };
 }
 
-/** A give-up after few actions, answered once per task with the element likeliest to lead on (give-up.ts); true when it stands. */
-function givenUpEarly(step: StepContext, callId: string): boolean {
+/**
+ * A give-up after few actions, answered once per task with what the whole page shows of what
+ * the task asks, or the element likeliest to lead on (give-up.ts); true when it stands. The
+ * default model gave up at its first step on a question a line below the viewport answered.
+ */
+async function givenUpEarly(step: StepContext, callId: string, toolContext: ToolContext): Promise<boolean> {
   const { memory } = step;
   // the steps before this one (a step is one model answer)
   const actions = step.input.stepNo;
   if (memory.giveUpHeld || actions > EARLY_ACTIONS) return true;
   memory.giveUpHeld = true;
-  const note = giveUpNote(step.input.params.prompt ?? '', memory.lastObservation ?? '', actions);
+  const task = step.input.params.prompt ?? '';
+  // (what the page shows in view was said by the observation's note already)
+  const whole = await readLines(toolContext).catch(() => [] as string[]);
+  const found = whole.length ? shownInView(task, `Visible text:\n${whole.join('\n')}`) : undefined;
+  const shown = found !== shownInView(task, memory.lastObservation ?? '') ? found : undefined;
+  const note = giveUpNote(task, memory.lastObservation ?? '', actions, shown);
   memory.answerCall(callId, step.mask(note));
-  memory.offNextAnswer.add('done');
+  // told the answer's line, done stays offered
+  if (!shown) memory.offNextAnswer.add('done');
   step.log.info({ actions }, 'early give-up answered');
   return false;
 }

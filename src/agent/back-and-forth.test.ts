@@ -14,7 +14,7 @@ describe('BackAndForth', () => {
     expect(pages.loop(one)).toBeUndefined();
     pages.moved(one, two, 1);
     const loop = pages.loop(two)!;
-    expect(loop).toEqual({ other: 'http://shop.test/results?q=chair', otherText: 'page 1 of 2 / Pine Chair: $89', leadBack: [{ index: 1, label: 'Previous page' }] });
+    expect(loop).toEqual({ other: 'http://shop.test/results?q=chair', otherText: 'page 1 of 2 / Pine Chair: $89', otherTitle: 'Results', leadBack: [{ index: 1, label: 'Previous page' }] });
     expect(backAndForthNote(loop)).toBe(
       'Note: this is the second time you came to this page from http://shop.test/results?q=chair, and you went back there in between; "Previous page" [1] only leads back there. That page showed: "page 1 of 2 / Pine Chair: $89". If what the task asks is on one of these two pages, answer from it (call done); if not, go on another way.',
     );

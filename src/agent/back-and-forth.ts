@@ -16,6 +16,8 @@ export interface BackAndForthLoop {
   other: string;
   /** The text that page showed when the agent was last there (the model sees only this page now). */
   otherText: string;
+  /** That page's title: a tab showing it leads back there too. */
+  otherTitle: string;
   /** The elements of this page whose press took it there, by index, with their labels. */
   leadBack: { index: number; label: string }[];
 }
@@ -36,6 +38,8 @@ export class BackAndForth {
   private readonly byText = new Map<string, string>();
   /** The visible text each page showed last. */
   private readonly texts = new Map<string, string[]>();
+  /** The title each page showed last. */
+  private readonly titles = new Map<string, string>();
 
   /** The page an observation shows: its address, or the first address its same text was seen at. */
   private pageOf(observation: string): string {
@@ -55,6 +59,7 @@ export class BackAndForth {
     const from = before === undefined ? undefined : this.pageOf(before);
     const to = this.pageOf(now);
     this.texts.set(to, visibleText(now));
+    this.titles.set(to, readObservation(now).title);
     if (from !== undefined && from !== to && index > 0) {
       const label = observedLabels(before!)[index];
       if (label) {
@@ -81,7 +86,7 @@ export class BackAndForth {
     const lines = this.texts.get(other) ?? [];
     let otherText = lines.join(' / ');
     if (otherText.length > QUOTE_MAX_CHARS) otherText = `${otherText.slice(0, QUOTE_MAX_CHARS - 1)}…`;
-    return { other, otherText, leadBack };
+    return { other, otherText, otherTitle: this.titles.get(other) ?? '', leadBack };
   }
 
   reset(): void {
@@ -89,6 +94,7 @@ export class BackAndForth {
     this.ways.clear();
     this.byText.clear();
     this.texts.clear();
+    this.titles.clear();
   }
 }
 

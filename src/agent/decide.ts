@@ -19,7 +19,7 @@ import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote } from './repetition';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
-import { boundToPage, navigateNeeded, replacingTyping, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, navigateNeeded, replacingTyping, tabsTitled, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
 import { systemPrompt, taskReminder } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
@@ -300,7 +300,8 @@ function parseArgs(tool: AgentTool, raw: string): { ok: true; value: unknown } |
  * What a model whose answers follow the schemas may choose on this page: elements bound to
  * those listed (less those a click cannot change, and the fields and boxes still as the agent set them), and unavailable the tools that cannot do
  * anything here, navigate when the task names no address and the tab shows a page
- * (page-bound-tools.ts), the page tools already performed on this unchanged page, the one it
+ * (page-bound-tools.ts), go_back and the tabs of the other page when it goes back and forth
+ * between two, the page tools already performed on this unchanged page, the one it
  * keeps repeating on it, done (request_human_input) just after a done (a question) was
  * answered with what stands against it, and the button whose press was just held (its form
  * not as the task says): told what to fill, the default model pressed it again at once.
@@ -319,7 +320,7 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   memory.pressesOffNextAnswer.clear();
   const pressedInVain = memory.idlePresses?.page === pageWithoutPlace(pageText) ? memory.idlePresses.indexes : [];
   const idle = [...(loop?.leadBack.map((e) => e.index) ?? []), ...notNow, ...pressedInVain];
-  const tools = unavailable(replacingTyping(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle }), task), off);
+  const tools = unavailable(replacingTyping(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle, tabsOff: loop ? tabsTitled(pageText, loop.otherTitle) : [] }), task), off);
   // Told what stands against its done, the model acts once more before it may call done again.
   if (!offOnce.includes('done') || !tools.some((spec) => spec.name !== 'done' && choosable(spec))) return tools;
   return tools.map((spec) => (spec.name === 'done' ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));

@@ -135,8 +135,10 @@ export function stillNamed(task: string, observation: string): string[] {
 
 /**
  * A done whose answer repeats the task's own words (its first sentence, or the whole of a
- * short task) for a task that asks to be told something, said once per task: the default
- * model answered "Until when is my Pulse Fitness membership valid? Log in with …".
+ * short task) for a task that asks to be told something, or only the prompt's line about the
+ * starting page, said once per task: the default model answered "Until when is my Pulse
+ * Fitness membership valid? Log in with …", and "The browser is already on the starting page
+ * of the task. The observation shows it." for a task without a "?".
  */
 export function echoedTask(step: StepContext, answer: string, words?: string): string | undefined {
   const { memory } = step;
@@ -144,7 +146,8 @@ export function echoedTask(step: StepContext, answer: string, words?: string): s
   if (memory.echoQuestioned) return undefined;
   const squeeze = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
   const first = squeeze(/^[^.?!\n]*[.?!]?/.exec(prompt.trim())?.[0] ?? '');
-  if (!/\?/.test(prompt) || !((first.length >= 20 && squeeze(answer).includes(first)) || wordsOfTask(squeeze(answer), squeeze(`${prompt} ${STARTING_PAGE}`)))) return undefined;
+  const echo = (first.length >= 20 && squeeze(answer).includes(first)) || wordsOfTask(squeeze(answer), squeeze(`${prompt} ${STARTING_PAGE}`));
+  if (!(echo && /\?/.test(prompt)) && !wordsOfTask(squeeze(answer), squeeze(STARTING_PAGE))) return undefined;
   memory.echoQuestioned = true;
   // what its own words quote from the page: the default model wrote "The page shows 'Valid
   // until 14 April 2027' which is the answer", and answered with the task's words twice

@@ -42,6 +42,9 @@ const PAGES: Record<string, string> = {
   '/bakery': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#breads">Breads</a> <a href="#/cakes">Cakes</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
     <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
+  '/tall-spec': `<!doctype html><title>Fennec X2</title><h1>Fennec X2</h1><p>A small camera for big trips.</p><div style="height:2400px">${Array.from({ length: 40 }, (_, i) => `<p>Made for travel, part ${i + 1} of the story.</p>`).join('')}</div><table><tr><td>Weight (body only)</td><td>412 g</td></tr><tr><td>Weight (with battery)</td><td>468 g</td></tr><tr><td>Sensor</td><td>24 MP</td></tr></table>`,
+  '/jacket': `<!doctype html><title>Rain jacket</title><label>Size <select id="s"><option value="">Choose</option><option>M</option><option>L</option></select></label> <button onclick="add()">Add to bag</button><p id="c"></p>
+    <script>function add() { const s = document.getElementById('s').value; document.getElementById('c').textContent = s ? 'Added to bag: size ' + s : 'Choose a size first.'; }</script>`,
   '/booking': `<!doctype html><title>Book a table</title><form action="/sent"><label>Guests <select name="guests"><option>2</option><option>4</option></select></label>
     <button type="button" aria-label="Later dates" onclick="document.getElementById('r').textContent = '9 – 15 December'">›</button> <span id="r">2 – 8 December</span>
     <button type="button" aria-pressed="false" onclick="this.setAttribute('aria-pressed', 'true')">19:30</button> <button>Book table</button></form>`,
@@ -189,10 +192,10 @@ describe('what an action changed', () => {
     expect(await page.textContent('#c')).toBe('Cart (1)');
   });
 
-  it('presses a button that adds again when asked after the hold, and holds it no more in the task', async () => {
+  it('presses a button that adds again when asked after the hold, and holds it no more in a task that asks for several', async () => {
     await page.goto('http://site.test/shop');
     const press: Call = { tool: 'click_element', args: { index: 1 } };
-    await run([[press], [press], [{ tool: 'wait', args: { seconds: 1 } }], [press], [press], [done]], 8, { followsSchemas: true });
+    await run([[press], [press], [{ tool: 'wait', args: { seconds: 1 } }], [press], [press], [done]], 8, { followsSchemas: true, prompt: 'Put three of these in the cart.' });
     expect(await page.textContent('#c')).toBe('Cart (3)');
   });
 
@@ -626,6 +629,17 @@ describe('a question to the human that asks for what the agent can do (a model t
     expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: this is for you to do: press, type and choose with the tools/);
   });
 
+  it('is held once when asked before any action, and goes to the human when asked after one', async () => {
+    await page.goto('http://site.test/results');
+    const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Could you tell me more about what you are looking for?' } };
+    const prompt = 'Find me a sofa in green velvet.';
+    const first = await run([[ask], [ask]], 8, { followsSchemas: true, prompt });
+    expect(first.results.map((r) => r.kind)).toEqual(['continue', 'human_input']);
+    expect(toolAnswers(first.requests[1]).at(-1)).toMatch(/^Not asked: you have not tried the page yet: read it, scroll, press, type and choose with the tools first/);
+    const later = await run([[{ tool: 'wait', args: { seconds: 1 } }], [ask]], 8, { followsSchemas: true, prompt });
+    expect(later.results.map((r) => r.kind)).toEqual(['continue', 'human_input']);
+  });
+
   it('is held when the page shows the lines the task asks about, with them', async () => {
     await page.goto('http://site.test/staff');
     const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please enter the name and extension of the payroll person.' } };
@@ -705,6 +719,22 @@ describe('going back and forth between two pages', () => {
     expect(goBack(3).not).toEqual({});
   });
 
+  it("leaves out of switch_tab the tab of the other page when the agent goes back and forth between two tabs, and takes no tab's number for an element's", async () => {
+    const other = await context.newPage();
+    await other.goto('http://site.test/results2');
+    await page.bringToFront();
+    await page.goto('http://site.test/results');
+    const to = (index: number): Call => ({ tool: 'switch_tab', args: { index } });
+    const { requests, tools } = await run([[to(1)], [to(0)], [to(1)], [to(0)], [done]], 8, { followsSchemas: true, prompt: 'Tell me what the shop sells.' });
+    const tabs = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'switch_tab')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    // results → results 2 → results → results 2 (tabs): on the fourth answer the agent is back on results 2 a second time
+    expect([tabs(0), tabs(1), tabs(2), tabs(3), tabs(4)]).toEqual([[1], [0], [1], [], []]);
+    expect(lastObservation(requests[3])).toContain('Note: this is the second time you came to this page from http://site.test/results, and you went back there in between; going back only leads there.');
+    // a switch to tab [1] was no press of element [1] ("Home"): nothing on results leads back
+    expect(lastObservation(requests[4])).toContain('and you went back there in between; going back only leads there.');
+    await other.close();
+  });
+
   it('is not named when the agent goes on to a third page', async () => {
     await page.goto('http://site.test/results');
     const home: Call = { tool: 'click_element', args: { index: 1 } };
@@ -765,6 +795,41 @@ describe('a press of another element than the words name (a model that follows t
       'Not pressed: you wrote that you press "Add Green Mug to cart" [2], which you pressed already: a second press adds again. If the task asks for one, it is done: call done. [1] is another element; if it is what you meant, press [1] again.',
     );
     expect(await page.textContent('#c')).toBe('In your cart: Green Mug');
+  });
+
+  it('holds, in a task that asks for one, a cart button pressed already whatever came between, and presses it when pressed again right after its hold', async () => {
+    await page.goto('http://site.test/mugs');
+    const green: Call = { tool: 'click_element', args: { index: 2 } };
+    const white: Call = { tool: 'click_element', args: { index: 1 }, says: "I click the 'Add Green Mug to cart' button." };
+    const { requests } = await run([[green], [green], [white], [green], [green], [done]], 8, { prompt: 'Add the Green Mug to the cart. Add nothing else.', followsSchemas: true });
+    const again = 'Not pressed again: you pressed [2] "Add Green Mug to cart" already in this task, and each press adds one more. The task asks for one: if the page shows it in the cart, call done. If the task asks for more, press it again at your next step.';
+    expect([toolAnswers(requests[2]).at(-1), toolAnswers(requests[4]).at(-1), toolAnswers(requests[5]).at(-1)]).toEqual([
+      'Not pressed again: you pressed [2] "Add Green Mug to cart" at your last step and the page changed (the page now shows "In your cart: Green Mug"). A second press adds a second one. If the task asks for one, that is done: call done. If it asks for more, press it again after your next step.',
+      again,
+      'Clicked [2] button "Add Green Mug to cart"',
+    ]);
+    expect(await page.textContent('#c')).toBe('In your cart: Green Mug, Green Mug');
+    // a task that asks for two: a second press after another action is made
+    await page.goto('http://site.test/mugs');
+    const pause: Call = { tool: 'wait', args: { seconds: 1 } };
+    await run([[green], [pause], [green], [done]], 8, { prompt: 'Add two Green Mugs to the cart.', followsSchemas: true });
+    expect(await page.textContent('#c')).toBe('In your cart: Green Mug, Green Mug');
+  });
+
+  it('presses a cart button again when the page said nothing went into the cart (a size to choose first)', async () => {
+    await page.goto('http://site.test/jacket');
+    const add: Call = { tool: 'click_element', args: { index: 2 } };
+    const { requests } = await run([[add], [{ tool: 'select_option', args: { index: 1, value: 'L' } }], [add], [done]], 8, { prompt: 'Add the rain jacket to my bag.', followsSchemas: true });
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Clicked [2] button "Add to bag"');
+    expect(await page.textContent('#c')).toBe('Added to bag: size L');
+  });
+
+  it('holds once a cart button of another item than the one the task names, and presses it when pressed again', async () => {
+    await page.goto('http://site.test/mugs');
+    const white: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests } = await run([[white], [white], [done]], 8, { prompt: 'Add the Green Mug to the cart.', followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not pressed: [1] "Add White Mug to cart" adds what the task does not name; the task names [2] "Add Green Mug to cart". If it is in the cart already, call done. If [1] is what you meant, press it again at your next step.');
+    expect(await page.textContent('#c')).toBe('In your cart: White Mug');
   });
 
   it('goes ahead when pressed again, and for a model that does not follow the schemas', async () => {
@@ -876,6 +941,13 @@ describe('an early give-up (a model that follows the schemas)', () => {
     );
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
     expect(results.at(-1)).toMatchObject({ success: false });
+  });
+
+  it("is answered with the line below the viewport that answers the task, done still offered", async () => {
+    await page.goto('http://site.test/tall-spec');
+    const { requests, tools } = await run([[{ ...giveUp, args: { message: 'The page does not say.', success: false } }], [{ tool: 'done', args: { message: '468 g' } }]], 8, { prompt: 'How heavy is the Fennec X2 with its battery?', followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not ended yet: you gave up before any action, but the page's whole text \(below what is in view too\) shows "Weight \(with battery\)\W+468 g"/);
+    expect((tools[1] ?? []).find((t) => t.name === 'done')!.parameters).not.toHaveProperty('not');
   });
 
   it('ends the task at once for a model that does not follow the schemas', async () => {
@@ -1239,6 +1311,14 @@ describe('a done whose answer repeats the task', () => {
     const { requests } = await run([[echo], [{ tool: 'done', args: { message: 'The reviewer Helga K. said the chair was unhappy with her back.' } }]], 8, { prompt });
     expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not accepted yet: your answer repeats the task's words\./);
     // an answer with words of its own is taken
+    expect(requests).toHaveLength(2);
+  });
+
+  it("is answered once when it is the prompt's line about the starting page, in a task that asks without a question mark", async () => {
+    await page.goto('http://site.test/results');
+    const echo: Call = { tool: 'done', args: { message: 'The browser is already on the starting page of the task. The observation shows it.' } };
+    const { requests } = await run([[echo], [echo]], 8, { prompt: 'Tell me the price of the chair on the next page.' });
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not accepted yet: your answer repeats the task's words\./);
     expect(requests).toHaveLength(2);
   });
 

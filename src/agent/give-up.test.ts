@@ -11,6 +11,12 @@ describe('an early give-up', () => {
     );
   });
 
+  it("is answered with the page's lines that show what the task asks about, when given", () => {
+    expect(giveUpNote(task, branches, 0, '"Sunday | 13:00–17:00"')).toBe(
+      'Not ended yet: you gave up before any action, but the page\'s whole text (below what is in view too) shows "Sunday | 13:00–17:00". If that answers the task, call done with it and success=true; if the task cannot be done, call done with success=false again.',
+    );
+  });
+
   it('names no element when none shares a word, or only a disabled one does', () => {
     expect(likeliestElement('Who won the cup in 1998?', branches)).toBeUndefined();
     expect(likeliestElement('Search for Dune.', branches)).toBeUndefined();

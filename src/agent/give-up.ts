@@ -28,10 +28,15 @@ export function likeliestElement(task: string, observation: string): { index: nu
   return best && { index: best.index, role: best.role, label: best.label };
 }
 
-/** What an early give-up is answered with. */
-export function giveUpNote(task: string, observation: string, steps: number): string {
+/**
+ * What an early give-up is answered with: the lines of the whole page (below the viewport too)
+ * that show what the task asks about, when `shown` quotes some, else the element likeliest to
+ * lead on.
+ */
+export function giveUpNote(task: string, observation: string, steps: number, shown?: string): string {
+  const after = steps ? `after ${steps} step${steps === 1 ? '' : 's'}` : 'before any action';
+  if (shown) return `${GIVE_UP_HELD} you gave up ${after}, but the page's whole text (below what is in view too) shows ${shown}. If that answers the task, call done with it and success=true; if the task cannot be done, call done with success=false again.`;
   const likeliest = likeliestElement(task, observation);
   const hint = likeliest ? ` [${likeliest.index}] ${likeliest.role} "${likeliest.label}" has words of the task: it may lead to what the task asks.` : ' A link or button, a scroll or a search may lead to what the task asks.';
-  const after = steps ? `after ${steps} step${steps === 1 ? '' : 's'}` : 'before any action';
   return `${GIVE_UP_HELD} you gave up ${after}.${hint} Try that first; if the task cannot be done, call done with success=false again.`;
 }

@@ -1,4 +1,4 @@
-import { betterOption, heldOption } from './option-check';
+import { betterOption, heldOption, heldSize } from './option-check';
 
 const task = 'Make Zaragoza in Spain my home city on Skycast.';
 const listbox = [
@@ -46,5 +46,33 @@ describe('the option of a list that fits the task better', () => {
     expect(heldOption(task, listbox, 'select_option', { index: 2, value: 'Celsius, km/h' })).toBeUndefined();
     expect(heldOption(task, listbox, 'click_element', { index: 3 })).toBeUndefined();
     expect(heldOption(task, listbox, 'input_text', { index: 1, text: 'Zarag' })).toBeUndefined();
+  });
+});
+
+describe('a size other than the one the task asks for', () => {
+  const sizes = ['Interactive elements:', '[1] radio "Navy"', '[2] radio "Olive" checked', '[3] button "S"', '[4] button "M"', '[5] button "L"', '[6] button "XL"', '[7] select "Size" value="Choose" options="Choose | S | M | L"', '[8] button "Add to bag"', 'Visible text:', 'Harbor rain jacket'].join('\n');
+  const task = 'Put the Harbor rain jacket in navy, size L, in my bag.';
+
+  it('is held with the element of the size asked for, pressed or chosen in a list', () => {
+    expect(heldSize(task, sizes, 'click_element', { index: 3 })).toEqual({
+      key: 'size S',
+      note: 'Not chosen: the task names size L, which is [5] "L"; [3] "S" is size S. Choose [5] instead; if [3] is what the task means, press [3] again.',
+    });
+    expect(heldSize(task, sizes, 'select_option', { index: 7, value: 'M' })?.note).toBe('Not chosen: the task names size L, which is "L" of [7]; "M" is size M. Choose "L" instead; if "M" is what the task means, choose it again.');
+  });
+
+  it('is not held for the size asked, another element, a task without a size, or a page without the size asked', () => {
+    expect(heldSize(task, sizes, 'click_element', { index: 5 })).toBeUndefined();
+    expect(heldSize(task, sizes, 'click_element', { index: 8 })).toBeUndefined();
+    expect(heldSize('Put the Harbor rain jacket in my bag.', sizes, 'click_element', { index: 3 })).toBeUndefined();
+    expect(heldSize('Buy it in size XXL.', sizes, 'click_element', { index: 3 })).toBeUndefined();
+    expect(heldSize(task, sizes, 'select_option', { index: 7, value: 'L' })).toBeUndefined();
+  });
+
+  it('reads sizes in words, on the page and in the task', () => {
+    const words = ['Interactive elements:', '[1] radio "Small"', '[2] radio "Medium"', '[3] radio "Large (40–42)"', 'Visible text:', 'Size'].join('\n');
+    expect(heldSize(task, words, 'click_element', { index: 1 })?.note).toBe('Not chosen: the task names size L, which is [3] "Large (40–42)"; [1] "Small" is size S. Choose [3] instead; if [1] is what the task means, press [1] again.');
+    expect(heldSize('A T-shirt in size medium, please.', sizes, 'click_element', { index: 3 })?.key).toBe('size S');
+    expect(heldSize('A T-shirt in size medium, please.', words, 'click_element', { index: 2 })).toBeUndefined();
   });
 });

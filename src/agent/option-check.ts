@@ -69,3 +69,48 @@ export function heldOption(task: string, observation: string, tool: string, args
     note: `${OPTION_HELD} ${named.map((w) => `"${w}"`).join(', ')}, which ${quote(better)} has and ${quote(choice.chosen)} has not. Choose ${quote(better)} instead; if ${quote(choice.chosen)} is what the task means, ${again}.`,
   };
 }
+
+/** A size as shops label it ("L", "Size M", "Large", "XL (44–46)"). */
+const SIZE = /^(?:size\s+)?(XXS|XS|S|M|L|XL|XXL|XXXL|[2-5]XL|extra[- ]small|small|medium|large|extra[- ]large)(?:\s*[(–-].*)?$/i;
+/** The size a task asks for ("…, size L", "in size XL", "T-shirt size M", "size large"). */
+const TASK_SIZE = /\bsize\s+(XXS|XS|S|M|L|XL|XXL|XXXL|[2-5]XL|extra[- ]small|small|medium|large|extra[- ]large)\b/i;
+/** Sizes in words, as letters. */
+const SIZE_WORDS: Record<string, string> = { 'EXTRA SMALL': 'XS', SMALL: 'S', MEDIUM: 'M', LARGE: 'L', 'EXTRA LARGE': 'XL' };
+const asLetters = (size: string) => SIZE_WORDS[size.toUpperCase().replace('-', ' ')] ?? size.toUpperCase();
+
+/**
+ * The hold of a press or choice of a size (a radio or button labelled "S", "Size M") other
+ * than the one the task asks for, when an element of the page is that size; undefined
+ * otherwise. Letter sizes are too short for the task's words to tell them apart: a small
+ * model pressed "S" for a task that said "size L".
+ */
+export function heldSize(task: string, observation: string, tool: string, args: unknown): { note: string; key: string } | undefined {
+  const said = TASK_SIZE.exec(task)?.[1];
+  const asked = said && asLetters(said);
+  const index = (args as { index?: unknown } | undefined)?.index;
+  if (!asked || typeof index !== 'number' || (tool !== 'click_element' && tool !== 'select_option')) return undefined;
+  const sizeOf = (label: string) => {
+    const size = SIZE.exec(label.trim())?.[1];
+    return size && asLetters(size);
+  };
+  const all = observedElements(observation);
+  const select = all.find((e) => e.index === index && e.role === 'select');
+  const value = (args as { value?: unknown; label?: unknown }).label ?? (args as { value?: unknown }).value;
+  if (select && tool === 'select_option' && typeof value === 'string') {
+    const options = (OPTIONS_HINT.exec(select.line)?.[1] ?? '').split(' | ');
+    const size = sizeOf(value);
+    const right = options.find((o) => sizeOf(o) === asked);
+    if (!size || size === asked || !right) return undefined;
+    return { key: `size ${size}`, note: `${OPTION_HELD} size ${asked}, which is "${right}" of [${index}]; "${value}" is size ${size}. Choose "${right}" instead; if "${value}" is what the task means, choose it again.` };
+  }
+  const elements = all.filter((e) => ['radio', 'button', 'option', 'menuitemradio', 'tab'].includes(e.role));
+  const chosen = elements.find((e) => e.index === index);
+  const size = chosen && sizeOf(chosen.label);
+  const right = elements.find((e) => sizeOf(e.label) === asked);
+  if (!chosen || !size || size === asked || !right) return undefined;
+  const again = tool === 'click_element' ? `press [${index}] again` : 'choose it again';
+  return {
+    key: `size ${size}`,
+    note: `${OPTION_HELD} size ${asked}, which is [${right.index}] "${right.label}"; [${index}] "${chosen.label}" is size ${size}. Choose [${right.index}] instead; if [${index}] is what the task means, ${again}.`,
+  };
+}

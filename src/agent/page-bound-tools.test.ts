@@ -1,5 +1,5 @@
 import { toolSpecs } from './tools';
-import { boundToPage, idlePresses, navigateNeeded, optionChoosers, replacingTyping, textFields, SetControls, observedIndexes, observedTabs, otherTabs, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
+import { boundToPage, idlePresses, navigateNeeded, optionChoosers, replacingTyping, textFields, SetControls, observedIndexes, observedTabs, otherTabs, tabsTitled, showsWholePage, SpentTools, unavailable, uselessOn } from './page-bound-tools';
 import { answerSchema, describeTools } from '../model/answer-format';
 
 const observation = ['URL: http://x/', 'Title: Shop', 'Tabs: [0] Shop (active) | [1] Help', 'Interactive elements:', '[3] link "Home"', '[7] button "Buy"', 'Visible text:', 'Price [9] is not an element'].join('\n');
@@ -14,6 +14,14 @@ describe('tools bound to the page', () => {
     expect(otherTabs(observation)).toEqual([1]);
     expect(otherTabs('Tabs: [0] Plans | Acme | [1] Price list | Acme (active) | [2] Help')).toEqual([0, 2]);
     expect(otherTabs('Tabs: [0] Shop (active)')).toEqual([]);
+  });
+
+  it('finds the other tabs of a title, a clipped one too', () => {
+    const long = 'A price list with a title far longer than sixty characters in all';
+    expect(tabsTitled(`Tabs: [0] Plans | [1] Price list (active) | [2] Plans | [3] ${long.slice(0, 59)}…`, 'Plans')).toEqual([0, 2]);
+    expect(tabsTitled(`Tabs: [0] Plans (active) | [1] ${long.slice(0, 59)}…`, long)).toEqual([1]);
+    expect(tabsTitled('Tabs: [0] Plans (active) | [1] Price list', 'Plans')).toEqual([]);
+    expect(tabsTitled('Tabs: [0] Plans (active) | [1] Price list', '')).toEqual([]);
   });
 
   it("offers the observation's indexes as the only values of index, tabs for switch_tab", () => {

@@ -32,10 +32,19 @@ export function otherTabs(observation: string): number[] {
     .map((tab) => tab.index);
 }
 
+/**
+ * The other tabs that show a page of this title: going back and forth between a page and a
+ * price list opened in a new tab, the default model switched between the two tabs until its
+ * steps ran out, the price asked for shown on one of them.
+ */
+export function tabsTitled(observation: string, title: string): number[] {
+  return title ? tabsOf(observation).filter((tab) => !tab.active && tab.title && title.startsWith(tab.title.replace(/…$/, ''))).map((tab) => tab.index) : [];
+}
+
 /** The observation's `Tabs:` line read: a title may hold " | " itself, so a tab runs from its [index] to the next tab's. */
-function tabsOf(observation: string): { index: number; active: boolean }[] {
+function tabsOf(observation: string): { index: number; active: boolean; title: string }[] {
   const line = /^Tabs: (.*)$/m.exec(observation)?.[1] ?? '';
-  return [...line.matchAll(/\[(\d+)\] (.*?)(?= \| \[\d+\] |$)/g)].map((match) => ({ index: Number(match[1]), active: match[2].endsWith(' (active)') }));
+  return [...line.matchAll(/\[(\d+)\] (.*?)(?= \| \[\d+\] |$)/g)].map((match) => ({ index: Number(match[1]), active: match[2].endsWith(' (active)'), title: match[2].replace(/ \(active\)$/, '') }));
 }
 
 /**
@@ -53,10 +62,10 @@ function tabsOf(observation: string): { index: number; active: boolean }[] {
  * described once and cached (the local model's description leaves integer enums out), the
  * tools' text does not change from step to step.
  */
-export function boundToPage(specs: LlmToolSpec[], observation: string, set: { filled?: readonly number[]; toggled?: readonly number[]; unpressed?: readonly number[] } = {}): LlmToolSpec[] {
+export function boundToPage(specs: LlmToolSpec[], observation: string, set: { filled?: readonly number[]; toggled?: readonly number[]; unpressed?: readonly number[]; tabsOff?: readonly number[] } = {}): LlmToolSpec[] {
   const elements = observedIndexes(observation);
   const labels = observedLabels(observation);
-  const tabs = otherTabs(observation);
+  const tabs = otherTabs(observation).filter((tab) => !set.tabsOff?.includes(tab));
   const unchangeable = new Set(idlePresses(observation));
   const idle = new Set([...unchangeable, ...(set.toggled ?? []), ...(set.unpressed ?? [])]);
   const done = new Set(set.filled ?? []);

@@ -51,6 +51,9 @@ describe('a question to the human', () => {
     expect(heldQuestion(question, undefined, false)).toBeUndefined();
     expect(heldQuestion(ask('Please enter the 6-digit code sent to your phone.'), secrets, false)).toBeUndefined();
     expect(heldQuestion(ask('Please give me the one-time password to log in.'), secrets, false)).toBeUndefined();
+    expect(heldQuestion(ask('Please provide the card number and PIN.'), secrets, false)).toMatch(/^Not asked: your secrets hold/);
+    expect(heldQuestion(ask('Please enter the PIN texted to your phone.'), secrets, false)).toBeUndefined();
+    expect(heldQuestion(ask('Please provide the card number and PIN.'), undefined, false)).toBeUndefined();
   });
 
   it('asking for credentials on a page without a password field is held when the secrets hold none', () => {
@@ -82,5 +85,19 @@ describe('a question to the human', () => {
     expect(heldQuestion(ask('May I send the callback request to your phone number?'), undefined, false, true, prompt)).toBeUndefined();
     expect(heldQuestion(ask('Please provide your phone number.'), undefined, false, true, 'Ask for a callback to my phone.')).toBeUndefined();
     expect(heldQuestion(ask('Please provide your phone number.'), undefined, true, true, prompt)).toBeUndefined();
+  });
+
+  it('asked before any action of the task is held once, unless only a human gives it, it is a sign-in, or the task says to ask', () => {
+    const prompt = 'A reviewer called Helga K. was unhappy with the Ironclad skillet. What was her complaint?';
+    const first = (question: string, task = prompt, type = 'human_input_needed') => heldQuestion(ask(question, type), undefined, false, true, task, [], true);
+    expect(first('Please provide more information about her review.')).toBe(
+      'Not asked: you have not tried the page yet: read it, scroll, press, type and choose with the tools first, and to answer with what the page shows, call done with it. A human is asked only for what neither the pages nor the task give you (a code sent to their phone, a CAPTCHA, an approval). If that is still what you need, call request_human_input again.',
+    );
+    expect(heldQuestion(ask('Please provide more information about her review.'), undefined, false, true, prompt, [], false)).toBeUndefined();
+    expect(heldQuestion(ask('Please provide more information about her review.'), undefined, true, true, prompt, [], true)).toBeUndefined();
+    expect(first('Please enter the 6-digit code sent to your phone.')).toBeUndefined();
+    expect(first('Please sign in to your account.')).toBeUndefined();
+    expect(first('Your username, please.', prompt, 'credentials')).toBeUndefined();
+    expect(first('Which of the two skillets do you mean?', 'Ask me which skillet I mean, then tell me its price.')).toBeUndefined();
   });
 });

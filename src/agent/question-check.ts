@@ -13,9 +13,13 @@ import { givenValues, holds } from './task-values';
 /** Asks the human to do what a tool does (the first words), or to read the page. */
 const TOOL_WORK = /^\s*(?:please\s+|can you\s+|could you\s+)?(?:click|press|tap|extract|select|choose|pick|navigate|go to|open|scroll|search|find|look|read|check|list|fill|wait|reload|refresh)\b/i;
 const PAGE_WORK = /\b(?:from|on|in) (?:the|this) (?:page|table|list|screen|site)\b|\bvisible text\b/i;
-/** Asks the human to sign in: theirs to do when the task gave no credentials, the agent's when its secrets hold some. */
-const SIGN_IN = /\b(?:sign|log)\s?in\b|\b(?:username|password|credentials)\b/i;
-const ONE_TIME = /\bone[- ]time\b|\bcode\b|\botp\b|\b2fa\b/i;
+/**
+ * Asks the human to sign in: theirs to do when the task gave no credentials, the agent's when
+ * its secrets hold some (a library card's number and PIN: the default model asked for them
+ * four times, both in its secrets).
+ */
+const SIGN_IN = /\b(?:sign|log)\s?in\b|\b(?:username|password|credentials|pin|passcode)\b|\b(?:card|account|member(?:ship)?|customer) (?:number|no)\b/i;
+const ONE_TIME = /\bone[- ]time\b|\bcode\b|\botp\b|\b2fa\b|\b(?:sent|texted) to\b/i;
 /** What only a human gives, whatever else the question names. */
 const HUMANS_OWN = /\bone[- ]time\b|\bcode\b|\botp\b|\b2fa\b|\bcaptcha\b|\bapprov|\bconfirm|\bpermission\b|\ballow\b|\bmay i\b|\bshould i\b/i;
 /** Words that name nothing a value is given for. */
@@ -62,9 +66,12 @@ export function asksForTask(question: string, prompt: string): boolean {
 /**
  * Why the question is held, said to the model; undefined when it goes to the human.
  * `signInShown`: whether the page has a password field (in any of its frames); `prompt`: the
- * task's; `typed`: what the agent typed and chose in this task.
+ * task's; `typed`: what the agent typed and chose in this task; `firstStep`: no action made in
+ * the task yet (a question then, of what only a human gives or a task that says to ask aside,
+ * asks before the page was tried: the default model asked its human at its first step, a
+ * review list on the page it had not scrolled).
  */
-export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean, signInShown = true, prompt = '', typed: readonly string[] = []): string | undefined {
+export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean, signInShown = true, prompt = '', typed: readonly string[] = [], firstStep = false): string | undefined {
   if (alreadyHeld) return undefined;
   const { type, value } = args as { type?: unknown; value?: unknown };
   const question = String(value ?? '');
@@ -80,6 +87,8 @@ export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, al
     why = 'this page asks for no credentials (it has no password field); to answer with what the page shows, call done with it';
   } else if (TOOL_WORK.test(question) || PAGE_WORK.test(question) || asksForTask(question, prompt)) {
     why = 'this is for you to do: press, type and choose with the tools, and to answer with what the page shows, call done with it';
+  } else if (firstStep && type !== 'credentials' && !SIGN_IN.test(question) && !HUMANS_OWN.test(question) && !TASK_ASKS_HUMAN.test(prompt)) {
+    why = 'you have not tried the page yet: read it, scroll, press, type and choose with the tools first, and to answer with what the page shows, call done with it';
   }
   if (!why) return undefined;
   return `Not asked: ${why}. A human is asked only for what neither the pages nor the task give you (a code sent to their phone, a CAPTCHA, an approval). If that is still what you need, call request_human_input again.`;

@@ -1,4 +1,4 @@
-import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote, PressCounter, pressNote, repeatNote } from './repetition';
+import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote, PressCounter, pressNote, repeatNote, asksForOne, cartButton, cartButtonNamed } from './repetition';
 
 describe('RepetitionGuard', () => {
   it('warns at the third identical action on an unchanged page and stops at the fifth', () => {
@@ -81,6 +81,28 @@ describe('a second press of a button that adds', () => {
     expect(repeatNote('[2] button "Next photo"', 2, undefined)).toBeUndefined();
     expect(repeatNote('[2] button "Load more"', 2, undefined)).toBeUndefined();
     expect(repeatNote('[2] checkbox "Add gift wrap"', 2, undefined)).toBeUndefined();
+  });
+});
+
+describe('cart buttons', () => {
+  const page = ['[1] button "Add White Mug to cart"', '[2] button "Add Green Mug to cart"', '[3] button "Add Black Mug to cart"', '[4] link "Checkout"'].map((line, i) => ({ index: i + 1, line }));
+
+  it('are the buttons that add to a cart or buy', () => {
+    expect([cartButton('[2] button "Add Green Mug to cart"'), cartButton('  [5] button "Add to basket"'), cartButton('[6] link "Buy now"')]).toEqual(['Add Green Mug to cart', 'Add to basket', 'Buy now']);
+    expect([cartButton('[2] button "Add a comment"'), cartButton('[2] checkbox "Add gift wrap to cart"'), cartButton('[2] button "Book table"')]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('is the one the task names by a word of its own, when one is', () => {
+    expect(cartButtonNamed('Add the Green Mug to the cart. Add nothing else.', page)).toEqual({ index: 2, label: 'Add Green Mug to cart' });
+    expect(cartButtonNamed('Add a mug to the cart.', page)).toBeUndefined();
+    expect(cartButtonNamed('Add the green and the black mug.', page)).toBeUndefined();
+    expect(cartButtonNamed('Add the Green Mug.', page.slice(1, 2))).toBeUndefined();
+  });
+
+  it('are asked for once unless the task counts', () => {
+    expect(['Add the Green Mug to the cart. Add nothing else.', 'Buy the $42 plan? No: add the mug dated 12/03.'].map(asksForOne)).toEqual([true, false]);
+    expect(['Add 2 Green Mugs.', 'Add three mugs.', 'Add both mugs.', 'Order a pair of socks.'].map(asksForOne)).toEqual([false, false, false, false]);
+    expect(asksForOne('Add the mug, size 10:30 on 2026-12-01.')).toBe(true);
   });
 });
 

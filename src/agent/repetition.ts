@@ -142,3 +142,64 @@ export function repeatNote(line: string, index: number, shown: string | undefine
   const result = shown ? ` (the page now shows "${shown}")` : '';
   return `${REPEAT_HELD} you pressed [${index}] "${match[2]}" at your last step and the page changed${result}. A second press adds a second one. If the task asks for one, that is done: call done. If it asks for more, press it again after your next step.`;
 }
+
+/** A button that puts one item in a cart or buys it ("Add Green Mug to cart", "Add to basket", "Buy now"). */
+const CART_ADD = /^(?:add\b.*\b(?:cart|basket|bag|trolley)\b|buy\b)/i;
+
+/** Words of a task that ask for more than one of something ("2 mugs", "three", "a pair"). */
+const MANY = /(?<![\d:.,/-])\b(?:[2-9]|[1-9]\d)\b(?![\d:.,/-])|\b(?:two|three|four|five|six|seven|eight|nine|ten|dozen|pair|couple|several|few|both|each|every|all)\b/i;
+
+/** Words of a cart button that say what it adds, less the adding itself. */
+const CART_WORDS = new Set(['add', 'buy', 'now', 'the', 'to', 'your', 'my', 'cart', 'basket', 'bag', 'trolley', 'one', 'item', 'this']);
+
+/** The label of a button line ("[2] button "Add Green Mug to cart"" → its label), when it adds to a cart. */
+export function cartButton(line: string): string | undefined {
+  const label = /^\[\d+\] (?:button|link) "((?:[^"\\]|\\.)*)"/.exec(line.trim())?.[1].trim();
+  return label && CART_ADD.test(label) ? label : undefined;
+}
+
+/** Text that says something went into a cart ("In your cart: Green Mug", "Added to bag", "Basket (1)"). */
+const ADDED = /\b(?:cart|basket|bag|trolley|added)\b/i;
+
+/** Whether text that appeared since a press of a cart button says something went into the cart (a size still to choose does not). */
+export const addedShown = (appeared: string[]): boolean => appeared.some((line) => ADDED.test(line));
+
+/** Whether the task asks for one of what it adds: no count, no "both" or "each". */
+export const asksForOne = (task: string): boolean => !MANY.test(task);
+
+/** The words of a cart button's label that name what it adds. */
+const itemWords = (label: string) => (label.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !CART_WORDS.has(word));
+
+/**
+ * Of the cart buttons of a page, the one the task names, when it names one: the only button
+ * one of whose own words (a word the other buttons' labels do not hold) the task says. "Add
+ * the Green Mug to the cart. Add nothing else." names "Add Green Mug to cart" of three.
+ */
+export function cartButtonNamed(task: string, lines: { index: number; line: string }[]): { index: number; label: string } | undefined {
+  const buttons = lines.flatMap(({ index, line }) => {
+    const label = cartButton(line);
+    return label ? [{ index, label, words: itemWords(label) }] : [];
+  });
+  if (buttons.length < 2) return undefined;
+  const said = new Set(task.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  const named = buttons.filter((button) => button.words.some((word) => said.has(word) && buttons.every((other) => other === button || !other.words.includes(word))));
+  return named.length === 1 ? { index: named[0].index, label: named[0].label } : undefined;
+}
+
+/**
+ * A press of a cart button the task does not name while it names another of the page: held,
+ * what the task names said. The default model, the Green Mug in the cart, pressed "Add White
+ * Mug to cart" every few steps of a task that said "Add nothing else".
+ */
+export function otherItemNote(pressed: { index: number; label: string }, named: { index: number; label: string }): string {
+  return `Not pressed: [${pressed.index}] "${pressed.label}" adds what the task does not name; the task names [${named.index}] "${named.label}". If it is in the cart already, call done. If [${pressed.index}] is what you meant, press it again at your next step.`;
+}
+
+/**
+ * A press of a cart button pressed already in a task that asks for one: held, whatever came
+ * between. The default model, held once after its second press, pressed another button, then
+ * the same one again, and again, until the cart held 18 mugs.
+ */
+export function againNote(index: number, label: string): string {
+  return `${REPEAT_HELD} you pressed [${index}] "${label}" already in this task, and each press adds one more. The task asks for one: if the page shows it in the cart, call done. If the task asks for more, press it again at your next step.`;
+}

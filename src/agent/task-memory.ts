@@ -153,6 +153,9 @@ export class TaskMemory {
   heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[]; given?: string[]; files?: TaskFile[]; plan?: PlannedValue[] };
   /** The buttons that add or buy whose second press in a row was held once in this task (repetition.ts). */
   readonly repeatsHeld = new Set<string>();
+  /** The cart buttons pressed in this task, each with the observation of its latest press, and the last one held, at which step (repetition.ts). */
+  readonly cartPresses = new Map<string, string>();
+  cartHeld?: { element: string; at: number };
   /** A navigate away from a filled form not sent was held once in this task (done-check.ts). */
   leaveHeld = false;
   /** A link to a part of a page shown whole was held once in this task (done-check.ts). */
@@ -245,6 +248,8 @@ export class TaskMemory {
     this.idlePresses = undefined;
     this.advisedPresses = new Set();
     this.repeatsHeld.clear();
+    this.cartPresses.clear();
+    this.cartHeld = undefined;
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
     this.questionHeld = false;
