@@ -624,7 +624,9 @@ function countPress(step: StepContext, tool: string, args: unknown): void {
   const { memory } = step;
   const index = indexOf(args);
   const line = index === undefined ? undefined : readObservation(memory.lastObservation ?? '').elements.get(index);
-  const count = memory.presses.note(tool, args, line ? elementKey(line).replace(/^\[\d+\] /, '') : '', memory.lastObservation ?? '');
+  const element = line ? elementKey(line).replace(/^\[\d+\] /, '') : '';
+  const count = memory.presses.note(tool, args, element, memory.lastObservation ?? '');
+  memory.turns.note(tool, element, readObservation(memory.lastObservation ?? '').url);
   // Pressed twice in a row, the page changed each time: a model that follows the schemas does
   // something else before it may press it a third time (the default model added seven mugs for one).
   if (count >= 2 && tool === 'click_element' && index !== undefined && step.options.llm.followsSchemas) memory.pressesOffNextAnswer.add(index);

@@ -11,13 +11,14 @@ import { computeCost, priceOf } from './llm/pricing';
 import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
-import { appearedText, changeSummary, nothingVisible, pageWithoutPlace, readObservation } from './observe/page-diff';
+import { appearedText, changeSummary, elementKey, nothingVisible, observedElements, pageWithoutPlace, readObservation } from './observe/page-diff';
 import { formBackNote, formSentNote, formShownAgain, stillNamed } from './done-check';
 import { namedInExtractNote, namedInViewNote } from './observe/named-in-view';
 import { formPlanNote } from './form-plan';
 import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
-import { pressNote } from './repetition';
+import { pressNote, turnNote } from './repetition';
+import { sizeNote } from './option-check';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
 import { boundToPage, navigateNeeded, replacingTyping, tabsTitled, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
@@ -95,6 +96,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (named) lines.push(named);
   const toFill = formPlanNote(input.params.prompt ?? '', observation.text, step.secrets?.catalogue() ?? []);
   if (toFill) lines.push(toFill);
+  const size = sizeNote(input.params.prompt ?? '', observation.text);
+  if (size) lines.push(size);
   for (const when of [dateInViewNote(input.params.prompt ?? '', observation.text), timeInViewNote(input.params.prompt ?? '', observation.text)]) if (when) lines.push(when);
   // what the notes tell to press is not held for the agent's words (the date note's "Later
   // dates" was held because the thought named the time slot "19:30")
@@ -140,6 +143,13 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
     if (memory.pressedNow.length) memory.idlePresses = idleAfter(memory.idlePresses, pageWithoutPlace(now), memory.pressedNow);
   }
   else if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
+  // two elements pressed in turn: neither offered at the next answer
+  const turn = memory.turns.inTurn();
+  if (turn) {
+    const elements = observedElements(now);
+    lines.push(turnNote(turn, elements));
+    for (const e of elements) if (turn.some((t) => elementKey(e.line).replace(/^\[\d+\] /, '') === t)) memory.pressesOffNextAnswer.add(e.index);
+  }
   return [...lines, ...memory.notes];
 }
 

@@ -43,6 +43,9 @@ const PAGES: Record<string, string> = {
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
     <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
   '/tall-spec': `<!doctype html><title>Fennec X2</title><h1>Fennec X2</h1><p>A small camera for big trips.</p><div style="height:2400px">${Array.from({ length: 40 }, (_, i) => `<p>Made for travel, part ${i + 1} of the story.</p>`).join('')}</div><table><tr><td>Weight (body only)</td><td>412 g</td></tr><tr><td>Weight (with battery)</td><td>468 g</td></tr><tr><td>Sensor</td><td>24 MP</td></tr></table>`,
+  '/tabs': `<!doctype html><title>Orca S5</title><h1>Orca S5 headphones</h1><div role="tablist"><button role="tab" aria-selected="true" data-p="a">Overview</button><button role="tab" aria-selected="false" data-p="b">Specifications</button><button role="tab" aria-selected="false" data-p="c">Reviews</button></div>
+    <p id="a">Ten minutes of charging give 5 hours of play.</p><p id="b" hidden>Battery life: 38 hours</p><p id="c" hidden>Lasts all week.</p>
+    <script>for (const t of document.querySelectorAll('[role=tab]')) t.onclick = () => { for (const o of document.querySelectorAll('[role=tab]')) { o.setAttribute('aria-selected', String(o === t)); document.getElementById(o.dataset.p).hidden = o !== t; } };</script>`,
   '/jacket': `<!doctype html><title>Rain jacket</title><label>Size <select id="s"><option value="">Choose</option><option>M</option><option>L</option></select></label> <button onclick="add()">Add to bag</button><p id="c"></p>
     <script>function add() { const s = document.getElementById('s').value; document.getElementById('c').textContent = s ? 'Added to bag: size ' + s : 'Choose a size first.'; }</script>`,
   '/booking': `<!doctype html><title>Book a table</title><form action="/sent"><label>Guests <select name="guests"><option>2</option><option>4</option></select></label>
@@ -733,6 +736,17 @@ describe('going back and forth between two pages', () => {
     // a switch to tab [1] was no press of element [1] ("Home"): nothing on results leads back
     expect(lastObservation(requests[4])).toContain('and you went back there in between; going back only leads there.');
     await other.close();
+  });
+
+  it('names two elements pressed in turn with the others of their role, and offers neither at the next answer', async () => {
+    await page.goto('http://site.test/tabs');
+    const overview: Call = { tool: 'click_element', args: { index: 1 } };
+    const reviews: Call = { tool: 'click_element', args: { index: 3 } };
+    const { requests, tools } = await run([[reviews], [overview], [reviews], [overview], [done]], 8, { followsSchemas: true, prompt: 'How long does the battery of the Orca S5 last?' });
+    const click = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(lastObservation(requests[3])).not.toContain('in turn');
+    expect(lastObservation(requests[4])).toContain('Note: you pressed "Reviews" and "Overview" in turn, twice each; each only shows again what it showed before. Press another: [2] tab "Specifications"; or, if the page showed what the task asks, call done with it.');
+    expect([click(3), click(4)]).toEqual([[1, 2, 3], [2]]);
   });
 
   it('is not named when the agent goes on to a third page', async () => {

@@ -1,4 +1,4 @@
-import { betterOption, heldOption, heldSize } from './option-check';
+import { betterOption, heldOption, heldSize, sizeNote } from './option-check';
 
 const task = 'Make Zaragoza in Spain my home city on Skycast.';
 const listbox = [
@@ -74,5 +74,17 @@ describe('a size other than the one the task asks for', () => {
     expect(heldSize(task, words, 'click_element', { index: 1 })?.note).toBe('Not chosen: the task names size L, which is [3] "Large (40–42)"; [1] "Small" is size S. Choose [3] instead; if [1] is what the task means, press [1] again.');
     expect(heldSize('A T-shirt in size medium, please.', sizes, 'click_element', { index: 3 })?.key).toBe('size S');
     expect(heldSize('A T-shirt in size medium, please.', words, 'click_element', { index: 2 })).toBeUndefined();
+  });
+});
+
+describe('the size the task asks for, not chosen yet', () => {
+  const task = 'Put the Harbor rain jacket in navy, size L, in my bag.';
+  const page = (l: string) => ['Interactive elements:', '[3] radio "Navy" checked', '[5] button "S"', `[7] ${l}`, '[10] button "Add to bag"', 'Visible text:', 'Size'].join('\n');
+  it('is named with its element until it is pressed, checked or selected', () => {
+    expect(sizeNote(task, page('button "L"'))).toBe('Note: the task asks for size L: [7] button "L" is not chosen yet; press it.');
+    expect(sizeNote(task, page('radio "Large"'))).toBe('Note: the task asks for size L: [7] radio "Large" is not chosen yet; press it.');
+    expect([sizeNote(task, page('button "L" pressed')), sizeNote(task, page('radio "L" checked')), sizeNote(task, page('option "L" selected'))]).toEqual([undefined, undefined, undefined]);
+    expect(sizeNote('Put the jacket in my bag.', page('button "L"'))).toBeUndefined();
+    expect(sizeNote(task, page('button "XL"'))).toBeUndefined();
   });
 });

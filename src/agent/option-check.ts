@@ -114,3 +114,25 @@ export function heldSize(task: string, observation: string, tool: string, args: 
     note: `${OPTION_HELD} size ${asked}, which is [${right.index}] "${right.label}"; [${index}] "${chosen.label}" is size ${size}. Choose [${right.index}] instead; if [${index}] is what the task means, ${again}.`,
   };
 }
+
+/** The size of a label, as letters ("Large (40–42)": "L"), or undefined. */
+function sizeOfLabel(label: string): string | undefined {
+  const size = SIZE.exec(label.trim())?.[1];
+  return size && asLetters(size);
+}
+
+/**
+ * The note naming the element of the size the task asks for, while it is not chosen (not
+ * pressed, checked or selected): the default model chose the colour the form's check named,
+ * then pressed "Add to bag" again and again with no size, "L" a button of the page.
+ */
+export function sizeNote(task: string, observation: string): string | undefined {
+  const said = TASK_SIZE.exec(task)?.[1];
+  if (!said) return undefined;
+  const asked = asLetters(said);
+  const elements = observedElements(observation);
+  const chosen = (line: string) => /\b(?:pressed|checked|selected)\b/.test(line.replace(/"(?:[^"\\]|\\.)*"/g, ''));
+  const right = elements.find((e) => ['radio', 'button', 'option', 'menuitemradio'].includes(e.role) && sizeOfLabel(e.label) === asked);
+  if (!right || chosen(right.line)) return undefined;
+  return `Note: the task asks for size ${asked}: [${right.index}] ${right.role} "${right.label}" is not chosen yet; press it.`;
+}

@@ -1,4 +1,4 @@
-import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote, PressCounter, pressNote, repeatNote, asksForOne, cartButton, cartButtonNamed } from './repetition';
+import { REPEAT_STOP_AT, REPEAT_WARN_AT, RepetitionGuard, repetitionNote, PressCounter, pressNote, repeatNote, asksForOne, cartButton, cartButtonNamed, TurnTaking, turnNote } from './repetition';
 
 describe('RepetitionGuard', () => {
   it('warns at the third identical action on an unchanged page and stops at the fifth', () => {
@@ -115,5 +115,35 @@ describe('PressCounter.pressedBefore', () => {
     expect(presses.pressedBefore('click_element', 'button "Remove"', 'cart: 1')).toBeUndefined();
     presses.note('wait', { seconds: 1 }, '', 'cart: 1');
     expect(presses.pressedBefore('click_element', 'button "Add to cart"', 'cart: 1')).toBeUndefined();
+  });
+});
+
+describe('two elements pressed in turn', () => {
+  it('are found after A, B, A, B on one page, once, and not when another action or page comes between', () => {
+    const turns = new TurnTaking();
+    for (const element of ['tab "Overview"', 'tab "Reviews"', 'tab "Overview"']) turns.note('click_element', element, 'http://shop.test/orca');
+    expect(turns.inTurn()).toBeUndefined();
+    turns.note('click_element', 'tab "Reviews"', 'http://shop.test/orca#reviews');
+    expect(turns.inTurn()).toEqual(['tab "Overview"', 'tab "Reviews"']);
+    expect(turns.inTurn()).toBeUndefined();
+    for (const element of ['tab "Overview"', 'tab "Reviews"', 'tab "Overview"']) turns.note('click_element', element, 'http://shop.test/orca');
+    turns.note('scroll', '', 'http://shop.test/orca');
+    turns.note('click_element', 'tab "Reviews"', 'http://shop.test/orca');
+    expect(turns.inTurn()).toBeUndefined();
+    for (const [element, url] of [['link "Next"', 'http://shop.test/1'], ['link "Back"', 'http://shop.test/2'], ['link "Next"', 'http://shop.test/1'], ['link "Back"', 'http://shop.test/2']]) turns.note('click_element', element, url);
+    expect(turns.inTurn()).toBeUndefined();
+  });
+
+  it('are named with the other elements of their role', () => {
+    const elements = [
+      { index: 1, role: 'link', label: 'Soundhaus', line: '[1] link "Soundhaus"' },
+      { index: 3, role: 'tab', label: 'Overview', line: '[3] tab "Overview" selected' },
+      { index: 4, role: 'tab', label: 'Specifications', line: '[4] tab "Specifications"' },
+      { index: 5, role: 'tab', label: 'Reviews (214)', line: '[5] tab "Reviews (214)"' },
+    ];
+    expect(turnNote(['tab "Overview"', 'tab "Reviews (214)"'], elements)).toBe(
+      'Note: you pressed "Overview" and "Reviews (214)" in turn, twice each; each only shows again what it showed before. Press another: [4] tab "Specifications"; or, if the page showed what the task asks, call done with it.',
+    );
+    expect(turnNote(['link "Next"', 'link "Back"'], elements)).toMatch(/in turn, twice each; each only shows again what it showed before\. Press another: \[1\] link "Soundhaus"; or, if/);
   });
 });

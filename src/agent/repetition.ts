@@ -203,3 +203,42 @@ export function otherItemNote(pressed: { index: number; label: string }, named: 
 export function againNote(index: number, label: string): string {
   return `${REPEAT_HELD} you pressed [${index}] "${label}" already in this task, and each press adds one more. The task asks for one: if the page shows it in the cart, call done. If the task asks for more, press it again at your next step.`;
 }
+
+/**
+ * Presses of two elements of one page in turn (A, B, A, B): each only shows again what it
+ * showed before. The default model, asked for a battery life behind a "Specifications" tab,
+ * pressed "Overview" and "Reviews" in turn for ten steps.
+ */
+export class TurnTaking {
+  private presses: { element: string; url: string }[] = [];
+
+  /** A performed action: a press of `element` (its line without index) on the page at `url`, or any other action. */
+  note(tool: string, element: string, url: string): void {
+    if (tool !== 'click_element' || !element) {
+      this.presses = [];
+      return;
+    }
+    this.presses = [...this.presses, { element, url }].slice(-4);
+  }
+
+  /** The two elements pressed in turn by the last four presses, on one page; then counted afresh. */
+  inTurn(): [string, string] | undefined {
+    const [a, b, c, d] = this.presses;
+    if (!d || a.element !== c.element || b.element !== d.element || a.element === b.element || new Set(this.presses.map((p) => p.url.replace(/#.*$/, ''))).size !== 1) return undefined;
+    this.presses = [];
+    return [a.element, b.element];
+  }
+
+  reset(): void {
+    this.presses = [];
+  }
+}
+
+/** What the model is told of two elements pressed in turn, with the other elements of their role on the page (a tab not pressed yet). */
+export function turnNote(pair: [string, string], elements: { index: number; role: string; label: string; line: string }[]): string {
+  const label = (element: string) => /"((?:[^"\\]|\\.)*)"/.exec(element)?.[1] ?? element;
+  const role = pair[0].split(' ')[0];
+  const others = elements.filter((e) => e.role === role && ![label(pair[0]), label(pair[1])].includes(e.label)).slice(0, 3);
+  const instead = others.length ? ` Press another: ${others.map((e) => `[${e.index}] ${e.role} "${e.label}"`).join(', ')}; or, if` : ' Press another element, or, if';
+  return `Note: you pressed "${label(pair[0])}" and "${label(pair[1])}" in turn, twice each; each only shows again what it showed before.${instead} the page showed what the task asks, call done with it.`;
+}

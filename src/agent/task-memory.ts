@@ -9,7 +9,7 @@ import type { ApprovedElement } from './approval-binding';
 import type { EmptyField, UnchosenField } from './form-fields';
 import type { PlannedValue } from './form-plan';
 import type { ExtremeNamed } from './observe/price-extreme';
-import { PressCounter, RepetitionGuard } from './repetition';
+import { PressCounter, RepetitionGuard, TurnTaking } from './repetition';
 import { SetControls, SpentTools } from './page-bound-tools';
 import { BackAndForth } from './back-and-forth';
 import { SeenFigures } from './seen-figures';
@@ -153,6 +153,8 @@ export class TaskMemory {
   heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[]; given?: string[]; files?: TaskFile[]; plan?: PlannedValue[] };
   /** The buttons that add or buy whose second press in a row was held once in this task (repetition.ts). */
   readonly repeatsHeld = new Set<string>();
+  /** Presses of two elements in turn (repetition.ts). */
+  readonly turns = new TurnTaking();
   /** The cart buttons pressed in this task, each with the observation of its latest press, and the last one held, at which step (repetition.ts). */
   readonly cartPresses = new Map<string, string>();
   cartHeld?: { element: string; at: number };
@@ -248,6 +250,7 @@ export class TaskMemory {
     this.idlePresses = undefined;
     this.advisedPresses = new Set();
     this.repeatsHeld.clear();
+    this.turns.reset();
     this.cartPresses.clear();
     this.cartHeld = undefined;
     this.offNextAnswer.clear();

@@ -115,6 +115,15 @@ describe('a name of one capitalised word in a question of a figure', () => {
   });
 });
 
+describe('a question of a quantity about a name', () => {
+  it('quotes a line with a figure besides the name, not the name with words only', () => {
+    const product = (...text: string[]) => ['URL: http://shop.test/orca', 'Title: Soundhaus', 'Interactive elements:', '[1] tab "Specifications"', 'Visible text:', ...text].join('\n');
+    const task = 'How long does the battery of the Orca S5 last on one charge?';
+    expect(namedInViewNote(task, product('Orca S5 wireless headphones', 'Noise cancelling that adapts to where you are.'))).toBeUndefined();
+    expect(namedInViewNote(task, product('Orca S5 wireless headphones', 'Orca S5 battery: up to 38 hours'))).toBe('Note: the task asks about "Orca S5"; this page shows "Orca S5 battery: up to 38 hours". If that answers the task, call done with it.');
+  });
+});
+
 describe('the text an extract read', () => {
   it('has its line of what the task names quoted once, not the heading that repeats the query', () => {
     const extracted = [

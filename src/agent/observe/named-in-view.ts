@@ -146,14 +146,20 @@ function inView(task: string, observation: string): { about: string; shown: stri
   // a question of a figure (a date, a price) is answered by a line with one: "New this month:
   // "The Hobbit" illustrated edition" was quoted for when the book is due, and the default
   // model was held on it from signing in
-  const answers = (text: string) => !strictKinds(task).length || figuresOf(text, strictKinds(task)).length > 0;
+  // a question of a quantity or a number is answered by a line with a figure besides the name:
+  // "Orca S5 wireless headphones" was quoted for how long the Orca S5's battery lasts, and held
+  // the default model from opening the specifications
+  const answers = (text: string, name = '') => {
+    if (strictKinds(task).length) return figuresOf(text, strictKinds(task)).length > 0;
+    return !askedKinds(task).length || /\d/.test(text.toLowerCase().split(name.toLowerCase()).join(' '));
+  };
   for (let i = start + 1; i < lines.length && found.length < MAX_LINES; i++) {
     const line = lines[i];
     if (!line || FRAME_LINE.test(line)) continue;
     const name = names.find((n) => line.toLowerCase().includes(n.toLowerCase()));
     if (!name || found.some((f) => f.quoted.startsWith(clipped(line))) || otherWeekday(task, line)) continue;
     if (line.length > name.length + 2) {
-      if (!answers(line)) continue;
+      if (!answers(line, name)) continue;
       const record = tableRecord(lines, line);
       // a byline ("★★☆☆☆ 2 out of 5 · by Helga K."): what the person wrote is the line above
       // (the default model, quoted the byline alone, answered with its rating)

@@ -27,16 +27,21 @@ interface OptionMatch {
   radio?: number;
 }
 
-/** Finds the option in the page: exact value, exact text, then the same ignoring case and spaces, then a part of the text. */
+/**
+ * Finds the option in the page: exact value, exact text, then the same ignoring case and
+ * spaces, then a part of the text (a whole word of it when shorter than 3 characters: "L" is
+ * no part of "Olive", which the default model's "L" had chosen).
+ */
 function findOption(el: Element, wanted: string): OptionMatch {
   const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
+  const partOf = (text: string, part: string) => part.length > 0 && (part.length >= 3 ? text.includes(part) : text.split(/[^\p{L}\p{N}]+/u).includes(part));
   // A radio button stands for its group: the option is the radio whose label or value is the one wanted.
   if (el instanceof HTMLInputElement && el.type === 'radio') {
     const scope = el.form ?? el.ownerDocument;
     const group = Array.from(scope.querySelectorAll<HTMLInputElement>('input[type=radio]')).filter((radio) => radio.name === el.name && (el.name !== '' || radio === el));
     const labelOf = (radio: HTMLInputElement) => Array.from(radio.labels ?? []).map((label) => label.textContent ?? '').join(' ').trim() || radio.value;
     const normalized = normalize(wanted);
-    const tests = [(radio: HTMLInputElement) => radio.value === wanted, (radio: HTMLInputElement) => normalize(labelOf(radio)) === normalized || normalize(radio.value) === normalized, (radio: HTMLInputElement) => normalized.length > 0 && normalize(labelOf(radio)).includes(normalized)];
+    const tests = [(radio: HTMLInputElement) => radio.value === wanted, (radio: HTMLInputElement) => normalize(labelOf(radio)) === normalized || normalize(radio.value) === normalized, (radio: HTMLInputElement) => partOf(normalize(labelOf(radio)), normalized)];
     let found = -1;
     for (const test of tests) {
       found = group.findIndex(test);
@@ -51,7 +56,7 @@ function findOption(el: Element, wanted: string): OptionMatch {
     (option: HTMLOptionElement) => option.value === wanted,
     (option: HTMLOptionElement) => option.label === wanted,
     (option: HTMLOptionElement) => normalize(option.label) === normalized || normalize(option.value) === normalized,
-    (option: HTMLOptionElement) => normalized.length > 0 && normalize(option.label).includes(normalized),
+    (option: HTMLOptionElement) => partOf(normalize(option.label), normalized),
   ];
   let index = -1;
   for (const test of tests) {
@@ -79,7 +84,8 @@ export const selectOptionTool: AgentTool<typeof schema, 'select_option'> = {
   description: 'Choose an option of a <select> element (role "select" in the observation), a listbox or combobox, or the radio button of a group, by its [index] and the option\'s text or value.',
   schema,
   async execute(ctx, args) {
-    const wanted = (args.value ?? args.label)!;
+    // (an option quoted with an element's index, "Navy  [3]", as the default model wrote it)
+    const wanted = (args.value ?? args.label)!.replace(/\s*\[\d+\]\s*$/, '');
     const { locator, frame, target, name } = await targetElement(ctx, args.index);
     const action = `Selecting "${wanted}" in ${name}`;
     const match = await attempt(ctx.signal, action, () => abortable(locator.evaluate(findOption, wanted, { timeout: ACTION_TIMEOUT_MS }), ctx.signal));

@@ -259,6 +259,17 @@ describe('failures', () => {
     expect(missing!.message).toContain('has no option "Premium"; its options are: "Basic", "Standard"');
   });
 
+  it('select_option takes a short option only as a whole word, and an option quoted with an index', async () => {
+    await ctx.page.setContent(
+      '<form><label><input type="radio" name="c" value="olive" checked> Olive</label> <label><input type="radio" name="c" value="navy"> Navy</label> <label>Size <select name="s"><option>Small</option><option>L / Large</option></select></label></form>',
+    );
+    const obs = await observe();
+    const letter = await failureOf(selectOptionTool.execute(ctx, { index: indexOf(obs, 'Olive'), value: 'L' }));
+    expect(letter!.message).toContain('has no option "L"; its options are: "Olive", "Navy"');
+    expect((await selectOptionTool.execute(ctx, { index: indexOf(obs, 'Olive'), value: 'Navy  [3]' })).summary).toContain('Chose the radio button "Navy"');
+    expect((await selectOptionTool.execute(ctx, { index: indexOf(obs, 'Size'), value: 'L' })).summary).toContain('Selected "L / Large"');
+  });
+
   it('turns a crashed page into PAGE_CRASH', async () => {
     await navigateTool.execute(ctx, { url: url('index.html') });
     const obs = await observe();
