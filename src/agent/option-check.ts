@@ -78,6 +78,12 @@ const TASK_SIZE = /\bsize\s+(XXS|XS|S|M|L|XL|XXL|XXXL|[2-5]XL|extra[- ]small|sma
 const SIZE_WORDS: Record<string, string> = { 'EXTRA SMALL': 'XS', SMALL: 'S', MEDIUM: 'M', LARGE: 'L', 'EXTRA LARGE': 'XL' };
 const asLetters = (size: string) => SIZE_WORDS[size.toUpperCase().replace('-', ' ')] ?? size.toUpperCase();
 
+/** The size of a label, as letters ("Large (40–42)": "L"), or undefined. */
+function sizeOfLabel(label: string): string | undefined {
+  const size = SIZE.exec(label.trim())?.[1];
+  return size && asLetters(size);
+}
+
 /**
  * The hold of a press or choice of a size (a radio or button labelled "S", "Size M") other
  * than the one the task asks for, when an element of the page is that size; undefined
@@ -89,10 +95,7 @@ export function heldSize(task: string, observation: string, tool: string, args: 
   const asked = said && asLetters(said);
   const index = (args as { index?: unknown } | undefined)?.index;
   if (!asked || typeof index !== 'number' || (tool !== 'click_element' && tool !== 'select_option')) return undefined;
-  const sizeOf = (label: string) => {
-    const size = SIZE.exec(label.trim())?.[1];
-    return size && asLetters(size);
-  };
+  const sizeOf = sizeOfLabel;
   const all = observedElements(observation);
   const select = all.find((e) => e.index === index && e.role === 'select');
   const value = (args as { value?: unknown; label?: unknown }).label ?? (args as { value?: unknown }).value;
@@ -113,12 +116,6 @@ export function heldSize(task: string, observation: string, tool: string, args: 
     key: `size ${size}`,
     note: `${OPTION_HELD} size ${asked}, which is [${right.index}] "${right.label}"; [${index}] "${chosen.label}" is size ${size}. Choose [${right.index}] instead; if [${index}] is what the task means, ${again}.`,
   };
-}
-
-/** The size of a label, as letters ("Large (40–42)": "L"), or undefined. */
-function sizeOfLabel(label: string): string | undefined {
-  const size = SIZE.exec(label.trim())?.[1];
-  return size && asLetters(size);
 }
 
 /**
