@@ -1,5 +1,5 @@
 import type { EmptyField } from './form-fields';
-import { formPlanNote, personName, planFields, planWords, taskDate, taskMessage } from './form-plan';
+import { addressParts, formPlanNote, personName, planFields, planWords, taskDate, taskMessage } from './form-plan';
 
 const race = [
   'URL: http://127.0.0.1:4000/run/d-race/index.html',
@@ -27,6 +27,14 @@ describe('the values a task gives for the empty fields of a form', () => {
       { index: 5, value: 'M', tool: 'select_option' },
     ]);
     expect(planWords(plan)).toBe('type "Ana" into [1], type "Silva" into [2], type "1990-03-12" into [3], type "ana.silva@example.com" into [4] and choose "M" in [5]');
+  });
+
+  it('chooses the one option of a list the task means when it names none', () => {
+    const support = ['Title: Help – Parcelly', '[5] select "What is it about?" value="Choose a topic" options="Choose a topic | My parcel is late | My parcel arrived damaged | My parcel is lost | Something else"'].join('\n');
+    const topic: EmptyField[] = [{ index: 5, label: 'What is it about?', kind: 'choice' }];
+    expect(planFields('My parcel came with the box crushed and the vase inside broken. Let their support know.', support, topic)).toEqual([{ index: 5, value: 'My parcel arrived damaged', tool: 'select_option' }]);
+    expect(planFields('My parcel is lost. Let their support know.', support, topic)).toEqual([{ index: 5, value: 'My parcel is lost', tool: 'select_option' }]);
+    expect(planFields('Let their support know I am unhappy.', support, topic)).toEqual([]);
   });
 
   it("gives a journey's places to its From and To fields, and a library card's secret to its card number", () => {
@@ -155,5 +163,22 @@ describe('the note of what the task gives for a page\'s empty fields', () => {
     expect(formPlanNote(task, dated.replace('value="2"', 'value="4"'))).toBeUndefined();
     expect(formPlanNote('Book a table on 14 March 2026.', dated)).toBeUndefined();
     expect(formPlanNote('Book a table for 4 guests.', booking.replace('select "Guests"', 'select "Guests" disabled'))).toBeUndefined();
+  });
+});
+
+describe('an address the task gives', () => {
+  const dialog = ['Title: Your account – Freshbox', '[7] textbox "Street and number" value="4 Mill Lane" required', '[8] textbox "Town or city" value="Cork" required', '[9] textbox "Eircode" value="T23 K8C1" required', '[10] textbox "Delivery notes (optional)" empty', '[11] button "Save address"'].join('\n');
+  const task = 'Change my Freshbox delivery address to 12 Quay Street, Cork T12 X4P2.';
+
+  it('is read as a street, the town after it and a postcode', () => {
+    expect(addressParts(task)).toEqual({ street: '12 Quay Street', town: 'Cork', postcode: 'T12 X4P2' });
+    expect(addressParts('Send it to 221B Baker St, London NW1 6XE.')).toEqual({ street: '221B Baker St', town: 'London', postcode: 'NW1 6XE' });
+    expect(addressParts('Ship to 10 Main Road, Springfield 62704.').postcode).toBe('62704');
+    expect(addressParts('Tell me the price of the Gold plan.')).toEqual({});
+  });
+
+  it('is planned into the fields that hold another value, the note saying so', () => {
+    expect(formPlanNote(task, dialog)).toBe('Note: the task gives what these fields take: type "12 Quay Street" into [7] and type "T12 X4P2" into [9].');
+    expect(formPlanNote(task, dialog.replace('4 Mill Lane', '12 Quay Street').replace('T23 K8C1', 'T12X4P2'))).toBeUndefined();
   });
 });

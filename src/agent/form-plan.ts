@@ -8,6 +8,7 @@
 import type { EmptyField } from './form-fields';
 import { OPTIONS_HINT } from './observe/page-diff';
 import { givenValues, searchTerms, taskPassword } from './task-values';
+import { meantWords } from './meanings';
 
 export interface PlannedValue {
   index: number;
@@ -75,7 +76,11 @@ function optionNamed(task: string, label: string, options: string[]): string | u
     // (not an option the task says no to: "we are on foot, no car")
     return new RegExp(`(?<![\\w-])(?<!\\b(?:no|not|without|never)\\s+(?:an?\\s+|the\\s+)?)${escaped}(?![\\w-])`, 'i').test(task);
   });
-  return named.length === 1 ? named[0].trim() : undefined;
+  if (named.length === 1) return named[0].trim();
+  // none named by its words: the one option of the words the task means ("broken": "damaged")
+  const meant = meantWords(task);
+  const fits = named.length ? [] : options.filter((option) => (option.toLowerCase().match(/[\p{L}]+/gu) ?? []).some((w) => meant.includes(w)));
+  return fits.length === 1 ? fits[0].trim() : undefined;
 }
 
 /** A secret the agent may type, by its name (`<secret>username</secret>` is typed for it). */
@@ -222,6 +227,39 @@ export function choicesToChange(task: string, observation: string): PlannedValue
   return plan;
 }
 
+/** Postcodes as countries write them: British "SW1A 1AA", Irish "T12 X4P2", Dutch "1012 AB", five digits (with a ZIP's four). */
+const POSTCODE = /\b(?:[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}|[A-Z]\d{2} ?[A-Z\d]{4}|\d{4} ?[A-Z]{2}|\d{5}(?:-\d{4})?)\b/;
+/** A street with its number: "12 Quay Street", "221B Baker St". */
+const STREET = /\b\d+[A-Za-z]? (?:[A-Z][\w'’-]* ){0,3}(?:Street|St|Road|Rd|Lane|Avenue|Ave|Way|Place|Square|Drive|Court|Terrace|Quay|Row|Hill|Gardens|Close|Crescent|Boulevard|Blvd)\b\.?/;
+
+/** The parts of an address the task gives: its street, the town after it, its postcode. */
+export function addressParts(task: string): { street?: string; town?: string; postcode?: string } {
+  const street = STREET.exec(task)?.[0];
+  const postcode = POSTCODE.exec(task)?.[0];
+  const after = street ? task.slice(task.indexOf(street) + street.length) : '';
+  const town = /^,\s*([A-Z][\p{L}'’-]+(?![\p{L}\p{N}])(?: [A-Z][\p{L}'’-]+(?![\p{L}\p{N}]))?)/u.exec(after)?.[1];
+  return { street, town: town && postcode?.startsWith(town) ? undefined : town, postcode };
+}
+
+/**
+ * The text fields of an address that hold another value than the part the task gives: the
+ * default model, moving a delivery address, retyped the street and town in a dialog that held
+ * the old address and left its old Eircode.
+ */
+export function addressToChange(task: string, observation: string): PlannedValue[] {
+  const parts = addressParts(task);
+  if (!parts.street && !parts.postcode) return [];
+  const plan: PlannedValue[] = [];
+  for (const m of observation.matchAll(/^\s*\[(\d+)\] textbox "((?:[^"\\]|\\.)*)"(.*)$/gm)) {
+    const [, index, label, hints] = m;
+    const value = /\bvalue="((?:[^"\\]|\\.)*)"/.exec(hints)?.[1] ?? '';
+    if (/\bdisabled\b|\breadonly\b/.test(hints)) continue;
+    const part = /post ?code|zip|eircode|postal/i.test(label) ? parts.postcode : /street|address line 1|^address$/i.test(label) ? parts.street : /\btown\b|\bcity\b/i.test(label) ? parts.town : undefined;
+    if (part && part.toLowerCase().replace(/\s/g, '') !== value.toLowerCase().replace(/\s/g, '')) plan.push({ index: Number(index), value: part, tool: 'input_text' });
+  }
+  return plan;
+}
+
 /**
  * Said after a page whose empty fields the task gives values for (two or more, or one that is
  * not an e-mail address: a newsletter box is no login form): `Note: the task gives what these
@@ -230,7 +268,9 @@ export function choicesToChange(task: string, observation: string): PlannedValue
  * filled the fields one answer each.
  */
 export function formPlanNote(task: string, observation: string, secrets: readonly SecretName[] = []): string | undefined {
-  const plan = [...planFields(task, observation, fieldsToFill(observation), secrets), ...choicesToChange(task, observation)].sort((a, b) => a.index - b.index);
+  const planned = planFields(task, observation, fieldsToFill(observation), secrets);
+  const changes = [...choicesToChange(task, observation), ...addressToChange(task, observation)].filter((c) => !planned.some((p) => p.index === c.index));
+  const plan = [...planned, ...changes].sort((a, b) => a.index - b.index);
   if (!plan.length || (plan.length === 1 && EMAIL_ONLY.test(plan[0].value))) return undefined;
   return `Note: the task gives what ${plan.length > 1 ? 'these fields take' : 'this field takes'}: ${planWords(plan)}.`;
 }

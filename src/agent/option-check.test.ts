@@ -88,3 +88,12 @@ describe('the size the task asks for, not chosen yet', () => {
     expect(sizeNote(task, page('button "XL"'))).toBeUndefined();
   });
 });
+
+describe('an option the task means without its words', () => {
+  it('fits better than one the task neither says nor means', () => {
+    const options = [{ text: 'Choose a topic' }, { text: 'My parcel is late' }, { text: 'My parcel arrived damaged' }, { text: 'Something else' }];
+    const task = 'My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken. Let their support know.';
+    expect(betterOption(task, options, options[1], 'What is it about?')).toEqual(options[2]);
+    expect(betterOption(task, options, options[2], 'What is it about?')).toBeUndefined();
+  });
+});

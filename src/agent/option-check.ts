@@ -5,6 +5,7 @@
  * model typed "Zaragoza" into an autocomplete and chose the Mexican one of its three.
  */
 import { wordsOf } from './index-check';
+import { meantWords } from './meanings';
 import { observedElements, OPTIONS_HINT } from './observe/page-diff';
 
 /** How a held choice of an option the task names less than another begins. */
@@ -44,7 +45,8 @@ const PLACEHOLDER = /^\W*(?:choose|select|pick|please|none)\b/i;
  */
 export function betterOption(task: string, options: Option[], chosen: Option, label = ''): Option | undefined {
   const labelWords = new Set(wordsOf(label));
-  const taskWords = new Set(wordsOf(task).filter((w) => !labelWords.has(w)));
+  // (and the words it means: "broken" is "damaged")
+  const taskWords = new Set([...wordsOf(task), ...meantWords(task)].filter((w) => !labelWords.has(w)));
   const score = (option: Option) => (PLACEHOLDER.test(option.text) ? 0 : new Set(wordsOf(option.text).filter((w) => taskWords.has(w))).size);
   const scored = options.map((option) => ({ option, score: score(option) })).sort((a, b) => b.score - a.score);
   if (scored.length < 2 || scored[0].score === scored[1].score || scored[0].option.text === chosen.text) return undefined;
