@@ -234,7 +234,22 @@ export async function doneObjection(step: StepContext, ctx: ToolContext): Promis
     return heldFormObjection(memory.heldForm);
   }
   const onPage = memory.doneQuestioned || !memory.formTouched ? undefined : await formObjection(step, ctx);
-  return onPage ?? untypedObjection(step);
+  return onPage ?? untypedObjection(step) ?? stillNamedObjection(step);
+}
+
+/**
+ * A done on the page a form's send opened, while it shows what the task still names (an
+ * option not chosen, a button every word of which the task says): said once per task. The
+ * default model, told so by the observation's note, called the two-step checkout done on its
+ * second step, Express not chosen and "Place order" not pressed.
+ */
+function stillNamedObjection(step: StepContext): string | undefined {
+  const { memory } = step;
+  if (memory.stillNamedQuestioned || memory.sentWith === undefined) return undefined;
+  const named = stillNamed(step.input.params.prompt ?? '', memory.lastObservation ?? '');
+  if (!named.length) return undefined;
+  memory.stillNamedQuestioned = true;
+  return `Not accepted yet: the form you filled was sent, and this page shows what the task still names: ${named.join(', ')}. Choose or press ${named.length > 1 ? 'them' : 'it'} first; if the task is complete as it is, call done again.`;
 }
 
 /** The form the agent filled, unsent, and what the page and the browser show against its fields; said once per task. */

@@ -352,6 +352,14 @@ describe('the note after a form was sent', () => {
     const { requests } = await run([fill, [done]], 8, { prompt: 'Check out with the name Joan Clarke and Express shipping, and place the order.' });
     expect(closingLines(requests[1]).at(-1)).toBe('Note: the form you filled was sent and a new page opened, which shows what the task still names: [2] radio "Express (1 day)", [3] button "Place order".');
   });
+
+  it('answers a done on that page once with what the task still names, and takes it when repeated', async () => {
+    await page.goto('http://site.test/wizard');
+    const fill: Call[] = [{ tool: 'input_text', args: { index: 1, text: 'Joan Clarke' } }, { tool: 'click_element', args: { index: 2 } }];
+    const { requests, results } = await run([fill, [done], [done]], 8, { prompt: 'Check out with the name Joan Clarke and Express shipping, and place the order.' });
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: the form you filled was sent, and this page shows what the task still names: [2] radio "Express (1 day)", [3] button "Place order". Choose or press them first; if the task is complete as it is, call done again.');
+    expect(results.at(-1)?.kind).toBe('done');
+  });
 });
 
 describe('a press that would send a form with empty fields (a model that follows the schemas)', () => {

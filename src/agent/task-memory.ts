@@ -153,6 +153,8 @@ export class TaskMemory {
   heldForm?: { button?: number; empty: EmptyField[]; unchosen: UnchosenField[]; given?: string[]; files?: TaskFile[]; plan?: PlannedValue[] };
   /** The buttons that add or buy whose second press in a row was held once in this task (repetition.ts). */
   readonly repeatsHeld = new Set<string>();
+  /** A done on a page the form's send opened, that shows what the task still names, was answered once in this task (done-check.ts). */
+  stillNamedQuestioned = false;
   /** Presses of two elements in turn (repetition.ts). */
   readonly turns = new TurnTaking();
   /** The cart buttons pressed in this task, each with the observation of its latest press, and the last one held, at which step (repetition.ts). */
@@ -250,6 +252,7 @@ export class TaskMemory {
     this.idlePresses = undefined;
     this.advisedPresses = new Set();
     this.repeatsHeld.clear();
+    this.stillNamedQuestioned = false;
     this.turns.reset();
     this.cartPresses.clear();
     this.cartHeld = undefined;
