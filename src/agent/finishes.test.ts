@@ -22,6 +22,7 @@ const PAGES: Record<string, string> = {
   '/contact-form': `<!doctype html><title>Contact</title><form action="/sent"><label>Name <input name="name" required></label> <label>Email <input type="email" name="email" required></label> <label>Message <textarea name="message" required></textarea></label> <button>Send</button></form>`,
   '/invoices': `<!doctype html><meta charset="utf-8"><title>Invoices</title><p>Invoice #1001: €337.13</p><p>Invoice #1002: €374.26</p><p>Invoice #1003: €411.39</p><a href="/invoices">Reload</a>`,
   '/city': `<!doctype html><title>Your profile</title><form action="/sent"><label>City <input name="city" value="Paris"></label> <button>Save profile</button></form>`,
+  '/address': `<!doctype html><title>Your account</title><form action="/sent"><label>Street and number <input name="street" value="4 Mill Lane"></label> <label>Town or city <input name="town" value="Cork"></label> <label>Eircode <input name="code" value="T23 K8C1"></label> <button>Save address</button></form>`,
   '/ticket': `<!doctype html><title>Ticket</title><span id="l">Priority</span> <button id="prio" aria-haspopup="listbox" aria-labelledby="l prio" onclick="document.getElementById('o').hidden = !document.getElementById('o').hidden">Normal</button>
     <ul id="o" role="listbox" hidden><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">Low</li><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">Normal</li><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">High</li></ul>
     <button onclick="document.getElementById('out').textContent = 'Saved with ' + prio.textContent">Save ticket</button> <p id="out"></p>`,
@@ -498,6 +499,19 @@ describe('a press that would send a form with empty fields (a model that follows
       'Not pressed yet: this would send the form with [1] "City" holding "Paris" while the task says "Lyon". First type "Lyon" into [1] (input_text); if it is as the task wants, press [2] again to send the form as it is.',
     );
     expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?city=Lyon');
+  });
+
+  it('holds a save while a field of the address holds another part than the task gives, and sends it once they are typed', async () => {
+    await page.goto('http://site.test/address');
+    const save: Call = { tool: 'click_element', args: { index: 4 } };
+    const prompt = 'Change my delivery address to 12 Quay Street, Cork T12 X4P2.';
+    const typed = [{ tool: 'input_text', args: { index: 1, text: '12 Quay Street' } }, { tool: 'input_text', args: { index: 3, text: 'T12X4P2' } }];
+    const { requests } = await run([[typed[0], save], [typed[1], save], [done]], 8, { followsSchemas: true, prompt });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [3] "Eircode" holding "T23 K8C1" while the task says "T12 X4P2". First type "T12 X4P2" into [3] (input_text); if it is as the task wants, press [4] again to send the form as it is.',
+    );
+    // (the postcode typed without its space is the same postcode)
+    expect(lastObservation(requests[2])).toContain('URL: http://site.test/sent?street=12+Quay+Street&town=Cork&code=T12X4P2');
   });
 
   it('answers a done after the held field was set with the form unsent, not with the hold', async () => {

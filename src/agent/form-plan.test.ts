@@ -1,5 +1,5 @@
 import type { EmptyField } from './form-fields';
-import { addressParts, formPlanNote, personName, planFields, planWords, taskDate, taskMessage } from './form-plan';
+import { addressParts, formPlanNote, personName, planFields, planWords, taskDate, taskMessage, taskReference } from './form-plan';
 
 const race = [
   'URL: http://127.0.0.1:4000/run/d-race/index.html',
@@ -60,6 +60,7 @@ describe('the values a task gives for the empty fields of a form', () => {
     expect(taskMessage(parcel)).toBe('My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken.');
     const form = ['Title: Help – Parcelly', '[6] textbox "Tracking number" empty', '[7] textbox "Your message" empty', '[8] textbox "Your e-mail" type=email empty'].join('\n');
     expect(planFields(parcel, form, [6, 7, 8].map((index) => ({ index, label: '', kind: 'text' as const })))).toEqual([
+      { index: 6, value: 'PY 4410 2291', tool: 'input_text' },
       { index: 7, value: 'My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken.', tool: 'input_text' },
       { index: 8, value: 'jo.reid@example.com', tool: 'input_text' },
     ]);
@@ -175,10 +176,30 @@ describe('an address the task gives', () => {
     expect(addressParts('Send it to 221B Baker St, London NW1 6XE.')).toEqual({ street: '221B Baker St', town: 'London', postcode: 'NW1 6XE' });
     expect(addressParts('Ship to 10 Main Road, Springfield 62704.').postcode).toBe('62704');
     expect(addressParts('Tell me the price of the Gold plan.')).toEqual({});
+    // a number alone is no postcode without a street
+    expect(addressParts('Find a walk of 10000 steps.').postcode).toBeUndefined();
+    expect(addressParts('Find shops near SW1A 1AA.').postcode).toBe('SW1A 1AA');
   });
 
   it('is planned into the fields that hold another value, the note saying so', () => {
     expect(formPlanNote(task, dialog)).toBe('Note: the task gives what these fields take: type "12 Quay Street" into [7] and type "T12 X4P2" into [9].');
     expect(formPlanNote(task, dialog.replace('4 Mill Lane', '12 Quay Street').replace('T23 K8C1', 'T12X4P2'))).toBeUndefined();
+  });
+});
+
+describe("a parcel's, an order's or a booking's number", () => {
+  it('is read from the task', () => {
+    expect(taskReference('My Parcelly parcel PY 4410 2291 came with the box crushed. My e-mail is jo@example.com.')).toBe('PY 4410 2291');
+    expect(taskReference('Ask about order 58213, it has not arrived.')).toBe('58213');
+    expect(taskReference('Booking #A-10442 needs a late check-in.')).toBe('#A-10442');
+    expect(taskReference('Tell them the vase arrived broken.')).toBeUndefined();
+  });
+
+  it('is planned into a field that asks for it, the message apart', () => {
+    const form = ['Title: Support', '[1] select "Topic" options="Choose… | My parcel is late | My parcel arrived damaged"', '[2] textbox "Tracking number" empty', '[3] textbox "Your e-mail" type=email empty', '[4] textbox "Message" empty', '[5] button "Send"'].join('\n');
+    const task = 'My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken. Let their support know; my e-mail is jo.reid@example.com.';
+    expect(formPlanNote(task, form)).toBe(
+      'Note: the task gives what these fields take: choose "My parcel arrived damaged" in [1], type "PY 4410 2291" into [2], type "jo.reid@example.com" into [3] and type "My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken." into [4].',
+    );
   });
 });

@@ -109,6 +109,21 @@ export function taskMessage(task: string): string | undefined {
 }
 const EMAIL_ONLY_IN = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/;
 
+/** A field for the number of a parcel, an order or a booking. */
+const REFERENCE_FIELD = /\btracking\b|\b(?:order|booking|parcel|consignment|shipment|invoice|reference|ticket|case)\s*(?:number|no\b|id\b|#|ref)|^reference\b/i;
+/** A parcel's, an order's or a booking's number: "PY 4410 2291", "#A-10442", "order 58213". */
+const REFERENCE = /(?<![\w@.-])(?:[A-Z]{1,4}[ -]?\d{3,}(?:[ -]\d{2,})*|#\s?[A-Z\d-]*\d[A-Z\d-]*)(?![\w@-])|\b(?:order|booking|reference|ref|tracking|parcel|shipment|invoice|ticket|case)(?:\s+(?:no\.?|number|#))?\s+#?(\d[\d-]{3,}\d)\b/;
+
+/**
+ * The number of a parcel, an order or a booking the task gives, for a field that asks for
+ * one. The default model, on a support form, typed the task's whole first sentence into
+ * "Tracking number".
+ */
+export function taskReference(task: string): string | undefined {
+  const m = REFERENCE.exec(task);
+  return m ? (m[1] ?? m[0]).trim() : undefined;
+}
+
 /** A journey's fields: where from, where to. */
 const FROM_FIELD = /^(?:from|leaving from|departing from|origin|departure (?:station|airport|city))\b/i;
 const TO_FIELD = /^(?:to|going to|destination|arrival (?:station|airport|city))\b/i;
@@ -170,6 +185,7 @@ export function planFields(task: string, observation: string, empty: readonly Em
     else if (type === 'tel' || /phone|mobile|telephone/i.test(label)) value = phones[0];
     else if (type === 'date' || /\bdate\b|birth|\bborn\b|\bdob\b/i.test(label)) value = date;
     else if (role === 'searchbox' || type === 'search' || /\bsearch\b/i.test(label)) value = searchTerms(task, observation)[0];
+    else if (REFERENCE_FIELD.test(label)) value = taskReference(task);
     else if (MESSAGE_FIELD.test(label)) value = taskMessage(task);
     else if (FROM_FIELD.test(label)) value = taskRoute(task)?.from;
     else if (TO_FIELD.test(label)) value = taskRoute(task)?.to;
@@ -238,8 +254,20 @@ export function addressParts(task: string): { street?: string; town?: string; po
   const postcode = POSTCODE.exec(task)?.[0];
   const after = street ? task.slice(task.indexOf(street) + street.length) : '';
   const town = /^,\s*([A-Z][\p{L}'’-]+(?![\p{L}\p{N}])(?: [A-Z][\p{L}'’-]+(?![\p{L}\p{N}]))?)/u.exec(after)?.[1];
-  return { street, town: town && postcode?.startsWith(town) ? undefined : town, postcode };
+  // (a number alone is a postcode only after a street: "10000 steps" is none)
+  const coded = postcode && (street || /[A-Z]/.test(postcode)) ? postcode : undefined;
+  return { street, town: town && coded?.startsWith(town) ? undefined : town, postcode: coded };
 }
+
+/** The part of the address a field takes, by its label ("Eircode": the postcode). */
+export function addressPartFor(parts: ReturnType<typeof addressParts>, label: string): string | undefined {
+  if (/post ?code|zip|eircode|postal/i.test(label)) return parts.postcode;
+  if (/street|address line 1|^address$/i.test(label)) return parts.street;
+  return /\btown\b|\bcity\b/i.test(label) ? parts.town : undefined;
+}
+
+/** A field's value is the part of the address, but for case and spaces. */
+export const sameAddressPart = (part: string, value: string): boolean => part.toLowerCase().replace(/\s/g, '') === value.toLowerCase().replace(/\s/g, '');
 
 /**
  * The text fields of an address that hold another value than the part the task gives: the
@@ -254,8 +282,8 @@ export function addressToChange(task: string, observation: string): PlannedValue
     const [, index, label, hints] = m;
     const value = /\bvalue="((?:[^"\\]|\\.)*)"/.exec(hints)?.[1] ?? '';
     if (/\bdisabled\b|\breadonly\b/.test(hints)) continue;
-    const part = /post ?code|zip|eircode|postal/i.test(label) ? parts.postcode : /street|address line 1|^address$/i.test(label) ? parts.street : /\btown\b|\bcity\b/i.test(label) ? parts.town : undefined;
-    if (part && part.toLowerCase().replace(/\s/g, '') !== value.toLowerCase().replace(/\s/g, '')) plan.push({ index: Number(index), value: part, tool: 'input_text' });
+    const part = addressPartFor(parts, label);
+    if (part && !sameAddressPart(part, value)) plan.push({ index: Number(index), value: part, tool: 'input_text' });
   }
   return plan;
 }

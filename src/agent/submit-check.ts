@@ -13,7 +13,7 @@ import type { TaskFile } from '../browser/task-files';
 import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
 import { ELEMENT_PARTS } from './observe/page-diff';
 import type { StepContext } from './step-context';
-import { planFields, planWords, shortOptionSaid, type PlannedValue } from './form-plan';
+import { addressPartFor, addressParts, planFields, planWords, sameAddressPart, shortOptionSaid, type PlannedValue } from './form-plan';
 import { searchTerms, untypedValues, valuesNamed } from './task-values';
 
 export type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
@@ -66,12 +66,17 @@ export function valueSetFor(task: string, label: string): string | undefined {
   return undefined;
 }
 
-/** The form's text fields holding another value than the task sets them to. */
+/**
+ * The form's text fields holding another value than the task sets them to, or than the part
+ * of the address it gives (the default model saved a delivery address with the old street).
+ */
 export function mistypedFields(task: string, filled: FilledField[]): UnchosenField[] {
   const out: UnchosenField[] = [];
+  const address = addressParts(task);
   for (const field of filled) {
-    const value = valueSetFor(task, field.label);
-    if (value === undefined || field.value.trim().toLowerCase() === value.toLowerCase()) continue;
+    const part = addressPartFor(address, field.label);
+    const value = valueSetFor(task, field.label) ?? part;
+    if (value === undefined || field.value.trim().toLowerCase() === value.toLowerCase() || (value === part && sameAddressPart(part, field.value))) continue;
     out.push({ index: field.index, label: field.label, current: field.value, typed: true, named: { text: value, index: field.index } });
   }
   return out;
