@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { StepContext } from './step-context';
 import type { ToolContext, ToolResult } from './types';
-import { heldFormObjection, isSearchField, optionsNamed } from './submit-check';
+import { choicesShown, heldFormObjection, isSearchField, optionsNamed, unchosenFields } from './submit-check';
 import { namedFields, refusedFields } from './tools/refused-form';
 import { emptyTextFields, untypedValues } from './task-values';
 import { planFields, planWords } from './form-plan';
@@ -238,18 +238,23 @@ export async function doneObjection(step: StepContext, ctx: ToolContext): Promis
 }
 
 /**
- * A done on the page a form's send opened, while it shows what the task still names (an
- * option not chosen, a button every word of which the task says): said once per task. The
- * default model, told so by the observation's note, called the two-step checkout done on its
- * second step, Express not chosen and "Place order" not pressed.
+ * A done while the page shows what the task still names, said once per task: a list on
+ * another option than the one the task names, and on the page a form's send opened, an option
+ * not chosen or a button every word of which the task says. The default model, told so by the
+ * observation's note, called the two-step checkout done on its second step, Express not chosen
+ * and "Place order" not pressed; asked for prices in Swiss francs, it called done with "the
+ * prices are already shown in Euro".
  */
 function stillNamedObjection(step: StepContext): string | undefined {
   const { memory } = step;
-  if (memory.stillNamedQuestioned || memory.sentWith === undefined) return undefined;
-  const named = stillNamed(step.input.params.prompt ?? '', memory.lastObservation ?? '');
+  if (memory.stillNamedQuestioned) return undefined;
+  const [task, observation] = [step.input.params.prompt ?? '', memory.lastObservation ?? ''];
+  const lists = unchosenFields(task, choicesShown(observation)).map((f) => `[${f.index}] "${f.label}" on "${f.current}" while the task says "${f.named.text}"`);
+  const named = [...lists, ...(memory.sentWith === undefined ? [] : stillNamed(task, observation))];
   if (!named.length) return undefined;
   memory.stillNamedQuestioned = true;
-  return `Not accepted yet: the form you filled was sent, and this page shows what the task still names: ${named.join(', ')}. Choose or press ${named.length > 1 ? 'them' : 'it'} first; if the task is complete as it is, call done again.`;
+  const sent = memory.sentWith === undefined ? '' : 'the form you filled was sent, and ';
+  return `Not accepted yet: ${sent}this page shows what the task still names: ${named.join(', ')}. Choose or press ${named.length > 1 ? 'them' : 'it'} first; if the task is complete as it is, call done again.`;
 }
 
 /** The form the agent filled, unsent, and what the page and the browser show against its fields; said once per task. */

@@ -22,6 +22,7 @@ const PAGES: Record<string, string> = {
   '/contact-form': `<!doctype html><title>Contact</title><form action="/sent"><label>Name <input name="name" required></label> <label>Email <input type="email" name="email" required></label> <label>Message <textarea name="message" required></textarea></label> <button>Send</button></form>`,
   '/invoices': `<!doctype html><meta charset="utf-8"><title>Invoices</title><p>Invoice #1001: €337.13</p><p>Invoice #1002: €374.26</p><p>Invoice #1003: €411.39</p><a href="/invoices">Reload</a>`,
   '/city': `<!doctype html><title>Your profile</title><form action="/sent"><label>City <input name="city" value="Paris"></label> <button>Save profile</button></form>`,
+  '/shop-settings': `<!doctype html><title>Settings</title><form action="/sent"><label>Language <select name="lang"><option>English</option><option>Deutsch</option></select></label> <label>Show prices in <select name="cur"><option>Euro (EUR)</option><option>Swiss franc (CHF)</option></select></label> <button>Save settings</button></form>`,
   '/address': `<!doctype html><title>Your account</title><form action="/sent"><label>Street and number <input name="street" value="4 Mill Lane"></label> <label>Town or city <input name="town" value="Cork"></label> <label>Eircode <input name="code" value="T23 K8C1"></label> <button>Save address</button></form>`,
   '/ticket': `<!doctype html><title>Ticket</title><span id="l">Priority</span> <button id="prio" aria-haspopup="listbox" aria-labelledby="l prio" onclick="document.getElementById('o').hidden = !document.getElementById('o').hidden">Normal</button>
     <ul id="o" role="listbox" hidden><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">Low</li><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">Normal</li><li role="option" onclick="prio.textContent = this.textContent; o.hidden = true">High</li></ul>
@@ -359,6 +360,22 @@ describe('the note after a form was sent', () => {
     const fill: Call[] = [{ tool: 'input_text', args: { index: 1, text: 'Joan Clarke' } }, { tool: 'click_element', args: { index: 2 } }];
     const { requests, results } = await run([fill, [done], [done]], 8, { prompt: 'Check out with the name Joan Clarke and Express shipping, and place the order.' });
     expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: the form you filled was sent, and this page shows what the task still names: [2] radio "Express (1 day)", [3] button "Place order". Choose or press them first; if the task is complete as it is, call done again.');
+    expect(results.at(-1)?.kind).toBe('done');
+  });
+});
+
+describe('a done while a list is on another option than the one the task names', () => {
+  it('is answered once with the list and the option, and taken when repeated', async () => {
+    await page.goto('http://site.test/shop-settings');
+    const { requests, results } = await run([[done], [done]], 8, { prompt: 'I would like to see the prices in Swiss francs.' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not accepted yet: this page shows what the task still names: [2] "Show prices in" on "Euro (EUR)" while the task says "Swiss franc (CHF)". Choose or press it first; if the task is complete as it is, call done again.');
+    expect(results.at(-1)?.kind).toBe('done');
+  });
+
+  it('is taken at once when the list is on the option the task names', async () => {
+    await page.goto('http://site.test/shop-settings');
+    const { requests, results } = await run([[done]], 8, { prompt: 'I would like to see the prices in English.' });
+    expect(requests).toHaveLength(1);
     expect(results.at(-1)?.kind).toBe('done');
   });
 });

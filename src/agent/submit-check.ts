@@ -158,6 +158,14 @@ export function pressOutsideForm(observation: string, index: number): FormToSend
   const lines = observation.split('\n').map((line) => ELEMENT_PARTS.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null);
   const pressed = lines.find((m) => Number(m[1]) === index);
   if (!pressed || pressed[2] !== 'button') return undefined;
+  const choices = choicesShown(observation);
+  const url = /^URL: (.*)$/m.exec(observation)?.[1] ?? '';
+  return choices.length ? { key: `${url}#button${index}`, empty: [], choices, filled: [] } : undefined;
+}
+
+/** The selects and comboboxes the observation lists with their options, each with its value. */
+export function choicesShown(observation: string): ChoiceField[] {
+  const lines = observation.split('\n').map((line) => ELEMENT_PARTS.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null);
   const choices: ChoiceField[] = [];
   for (const m of lines) {
     if (m[2] !== 'select' && m[2] !== 'combobox') continue;
@@ -167,8 +175,7 @@ export function pressOutsideForm(observation: string, index: number): FormToSend
     const texts = options.split(' | ').filter((text) => !/^… \d+ more$/.test(text));
     choices.push({ index: n, label: m[3], current: HINT('value').exec(m[4])?.[1] ?? '', options: texts.map((text) => ({ text, index: n })) });
   }
-  const url = /^URL: (.*)$/m.exec(observation)?.[1] ?? '';
-  return choices.length ? { key: `${url}#button${index}`, empty: [], choices, filled: [] } : undefined;
+  return choices;
 }
 
 /** The observation's line of [index] is a search field (role searchbox, type=search, or a label that says search). */

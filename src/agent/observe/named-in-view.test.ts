@@ -113,6 +113,11 @@ describe('a name of one capitalised word in a question of a figure', () => {
     expect(namedInViewNote('Tell me the monthly price of the Gold plan.', prices.replace('Title: Price list', 'Title: Gold club prices'))).toBeUndefined();
     expect(namedInViewNote('Is the Gold plan right for me? Tell me yes or no.', prices)).toBeUndefined();
   });
+
+  it('takes no function word for a name ("take The Hobbit back")', () => {
+    const library = ['URL: http://library.test/index.html', 'Title: Eastfield Libraries', 'Interactive elements:', '[1] link "My account"', 'Visible text:', 'News', 'The Hillside branch is closed on 24 and 26 December.', 'New: The Hobbit (illustrated edition)'].join('\n');
+    expect(namedInViewNote('When do I have to take The Hobbit back to Eastfield Libraries? My card number and PIN are in your secrets.', library)).toBeUndefined();
+  });
 });
 
 describe('a question of a quantity about a name', () => {

@@ -260,6 +260,13 @@ function keywordsInView(task: string, site: string, lines: string[]): { about: s
 }
 
 /**
+ * Words that name nothing, capitalised as a title's first word ("take The Hobbit back"): "The"
+ * picked out "The Hillside branch is closed on 24 and 26 December." for when a book is due,
+ * and the default model took it for the answer instead of signing in.
+ */
+const FUNCTION_WORD = /^(?:the|and|for|nor|but|yet|with|from|into|onto|your|our|their|this|that|these|those|its|his|her|who|what|when|where|which|how|why|are|was|were|has|have|had|can|will|may|not|all|any|some|one|out|off|over|about|after|before|than|then)$/i;
+
+/**
  * For a question of a figure about a name of one capitalised word ("the monthly price of the
  * Gold plan"), the one or two lines of the page that hold the word and a figure of the kind
  * asked ("Gold plan: $42 per month", not "Gold plan members save 24%"). The default model, that
@@ -268,7 +275,7 @@ function keywordsInView(task: string, site: string, lines: string[]): { about: s
 function capitalisedInView(task: string, site: string, lines: string[]): { about: string; shown: string } | undefined {
   const kinds = askedKinds(task);
   if (!kinds.length) return undefined;
-  const words = [...new Set([...task.matchAll(CAPITALISED)].map((m) => m[0]))].filter((word) => !site.includes(word.toLowerCase()));
+  const words = [...new Set([...task.matchAll(CAPITALISED)].map((m) => m[0]))].filter((word) => !site.includes(word.toLowerCase()) && !FUNCTION_WORD.test(word));
   for (const word of words) {
     const found = linesWith(word.toLowerCase(), lines).filter((line) => figuresOf(line, kinds).length && !otherWeekday(task, line));
     if (found.length) return { about: `"${word}"`, shown: found.map(clipped).join(', and ') };
