@@ -157,6 +157,23 @@ describe('placing a session on a browser worker', () => {
     await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'here', taskQueue: 'browser-here' });
   });
 
+  it('asks the registry again for a few seconds when no worker has room, and takes the one that has room by then', async () => {
+    const entries = [entry('a', 2, 2)];
+    const { place } = setup(entries, null);
+    setTimeout(() => (entries[0].sessions = 1), 1_200); // a session ended, or a late heartbeat came
+    const t0 = Date.now();
+    await expect(place({ sessionId: 's1', exclude: [] })).resolves.toEqual({ workerId: 'a', taskQueue: 'browser-a' });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_200);
+  });
+
+  it('answers none when no worker has room after those seconds, and at once for a session moving from a lost worker', async () => {
+    const { place } = setup([entry('a', 2, 2)], null);
+    await expect(place({ sessionId: 's1', exclude: [] })).resolves.toBeNull();
+    const t0 = Date.now();
+    await expect(place({ sessionId: 's2', exclude: ['lost'] })).resolves.toBeNull();
+    expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
   it('without a browser worker in this process (a workflow-only worker) picks from the registry', async () => {
     const { place } = setup([entry('a', 2), entry('b', 1)], null);
     await expect(place({ sessionId: 's1', exclude: [], open: { userId: 'u' } })).resolves.toEqual({ workerId: 'b', taskQueue: 'browser-b' });

@@ -38,6 +38,14 @@ export interface LocalBrowserWorker {
 const PLACED_COUNTS_MS = 15_000;
 /** How long a placement waits for the one before it in this process. */
 const PLACING_WAIT_MS = 2_000;
+/**
+ * How long a session's first placement that finds no worker with room asks the registry
+ * again (every ROOM_POLL_MS) before it answers none: a worker whose heartbeat came late under load, or a
+ * session ending meanwhile. A session of the handover test, started with one slot free, was
+ * failed at once on a loaded machine.
+ */
+const ROOM_WAIT_MS = 4_000;
+const ROOM_POLL_MS = 500;
 
 export interface Placement {
   workerId: string;
@@ -81,9 +89,15 @@ function placementActivities(registry: WorkerRegistry, logger: Logger, local?: L
     async placeSession({ sessionId, exclude, open }: { sessionId: string; exclude: string[]; open?: { userId: string } }): Promise<Placement | null> {
       const self = local && !exclude.includes(local.workerId) ? local : undefined;
       // One placement at a time in this process: each sees the ones before it (a burst of starts spreads).
-      const { chosen, hereFits } = await inTurn(() => pick(registry, sessionId, exclude, self));
+      const pickInTurn = () => inTurn(() => pick(registry, sessionId, exclude, self));
+      let { chosen, hereFits } = await pickInTurn();
+      // (a session's first placement, or its wake: one moving from a lost worker has its own retries within its grace period)
+      for (const until = Date.now() + (exclude.length ? 0 : ROOM_WAIT_MS); !chosen && Date.now() < until; ) {
+        await new Promise((r) => setTimeout(r, ROOM_POLL_MS));
+        ({ chosen, hereFits } = await pickInTurn());
+      }
       if (!chosen) {
-        logger.info({ sessionId }, 'no browser worker available');
+        logger.warn({ sessionId, exclude }, 'no browser worker available');
         return null;
       }
       if (hereFits && open && openHere(self!, sessionId, open.userId, logger)) return { ...chosen, opened: true };

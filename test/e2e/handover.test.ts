@@ -45,7 +45,8 @@ async function startClickSite(): Promise<{ url: string; clicks: Map<string, numb
 }
 
 describe('an API and two browser workers in separate processes', () => {
-  const env = { REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/16`, TEMPORAL_TASK_QUEUE: `handover-${Date.now()}`, ORPHAN_GRACE_MS: '60000' };
+  // (info: a case that fails prints what the processes logged about its session)
+  const env = { REDIS_URL: `${process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6391'}/16`, TEMPORAL_TASK_QUEUE: `handover-${Date.now()}`, ORPHAN_GRACE_MS: '60000', LOG_LEVEL: 'info' };
   // Two slots each; a step is waited for up to 10 s when its worker stops. No case here waits
   // for a worker's entry to expire (a worker told to stop leaves the registry), so the TTL is
   // only how late a heartbeat may be: at 3 s, under the whole suite's load on two cores, the
