@@ -19,7 +19,8 @@ const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
   for (let tries = 0; tries < 1000; tries++) {
     const port = 10_000 + Math.floor(Math.random() * 10_000);
-    if (handedOut.has(port)) continue;
+    // (10080 is one of the ports fetch refuses to reach: "bad port")
+    if (handedOut.has(port) || port === 10_080) continue;
     const free = await new Promise<boolean>((resolve) => {
       const srv = net.createServer();
       srv.once('error', () => resolve(false));
