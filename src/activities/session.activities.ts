@@ -40,8 +40,8 @@ const PLACED_COUNTS_MS = 15_000;
 const PLACING_WAIT_MS = 2_000;
 /**
  * How long a session's first placement that finds no worker with room asks the registry
- * again (every ROOM_POLL_MS) before it answers none: a worker whose heartbeat came late under load, or a
- * session ending meanwhile. A session of the handover test, started with one slot free, was
+ * again (every ROOM_POLL_MS) before it answers none: a worker whose heartbeat came late under
+ * load, or a session ending meanwhile. A session started with a slot free on two workers was
  * failed at once on a loaded machine.
  */
 const ROOM_WAIT_MS = 4_000;
