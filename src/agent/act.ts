@@ -11,7 +11,7 @@ import type { StepResult, Verification, VerifyCheck } from '../contracts/session
 import { MAX_VERIFY_RETRIES, notVerified, notVerifiedNote, runChecks } from './verify';
 import { gateAction } from './action-gate';
 import { indexOf } from './tools/fields';
-import { appearedText, elementKey, observedElements, readObservation } from './observe/page-diff';
+import { appearedText, elementName, observedElements, readObservation } from './observe/page-diff';
 import { REPEAT_HELD, addedShown, againNote, asksForOne, cartButton, cartButtonNamed, otherItemNote, repeatNote } from './repetition';
 import { elementUnderIndex } from './approval-binding';
 import { observedIndexes } from './page-bound-tools';
@@ -251,7 +251,7 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
     step.memory.misindexHeld.add(`${index}>${held.meant}`);
     // the one named was just held as a second press that adds again: not offered again
     const meantLine = readObservation(observation).elements.get(held.meant);
-    if (meantLine && step.memory.repeatsHeld.has(elementKey(meantLine).replace(/^\[\d+\] /, ''))) {
+    if (meantLine && step.memory.repeatsHeld.has(elementName(meantLine))) {
       return `${MISINDEX_HELD} "${meantLine.replace(/^\s*\[\d+\] \S+ "((?:[^"\\]|\\.)*)".*$/, '$1')}" [${held.meant}], which you pressed already: a second press adds again. If the task asks for one, it is done: call done. [${index}] is another element; if it is what you meant, press [${index}] again.`;
     }
     // not pressed in the next answer: told the index of "Log in", the default model pressed "Join" again at once
@@ -356,7 +356,7 @@ function heldRepeat(step: StepContext, tool: string, args: unknown): string | un
   const now = memory.lastObservation ?? '';
   const line = tool === 'click_element' && index !== undefined ? readObservation(now).elements.get(index) : undefined;
   if (!line) return undefined;
-  const element = elementKey(line).replace(/^\[\d+\] /, '');
+  const element = elementName(line);
   const cart = heldCartPress(step, index!, line, element);
   if (cart !== null) return cart;
   const before = memory.presses.pressedBefore(tool, element, now);
@@ -624,7 +624,7 @@ function countPress(step: StepContext, tool: string, args: unknown): void {
   const { memory } = step;
   const index = indexOf(args);
   const line = index === undefined ? undefined : readObservation(memory.lastObservation ?? '').elements.get(index);
-  const element = line ? elementKey(line).replace(/^\[\d+\] /, '') : '';
+  const element = line ? elementName(line) : '';
   const count = memory.presses.note(tool, args, element, memory.lastObservation ?? '');
   memory.turns.note(tool, element, readObservation(memory.lastObservation ?? '').url);
   // Pressed twice in a row, the page changed each time: a model that follows the schemas does

@@ -11,7 +11,7 @@ import { computeCost, priceOf } from './llm/pricing';
 import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
-import { appearedText, changeSummary, elementKey, nothingVisible, observedElements, pageWithoutPlace, readObservation } from './observe/page-diff';
+import { appearedText, changeSummary, elementName, nothingVisible, observedElements, pageWithoutPlace, readObservation } from './observe/page-diff';
 import { formBackNote, formSentNote, formShownAgain, stillNamed } from './done-check';
 import { namedInExtractNote, namedInViewNote } from './observe/named-in-view';
 import { formPlanNote } from './form-plan';
@@ -148,7 +148,7 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   if (turn) {
     const elements = observedElements(now);
     lines.push(turnNote(turn, elements));
-    for (const e of elements) if (turn.some((t) => elementKey(e.line).replace(/^\[\d+\] /, '') === t)) memory.pressesOffNextAnswer.add(e.index);
+    for (const e of elements) if (turn.some((t) => elementName(e.line) === t)) memory.pressesOffNextAnswer.add(e.index);
   }
   return [...lines, ...memory.notes];
 }

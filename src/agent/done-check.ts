@@ -13,7 +13,7 @@ import { namedFields, refusedFields } from './tools/refused-form';
 import { emptyTextFields, untypedValues } from './task-values';
 import { planFields, planWords } from './form-plan';
 import { normalizeUrl, withoutHash } from './tools/navigate';
-import { observedElements, VALUE_HINT } from './observe/page-diff';
+import { hasState, observedElements, VALUE_HINT } from './observe/page-diff';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
@@ -123,10 +123,9 @@ export function stillNamed(task: string, observation: string): string[] {
   const elements = observedElements(observation);
   const taskWords = new Set(task.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
   const choices = elements.filter((e) => e.role === 'radio' || e.role === 'option');
-  const chosen = (line: string) => /\b(?:checked|selected)\b/.test(line.replace(/"(?:[^"\\]|\\.)*"/g, ''));
   const options = optionsNamed(task, choices.map((e) => ({ text: e.label, index: e.index }))).map((o) => o.index);
   const named = elements.filter((e) => {
-    if (e.role === 'radio' || e.role === 'option') return options.includes(e.index) && !chosen(e.line);
+    if (e.role === 'radio' || e.role === 'option') return options.includes(e.index) && !hasState(e.line, ['checked', 'selected']);
     const words = e.label.toLowerCase().match(/[\p{L}]{3,}/gu) ?? [];
     return e.role === 'button' && words.length > 0 && words.every((w) => taskWords.has(w));
   });

@@ -6,7 +6,7 @@
  */
 import { wordsOf } from './index-check';
 import { meantWords } from './meanings';
-import { observedElements, OPTIONS_HINT } from './observe/page-diff';
+import { hasState, observedElements, OPTIONS_HINT } from './observe/page-diff';
 
 /** How a held choice of an option the task names less than another begins. */
 export const OPTION_HELD = 'Not chosen: the task names';
@@ -97,21 +97,20 @@ export function heldSize(task: string, observation: string, tool: string, args: 
   const asked = said && asLetters(said);
   const index = (args as { index?: unknown } | undefined)?.index;
   if (!asked || typeof index !== 'number' || (tool !== 'click_element' && tool !== 'select_option')) return undefined;
-  const sizeOf = sizeOfLabel;
   const all = observedElements(observation);
   const select = all.find((e) => e.index === index && e.role === 'select');
   const value = (args as { value?: unknown; label?: unknown }).label ?? (args as { value?: unknown }).value;
   if (select && tool === 'select_option' && typeof value === 'string') {
     const options = (OPTIONS_HINT.exec(select.line)?.[1] ?? '').split(' | ');
-    const size = sizeOf(value);
-    const right = options.find((o) => sizeOf(o) === asked);
+    const size = sizeOfLabel(value);
+    const right = options.find((o) => sizeOfLabel(o) === asked);
     if (!size || size === asked || !right) return undefined;
     return { key: `size ${size}`, note: `${OPTION_HELD} size ${asked}, which is "${right}" of [${index}]; "${value}" is size ${size}. Choose "${right}" instead; if "${value}" is what the task means, choose it again.` };
   }
   const elements = all.filter((e) => ['radio', 'button', 'option', 'menuitemradio', 'tab'].includes(e.role));
   const chosen = elements.find((e) => e.index === index);
-  const size = chosen && sizeOf(chosen.label);
-  const right = elements.find((e) => sizeOf(e.label) === asked);
+  const size = chosen && sizeOfLabel(chosen.label);
+  const right = elements.find((e) => sizeOfLabel(e.label) === asked);
   if (!chosen || !size || size === asked || !right) return undefined;
   const again = tool === 'click_element' ? `press [${index}] again` : 'choose it again';
   return {
@@ -130,8 +129,7 @@ export function sizeNote(task: string, observation: string): string | undefined 
   if (!said) return undefined;
   const asked = asLetters(said);
   const elements = observedElements(observation);
-  const chosen = (line: string) => /\b(?:pressed|checked|selected)\b/.test(line.replace(/"(?:[^"\\]|\\.)*"/g, ''));
   const right = elements.find((e) => ['radio', 'button', 'option', 'menuitemradio'].includes(e.role) && sizeOfLabel(e.label) === asked);
-  if (!right || chosen(right.line)) return undefined;
+  if (!right || hasState(right.line, ['pressed', 'checked', 'selected'])) return undefined;
   return `Note: the task asks for size ${asked}: [${right.index}] ${right.role} "${right.label}" is not chosen yet; press it.`;
 }

@@ -155,17 +155,25 @@ const HINT = (name: string) => new RegExp(`\\b${name}="((?:[^"\\\\]|\\\\.)*)"`);
  * priority still on Normal. Undefined when the element is no button or the page shows no choice.
  */
 export function pressOutsideForm(observation: string, index: number): FormToSend | undefined {
-  const lines = observation.split('\n').map((line) => ELEMENT_PARTS.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null);
+  const lines = elementParts(observation);
   const pressed = lines.find((m) => Number(m[1]) === index);
   if (!pressed || pressed[2] !== 'button') return undefined;
-  const choices = choicesShown(observation);
+  const choices = choicesOf(lines);
   const url = /^URL: (.*)$/m.exec(observation)?.[1] ?? '';
   return choices.length ? { key: `${url}#button${index}`, empty: [], choices, filled: [] } : undefined;
 }
 
 /** The selects and comboboxes the observation lists with their options, each with its value. */
 export function choicesShown(observation: string): ChoiceField[] {
-  const lines = observation.split('\n').map((line) => ELEMENT_PARTS.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null);
+  return choicesOf(elementParts(observation));
+}
+
+/** The observation's element lines, each split into its parts (ELEMENT_PARTS). */
+function elementParts(observation: string): RegExpExecArray[] {
+  return observation.split('\n').map((line) => ELEMENT_PARTS.exec(line.trim())).filter((m): m is RegExpExecArray => m !== null);
+}
+
+function choicesOf(lines: readonly RegExpExecArray[]): ChoiceField[] {
   const choices: ChoiceField[] = [];
   for (const m of lines) {
     if (m[2] !== 'select' && m[2] !== 'combobox') continue;

@@ -1,4 +1,4 @@
-import { changeSummary, nothingVisible, pageChange, pageWithoutPlace } from './page-diff';
+import { changeSummary, elementName, hasState, nothingVisible, pageChange, pageWithoutPlace } from './page-diff';
 
 const page = (over: { url?: string; title?: string; tabs?: string; modal?: string; elements?: string[]; text?: string[] } = {}) =>
   [
@@ -103,5 +103,21 @@ describe('a page changed beyond the elements acted on', () => {
     expect(pageChange(page(), page({ url: 'http://shop.test/next' }), [1])).toBe('the address changed to http://shop.test/next');
     expect(pageChange(page(), page({ tabs: '[0] Sign up | [1] Offer (active)' }), [1])).toBe('a new tab opened');
     expect(pageChange(page(), page({ modal: 'Cookies' }), [1])).toBe('a dialog opened ("Cookies")');
+  });
+});
+
+describe("an element line's name and states", () => {
+  it('names an element by its role and label, without its index or state hints', () => {
+    expect(elementName('[12] button "Add to cart" pressed')).toBe('button "Add to cart"');
+    expect(elementName('[3] textbox "Say \\"hi\\"" value="x"')).toBe('textbox "Say \\"hi\\""');
+  });
+
+  it('reads a state from the hints only, never from the label or a value', () => {
+    expect(hasState('[4] radio "Express" checked', ['checked', 'selected'])).toBe(true);
+    expect(hasState('[4] option "M" selected', ['checked', 'selected'])).toBe(true);
+    expect(hasState('[4] radio "Checked baggage"', ['checked'])).toBe(false);
+    expect(hasState('[4] textbox "Note" value="selected items"', ['selected'])).toBe(false);
+    expect(hasState('[4] button "L" pressed', ['checked', 'selected'])).toBe(false);
+    expect(hasState('[4] checkbox "Gift" unchecked', ['checked'])).toBe(false);
   });
 });

@@ -73,6 +73,17 @@ export function elementKey(line: string): string {
   return ELEMENT_KEY.exec(line)?.[0] ?? line;
 }
 
+/** What an element is, without its index or state: `button "Add to cart"`. */
+export function elementName(line: string): string {
+  return elementKey(line).replace(/^\[\d+\] /, '');
+}
+
+/** Whether an element's line, its quoted label and hints left out, carries one of `states` ("checked", "pressed"...). */
+export function hasState(line: string, states: readonly string[]): boolean {
+  const bare = line.replace(/"(?:[^"\\]|\\.)*"/g, '');
+  return new RegExp(`\\b(?:${states.join('|')})\\b`).test(bare);
+}
+
 /**
  * How the page changed from `before` beyond the elements at `acted` (whose values the actions
  * set): another address or title, a new tab, a dialog, elements that appeared or went away.
