@@ -2,7 +2,7 @@ import { createLogger } from '../logger';
 import type { Config } from '../config';
 import type { Store } from '../store/store';
 import type { EventPublisher } from '../events/publisher';
-import type { WorkerEntry, WorkerRegistry } from '../store/worker-registry';
+import type { SelfWorker, WorkerEntry, WorkerRegistry } from '../store/worker-registry';
 import { createSessionActivities, type LocalBrowserWorker } from './session.activities';
 
 const entry = (workerId: string, sessions: number, capacity = 10): WorkerEntry => ({ workerId, taskQueue: `browser-${workerId}`, sessions, capacity, heartbeatAt: Date.now() });
@@ -14,7 +14,7 @@ const entry = (workerId: string, sessions: number, capacity = 10): WorkerEntry =
  */
 function registryOf(entries: WorkerEntry[]): WorkerRegistry {
   return {
-    place: async (exclude: string[] = [], self?: Omit<WorkerEntry, 'heartbeatAt'>) => {
+    place: async (_sessionId: string, exclude: string[] = [], self?: SelfWorker) => {
       const best = entries
         .filter((w) => w.workerId !== self?.workerId && !exclude.includes(w.workerId) && w.sessions < w.capacity)
         .sort((a, b) => a.sessions / a.capacity - b.sessions / b.capacity)[0];
@@ -40,7 +40,7 @@ function setup(entries: WorkerEntry[], here: { sessions: number; capacity?: numb
         taskQueue: 'browser-here',
         load: () => {
           for (const id of reserved) if (here.held?.has(id)) reserved.delete(id);
-          return { sessions: here.sessions + reserved.size, capacity: here.capacity ?? 10 };
+          return { sessions: here.sessions + reserved.size, capacity: here.capacity ?? 10, known: [...reserved] };
         },
         openReady: (sessionId) => {
           if (here.fails) throw new Error('Chromium is gone');
@@ -110,7 +110,7 @@ describe('placing a session on a browser worker', () => {
     const registry = registryOf([entry('other', 0)]);
     const place = registry.place.bind(registry);
     let calls = 0;
-    registry.place = (exclude?: string[]) => (++calls === 1 ? new Promise<never>(() => undefined) : place(exclude));
+    registry.place = (sessionId: string, exclude?: string[]) => (++calls === 1 ? new Promise<never>(() => undefined) : place(sessionId, exclude));
     const activities = createSessionActivities({ config: {} as Config, store: { db: { collection: () => ({}) } } as unknown as Store, registry, events: {} as EventPublisher, logger: createLogger('silent') });
     void activities.placeSession({ sessionId: 'stuck', exclude: [] });
     const t0 = Date.now();

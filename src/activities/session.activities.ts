@@ -20,8 +20,11 @@ import { workerMetrics } from '../metrics/worker-metrics';
 export interface LocalBrowserWorker {
   workerId: string;
   taskQueue: string;
-  /** Sessions held now (live, not the registry's last heartbeat) and the capacity. */
-  load(): { sessions: number; capacity: number };
+  /**
+   * Sessions held now (live, not the registry's last heartbeat), the capacity, and the ids of
+   * the sessions counted or had since the last heartbeat (their placements are in `sessions`, or over).
+   */
+  load(): { sessions: number; capacity: number; known: string[] };
   /**
    * Hands a plain session (no profile, proxy or restore) one of this process's ready
    * contexts; false when none is ready. Never waits for Chromium: it runs inside a workflow task.
@@ -73,7 +76,7 @@ function placementActivities(registry: WorkerRegistry, logger: Logger, local?: L
   };
   return {
     async assignWorker({ sessionId, exclude }: { sessionId: string; exclude: string[] }): Promise<{ workerId: string; taskQueue: string } | null> {
-      const worker = await registry.place(exclude);
+      const worker = await registry.place(sessionId, exclude);
       logger.info({ sessionId, workerId: worker?.workerId }, worker ? 'browser worker assigned' : 'no browser worker available');
       return worker ? { workerId: worker.workerId, taskQueue: worker.taskQueue } : null;
     },
@@ -113,7 +116,7 @@ async function pick(registry: WorkerRegistry, sessionId: string, exclude: string
   // live load (sessions placed here whose browser is not open yet included).
   const here = self && { workerId: self.workerId, taskQueue: self.taskQueue, ...self.load() };
   // Picked and noted in one step, so other processes placing at the same moment see it.
-  const chosen = await registry.place(exclude, here);
+  const chosen = await registry.place(sessionId, exclude, here);
   const hereFits = !!self && chosen?.workerId === self.workerId;
   // Counted here until its browser is being opened (at once when a ready context is handed over below).
   if (hereFits) self!.reserve(sessionId, PLACED_COUNTS_MS);

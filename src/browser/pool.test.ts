@@ -97,6 +97,21 @@ describe('ready browser contexts', () => {
     expect(pool.load).toBe(1);
   });
 
+  it("names for the heartbeat the sessions it counts and those it had since the last heartbeat, ended ones included", async () => {
+    pool.reserve('k1', 15_000);
+    await pool.open('k2');
+    await pool.open('k3');
+    await pool.close('k3');
+    // known to placement (no heartbeat yet): what is counted and what came and went
+    expect(pool.known().sort()).toEqual(['k1', 'k2', 'k3']);
+    expect(pool.known(true).sort()).toEqual(['k1', 'k2', 'k3']);
+    // after the heartbeat, only what is still counted
+    expect(pool.known().sort()).toEqual(['k1', 'k2']);
+    await pool.close('k2');
+    expect(pool.known(true)).toEqual(['k1']);
+    expect(pool.known()).toEqual(['k1']);
+  });
+
   it('counts a restored session once while its other tabs are still loading', async () => {
     const tab = (url: string) => ({ url, scroll: { x: 0, y: 0 }, fields: [] });
     const pages = { tabs: [tab(`${origin}/show`), tab(`${origin}/slow`)], active: 0 };

@@ -100,6 +100,8 @@ export class BrowserPool {
   private readonly opening = new Set<string>();
   /** Sessions placed here whose browser is not being opened yet, and until when they count. */
   private readonly reserved = new Map<string, number>();
+  /** Sessions reserved, opened or adopted since the last heartbeat's `known`. */
+  private readonly seen = new Set<string>();
   private closed = false;
   /** How many sessions got a ready context, and how many waited for a new one (for the benches and logs). */
   readonly stats = { warm: 0, cold: 0 };
@@ -132,11 +134,26 @@ export class BrowserPool {
 
   /** Sessions held, those whose browser is being opened and those placed here to be opened: what placement counts. */
   get load(): number {
+    return this.counted().size;
+  }
+
+  private counted(): Set<string> {
     const now = Date.now();
     // (opening, adopting and closing a session end its reservation; here only the expired ones go)
     for (const [id, until] of this.reserved) if (until <= now) this.reserved.delete(id);
     // (a restored session is held while its other tabs are still being opened: counted once)
-    return new Set([...this.sessions.keys(), ...this.opening, ...this.reserved.keys()]).size;
+    return new Set([...this.sessions.keys(), ...this.opening, ...this.reserved.keys()]);
+  }
+
+  /**
+   * The sessions counted in `load` and those placed, opened or held here since the last
+   * `known(true)` (the heartbeat's: ended since, they hold nothing): the placements the
+   * registry no longer counts apart once a heartbeat names them.
+   */
+  known(sinceBeat = false): string[] {
+    const ids = [...new Set([...this.counted(), ...this.seen])];
+    if (sinceBeat) this.seen.clear();
+    return ids;
   }
 
   /**
@@ -148,6 +165,7 @@ export class BrowserPool {
   reserve(sessionId: string, ms: number): void {
     if (this.sessions.has(sessionId) || this.opening.has(sessionId)) return;
     this.reserved.set(sessionId, Date.now() + ms);
+    this.seen.add(sessionId);
   }
 
   get capacity(): number {
@@ -285,6 +303,7 @@ export class BrowserPool {
     if (warm) return warm;
     if (plain) this.stats.cold += 1;
     this.opening.add(sessionId);
+    this.seen.add(sessionId);
     this.reserved.delete(sessionId);
     try {
       return await this.openCold(sessionId, opts);
@@ -352,6 +371,7 @@ export class BrowserPool {
   private adopt(sessionId: string, context: BrowserContext, page: Page, egress: EgressRelay, opts: { userId?: string; proxy?: SessionProxy }): BrowserSession {
     const artifacts = new SessionArtifacts(sessionId, { maxRequests: this.opts.maxNetworkEntries ?? 500, persist: this.opts.persistDownload, logger: this.logger, downloads: this.guard });
     this.reserved.delete(sessionId);
+    this.seen.add(sessionId);
     const session: BrowserSession = { sessionId, context, page, crashed: false, artifacts, userId: opts.userId, egress, proxyPricePerByte: opts.proxy?.pricePerByte, changedAt: Date.now() };
     context.on('request', (r) => {
       session.changedAt = Date.now();

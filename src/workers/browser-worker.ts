@@ -124,7 +124,7 @@ export async function startBrowserWorker(deps: { config: Config; logger: Logger;
   await side.pool.warm();
   const screencaster = startScreencaster({ pool: side.pool, redis, logger });
   const beat = () =>
-    registry.heartbeat({ workerId, taskQueue, sessions: side.pool.load, capacity: side.pool.capacity }).catch((err) => logger.warn({ err }, 'worker heartbeat failed'));
+    registry.heartbeat({ workerId, taskQueue, sessions: side.pool.load, capacity: side.pool.capacity, known: side.pool.known(true) }).catch((err) => logger.warn({ err }, 'worker heartbeat failed'));
   await beat();
   const heartbeat = setInterval(beat, config.WORKER_HEARTBEAT_MS);
   const running = Promise.all(workers.map((w) => w.run()));
@@ -210,7 +210,7 @@ async function temporalWorkers(deps: {
     workerId,
     taskQueue,
     // A worker that is stopping has no room for a new session.
-    load: () => ({ sessions: pool.load, capacity: held.draining ? 0 : pool.capacity }),
+    load: () => ({ sessions: pool.load, capacity: held.draining ? 0 : pool.capacity, known: pool.known() }),
     openReady: (sessionId, userId) => pool.openReady(sessionId, { userId }) !== undefined,
     reserve: (sessionId, ms) => pool.reserve(sessionId, ms),
   };
