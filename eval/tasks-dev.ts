@@ -197,6 +197,14 @@ const MEDIUM: TaskSpec[] = [
     scripted: { right: [click('Next ›'), click('Next ›'), done('{{find:(Fri 8 January) – Jazz night: Nina Okoro}}')], wrong: { answer: 'Sat 12 December at 11:00' } },
   },
   {
+    id: 'dev-medium-second-page',
+    tier: 'medium',
+    site: 'd-events',
+    prompt: "What is the last event on the second page of the Corn Exchange's list? Tell me its name and date.",
+    verdict: (o) => answerNames(o, /carols/, [/jazz brunch|12 december/, /trams|14 january/, /marsh quartet/]),
+    scripted: { right: [click('2'), done('{{find:(Sun 20 December – Carols by candlelight)}}')], wrong: { answer: 'Jazz brunch with Nina Okoro, Sat 12 December' } },
+  },
+  {
     id: 'dev-medium-size-colour',
     tier: 'medium',
     site: 'd-jacket',

@@ -19,6 +19,7 @@ import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote, turnNote } from './repetition';
 import { sizeNote } from './option-check';
+import { listPage, listPageNote } from './observe/list-page';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
 import { boundToPage, navigateNeeded, replacingTyping, tabsTitled, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
@@ -91,7 +92,11 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (toggled) lines.push(toggled);
   const extreme = pricesNote(memory, input.params.prompt ?? '', observation.text);
   if (extreme) lines.push(extreme);
-  const named = namedInViewNote(input.params.prompt ?? '', observation.text) ?? (memory.extracted ? namedInExtractNote(input.params.prompt ?? '', memory.extracted) : undefined);
+  // (on another page of a list than the task names, no line of it is offered as the answer)
+  const listAt = listPage(input.params.prompt ?? '', observation.text);
+  if (listAt) lines.push(listPageNote(listAt));
+  const elsewhere = listAt !== undefined && listAt.shown !== listAt.asked;
+  const named = elsewhere ? undefined : (namedInViewNote(input.params.prompt ?? '', observation.text) ?? (memory.extracted ? namedInExtractNote(input.params.prompt ?? '', memory.extracted) : undefined));
   memory.extracted = undefined;
   if (named) lines.push(named);
   const toFill = formPlanNote(input.params.prompt ?? '', observation.text, step.secrets?.catalogue() ?? []);

@@ -13,6 +13,7 @@ import { namedFields, refusedFields } from './tools/refused-form';
 import { emptyTextFields, untypedValues } from './task-values';
 import { planFields, planWords } from './form-plan';
 import { normalizeUrl, withoutHash } from './tools/navigate';
+import { listPage, listPageObjection } from './observe/list-page';
 import { hasState, observedElements, VALUE_HINT } from './observe/page-diff';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
@@ -233,7 +234,17 @@ export async function doneObjection(step: StepContext, ctx: ToolContext): Promis
     return heldFormObjection(memory.heldForm);
   }
   const onPage = memory.doneQuestioned || !memory.formTouched ? undefined : await formObjection(step, ctx);
-  return onPage ?? untypedObjection(step) ?? stillNamedObjection(step);
+  return onPage ?? untypedObjection(step) ?? stillNamedObjection(step) ?? listPageObjectionOnce(step);
+}
+
+/** A done on another page of a list than the one the task names ("the second page"), said once per task. */
+function listPageObjectionOnce(step: StepContext): string | undefined {
+  const { memory } = step;
+  if (memory.listPageQuestioned) return undefined;
+  const at = listPage(step.input.params.prompt ?? '', memory.lastObservation ?? '');
+  if (!at || at.shown === at.asked) return undefined;
+  memory.listPageQuestioned = true;
+  return listPageObjection(at);
 }
 
 /**

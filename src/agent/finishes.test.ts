@@ -73,6 +73,9 @@ const PAGES: Record<string, string> = {
   '/gigs': `<!doctype html><meta charset="utf-8"><title>What's on</title><h2 id="e">Sat 12 December – Jazz brunch with Nina Okoro</h2><button onclick="document.getElementById('e').textContent = 'Fri 8 January – Jazz night: Nina Okoro Trio'">Next page</button>`,
   '/months': `<!doctype html><title>Choose a date</title><p id="m">December 2026</p><button onclick="document.getElementById('m').textContent = 'January 2027'">Next month</button><p style="height: 2000px">Days</p>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
+  '/gig-pages': `<!doctype html><title>Gigs</title><ul id="l"></ul><nav aria-label="Pages"><button data-p="1">1</button> <button data-p="2">2</button> <button data-p="3">3</button></nav>
+    <script>const g = [['Ama Lee', 'Nils Berg'], ['Rosa Diaz', 'Tom Kay'], ['Ivo Ruiz', 'Lu Chen']]; const show = (p) => { l.innerHTML = g[p - 1].map((n) => '<li>' + n + '</li>').join(''); for (const b of document.querySelectorAll('[data-p]')) { if (Number(b.dataset.p) === p) b.setAttribute('aria-current', 'page'); else b.removeAttribute('aria-current'); } };
+    for (const b of document.querySelectorAll('[data-p]')) b.onclick = () => show(Number(b.dataset.p)); show(1);</script>`,
 };
 
 let browser: Browser;
@@ -1433,3 +1436,22 @@ describe('a done whose answer gives an amount', () => {
   });
 });
 
+describe('a list of several pages, the task naming one', () => {
+  const prompt = 'Who plays first on the second page of the gig list?';
+
+  it('says on another page which page it is and what to press, and on the asked page that it is the one', async () => {
+    await page.goto('http://site.test/gig-pages');
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [done]], 8, { prompt });
+    expect(lastObservation(requests[0])).toContain('[1] button "1" current');
+    expect(lastObservation(requests[0])).toContain('Note: the task asks about page 2 of the list; this is page 1: its lines are not the answer. Press [2] "2" to go to page 2.');
+    expect(closingLines(requests[1])).toContain('Note: the list shows page 2, the page the task asks about.');
+    expect(lastObservation(requests[1])).toContain('Rosa Diaz');
+  });
+
+  it('answers a done on another page once, and takes it when repeated', async () => {
+    await page.goto('http://site.test/gig-pages');
+    const { requests, results } = await run([[{ tool: 'done', args: { message: 'Ama Lee' } }], [{ tool: 'done', args: { message: 'Ama Lee' } }]], 8, { prompt });
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not accepted yet: the task asks about page 2 of the list, and this is page 1. Press [2] "2" to go to page 2. If the answer is right as it is, call done again.');
+    expect(results.at(-1)?.kind).toBe('done');
+  });
+});

@@ -155,6 +155,8 @@ export class TaskMemory {
   readonly repeatsHeld = new Set<string>();
   /** A done on a page the form's send opened, that shows what the task still names, was answered once in this task (done-check.ts). */
   stillNamedQuestioned = false;
+  /** A done on another page of a list than the one the task names was answered once in this task (done-check.ts). */
+  listPageQuestioned = false;
   /** Presses of two elements in turn (repetition.ts). */
   readonly turns = new TurnTaking();
   /** The cart buttons pressed in this task, each with the observation of its latest press, and the last one held, at which step (repetition.ts). */
@@ -253,6 +255,7 @@ export class TaskMemory {
     this.advisedPresses = new Set();
     this.repeatsHeld.clear();
     this.stillNamedQuestioned = false;
+    this.listPageQuestioned = false;
     this.turns.reset();
     this.cartPresses.clear();
     this.cartHeld = undefined;
