@@ -109,7 +109,9 @@ describe('npm start', () => {
 
   it('a second start waits while the first runs and cleans up, then comes up and stays up; each stops only its own processes', async () => {
     const first = start();
-    expect(await healthy(apiPort, 120_000)).toBe(true);
+    const firstUp = await healthy(apiPort, 120_000);
+    if (!firstUp) process.stderr.write(`npm start did not come up in 120 s; its output:\n${first.output().slice(-6000)}\n`);
+    expect(firstUp).toBe(true);
     const firstPids = fs.readFileSync(path.join(dataDir, 'run', `started.${first.run.pid}`), 'utf8');
     // It started Temporal and FerretDB, and reused the Redis that was there.
     expect(firstPids).toMatch(/ temporal\n/);
