@@ -74,7 +74,7 @@ const PAGES: Record<string, string> = {
   '/months': `<!doctype html><title>Choose a date</title><p id="m">December 2026</p><button onclick="document.getElementById('m').textContent = 'January 2027'">Next month</button><p style="height: 2000px">Days</p>`,
   '/hours': `<!doctype html><meta charset="utf-8"><title>Riverside Library</title><h1>Riverside Library</h1><table><tr><td>Saturday</td><td>10:00–17:00</td></tr><tr><td>Sunday</td><td>13:00–17:00</td></tr></table><a href="/results">Join the library</a>`,
   '/gig-pages': `<!doctype html><title>Gigs</title><ul id="l"></ul><nav aria-label="Pages"><button data-p="1">1</button> <button data-p="2">2</button> <button data-p="3">3</button></nav>
-    <script>const g = [['Ama Lee', 'Nils Berg'], ['Rosa Diaz', 'Tom Kay'], ['Ivo Ruiz', 'Lu Chen']]; const show = (p) => { l.innerHTML = g[p - 1].map((n) => '<li>' + n + '</li>').join(''); for (const b of document.querySelectorAll('[data-p]')) { if (Number(b.dataset.p) === p) b.setAttribute('aria-current', 'page'); else b.removeAttribute('aria-current'); } };
+    <script>const g = [['Ama Lee', 'Nils Berg'], ['Rosa Diaz', 'Tom Kay'], ['Ivo Ruiz', 'Lu Chen']]; const show = (p) => { l.innerHTML = g[p - 1].map((n) => '<li>' + n + '</li>').join(''); for (const b of document.querySelectorAll('[data-p]')) b.toggleAttribute('aria-current', Number(b.dataset.p) === p); };
     for (const b of document.querySelectorAll('[data-p]')) b.onclick = () => show(Number(b.dataset.p)); show(1);</script>`,
 };
 

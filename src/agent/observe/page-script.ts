@@ -322,9 +322,10 @@ export function snapshotFrame(args: SnapshotArgs): string {
     else if (checked === 'mixed') hints.push('mixed');
     if (el.getAttribute('aria-pressed') === 'true') hints.push('pressed');
     if (el.getAttribute('aria-selected') === 'true') hints.push('selected');
-    // the pager's page shown, the site's section: aria-current="page", "step", "true"...
+    // the pager's page shown, the site's section: aria-current="page", "step", "true"... (and
+    // the attribute set with no value, as pages toggling it write it)
     const current = el.getAttribute('aria-current');
-    if (current && current !== 'false') hints.push('current');
+    if (current !== null && current !== 'false') hints.push('current');
     const expanded = el.getAttribute('aria-expanded');
     if (expanded === 'true') hints.push('expanded');
     else if (expanded === 'false') hints.push('collapsed');
