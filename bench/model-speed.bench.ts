@@ -206,8 +206,11 @@ it(
           const ordered = calls.filter((c) => c.lane === 0).sort((a, b) => a.conversation - b.conversation || a.step - b.step).map((c) => c.answer);
           reference ??= ordered;
           const sameAnswers = ordered.filter((a, i) => a === reference![i]).length;
-          results.push({ config: config.name, env: config.env, lanes, ...summarise(calls, wallMs), answersAsFirstConfig: `${sameAnswers}/${ordered.length}` });
-          process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
+          const summary = { config: config.name, env: config.env, lanes, ...summarise(calls, wallMs), answersAsFirstConfig: `${sameAnswers}/${ordered.length}` };
+          process.stderr.write(`${JSON.stringify(summary)}\n`);
+          // each call of the first lane, for reading where a configuration gains or loses
+          const perCall = calls.filter((c) => c.lane === 0).sort((a, b) => a.conversation - b.conversation || a.step - b.step).map((c) => ({ conversation: c.conversation, step: c.step, wallMs: Math.round(c.wallMs), completionTokens: c.completionTokens, validated: c.validated, refuted: c.refuted, answer: c.answer.slice(0, 400) }));
+          results.push({ ...summary, perCall });
         } finally {
           model.proc.kill('SIGTERM');
           await new Promise((res) => model.proc.once('exit', res));

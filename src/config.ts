@@ -62,7 +62,7 @@ export const configSchema = z.object({
   MODEL_HOST: z.string().default('127.0.0.1').describe('Address the model role listens on (loopback by default)'),
   MODEL_PORT: int(3090, 1, 65535).describe('Port of the model role'),
   MODEL_API_KEY: z.string().min(16).optional().describe('Key the model role asks every caller for (as a bearer token) and workers send it; required when MODEL_HOST is not loopback. `npm start` generates one'),
-  LLM_PREDICTOR: z.enum(['none', 'lookup', 'draft', 'answer']).default('answer').describe("How the local model's next tokens are guessed ahead and checked in one pass: answer (what the answer's grammar leaves: keys, brackets, the rest of a name once its start is unique), lookup (copies runs of the prompt), draft (a smaller model of the same vocabulary, LLM_DRAFT_MODEL), none. The answer is the same"),
+  LLM_PREDICTOR: z.enum(['none', 'lookup', 'draft', 'answer', 'copy']).default('answer').describe("How the local model's next tokens are guessed ahead and checked in one pass: answer (what the answer's grammar leaves: keys, brackets, the rest of a name once its start is unique), copy (answer, and in the model's own text the run of the prompt it is copying), lookup (copies runs of the prompt), draft (a smaller model of the same vocabulary, LLM_DRAFT_MODEL), none. The answer is the same"),
   LLM_DRAFT_MODEL: z.string().min(1).optional().describe('GGUF file of the draft model (LLM_PREDICTOR=draft)'),
   LLM_THOUGHT_CHARS: int(240, 0, 500).describe("Bound of the local model's thought before its actions, in characters (0: no thought)"),
   LLM_MAX_ACTIONS: int(4, 1, 10).describe('Actions one answer of the local model may list (the fields of a form, then its submit)'),

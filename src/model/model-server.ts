@@ -21,6 +21,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../logger';
 import { answerSchema, parseAnswer, toPrompt, type AnswerShape, type GrammarSchema, type OfferedTool, type PromptItem, type WireMessage } from './answer-format';
 import { guessNext } from './answer-guess';
+import { copyGuess, insideString } from './copy-guess';
 import { loopWatch } from './loop-guard';
 
 export interface ModelServerOptions {
@@ -44,7 +45,7 @@ export interface ModelServerOptions {
   logger: Logger;
 }
 
-export type PredictorKind = 'none' | 'lookup' | 'draft' | 'answer';
+export type PredictorKind = 'none' | 'lookup' | 'draft' | 'answer' | 'copy';
 
 export interface RunningModelServer {
   url: string;
@@ -143,9 +144,10 @@ interface AnswerGuesser {
 /**
  * The `answer` predictor: guesses what the answer's grammar leaves to come next (answer-guess.ts),
  * from the answer's tokens so far: the first reset of a generation holds the whole prompt, so
- * the answer is what follows it.
+ * the answer is what follows it. The `copy` predictor also guesses, inside the model's own text,
+ * what followed the answer's last tokens where the prompt held them (copy-guess.ts).
  */
-function answerPredictor(loaded: Loaded) {
+function answerPredictor(loaded: Loaded, copy: boolean) {
   const { mod, model } = loaded;
   type Token = Parameters<Model['detokenize']>[0][number];
   class AnswerPredictor extends mod.TokenPredictor implements AnswerGuesser {
@@ -165,15 +167,18 @@ function answerPredictor(loaded: Loaded) {
     }
     predictTokens(): Token[] {
       if (!this.schema || this.start < 0) return [];
-      const guess = guessNext(this.schema, model.detokenize(this.tokens.slice(this.start)));
-      return guess ? model.tokenize(guess).slice(0, ANSWER_GUESS_TOKENS) : [];
+      const written = model.detokenize(this.tokens.slice(this.start));
+      const guess = guessNext(this.schema, written);
+      if (guess) return model.tokenize(guess).slice(0, ANSWER_GUESS_TOKENS);
+      // The model's own text: a run it copies from the prompt goes on as there.
+      return copy && insideString(written) ? copyGuess(this.tokens, { searchEnd: this.start }) : [];
     }
   }
   return new AnswerPredictor();
 }
 
 function predictorFor(loaded: Loaded, kind: PredictorKind | undefined) {
-  if (kind === 'answer') return answerPredictor(loaded);
+  if (kind === 'answer' || kind === 'copy') return answerPredictor(loaded, kind === 'copy');
   if (kind === 'lookup') return new loaded.mod.InputLookupTokenPredictor({ patternLength: { min: 2 }, predictionLength: { max: 8 } });
   if (kind === 'draft' && loaded.draft) return new loaded.mod.DraftSequenceTokenPredictor(loaded.draft.context.getSequence(), { maxTokens: 8, minConfidence: 0.6 });
   return undefined;
