@@ -153,14 +153,17 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
   if (request.tool.name === 'request_human_input') {
     const asksCredentials = (args as { type?: unknown } | undefined)?.type === 'credentials';
     const signInShown = asksCredentials ? await hasPasswordField(toolContext.page) : true;
-    const held = (firstStep: boolean) => heldQuestion(args, step.secrets, step.memory.questionHeld, signInShown, step.input.params.prompt ?? '', step.memory.typed, firstStep);
+    const timesHeld = step.memory.questionHeldAgain ? 2 : step.memory.questionHeld ? 1 : 0;
+    const held = (firstStep: boolean) => heldQuestion(args, step.secrets, timesHeld, signInShown, step.input.params.prompt ?? '', step.memory.typed, firstStep);
     // the lines in view that answer the task before a question asked at the first step
     const note = held(false) ?? answerInView(step, asksCredentials) ?? held(step.input.stepNo === 0);
-    if (note) {
-      step.memory.questionHeld = true;
-      step.memory.offNextAnswer.add('request_human_input');
-    }
-    return note;
+    if (!note) return undefined;
+    if (timesHeld === 1) step.memory.questionHeldAgain = true;
+    step.memory.questionHeld = true;
+    step.memory.offNextAnswer.add('request_human_input');
+    // held again: the lines in view the task asks about, when there are some
+    const shown = timesHeld === 1 ? shownInView(step.input.params.prompt ?? '', step.memory.lastObservation ?? '') : undefined;
+    return shown ? `${note} This page shows ${shown}: if it answers the task, call done with it.` : note;
   }
   return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldChoice(step, request.tool.name, args) ?? heldSlot(step, request.tool.name, args) ?? heldPay(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? heldShown(step, request) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
 }

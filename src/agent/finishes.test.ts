@@ -636,42 +636,59 @@ describe('a press that would send a form with empty fields (a model that follows
 });
 
 describe('a question to the human that asks for what the agent can do (a model that follows the schemas)', () => {
-  it('is held once, request_human_input left out of the next answer, and goes to the human when asked again', async () => {
+  it('is held twice, request_human_input left out of the next answer each time, and goes to the human when asked a third time', async () => {
     await page.goto('http://site.test/results');
     const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please click the Next page link.' } };
-    const { results, requests, tools } = await run([[ask], [{ tool: 'scroll', args: { direction: 'down' } }], [ask]], 8, { followsSchemas: true });
+    const scroll: Call = { tool: 'scroll', args: { direction: 'down' } };
+    const { results, requests, tools } = await run([[ask], [scroll], [ask], [scroll], [ask]], 8, { followsSchemas: true });
     expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'request_human_input'],
+      ['continue', 'scroll'],
       ['continue', 'request_human_input'],
       ['continue', 'scroll'],
       ['human_input', 'request_human_input'],
     ]);
     expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: this is for you to do: press, type and choose with the tools/);
+    expect(toolAnswers(requests[3]).at(-1)).toMatch(/^Not asked again: this is for you to do: press, type and choose with the tools.* The task is yours to finish with the tools/);
     const askParameters = (n: number) => (tools[n] ?? []).find((t) => t.name === 'request_human_input')!.parameters as Record<string, unknown>;
     expect(askParameters(0).not).toBeUndefined();
     expect(askParameters(1).not).toEqual({});
     expect(askParameters(2).not).toBeUndefined();
+    expect(askParameters(3).not).toEqual({});
+    expect(askParameters(4).not).toBeUndefined();
   });
 
   it('is held when it asks for a value the task gives, and names the value', async () => {
     await page.goto('http://site.test/callback');
     const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please provide your phone number.' } };
-    const { results, requests } = await run([[ask], [ask]], 8, { followsSchemas: true, prompt: 'Ask for a callback to the phone number 555-0100.' });
+    const { results, requests } = await run([[ask], [ask], [ask]], 8, { followsSchemas: true, prompt: 'Ask for a callback to the phone number 555-0100.' });
     expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'request_human_input'],
       ['continue', 'request_human_input'],
       ['human_input', 'request_human_input'],
     ]);
     expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: the task gives it: "555-0100"; type it with input_text\./);
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not asked again: the task gives it: "555-0100"; type it with input_text\./);
   });
 
-  it('is held when it asks for what the task itself asks, and goes to the human when asked again', async () => {
+  it('is held when it asks for what the task itself asks, again with the lines the task asks about, and goes to the human when asked a third time', async () => {
     await page.goto('http://site.test/staff');
     const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please provide the names and departments of the people in the staff list.' } };
-    const { results, requests } = await run([[ask], [ask]], 8, { followsSchemas: true, prompt: 'List every person in the staff list with their name and department.' });
+    const { results, requests } = await run([[ask], [ask], [ask]], 8, { followsSchemas: true, prompt: 'List every person in the staff list with their name and department.' });
     expect(results.map((r) => [r.kind, r.action?.name])).toEqual([
+      ['continue', 'request_human_input'],
       ['continue', 'request_human_input'],
       ['human_input', 'request_human_input'],
     ]);
     expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not asked: this is for you to do: press, type and choose with the tools/);
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not asked again: this is for you to do: press, type and choose with the tools, and to answer with what the page shows, call done with it. The task is yours to finish with the tools: where a page lacks what it needs, go back or open the page that has it.',
+    );
+    // held again where the page shows the lines the task asks about: with them
+    const extract: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: "Please extract the payroll person's extension from the page." } };
+    const payroll = await run([[extract], [extract], [extract]], 8, { followsSchemas: true, prompt: "Who looks after payroll, and what's their extension?" });
+    expect(payroll.results.map((r) => r.kind)).toEqual(['continue', 'continue', 'human_input']);
+    expect(toolAnswers(payroll.requests[2]).at(-1)).toMatch(/^Not asked again: this is for you to do: .* This page shows "Jonas Berg \| Payroll \| 2615": if it answers the task, call done with it\.$/);
   });
 
   it('is held once when asked before any action, and goes to the human when asked after one', async () => {

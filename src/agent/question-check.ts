@@ -1,6 +1,7 @@
 /**
- * A question to the human that asks for what the agent can do or read itself is held once
- * per task: the model is told what a human is for, and asking again goes through. A small
+ * A question to the human that asks for what the agent can do or read itself is held: the
+ * model is told what a human is for, and asking again goes through (the agent's own work is
+ * held twice, heldQuestion). A small
  * model asked a person to "click on the 'Oak Rocking Chair' link", to "extract the names and
  * cities from the visible text", for credentials its secrets held, and for credentials "to
  * access the search results page" on a page without a sign-in that showed the answer; each
@@ -65,32 +66,44 @@ export function asksForTask(question: string, prompt: string): boolean {
 
 /**
  * Why the question is held, said to the model; undefined when it goes to the human.
+ * `timesHeld`: questions held in this task so far. A question for what the agent can do or
+ * the task gives (a press, the page's lines, a value or a secret it holds) is held twice, the
+ * second time with no offer to ask again: the default model, told once, waited a second and
+ * asked a person again to "accept the terms of service by clicking the Continue button" and
+ * to "provide the names and cities of all people listed in the Team directory" on the page
+ * that listed them. Any other kind is held once; a third question always goes through.
  * `signInShown`: whether the page has a password field (in any of its frames); `prompt`: the
  * task's; `typed`: what the agent typed and chose in this task; `firstStep`: no action made in
  * the task yet (a question then, of what only a human gives or a task that says to ask aside,
  * asks before the page was tried: the default model asked its human at its first step, a
  * review list on the page it had not scrolled).
  */
-export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, alreadyHeld: boolean, signInShown = true, prompt = '', typed: readonly string[] = [], firstStep = false): string | undefined {
-  if (alreadyHeld) return undefined;
+export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, timesHeld: number, signInShown = true, prompt = '', typed: readonly string[] = [], firstStep = false): string | undefined {
+  if (timesHeld >= 2) return undefined;
   const { type, value } = args as { type?: unknown; value?: unknown };
   const question = String(value ?? '');
   const names = secrets?.catalogue().filter((entry) => !entry.oneTimeCode).map((entry) => entry.name) ?? [];
   const values = type === 'credentials' ? [] : askedGivenValues(question, prompt);
   let why: string | undefined;
+  /** The agent's own work, whatever the model says after a first hold. */
+  let own = false;
   if ((type === 'credentials' || (SIGN_IN.test(question) && !ONE_TIME.test(question))) && names.length) {
     why = `your secrets hold ${names.map((name) => `<secret>${name}</secret>`).join(', ')}: type them with input_text`;
+    own = true;
   } else if (values.length) {
     const done = values.every((value) => typed.some((text) => holds(text, value)));
     why = `the task gives it: ${values.map((value) => `"${value}"`).join(', ')}; ${done ? 'you typed it already: send the form it is in with its button' : 'type it with input_text'}`;
+    own = true;
   } else if (type === 'credentials' && !signInShown) {
     why = 'this page asks for no credentials (it has no password field); to answer with what the page shows, call done with it';
   } else if (TOOL_WORK.test(question) || PAGE_WORK.test(question) || asksForTask(question, prompt)) {
     why = 'this is for you to do: press, type and choose with the tools, and to answer with what the page shows, call done with it';
+    own = !HUMANS_OWN.test(question);
   } else if (firstStep && type !== 'credentials' && !SIGN_IN.test(question) && !HUMANS_OWN.test(question) && !TASK_ASKS_HUMAN.test(prompt)) {
     why = 'you have not tried the page yet: read it, scroll, press, type and choose with the tools first, and to answer with what the page shows, call done with it';
   }
   if (!why) return undefined;
+  if (timesHeld === 1) return own ? `Not asked again: ${why}. The task is yours to finish with the tools: where a page lacks what it needs, go back or open the page that has it.` : undefined;
   return `Not asked: ${why}. A human is asked only for what neither the pages nor the task give you (a code sent to their phone, a CAPTCHA, an approval). If that is still what you need, call request_human_input again.`;
 }
 

@@ -192,6 +192,8 @@ export class TaskMemory {
   lastHeld?: string;
   /** A question to the human was held in this task (question-check.ts). */
   questionHeld = false;
+  /** A second one was (question-check.ts: the agent's own work is held twice). */
+  questionHeldAgain = false;
   /** Presses held because the agent's words named another element: "4>2" (index-check.ts). */
   readonly misindexHeld = new Set<string>();
   /** An action away from a page that shows the answer the agent's words gave was held in this task (stated-answer.ts). */
@@ -262,6 +264,7 @@ export class TaskMemory {
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
     this.questionHeld = false;
+    this.questionHeldAgain = false;
     this.misindexHeld.clear();
     this.statedHeld = false;
     this.statedLines.clear();
