@@ -153,13 +153,12 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
   if (request.tool.name === 'request_human_input') {
     const asksCredentials = (args as { type?: unknown } | undefined)?.type === 'credentials';
     const signInShown = asksCredentials ? await hasPasswordField(toolContext.page) : true;
-    const timesHeld = step.memory.questionHeldAgain ? 2 : step.memory.questionHeld ? 1 : 0;
+    const timesHeld = step.memory.questionsHeld;
     const held = (firstStep: boolean) => heldQuestion(args, step.secrets, timesHeld, signInShown, step.input.params.prompt ?? '', step.memory.typed, firstStep);
     // the lines in view that answer the task before a question asked at the first step
     const note = held(false) ?? answerInView(step, asksCredentials) ?? held(step.input.stepNo === 0);
     if (!note) return undefined;
-    if (timesHeld === 1) step.memory.questionHeldAgain = true;
-    step.memory.questionHeld = true;
+    step.memory.questionsHeld += 1;
     step.memory.offNextAnswer.add('request_human_input');
     // held again: the lines in view the task asks about, when there are some
     const shown = timesHeld === 1 ? shownInView(step.input.params.prompt ?? '', step.memory.lastObservation ?? '') : undefined;
@@ -174,7 +173,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
  * Payroll 2615" quoted to it, asked a human for "the name and extension of the payroll person".
  */
 function answerInView(step: StepContext, asksCredentials: boolean): string | undefined {
-  if (step.memory.questionHeld || asksCredentials) return undefined;
+  if (step.memory.questionsHeld > 0 || asksCredentials) return undefined;
   const shown = shownInView(step.input.params.prompt ?? '', step.memory.lastObservation ?? '');
   return shown ? `Not asked: this page shows ${shown}. If it does not answer the task, call request_human_input again; if it does, call done with it.` : undefined;
 }
@@ -223,7 +222,7 @@ const LEAVES = new Set(['click_element', 'navigate', 'go_back', 'switch_tab']);
 function heldShown(step: StepContext, request: ActionRequest): string | undefined {
   const { memory } = step;
   // (not after a hold that quoted the page's lines or said it is shown whole: the agent's stated answer, a name no element has, a question, a jump)
-  if (memory.shownHeld || memory.statedHeld || memory.questionHeld || memory.jumpHeld || memory.misindexHeld.has('absent') || !LEAVES.has(request.tool.name)) return undefined;
+  if (memory.shownHeld || memory.statedHeld || memory.questionsHeld > 0 || memory.jumpHeld || memory.misindexHeld.has('absent') || !LEAVES.has(request.tool.name)) return undefined;
   const index = request.tool.name === 'click_element' ? indexOf(request.args) : undefined;
   // a press the notes tell to make, or of a field's own part (a toggle, an option), is not a leave
   if (index !== undefined && (memory.advisedPresses.has(index) || !['link', 'button'].includes(roleOf(memory.lastObservation, index) ?? ''))) return undefined;

@@ -190,10 +190,8 @@ export class TaskMemory {
   readonly offNextAnswer = new Set<string>();
   /** What the service said of the latest action it held (the agent's words that copy it are not its own). */
   lastHeld?: string;
-  /** A question to the human was held in this task (question-check.ts). */
-  questionHeld = false;
-  /** A second one was (question-check.ts: the agent's own work is held twice). */
-  questionHeldAgain = false;
+  /** Questions to the human held in this task (question-check.ts: the agent's own work is held twice). */
+  questionsHeld = 0;
   /** Presses held because the agent's words named another element: "4>2" (index-check.ts). */
   readonly misindexHeld = new Set<string>();
   /** An action away from a page that shows the answer the agent's words gave was held in this task (stated-answer.ts). */
@@ -263,8 +261,7 @@ export class TaskMemory {
     this.cartHeld = undefined;
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
-    this.questionHeld = false;
-    this.questionHeldAgain = false;
+    this.questionsHeld = 0;
     this.misindexHeld.clear();
     this.statedHeld = false;
     this.statedLines.clear();
