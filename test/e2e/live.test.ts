@@ -170,11 +170,16 @@ describe('the live view', () => {
     const s = await sessionOnManualPage(key);
     const url = s.streaming.webViewURL.replace('?', '/stream?');
     const viewers: AbortController[] = [];
+    // The responses stay referenced: fetch cancels the body of a response it collects as garbage,
+    // which would close that viewer and free its slot before the 11th asks.
+    const open: Response[] = [];
     try {
       for (let i = 0; i < 10; i++) {
         const ac = new AbortController();
         viewers.push(ac);
-        expect((await fetch(url, { signal: ac.signal })).status).toBe(200);
+        const res = await fetch(url, { signal: ac.signal });
+        open.push(res);
+        expect(res.status).toBe(200);
       }
       const refused = await fetch(url);
       expect(refused.status).toBe(429);
@@ -188,6 +193,7 @@ describe('the live view', () => {
       }, 10_000);
     } finally {
       viewers.forEach((v) => v.abort());
+      open.length = 0;
       await send(key, s.sessionId, { actionType: 'state', newState: 'terminate' });
     }
   });
