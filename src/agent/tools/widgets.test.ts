@@ -148,12 +148,14 @@ describe('an infinite list', () => {
   });
 
   /** Reviews in boxes of one class (no list elements), 5 at a time as the end comes into view; Helga K.'s is the 12th. */
+  // Each review is taller than a fifth of the viewport, so the first five leave "Loading more…"
+  // below it: nothing loads before the first scroll (else the count races the page's timer).
   const REVIEWS = `<h1>Reviews</h1><div id="reviews"></div><p id="more" style="height: 40px">Loading more…</p><script>
     const who = ['Tom W.', 'Ana P.', 'Chris B.', 'Lena M.', 'Raj S.', 'Mo K.', 'Ellie R.', 'Sven D.', 'Yuki T.', 'Olu A.', 'Marta G.', 'Helga K.', 'Ben H.'];
     let next = 0;
     const load = () => {
       for (let i = 0; i < 5 && next < who.length; i++, next++) {
-        const div = document.createElement('div'); div.className = 'review'; div.style.height = '90px';
+        const div = document.createElement('div'); div.className = 'review'; div.style.height = '150px';
         div.textContent = (who[next] === 'Helga K.' ? 'Handle gets far too hot' : 'Great pan') + ' by ' + who[next];
         document.getElementById('reviews').append(div);
       }
