@@ -65,6 +65,7 @@ export const configSchema = z.object({
   LLM_PREDICTOR: z.enum(['none', 'lookup', 'draft', 'answer', 'copy']).default('answer').describe("How the local model's next tokens are guessed ahead and checked in one pass: answer (what the answer's grammar leaves: keys, brackets, the rest of a name once its start is unique), copy (answer, and in the model's own text the run of the prompt it is copying), lookup (copies runs of the prompt), draft (a smaller model of the same vocabulary, LLM_DRAFT_MODEL), none. The answer is the same"),
   LLM_DRAFT_MODEL: z.string().min(1).optional().describe('GGUF file of the draft model (LLM_PREDICTOR=draft)'),
   LLM_THOUGHT_CHARS: int(240, 0, 500).describe("Bound of the local model's thought before its actions, in characters (0: no thought)"),
+  LLM_THOUGHT: z.enum(['always', 'feedback']).default('feedback').describe("When the local model writes its thought before its actions: always, or feedback (only when the service answered its last actions with something to weigh: a held or failed action, a note, a press that changed nothing; else the actions alone)"),
   LLM_MAX_ACTIONS: int(4, 1, 10).describe('Actions one answer of the local model may list (the fields of a form, then its submit)'),
   LLM_THREADS: int(0, 0, 256).describe('CPU threads of the local model (0: all cores)'),
   LLM_CONTEXT_SIZE: int(8192, 512, 131072).describe('Context window of the local model, in tokens (each of its LLM_SEQUENCES)'),

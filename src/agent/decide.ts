@@ -107,6 +107,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   // what the notes tell to press is not held for the agent's words (the date note's "Later
   // dates" was held because the thought named the time slot "19:30")
   memory.advisedPresses = new Set([...lines.join('\n').matchAll(/\bpress \[(\d+)\]/gi)].map((m) => Number(m[1])));
+  // a note, or a press that changed nothing, is something to weigh before the next actions
+  if (lines.some((line) => !line.startsWith('Changed:') || line.includes('nothing visible changed'))) memory.feedback = true;
   if (input.stepNo > 0) lines.push(taskReminder(input.params.prompt));
   const closing = lines.map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);
@@ -233,7 +235,7 @@ async function callModel(step: StepContext, frame: PromptFrame, pageText: string
   try {
     const offered = offeredTools(step);
     const tools = options.llm.followsSchemas ? forThisPage(memory, offered, pageText, input.params.prompt ?? '') : offered;
-    reply = await options.llm.complete({ system: frame.system, messages: memory.messages, tools, maxTokens, signal });
+    reply = await options.llm.complete({ system: frame.system, messages: memory.messages, tools, maxTokens, brief: !memory.feedback, signal });
   } catch (err) {
     // A call cut off by the cancellation was sent all the same: its prompt counts at the estimate.
     if (signal.aborted) usage.inputTokens += estimate;

@@ -94,6 +94,13 @@ export class TaskMemory {
   files?: TaskFiles;
   /** The conversation, in the order the model reads it. */
   readonly messages: LlmMessage[] = [];
+  /**
+   * Whether the service answered the model's last answer with something to weigh: an action
+   * held, refused or failed, a note, a press that changed nothing, a human's reply. The next
+   * answer then begins with a thought; without it the local model lists its actions alone
+   * (LLM_THOUGHT=feedback).
+   */
+  feedback = false;
   /** The tools as the model sees them for this task (done carries the output format). */
   specs?: LlmToolSpec[];
   /** The session's automation policy, read once per task. */
@@ -283,8 +290,9 @@ export class TaskMemory {
     this.pressedAfterFilling = false;
   }
 
-  /** A user message: what the model is told. */
-  tell(content: string): void {
+  /** A user message: what the model is told (`feedback`: something for it to weigh, not only the task). */
+  tell(content: string, feedback = true): void {
+    this.feedback ||= feedback;
     this.messages.push({ role: 'user', content });
   }
 
@@ -295,11 +303,13 @@ export class TaskMemory {
    */
   answerCall(toolCallId: string, content: string, fromPage = false): void {
     if (fromPage) this.figures.saw(content);
+    else this.feedback = true;
     this.messages.push({ role: 'tool', toolCallId, content });
   }
 
   /** What the model answered: its words and its tool calls. */
   addModelReply(text: string, toolCalls: LlmToolCall[]): void {
+    this.feedback = false;
     this.messages.push({ role: 'assistant', content: text, toolCalls: toolCalls.length ? toolCalls : undefined });
   }
 

@@ -265,8 +265,9 @@ interface Completion {
 
 function completer(loaded: Loaded, opts: ModelServerOptions) {
   const grammars = new Map<string, Grammar>();
-  const grammarFor = async (tools: OfferedTool[]): Promise<{ grammar: Grammar; schema: GrammarSchema }> => {
-    const schema = answerSchema(tools, opts.shape);
+  const grammarFor = async (tools: OfferedTool[], brief: boolean): Promise<{ grammar: Grammar; schema: GrammarSchema }> => {
+    // (the prompt still describes the thought: it is the same at every call, and stays evaluated)
+    const schema = answerSchema(tools, brief ? { ...opts.shape, thoughtMaxChars: 0 } : opts.shape);
     const key = createHash('sha256').update(JSON.stringify(schema)).digest('hex');
     let grammar = grammars.get(key);
     if (!grammar) {
@@ -281,7 +282,7 @@ function completer(loaded: Loaded, opts: ModelServerOptions) {
     const tools: OfferedTool[] = (body.tools ?? []).filter((t) => t?.type === 'function' && t.function?.name).map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
     const prompt = toPrompt(body.messages, tools, opts.shape);
     const maxTokens = Math.max(1, Math.min(Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS) || DEFAULT_MAX_TOKENS, 4096));
-    const { grammar, schema } = tools.length ? await grammarFor(tools) : { grammar: undefined, schema: undefined };
+    const { grammar, schema } = tools.length ? await grammarFor(tools, body.thought === false) : { grammar: undefined, schema: undefined };
     // One token asked for: a caller priming the model with the start of its prompts. The
     // sequences that hold nothing yet evaluate it, one after the other, until a conversation
     // comes (a new conversation takes the one unused longest, so each would otherwise start cold).
@@ -426,6 +427,8 @@ interface ChatRequest {
   max_tokens?: number;
   max_completion_tokens?: number;
   stream?: boolean;
+  /** `false`: the answer holds its actions alone, no thought before them (the agent has nothing for it to weigh). */
+  thought?: boolean;
 }
 
 function commonPrefix(a: string, b: string): number {

@@ -10,6 +10,8 @@ export interface LlmConfig {
   LLM_MODEL: string;
   LLM_MAX_RETRIES: number;
   LLM_TIMEOUT_MS: number;
+  /** LLM_PROVIDER=local: when its model writes a thought before its actions. */
+  LLM_THOUGHT?: 'always' | 'feedback';
   /** LLM_PROVIDER=local: where the model role serves its OpenAI-compatible endpoint. */
   LOCAL_MODEL_URL?: string;
   MODEL_PORT?: number;
@@ -29,6 +31,8 @@ export function createLlmClient(config: LlmConfig): LlmClient {
       model: LOCAL_MODEL_NAME,
       maxRetries: config.LLM_MAX_RETRIES,
       timeoutMs: config.LLM_TIMEOUT_MS,
+      // The model role's own field: no thought in the answer's grammar at a brief call.
+      thoughtField: (config.LLM_THOUGHT ?? 'feedback') === 'feedback',
     });
     // Its answers are generated under a grammar made of the tools' schemas.
     return Object.assign(client, { followsSchemas: true });

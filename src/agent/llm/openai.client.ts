@@ -11,6 +11,11 @@ export interface ProviderClientOptions {
   /** Retries the SDK makes itself on connection errors, 408, 409, 429 and 5xx. */
   maxRetries: number;
   timeoutMs: number;
+  /**
+   * The local model role only: a brief request says so in the body (`"thought": false`), and
+   * the answer's grammar then holds the actions alone.
+   */
+  thoughtField?: boolean;
 }
 
 /** Local servers (Ollama, vLLM) need no key, but the SDK refuses to start without one. */
@@ -37,6 +42,7 @@ export function createOpenAiClient(opts: ProviderClientOptions): LlmClient {
           messages: toOpenAiMessages(req.system, req.messages),
           ...(useMaxCompletionTokens ? { max_completion_tokens: req.maxTokens } : { max_tokens: req.maxTokens }),
           ...(req.tools.length ? { tools: req.tools.map(toOpenAiTool), tool_choice: 'auto' as const } : {}),
+          ...(opts.thoughtField && req.brief ? ({ thought: false } as object) : {}),
         };
         return sdk.chat.completions.create(body, { signal: req.signal });
       };

@@ -23,6 +23,11 @@ export interface LlmRequest {
   messages: LlmMessage[];
   tools: LlmToolSpec[];
   maxTokens: number;
+  /**
+   * Whether the model needs no thought before its actions at this call (nothing to weigh since
+   * its last answer). Only the local model's grammar reads it; other providers ignore it.
+   */
+  brief?: boolean;
   signal?: AbortSignal;
 }
 
