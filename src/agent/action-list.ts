@@ -42,7 +42,8 @@ export async function performListed(step: StepContext): Promise<AgentStepResult 
   const observation = await observePage(step.session.page, { tokenBudget: memory.observationBudget ?? step.options.observationTokenBudget });
   const changed = pageChange(list.basis, observation.text, list.acted);
   if (changed) {
-    memory.dropList(`the list stopped after ${list.last}, which changed the page (${changed}). Look at the page again.`);
+    // (the page moved on, as a list's last action often means it to: nothing to weigh)
+    memory.dropList(`the list stopped after ${list.last}, which changed the page (${changed}). Look at the page again.`, false);
     return undefined;
   }
   const [next] = list.actions;

@@ -105,9 +105,9 @@ beforeEach(async () => {
 afterEach(() => context.close());
 
 const run = (answers: Call[][], max = 8, opts: { followsSchemas?: boolean; prompt?: string } = {}) => {
-  const { llm, requests, tools } = scriptedLlm(answers, opts);
+  const { llm, requests, tools, brief } = scriptedLlm(answers, opts);
   const { runner, recorded } = runnerOnTab(tab, llm);
-  return runSteps(runner, max, { prompt: opts.prompt }).then((results) => ({ results, requests, recorded, tools }));
+  return runSteps(runner, max, { prompt: opts.prompt }).then((results) => ({ results, requests, recorded, tools, brief }));
 };
 const lastObservation = (messages: LlmMessage[]) => [...messages].reverse().find((m) => m.role === 'user' && m.content.startsWith('Observation'))!.content;
 /** The observation's lines before the task said again (its last line). */
@@ -117,6 +117,19 @@ const closingLines = (messages: LlmMessage[]) => {
   return lines.slice(0, -1);
 };
 const done: Call = { tool: 'done', args: { message: 'Done' } };
+
+describe('when the model writes a thought first', () => {
+  it('not after actions that went as asked; after a press that changed nothing, a held or failed action', async () => {
+    await page.goto('http://site.test/photos');
+    const next: Call = { tool: 'click_element', args: { index: 1 } };
+    const scroll: Call = { tool: 'scroll', args: { direction: 'down' } };
+    // the first look, a press that changed the page, a scroll that changed nothing, an element the page does not hold
+    const { brief, requests } = await run([[next], [scroll], [{ tool: 'click_element', args: { index: 9 } }], [{ ...done, args: { message: 'no', success: false } }]], 8, { prompt: 'Show the next photo', followsSchemas: true });
+    expect(closingLines(requests[1]).at(-1)).toBe('Changed: text appeared: "Photo 2 of 9"; text went away: "Photo 1 of 9"');
+    expect(closingLines(requests[2]).at(-1)).toBe('Changed: nothing visible changed');
+    expect(brief).toEqual([true, true, false, false]);
+  });
+});
 
 describe('what an action changed', () => {
   it('opens the next observation: the value a field now holds, or that nothing visible changed', async () => {

@@ -298,12 +298,12 @@ export class TaskMemory {
 
   /**
    * The answer to one of the model's tool calls; `fromPage` for what a tool read or did on the page (its figures
-   * count as seen). The service's own notes do not: a hold that quoted the agent's words
+   * count as seen); `feedback` when it is something for the model to weigh (anything but what was done, by default). The service's own notes do not: a hold that quoted the agent's words
    * "invoice #1025 as €455.95" made that amount seen on a line of #1025.
    */
-  answerCall(toolCallId: string, content: string, fromPage = false): void {
+  answerCall(toolCallId: string, content: string, fromPage = false, feedback = !fromPage): void {
     if (fromPage) this.figures.saw(content);
-    else this.feedback = true;
+    this.feedback ||= feedback;
     this.messages.push({ role: 'tool', toolCallId, content });
   }
 
@@ -324,11 +324,11 @@ export class TaskMemory {
     this.messages.push({ role: 'user', content, image });
   }
 
-  /** The actions of the list not performed are answered with why, and the list is let go. */
-  dropList(reason: string): void {
+  /** The actions of the list not performed are answered with why, and the list is let go (`feedback`: see answerCall). */
+  dropList(reason: string, feedback = true): void {
     const list = this.list;
     this.list = undefined;
-    for (const action of list?.actions ?? []) this.answerCall(action.callId, `Not performed: ${reason}`);
+    for (const action of list?.actions ?? []) this.answerCall(action.callId, `Not performed: ${reason}`, false, feedback);
   }
 
   /** The latest task prompt of the conversation. */

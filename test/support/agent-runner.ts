@@ -27,9 +27,10 @@ type Llm = { model: string; followsSchemas?: boolean; complete(req: LlmRequest):
  * A model answering each request with the next list of calls (the last repeats), the requests
  * it got and the tools each offered; `followsSchemas` as the local model (tools bound to the page).
  */
-export function scriptedLlm(answers: Call[][], opts: { followsSchemas?: boolean } = {}): { llm: Llm; requests: LlmMessage[][]; tools: LlmRequest['tools'][] } {
+export function scriptedLlm(answers: Call[][], opts: { followsSchemas?: boolean } = {}): { llm: Llm; requests: LlmMessage[][]; tools: LlmRequest['tools'][]; brief: (boolean | undefined)[] } {
   const requests: LlmMessage[][] = [];
   const tools: LlmRequest['tools'][] = [];
+  const brief: (boolean | undefined)[] = [];
   let n = 0;
   const llm = {
     model: 'scripted',
@@ -37,13 +38,14 @@ export function scriptedLlm(answers: Call[][], opts: { followsSchemas?: boolean 
     async complete(req: LlmRequest): Promise<LlmResponse> {
       requests.push(structuredClone(req.messages));
       tools.push(structuredClone(req.tools));
+      brief.push(req.brief);
       const calls = answers[Math.min(n, answers.length - 1)];
       n += 1;
       const toolCalls = calls.map((call, i) => ({ id: `call_${n}_${i}`, name: call.tool, arguments: JSON.stringify(call.args) }));
       return { text: calls[0]?.says ?? 'Working on it.', toolCalls, usage: { inputTokens: 100, outputTokens: 10 }, model: 'scripted' };
     },
   };
-  return { llm, requests, tools };
+  return { llm, requests, tools, brief };
 }
 
 export type Recorded = { action: string; outcome: string; element?: { name?: string } };

@@ -147,6 +147,20 @@ describe('OpenAI client against the scripted model', () => {
     ]);
   });
 
+  it('says "thought": false at a brief call only to the local model role, and never to a hosted provider', async () => {
+    const { token, req } = await scripted([{ tool: 'done', args: { message: 'a' } }, { tool: 'done', args: { message: 'b' } }, { tool: 'done', args: { message: 'c' } }]);
+    const local = createLlmClient({ LLM_PROVIDER: 'local', LOCAL_MODEL_URL: model.url, LLM_API_KEY: '', LLM_MODEL: 'x', LLM_MAX_RETRIES: 0, LLM_TIMEOUT_MS: 10_000 });
+    await local.complete({ ...req, brief: true });
+    await local.complete({ ...req, brief: false });
+    await client().complete({ ...req, brief: true });
+    const sent = await recordedRequests(model.url, token);
+    expect(sent.map((r) => r.body.thought)).toEqual([false, undefined, undefined]);
+    // LLM_THOUGHT=always: the local model thinks at every call
+    const { token: always, req: again } = await scripted([{ tool: 'done', args: { message: 'a' } }]);
+    await createLlmClient({ LLM_PROVIDER: 'local', LOCAL_MODEL_URL: model.url, LLM_API_KEY: '', LLM_MODEL: 'x', LLM_MAX_RETRIES: 0, LLM_TIMEOUT_MS: 10_000, LLM_THOUGHT: 'always' }).complete({ ...again, brief: true });
+    expect((await recordedRequests(model.url, always))[0].body.thought).toBeUndefined();
+  });
+
   it('answers requests that match no script with done, reporting a quarter of the characters as input', async () => {
     const content = `unmatched-${Date.now()}`;
     const res = await client().complete({ system: 'system', messages: [{ role: 'user', content }], tools: TOOLS, maxTokens: 100 });
