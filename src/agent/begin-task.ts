@@ -29,7 +29,7 @@ export async function beginTask(step: StepContext): Promise<void> {
   memory.files = options.files
     ? await options.files.forTask({ userId: input.userId, sessionId: input.sessionId, fileIds: input.params.files, environmentId: input.environmentId })
     : undefined;
-  memory.tell(taskPrompt(input.params, input.previousTasks, memory.files?.available() ?? [], step.secrets?.catalogue() ?? []), false);
+  memory.tell(taskPrompt(input.params, input.previousTasks, memory.files?.available() ?? [], step.secrets?.catalogue() ?? []));
   memory.clearReplay();
   await beginRecording(step);
   await planReplay(step);

@@ -119,7 +119,7 @@ const closingLines = (messages: LlmMessage[]) => {
 const done: Call = { tool: 'done', args: { message: 'Done' } };
 
 describe('when the model writes a thought first', () => {
-  it('not after actions that went as asked; after a press that changed nothing, a held or failed action', async () => {
+  it('at a new task, and after a press that changed nothing or an action not performed; not after actions that went as asked', async () => {
     await page.goto('http://site.test/photos');
     const next: Call = { tool: 'click_element', args: { index: 1 } };
     const scroll: Call = { tool: 'scroll', args: { direction: 'down' } };
@@ -127,7 +127,11 @@ describe('when the model writes a thought first', () => {
     const { brief, requests } = await run([[next], [scroll], [{ tool: 'click_element', args: { index: 9 } }], [{ ...done, args: { message: 'no', success: false } }]], 8, { prompt: 'Show the next photo', followsSchemas: true });
     expect(closingLines(requests[1]).at(-1)).toBe('Changed: text appeared: "Photo 2 of 9"; text went away: "Photo 1 of 9"');
     expect(closingLines(requests[2]).at(-1)).toBe('Changed: nothing visible changed');
-    expect(brief).toEqual([true, true, false, false]);
+    const answered = (messages: LlmMessage[]) => messages.filter((m) => m.role === 'tool').at(-1)!.content;
+    expect(answered(requests[3])).toMatch(/^(Invalid call|Action failed)/);
+    expect(answered(requests[4])).toMatch(/^Not ended yet/);
+    // the new task, the press that went as asked, the scroll that changed nothing, the element not there, the give-up held
+    expect(brief).toEqual([false, true, false, false, false]);
   });
 });
 

@@ -95,10 +95,11 @@ export class TaskMemory {
   /** The conversation, in the order the model reads it. */
   readonly messages: LlmMessage[] = [];
   /**
-   * Whether the service answered the model's last answer with something to weigh: an action
-   * held, refused or failed, a note, a press that changed nothing, a human's reply. The next
-   * answer then begins with a thought; without it the local model lists its actions alone
-   * (LLM_THOUGHT=feedback).
+   * Whether there is something to weigh before the model's next answer: a new task (its plan:
+   * the model once typed a code the task said to ask for), or the service answered its last
+   * actions with more than what they did (an action held, refused or failed, a note, a press
+   * that changed nothing, a human's reply). The next answer then begins with a thought;
+   * without it the local model lists its actions alone (LLM_THOUGHT=feedback).
    */
   feedback = false;
   /** The tools as the model sees them for this task (done carries the output format). */
