@@ -109,7 +109,7 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   memory.advisedPresses = new Set([...lines.join('\n').matchAll(/\bpress \[(\d+)\]/gi)].map((m) => Number(m[1])));
   // a note, or a press that changed nothing, is something to weigh before the next actions (not
   // the fields the task fills: that note says what to do)
-  if (lines.some((line) => line !== toFill && (!line.startsWith('Changed:') || line.includes('nothing visible changed')))) memory.feedback = true;
+  if (lines.some((line) => line !== toFill && (!line.startsWith('Changed:') || nothingVisible(line)))) memory.feedback = true;
   if (input.stepNo > 0) lines.push(taskReminder(input.params.prompt));
   const closing = lines.map((line) => `\n${line}`).join('');
   memory.addObservation(observation.text, step.mask(`Observation (step ${input.stepNo + 1}):\n${observation.text}${closing}`), observation.screenshot);

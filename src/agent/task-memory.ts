@@ -299,8 +299,9 @@ export class TaskMemory {
 
   /**
    * The answer to one of the model's tool calls; `fromPage` for what a tool read or did on the page (its figures
-   * count as seen); `feedback` when it is something for the model to weigh (anything but what was done, by default). The service's own notes do not: a hold that quoted the agent's words
-   * "invoice #1025 as €455.95" made that amount seen on a line of #1025.
+   * count as seen); `feedback` when it is something for the model to weigh (by default anything
+   * but what was done). The service's own notes do not count as seen: a hold that quoted the
+   * agent's words "invoice #1025 as €455.95" made that amount seen on a line of #1025.
    */
   answerCall(toolCallId: string, content: string, fromPage = false, feedback = !fromPage): void {
     if (fromPage) this.figures.saw(content);
