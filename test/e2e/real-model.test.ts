@@ -3,7 +3,8 @@
  * started as `npm start` starts it, a service whose agent reaches it as LLM_PROVIDER=local,
  * and one short form task of the evaluation suite, judged by what the site received. The
  * model role asks for its key (MODEL_API_KEY, which npm start generates): a caller without it
- * is refused, the service sends it.
+ * is refused, the service sends it. A request that says `thought: false` gets the actions
+ * alone (no thought), one without it a thought first.
  * Skipped, saying so, only when the model could not be fetched (scripts/test.sh fetches it
  * once into the cache and passes its path as TEST_LOCAL_MODEL).
  */
@@ -26,6 +27,7 @@ const maybe = available ? it : it.skip;
 const TASK = TASKS.find((t) => t.id === 'easy-read-status')!;
 
 let modelProc: ChildProcess | undefined;
+let modelPort = 0;
 let modelOut = '';
 let service: ServiceProcess | undefined;
 let sites: SiteServer | undefined;
@@ -63,7 +65,7 @@ describe('the agent with the real default model', () => {
   maybe(
     'completes a task on a local page with the right answer, on the prompt prefix the worker warmed up',
     async () => {
-      const modelPort = await freePort();
+      modelPort = await freePort();
       await startModel(modelPort);
       // Only the service's workers may use the model: a caller without its key is refused.
       const chat = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 16 }) };
@@ -105,5 +107,31 @@ describe('the agent with the real default model', () => {
       expect(Math.min(...cached)).toBeGreaterThan(500);
     },
     480_000,
+  );
+
+  maybe(
+    'writes its thought before its actions unless the request says thought: false',
+    async () => {
+      expect(modelPort).toBeGreaterThan(0);
+      const tools = [{ type: 'function', function: { name: 'done', description: 'Finish the task with a message', parameters: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } } }];
+      const ask = async (extra: Record<string, unknown>) => {
+        const res = await fetch(`http://127.0.0.1:${modelPort}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${MODEL_KEY}` },
+          body: JSON.stringify({ messages: [{ role: 'user', content: 'The page says: "Order 7 shipped". Task: what is the status of order 7?' }], tools, max_tokens: 120, ...extra }),
+        });
+        expect(res.status).toBe(200);
+        const body = (await res.json()) as { choices: { message: { content: string | null; tool_calls?: { function: { name: string } }[] } }[] };
+        return body.choices[0].message;
+      };
+      const brief = await ask({ thought: false });
+      expect(brief.content).toBeNull();
+      expect(brief.tool_calls?.map((c) => c.function.name)).toEqual(['done']);
+      const weighed = await ask({});
+      expect(typeof weighed.content).toBe('string');
+      expect(weighed.content!.length).toBeGreaterThan(0);
+      expect(weighed.tool_calls?.map((c) => c.function.name)).toEqual(['done']);
+    },
+    120_000,
   );
 });
