@@ -248,7 +248,7 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
   if (request.tool.name === 'input_text' && index !== undefined) return heldMistyped(step, request, index);
   if (request.tool.name !== 'click_element' || index === undefined || step.memory.advisedPresses.has(index)) return undefined;
   const observation = step.memory.lastObservation ?? '';
-  const held = misindexed(request.reasoning, observation, index);
+  const held = misindexed(request.reasoning, observation, index, step.input.params.prompt ?? '');
   if (held && !step.memory.misindexHeld.has(`${index}>${held.meant}`)) {
     step.memory.misindexHeld.add(`${index}>${held.meant}`);
     // the one named was just held as a second press that adds again: not offered again

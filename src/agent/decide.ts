@@ -12,7 +12,7 @@ import { roundUsd as round6 } from '../contracts/money';
 import type { LlmClient, LlmToolCall, LlmToolSpec } from './llm/types';
 import { observePage } from './observe/observe';
 import { appearedText, changeSummary, elementName, nothingVisible, observedElements, pageWithoutPlace, readObservation } from './observe/page-diff';
-import { formBackNote, formSentNote, formShownAgain, stillNamed } from './done-check';
+import { formBackNote, formRefusedNote, formSentNote, formShownAgain, refusalLine, roleOf, stillNamed } from './done-check';
 import { namedInExtractNote, namedInViewNote } from './observe/named-in-view';
 import { formPlanNote } from './form-plan';
 import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
@@ -21,7 +21,7 @@ import { pressNote, turnNote } from './repetition';
 import { sizeNote } from './option-check';
 import { listPage, listPageNote } from './observe/list-page';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
-import { boundToPage, navigateNeeded, replacingTyping, tabsTitled, unavailable, uselessOn } from './page-bound-tools';
+import { activeTab, boundToPage, navigateNeeded, replacingTyping, tabsTitled, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
 import { systemPrompt, taskReminder } from './prompts';
 import { clipWords, emit, type StepContext } from './step-context';
@@ -139,7 +139,13 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   const back = sent ? formShownAgain(before, now, new Set(memory.typedInto.keys())) : [];
   // '' for a form sent with no toggles the task names
   memory.sentWith = sent && !back.length ? (togglesSetAsAsked(task, before) ?? '') : undefined;
-  if (sent) lines.push(back.length ? formBackNote(back) : formSentNote(memory.sentWith || undefined, stillNamed(task, now)));
+  // a button's press that led to another page, which turns down what was sent (nothing typed
+  // needed: the terms box of a sign-up was left unticked)
+  const leftByButton = readObservation(before).url !== readObservation(now).url && memory.pressedNow.some((index) => roleOf(before, index) === 'button');
+  const refused = (sent || leftByButton) && !back.length ? refusalLine(before, now) : undefined;
+  if (refused) memory.refusal = { url: readObservation(now).url, line: refused };
+  if (refused) lines.push(formRefusedNote(refused));
+  else if (sent) lines.push(back.length ? formBackNote(back) : formSentNote(memory.sentWith || undefined, stillNamed(task, now)));
   memory.pressedAfterFilling = false;
   const presses = memory.presses;
   // a press that changed nothing visible ends the count (a link to a part of the page already
@@ -149,6 +155,10 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   if (nothingVisible(lines[0])) {
     presses.reset();
     if (memory.pressedNow.length) memory.idlePresses = idleAfter(memory.idlePresses, pageWithoutPlace(now), memory.pressedNow);
+    // a switch to a tab that shows the same page: the tab left is not offered while it looks the
+    // same (the default model switched between two tabs of the price list for 14 steps)
+    const left = activeTab(before);
+    if (left !== undefined && activeTab(now) !== undefined && left !== activeTab(now)) memory.sameTabs = sameTabsAfter(memory.sameTabs, pageOfTabs(now), left);
   }
   else if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
   // two elements pressed in turn: neither offered at the next answer
@@ -159,6 +169,17 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
     for (const e of elements) if (turn.some((t) => elementName(e.line) === t)) memory.pressesOffNextAnswer.add(e.index);
   }
   return [...lines, ...memory.notes];
+}
+
+/** The page as a tab shows it, whichever tab is active: its #part and which tab is active left out. */
+function pageOfTabs(text: string): string {
+  return pageWithoutPlace(text).replace(/^Tabs: .*$/m, (line) => line.replace(' (active)', ''));
+}
+
+/** The tabs that show the same `page` as the active one, those of earlier steps on it kept. */
+function sameTabsAfter(same: { page: string; tabs: number[] } | undefined, page: string, tab: number): { page: string; tabs: number[] } {
+  const kept = same?.page === page ? same.tabs : [];
+  return { page, tabs: [...new Set([...kept, tab])] };
 }
 
 /** The presses that changed nothing visible on `page` (its #part left out), those of earlier steps on it kept. */
@@ -338,7 +359,9 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   memory.pressesOffNextAnswer.clear();
   const pressedInVain = memory.idlePresses?.page === pageWithoutPlace(pageText) ? memory.idlePresses.indexes : [];
   const idle = [...(loop?.leadBack.map((e) => e.index) ?? []), ...notNow, ...pressedInVain];
-  const tools = unavailable(replacingTyping(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle, tabsOff: loop ? tabsTitled(pageText, loop.otherTitle) : [] }), task), off);
+  const sameTabs = memory.sameTabs?.page === pageOfTabs(pageText) ? memory.sameTabs.tabs.filter((tab) => tab !== activeTab(pageText)) : [];
+  const tabsOff = [...(loop ? tabsTitled(pageText, loop.otherTitle) : []), ...sameTabs];
+  const tools = unavailable(replacingTyping(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle, tabsOff }), task), off);
   // Told what stands against its done, the model acts once more before it may call done again.
   if (!offOnce.includes('done') || !tools.some((spec) => spec.name !== 'done' && choosable(spec))) return tools;
   return tools.map((spec) => (spec.name === 'done' ? { ...spec, parameters: { ...spec.parameters, not: {} } } : spec));

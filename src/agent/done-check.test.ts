@@ -1,4 +1,4 @@
-import { formSentNote, stillNamed } from './done-check';
+import { formSentNote, refusalLine, stillNamed } from './done-check';
 
 const page = (...elements: string[]) => ['URL: http://shop.test/step2', 'Title: Checkout: step 2 of 2', 'Interactive elements:', ...elements, 'Visible text:', 'Shipping'].join('\n');
 const TASK = 'Check out with the name Joan Clarke and Express shipping, and place the order.';
@@ -15,5 +15,21 @@ describe('what a new page still holds that the task names', () => {
     const thanks = page('[1] button "Send another message"', '[2] link "Home"');
     expect(stillNamed('Fill in the contact form with the message "Hello", then send it.', thanks)).toEqual([]);
     expect(formSentNote(undefined, [])).toBe('Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.');
+  });
+});
+
+describe('the line of a page that turns down what was sent', () => {
+  const page = (...text: string[]) => ['URL: http://site.test/after', 'Title: Welcome', 'Interactive elements:', '(none in the viewport)', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
+  const form = page('Create your account');
+  it('is read among the lines that appeared', () => {
+    expect(refusalLine(form, page('Welcome', 'You must accept the terms of service.'))).toBe('You must accept the terms of service.');
+    expect(refusalLine(form, page('Sign-up failed: the e-mail is taken'))).toBe('Sign-up failed: the e-mail is taken');
+    expect(refusalLine(form, page('Your phone number is required.'))).toBe('Your phone number is required.');
+  });
+  it('is none on a page that took it, or when the line was there before', () => {
+    expect(refusalLine(form, page('Welcome, Ada', 'Your account is ready.'))).toBeUndefined();
+    expect(refusalLine(page('Create your account', 'Fields marked * are required'), page('Create your account', 'Fields marked * are required', 'Thanks'))).toBeUndefined();
+    // the next step of a form, with its standing hint
+    expect(refusalLine(form, page('Step 2 of 2: delivery', 'Fields marked * are required', 'All fields are required unless optional'))).toBeUndefined();
   });
 });

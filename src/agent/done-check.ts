@@ -14,7 +14,7 @@ import { emptyTextFields, untypedValues } from './task-values';
 import { planFields, planWords } from './form-plan';
 import { normalizeUrl, withoutHash } from './tools/navigate';
 import { listPage, listPageObjection } from './observe/list-page';
-import { hasState, observedElements, VALUE_HINT } from './observe/page-diff';
+import { appearedText, hasState, observedElements, readObservation, VALUE_HINT } from './observe/page-diff';
 
 /** Actions that fill a field, and actions after which a filled form counts as sent. */
 const FILLS = new Set(['input_text', 'select_option', 'upload_file']);
@@ -102,6 +102,26 @@ export function formShownAgain(before: string, now: string, typedInto: ReadonlyS
 /** Said instead of the sent note when the form came back with the fields empty again. */
 export const formBackNote = (fields: string[]) =>
   `Note: the form was sent, but this page shows it again with ${fields.join(', ')} empty: read what the page says (a refusal, a field it asks for); fill the fields again with what the task gives, then send it.`;
+
+/** A line of a page that turns a sent form down: what it must have, what is required, what failed. */
+const REFUSAL = /\b(?:you must|must be (?:accepted|checked|ticked|filled|given|chosen|selected)|(?:is|are) required|required field|please (?:accept|agree|enter|fill|select|choose|provide|tick|check|confirm)|(?:was|were|is|are) not (?:accepted|sent|saved|valid)|could not|couldn't|failed|invalid)\b/i;
+
+/**
+ * The line of the page a form's press led to that turns the form down (among the lines that
+ * appeared), or undefined. The default model pressed "Continue" with the terms box unticked,
+ * was told the form was sent, and called done on a page that said "You must accept the terms of
+ * service."
+ */
+export function refusalLine(before: string, now: string): string | undefined {
+  return appearedText(before, now).find((line) => line.length <= 160 && REFUSAL.test(line) && !FORM_HINT.test(line));
+}
+
+/** A form's standing hint, not a refusal: "Fields marked * are required", "All fields are required". */
+const FORM_HINT = /\bmarked\b|\*|\ball fields\b|\boptional\b/i;
+
+/** Said with the observation when the page a sent form (or a button's press) led to turns it down (refusalLine). */
+export const formRefusedNote = (line: string) =>
+  `Note: this page answers "${line}": the site did not take what was sent. Go back to the form (go_back), do what this page asks, then send it again.`;
 
 /**
  * Said with the observation after a press that sent what the agent filled and led to another
@@ -234,7 +254,16 @@ export async function doneObjection(step: StepContext, ctx: ToolContext): Promis
     return heldFormObjection(memory.heldForm);
   }
   const onPage = memory.doneQuestioned || !memory.formTouched ? undefined : await formObjection(step, ctx);
-  return onPage ?? untypedObjection(step) ?? stillNamedObjection(step) ?? listPageObjectionOnce(step);
+  return onPage ?? untypedObjection(step) ?? refusedObjection(step) ?? stillNamedObjection(step) ?? listPageObjectionOnce(step);
+}
+
+/** A done on the page that turned the sent form down (formRefusedNote), said once per task. */
+function refusedObjection(step: StepContext): string | undefined {
+  const { memory } = step;
+  const refusal = memory.refusal;
+  if (!refusal || memory.refusalQuestioned || readObservation(memory.lastObservation ?? '').url !== refusal.url) return undefined;
+  memory.refusalQuestioned = true;
+  return `Not accepted yet: this page answers "${refusal.line}": the site did not take what was sent. Go back to the form (go_back), do what the page asks and send it again; if the task is complete as it is, call done again.`;
 }
 
 /** A done on another page of a list than the one the task names ("the second page"), said once per task. */

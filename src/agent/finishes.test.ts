@@ -17,6 +17,8 @@ const PAGES: Record<string, string> = {
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/terms': `<!doctype html><title>Create your account</title><form action="/terms-refused"><label><input type="checkbox" name="offers"> Send me special offers</label> <label><input type="checkbox" name="terms"> I accept the terms of service</label> <button>Continue</button></form>`,
+  '/terms-refused': `<!doctype html><title>Welcome</title><h1>Welcome</h1><p>You must accept the terms of service.</p>`,
   '/signin': `<!doctype html><title>Sign in</title><form action="/sent"><label>Username <input name="user"></label> <label>Password <input type="password" name="pw"></label> <button>Sign in</button></form>`,
   '/callback': `<!doctype html><title>Solar panels</title><form action="/sent"><label>Phone number <input type="tel" name="phone"></label> <button>Call me back</button></form>`,
   '/contact-form': `<!doctype html><title>Contact</title><form action="/sent"><label>Name <input name="name" required></label> <label>Email <input type="email" name="email" required></label> <label>Message <textarea name="message" required></textarea></label> <button>Send</button></form>`,
@@ -233,6 +235,14 @@ describe('what an action changed', () => {
 });
 
 describe('a done that claims success', () => {
+  it('on the page a press led to that turns down what was sent: the page named with the observation, and the done answered once', async () => {
+    await page.goto('http://site.test/terms');
+    const { results, requests } = await run([[{ tool: 'click_element', args: { index: 3 } }], [done], [done]], 8, { prompt: 'Accept the terms of service (do not sign up for offers) and press Continue.' });
+    expect(lastObservation(requests[1])).toContain('Note: this page answers "You must accept the terms of service.": the site did not take what was sent. Go back to the form (go_back), do what this page asks, then send it again.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not accepted yet: this page answers "You must accept the terms of service.": the site did not take what was sent. Go back to the form (go_back), do what the page asks and send it again; if the task is complete as it is, call done again.');
+    expect(results.at(-1)?.kind).toBe('done');
+  });
+
   it('is answered once when a filled form was never sent, and accepted when repeated', async () => {
     await page.goto('http://site.test/form');
     const { results, requests } = await run([[{ tool: 'input_text', args: { index: 1, text: 'Ada' } }, { tool: 'input_text', args: { index: 2, text: 'ada@example.com' } }], [done]]);
@@ -811,6 +821,23 @@ describe('going back and forth between two pages', () => {
     expect(lastObservation(requests[3])).toContain('Note: this is the second time you came to this page from http://site.test/results, and you went back there in between; going back only leads there.');
     // a switch to tab [1] was no press of element [1] ("Home"): nothing on results leads back
     expect(lastObservation(requests[4])).toContain('and you went back there in between; going back only leads there.');
+    await other.close();
+  });
+
+  it('leaves out of switch_tab a tab that shows the page of the active one, while it does', async () => {
+    const same = await context.newPage();
+    await same.goto('http://site.test/results');
+    const other = await context.newPage();
+    await other.goto('http://site.test/results2');
+    await page.bringToFront();
+    await page.goto('http://site.test/results');
+    const to = (index: number): Call => ({ tool: 'switch_tab', args: { index } });
+    const { requests, tools } = await run([[to(1)], [to(2)], [done]], 8, { followsSchemas: true, prompt: 'Tell me what the shop sells.' });
+    const tabs = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'switch_tab')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    // results (tab 0) → results (tab 1): nothing visible changed, so tab 0 is not offered; on results 2 both are
+    expect(lastObservation(requests[1])).toContain('Changed: nothing visible changed');
+    expect([tabs(0), tabs(1), tabs(2)]).toEqual([[1, 2], [2], [0, 1]]);
+    await same.close();
     await other.close();
   });
 

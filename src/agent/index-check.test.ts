@@ -28,6 +28,18 @@ describe('a press of another element than the words name', () => {
     // two elements with that label: which one was meant cannot be said
     expect(misindexed("Click 'High'.", observation('[1] button "High"', '[2] option "High"', '[3] button "Save"'), 3)).toBeUndefined();
   });
+
+  it('goes ahead with a toggle the task names, held when the task does not name it', () => {
+    const signup = observation('[1] checkbox "Send me special offers"', '[2] checkbox "I accept the terms of service"', '[3] button "Continue"');
+    const words = "The page shows the Create your account form. The user needs to click the 'Continue' button to proceed.";
+    const task = 'Accept the terms of service (do not sign up for offers) and press Continue.';
+    expect(misindexed(words, signup, 2, task)).toBeUndefined();
+    expect(misindexed(words, signup, 1, task)?.meant).toBe(3);
+    expect(misindexed(words, signup, 2, 'Press Continue.')?.meant).toBe(3);
+    // already ticked, a press would untick it
+    const ticked = observation('[1] checkbox "Send me special offers"', '[2] checkbox "I accept the terms of service" checked', '[3] button "Continue"');
+    expect(misindexed(words, ticked, 2, task)?.meant).toBe(3);
+  });
 });
 
 describe('a toggle neither the task nor the words name', () => {

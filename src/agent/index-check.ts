@@ -29,20 +29,24 @@ export function pressesNamed(words: string): string[] {
 /**
  * The note (and the index meant) when `index` is not the one element the words name to press, or undefined. The
  * words must name one label, held by exactly one element of the observation, and must not
- * name the pressed element's label anywhere.
+ * name the pressed element's label anywhere. A toggle the `task` names (every word of its label
+ * in it), not yet on, is pressed as chosen: the default model, told "Accept the terms of service … and press
+ * Continue", wrote that it presses "Continue" and chose the terms box; held, it pressed
+ * Continue, the box unticked, and the site refused the form.
  */
-export function misindexed(words: string | undefined, observation: string, index: number): { note: string; meant: number } | undefined {
+export function misindexed(words: string | undefined, observation: string, index: number, task = ''): { note: string; meant: number } | undefined {
   if (!words) return undefined;
   const named = [...new Set(pressesNamed(words).map(squeeze))];
   if (named.length !== 1) return undefined;
   const elements = [...readObservation(observation).elements.entries()].flatMap(([at, line]) => {
     const m = ELEMENT_PARTS.exec(line.trim());
-    return m ? [{ index: at, role: m[2], label: m[3].replace(/\\(.)/g, '$1') }] : [];
+    return m ? [{ index: at, role: m[2], label: m[3].replace(/\\(.)/g, '$1'), state: m[4] ?? '' }] : [];
   });
   const pressed = elements.find((e) => e.index === index);
   const matching = elements.filter((e) => squeeze(e.label) === named[0]);
   if (!pressed || matching.length !== 1 || matching[0].index === index || !pressed.label.trim()) return undefined;
   if (squeeze(words).includes(squeeze(pressed.label))) return undefined;
+  if (TOGGLES.has(pressed.role) && !/\b(?:checked|pressed|selected)\b/.test(pressed.state) && namedBy(task, pressed.label)) return undefined;
   const meant = matching[0];
   const note = `${MISINDEX_HELD} "${meant.label}", which is [${meant.index}]; [${index}] is ${pressed.role} "${pressed.label}". To press "${meant.label}", call click_element with index ${meant.index}; if [${index}] is what you meant, press [${index}] again.`;
   return { note, meant: meant.index };
@@ -80,6 +84,12 @@ const TOGGLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'men
 const COMMON = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'our', 'any', 'all', 'from', 'this', 'that', 'are', 'not', 'more', 'send', 'get', 'use', 'yes']);
 /** The words of a label or task that tell one label from another (three letters or more, not common). */
 export const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !COMMON.has(w));
+/** Whether the text names a label: every word of it that tells labels apart is in the text (none: not named). */
+const namedBy = (text: string, label: string) => {
+  const own = wordsOf(label);
+  const words = new Set(wordsOf(text));
+  return own.length > 0 && own.every((w) => words.has(w));
+};
 /** How a held press of a toggle the task does not name begins. */
 export const UNNAMED_HELD = 'Not pressed: the task names';
 
@@ -101,7 +111,7 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   const said = new Set(wordsOf(words ?? ''));
   const own = wordsOf(pressed.label);
   if (!own.length || own.some((w) => taskWords.has(w) || said.has(w))) return undefined;
-  const named = toggles.filter((t) => t.index !== index && wordsOf(t.label).length > 0 && wordsOf(t.label).every((w) => taskWords.has(w)));
+  const named = toggles.filter((t) => t.index !== index && namedBy(task, t.label));
   if (named.length !== 1) return undefined;
   const meant = named[0];
   const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';

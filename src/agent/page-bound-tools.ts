@@ -25,6 +25,11 @@ export function observedTabs(observation: string): number[] {
   return tabsOf(observation).map((tab) => tab.index);
 }
 
+/** The index of the active tab, if the observation lists tabs. */
+export function activeTab(observation: string): number | undefined {
+  return tabsOf(observation).find((tab) => tab.active)?.index;
+}
+
 /** The tabs a switch can go to: all but the active one (a small model switched to the tab it was on eight times, the answer in view). */
 export function otherTabs(observation: string): number[] {
   return tabsOf(observation)

@@ -163,6 +163,10 @@ export class TaskMemory {
   readonly repeatsHeld = new Set<string>();
   /** A done on a page the form's send opened, that shows what the task still names, was answered once in this task (done-check.ts). */
   stillNamedQuestioned = false;
+  /** The line of the page a sent form led to that turned it down, and that page's address (done-check.ts refusalLine). */
+  refusal?: { url: string; line: string };
+  /** A done on that page was answered with it (once per task). */
+  refusalQuestioned = false;
   /** A done on another page of a list than the one the task names was answered once in this task (done-check.ts). */
   listPageQuestioned = false;
   /** Presses of two elements in turn (repetition.ts). */
@@ -184,6 +188,8 @@ export class TaskMemory {
   pressedNow: number[] = [];
   /** Elements whose press changed nothing visible, with the page as it then was: not offered to a model that follows the schemas while it looks the same. */
   idlePresses?: { page: string; indexes: number[] };
+  /** Tabs a switch from which changed nothing visible (they show the page of the active tab), with the page as it then was (which tab is active left out): not offered to switch_tab while it looks the same. */
+  sameTabs?: { page: string; tabs: number[] };
   /** The text the last extract read, until the observation after it (its lines the task asks about are quoted there). */
   extracted?: string;
   /** The address of the tab whose go_back found no earlier page (go_back is not offered while the tab shows it). */
@@ -260,9 +266,12 @@ export class TaskMemory {
     this.extracted = undefined;
     this.pressedNow = [];
     this.idlePresses = undefined;
+    this.sameTabs = undefined;
     this.advisedPresses = new Set();
     this.repeatsHeld.clear();
     this.stillNamedQuestioned = false;
+    this.refusal = undefined;
+    this.refusalQuestioned = false;
     this.listPageQuestioned = false;
     this.turns.reset();
     this.cartPresses.clear();
