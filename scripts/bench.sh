@@ -5,7 +5,7 @@ cd "$ROOT"
 # What is missing is installed side by side (run_steps prints on stderr only).
 run_steps ensure_app ensure_system_packages ensure_temporal ensure_ferretdb
 # The model bench replays agent requests against the local default model (skipped, saying so, without it).
-if model_cached; then export BENCH_MODEL="$DEFAULT_MODEL_PATH"; fi
+if model_cached; then BENCH_MODEL="$(local_model_path)" && export BENCH_MODEL; fi
 export DATA_DIR="$ROOT/.data/bench"
 OUT_DIR="$ROOT/.data/bench-results"
 rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR"

@@ -37,7 +37,7 @@ if [ "${EVAL_SCRIPTED:-}" != "1" ] && uses_local_model; then
   log "no model configured: starting the local default model on 127.0.0.1:$MODEL_PORT"
   start_local_model "$MODEL_PORT" "$DATA_DIR/logs/model.log" "$MODEL_PIDFILE" >&2
   # the model file start_local_model runs, named in the report and the results table
-  model_file="$DEFAULT_MODEL_PATH"
+  model_file="$(local_model_path)"
   [ -n "${LLM_MODEL:-}" ] && [ "${LLM_PROVIDER:-}" = "local" ] && model_file="$LLM_MODEL"
   export EVAL_MODEL_NAME="${EVAL_MODEL_NAME:-$(basename "$model_file" .gguf)}"
   export LLM_PROVIDER=local LOCAL_MODEL_URL="http://127.0.0.1:$MODEL_PORT/v1"

@@ -401,6 +401,27 @@ ensure_default_model() {
   ensure_model || die "the default model could not be fetched; set LLM_MODEL to a GGUF file, or LLM_BASE_URL / LLM_PROVIDER=anthropic for a hosted model"
 }
 
+# LLM_QUANT=q4_1: the local model runs the default model requantized to Q4_1 (made once from the
+# checked file by scripts/requantize.py with node-llama-cpp's own llama.cpp library: about 10 s,
+# 1.1 GB; a step takes about a sixth less on a CPU, docs/performance.md). Empty: the file as shipped.
+QUANT_MODEL_PATH="$CACHE_DIR/models/qwen2.5-coder-1.5b-instruct.q4_1.gguf"
+
+# local_model_path: the default model file the local model runs (after ensure_app and ensure_model).
+local_model_path() {
+  case "${LLM_QUANT:-}" in
+    "") echo "$DEFAULT_MODEL_PATH" ;;
+    q4_1)
+      if [ ! -f "$QUANT_MODEL_PATH" ] || [ "$(cat "$QUANT_MODEL_PATH.source" 2>/dev/null)" != "$MODEL_SHA256" ]; then
+        log "requantizing the default model to Q4_1 (once; cached in $(dirname "$QUANT_MODEL_PATH"))"
+        python3 "$ROOT/scripts/requantize.py" "$ROOT/node_modules" "$DEFAULT_MODEL_PATH" "$QUANT_MODEL_PATH" 3 >"$CACHE_DIR/logs/requantize.log" 2>&1 \
+          || die "requantizing the default model failed; see $CACHE_DIR/logs/requantize.log (unset LLM_QUANT for the model as shipped)"
+        echo "$MODEL_SHA256" >"$QUANT_MODEL_PATH.source"
+      fi
+      echo "$QUANT_MODEL_PATH" ;;
+    *) die "LLM_QUANT must be empty or q4_1, not $LLM_QUANT" ;;
+  esac
+}
+
 # Whether the environment leaves the agent's model to the local one (nothing else configured).
 uses_local_model() {
   [ "${LLM_PROVIDER:-}" = "local" ] && return 0
@@ -414,7 +435,7 @@ start_local_model() {
   local model="${LLM_MODEL:-}"
   if [ -z "$model" ] || [ "${LLM_PROVIDER:-}" != "local" ]; then
     ensure_default_model
-    model="$DEFAULT_MODEL_PATH"
+    model="$(local_model_path)" || exit 1
   fi
   # A key of this run's own: the model role answers only callers that send it (the service, which inherits it).
   [ -n "${MODEL_API_KEY:-}" ] || export MODEL_API_KEY="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"

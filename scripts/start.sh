@@ -54,7 +54,7 @@ if uses_local_model; then
   # A model an earlier run of this data directory left behind (killed without its clean-up).
   stop_pidfile "the local model left running" "$model_pidfile"
   start_local_model "$MODEL_PORT" "$DATA_DIR/logs/model.log" "$model_pidfile"
-  log "model:       local ${LLM_MODEL:-Qwen2.5-Coder-1.5B-Instruct ($DEFAULT_MODEL_PATH)} on 127.0.0.1:$MODEL_PORT (LLM_MODEL=<file.gguf> for another local model; LLM_BASE_URL + LLM_API_KEY + LLM_MODEL, or LLM_PROVIDER=anthropic, for a hosted one)"
+  log "model:       local ${LLM_MODEL:-Qwen2.5-Coder-1.5B-Instruct ($(local_model_path))} on 127.0.0.1:$MODEL_PORT (LLM_MODEL=<file.gguf> for another local model; LLM_BASE_URL + LLM_API_KEY + LLM_MODEL, or LLM_PROVIDER=anthropic, for a hosted one)"
 fi
 
 node "$ROOT/dist/main.js" 8>&- 9>&- &
