@@ -158,7 +158,7 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
     // a switch to a tab that shows the same page: the tab left is not offered while it looks the
     // same (the default model switched between two tabs of the price list for 14 steps)
     const left = activeTab(before);
-    if (left !== undefined && activeTab(now) !== undefined && left !== activeTab(now)) memory.sameTabs = sameTabsAfter(memory.sameTabs, pageOfTabs(now), left);
+    if (left !== undefined && activeTab(now) !== undefined && left !== activeTab(now)) memory.sameTabs = idleAfter(memory.sameTabs, pageOfTabs(now), [left]);
   }
   else if (presses.count >= 2) lines.push(pressNote(presses.element, presses.count, appearedText(before, now)[0]));
   // two elements pressed in turn: neither offered at the next answer
@@ -176,13 +176,7 @@ function pageOfTabs(text: string): string {
   return pageWithoutPlace(text).replace(/^Tabs: .*$/m, (line) => line.replace(' (active)', ''));
 }
 
-/** The tabs that show the same `page` as the active one, those of earlier steps on it kept. */
-function sameTabsAfter(same: { page: string; tabs: number[] } | undefined, page: string, tab: number): { page: string; tabs: number[] } {
-  const kept = same?.page === page ? same.tabs : [];
-  return { page, tabs: [...new Set([...kept, tab])] };
-}
-
-/** The presses that changed nothing visible on `page` (its #part left out), those of earlier steps on it kept. */
+/** The presses (or tabs) that changed nothing visible on `page`, those of earlier steps on it kept. */
 function idleAfter(idle: { page: string; indexes: number[] } | undefined, page: string, pressed: number[]): { page: string; indexes: number[] } {
   const kept = idle?.page === page ? idle.indexes : [];
   return { page, indexes: [...new Set([...kept, ...pressed])] };
@@ -359,7 +353,7 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   memory.pressesOffNextAnswer.clear();
   const pressedInVain = memory.idlePresses?.page === pageWithoutPlace(pageText) ? memory.idlePresses.indexes : [];
   const idle = [...(loop?.leadBack.map((e) => e.index) ?? []), ...notNow, ...pressedInVain];
-  const sameTabs = memory.sameTabs?.page === pageOfTabs(pageText) ? memory.sameTabs.tabs.filter((tab) => tab !== activeTab(pageText)) : [];
+  const sameTabs = memory.sameTabs?.page === pageOfTabs(pageText) ? memory.sameTabs.indexes.filter((tab) => tab !== activeTab(pageText)) : [];
   const tabsOff = [...(loop ? tabsTitled(pageText, loop.otherTitle) : []), ...sameTabs];
   const tools = unavailable(replacingTyping(boundToPage(offered, pageText, { filled: memory.set.filled(pageText), toggled: memory.set.toggledBoxes(pageText), unpressed: idle, tabsOff }), task), off);
   // Told what stands against its done, the model acts once more before it may call done again.

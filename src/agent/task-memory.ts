@@ -189,7 +189,7 @@ export class TaskMemory {
   /** Elements whose press changed nothing visible, with the page as it then was: not offered to a model that follows the schemas while it looks the same. */
   idlePresses?: { page: string; indexes: number[] };
   /** Tabs a switch from which changed nothing visible (they show the page of the active tab), with the page as it then was (which tab is active left out): not offered to switch_tab while it looks the same. */
-  sameTabs?: { page: string; tabs: number[] };
+  sameTabs?: { page: string; indexes: number[] };
   /** The text the last extract read, until the observation after it (its lines the task asks about are quoted there). */
   extracted?: string;
   /** The address of the tab whose go_back found no earlier page (go_back is not offered while the tab shows it). */
