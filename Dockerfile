@@ -24,6 +24,24 @@ RUN npm run build \
     && npm prune --omit=dev \
     && npm cache clean --force
 
+# ---- llama-cpu: node-llama-cpp's CPU library of this platform alone (not its CUDA or Vulkan ones)
+FROM build AS llama-cpu
+RUN mkdir -p /llama \
+    && for platform in linux-x64 linux-arm64; do \
+         if [ -d "node_modules/@node-llama-cpp/$platform" ]; then cp -r "node_modules/@node-llama-cpp/$platform" /llama/; fi; \
+       done \
+    && ls /llama/*/bins/*/libllama* >/dev/null
+
+# ---- model-tools: the one-shot that makes the local model's weights (docker-compose.yml,
+# model-select): Debian's python3 and the llama.cpp library node-llama-cpp ships, no Chromium.
+FROM ${NODE_IMAGE} AS model-tools
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=llama-cpu /llama ./node_modules/@node-llama-cpp
+# scripts/ is mounted at /app/scripts by the service (as for model-fetch).
+
 # ---- runtime: Node, Debian's Chromium, tini as PID 1, unprivileged user --------------------------
 FROM ${NODE_IMAGE} AS runtime
 RUN apt-get update \

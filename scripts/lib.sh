@@ -401,25 +401,36 @@ ensure_default_model() {
   ensure_model || die "the default model could not be fetched; set LLM_MODEL to a GGUF file, or LLM_BASE_URL / LLM_PROVIDER=anthropic for a hosted model"
 }
 
-# LLM_QUANT=q4_1: the local model runs the default model requantized to Q4_1 (made once from the
-# checked file by scripts/requantize.py with node-llama-cpp's own llama.cpp library: about 10 s,
-# 1.1 GB; a step takes about a sixth less on a CPU, docs/performance.md). Empty: the file as shipped.
+# LLM_QUANT: the weights the local default model runs. q4_k_m: the file as shipped (checked by
+# SHA-256); q4_1: that file requantized to Q4_1, made once by scripts/requantize.py with
+# node-llama-cpp's own llama.cpp library (about 10 s, 1.1 GB, remade when the shipped file's
+# checksum changes; a generated token takes about a fifth less on a CPU, docs/performance.md).
+DEFAULT_QUANT=q4_k_m
 QUANT_MODEL_PATH="$CACHE_DIR/models/qwen2.5-coder-1.5b-instruct.q4_1.gguf"
 
 # local_model_path: the default model file the local model runs (after ensure_app and ensure_model).
 local_model_path() {
-  case "${LLM_QUANT:-}" in
-    "") echo "$DEFAULT_MODEL_PATH" ;;
+  case "${LLM_QUANT:-$DEFAULT_QUANT}" in
+    q4_k_m) echo "$DEFAULT_MODEL_PATH" ;;
     q4_1)
       if [ ! -f "$QUANT_MODEL_PATH" ] || [ "$(cat "$QUANT_MODEL_PATH.source" 2>/dev/null)" != "$MODEL_SHA256" ]; then
         log "requantizing the default model to Q4_1 (once; cached in $(dirname "$QUANT_MODEL_PATH"))"
+        command -v python3 >/dev/null 2>&1 || die "python3 is needed to requantize the default model (or LLM_QUANT=q4_k_m for the file as shipped)"
         python3 "$ROOT/scripts/requantize.py" "$ROOT/node_modules" "$DEFAULT_MODEL_PATH" "$QUANT_MODEL_PATH" 3 >"$CACHE_DIR/logs/requantize.log" 2>&1 \
-          || die "requantizing the default model failed; see $CACHE_DIR/logs/requantize.log (unset LLM_QUANT for the model as shipped)"
+          || die "requantizing the default model failed; see $CACHE_DIR/logs/requantize.log (LLM_QUANT=q4_k_m for the file as shipped)"
         echo "$MODEL_SHA256" >"$QUANT_MODEL_PATH.source"
       fi
       echo "$QUANT_MODEL_PATH" ;;
-    *) die "LLM_QUANT must be empty or q4_1, not $LLM_QUANT" ;;
+    *) die "LLM_QUANT must be q4_k_m (the default model as shipped) or q4_1, not $LLM_QUANT" ;;
   esac
+}
+
+# select_local_model: local_model_path, linked as models/selected.gguf in the cache (the file the
+# model service of docker-compose.yml loads).
+select_local_model() {
+  local file; file="$(local_model_path)" || return 1
+  ln -sfn "$(basename "$file")" "$CACHE_DIR/models/selected.gguf"
+  log "the local model runs $(basename "$file")"
 }
 
 # Whether the environment leaves the agent's model to the local one (nothing else configured).

@@ -685,6 +685,37 @@ describe('docker-compose.yml', () => {
   });
 });
 
+describe('the local model (profile local-model)', () => {
+  test('the weights are fetched, then chosen by LLM_QUANT, then loaded by the model service from the same volume', () => {
+    const [fetch, select, model] = ['model-fetch', 'model-select', 'model'].map((n) => services[n]);
+    for (const svc of [fetch, select, model]) expect(svc.profiles).toEqual(['local-model']);
+    expect(select.depends_on).toEqual({ 'model-fetch': { condition: 'service_completed_successfully' } });
+    expect(model.depends_on).toEqual({ 'model-select': { condition: 'service_completed_successfully', restart: true } });
+    // The script links what it chose as models/selected.gguf under BAS_CACHE_DIR; the model service loads that link.
+    const cacheMount = (svc: Obj) => (svc.volumes as string[]).find((v) => v.startsWith('model-cache:'))?.split(':')[1];
+    expect(envMap(select).BAS_CACHE_DIR).toBe(cacheMount(select));
+    expect(envMap(model).LLM_MODEL).toBe(`${cacheMount(model)}/models/selected.gguf`);
+    expect(textOf(select.entrypoint)).toContain('select_local_model');
+    expect(render(parsed, { ...SAMPLE_ENV, LLM_QUANT: 'q4_1' }).doc.services).toHaveProperty(['model-select', 'environment', 'LLM_QUANT'], 'q4_1');
+    // Built from the Dockerfile's stage that has python3 and node-llama-cpp's library, with scripts/ mounted where lib.sh looks for node_modules.
+    expect(select.build).toEqual({ context: '.', target: 'model-tools' });
+    const stage = parseDockerfile(dockerfile).filter((i) => i.op === 'FROM').findIndex((i) => /\bAS\s+model-tools\b/i.test(i.args));
+    expect(stage).toBeGreaterThanOrEqual(0);
+    const ins = parseDockerfile(dockerfile).filter((i) => i.stage === stage);
+    expect(ins.filter((i) => i.op === 'RUN').map((i) => i.args).join('\n')).toMatch(/apt-get install\b[^\n]*\bpython3\b/);
+    const workdir = ins.find((i) => i.op === 'WORKDIR')?.args.trim();
+    // node-llama-cpp's CPU library only, from a stage that copies the platform's package out of the build stage.
+    const from = /--from=(\S+)\s+(\S+)\s+\.\/node_modules\/@node-llama-cpp\/?$/.exec(ins.find((i) => i.op === 'COPY')?.args.trim() ?? '');
+    expect(from).not.toBeNull();
+    const source = parseDockerfile(dockerfile).find((i) => i.op === 'FROM' && new RegExp(`\\bAS\\s+${from![1]}\\b`, 'i').test(i.args));
+    expect(source?.args).toMatch(/^build\s+AS\s/i);
+    const copied = parseDockerfile(dockerfile).filter((i) => i.stage === source!.stage && i.op === 'RUN').map((i) => i.args).join('\n');
+    expect(copied).toMatch(/linux-x64\b(?!-)/);
+    expect(copied).not.toMatch(/cuda|vulkan/);
+    expect(select.volumes).toContain(`./scripts:${workdir}/scripts:ro`);
+  });
+});
+
 describe('Dockerfile', () => {
   test('multi-stage build on node:20-bookworm-slim with Debian Chromium, non-root, tini, dist/main.js', () => {
     expect(checkDockerfile(dockerfile, compose)).toEqual([]);

@@ -195,3 +195,76 @@ describe('cache_keep and cache_take', () => {
     expect(fs.readdirSync(path.join(cache, 'dist')).sort()).toEqual(['b', 'c', 'd']);
   });
 });
+
+describe('local_model_path and select_local_model', () => {
+  // A stand-in for python3 that plays scripts/requantize.py: it counts its calls, then writes
+  // OUT (its 4th argument) from IN, or fails when FAIL_REQUANTIZE is set.
+  let fakeBin: string;
+  beforeEach(() => {
+    fakeBin = path.join(cache, 'fake-bin');
+    writeExecutable(
+      path.join(fakeBin, 'python3'),
+      `echo "$@" >>"$BAS_CACHE_DIR/requantize.calls"
+       [ -z "\${FAIL_REQUANTIZE:-}" ] || { echo "llama_model_quantize returned 1" >&2; exit 1; }
+       { cat "$3"; echo " as q4_1"; } >"$4"`,
+    );
+    fs.mkdirSync(path.join(cache, 'models'), { recursive: true });
+    fs.writeFileSync(path.join(cache, 'models', 'qwen2.5-coder-1.5b-instruct.gguf'), 'weights');
+  });
+  const calls = () => (fs.existsSync(path.join(cache, 'requantize.calls')) ? fs.readFileSync(path.join(cache, 'requantize.calls'), 'utf8').trim().split('\n') : []);
+  const model = (name: string) => path.join(cache, 'models', name);
+
+  it('gives the shipped file for q4_k_m, and for q4_1 makes the requantized file once, remaking it when the shipped file changed', () => {
+    expect(bash('LLM_QUANT=q4_k_m local_model_path', cache, fakeBin).stdout.trim()).toBe(model('qwen2.5-coder-1.5b-instruct.gguf'));
+    expect(calls()).toEqual([]);
+    const first = bash('LLM_QUANT=q4_1 local_model_path', cache, fakeBin);
+    expect(first.status).toBe(0);
+    expect(first.stdout.trim()).toBe(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf'));
+    expect(fs.readFileSync(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf'), 'utf8')).toBe('weights as q4_1\n');
+    expect(calls()).toHaveLength(1);
+    expect(calls()[0]).toMatch(/requantize\.py \S+\/node_modules \S+\/qwen2\.5-coder-1\.5b-instruct\.gguf \S+\/qwen2\.5-coder-1\.5b-instruct\.q4_1\.gguf 3$/);
+    // made once: the next call takes it
+    expect(bash('LLM_QUANT=q4_1 local_model_path', cache, fakeBin).stdout.trim()).toBe(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf'));
+    expect(calls()).toHaveLength(1);
+    // made from another shipped file (its stamp differs): made again
+    fs.writeFileSync(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf.source'), 'another checksum\n');
+    expect(bash('LLM_QUANT=q4_1 local_model_path', cache, fakeBin).status).toBe(0);
+    expect(calls()).toHaveLength(2);
+  });
+
+  it('refuses an unknown value, and names the log when the requantization fails, leaving no file taken for made', () => {
+    const unknown = bash('LLM_QUANT=q8_0 local_model_path', cache, fakeBin);
+    expect(unknown.status).not.toBe(0);
+    expect(unknown.stderr).toContain('LLM_QUANT must be q4_k_m (the default model as shipped) or q4_1, not q8_0');
+    const failed = bash('LLM_QUANT=q4_1 FAIL_REQUANTIZE=1 local_model_path', cache, fakeBin);
+    expect(failed.status).not.toBe(0);
+    expect(failed.stderr).toContain(`see ${cache}/logs/requantize.log`);
+    expect(fs.readFileSync(path.join(cache, 'logs', 'requantize.log'), 'utf8')).toContain('llama_model_quantize returned 1');
+    expect(fs.existsSync(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf.source'))).toBe(false);
+    // the next call tries again
+    expect(bash('LLM_QUANT=q4_1 local_model_path', cache, fakeBin).status).toBe(0);
+    expect(calls()).toHaveLength(2);
+  });
+
+  it('links the chosen file as models/selected.gguf (what the model service of docker-compose.yml loads)', () => {
+    expect(bash('LLM_QUANT=q4_1 select_local_model', cache, fakeBin).status).toBe(0);
+    expect(fs.readlinkSync(model('selected.gguf'))).toBe('qwen2.5-coder-1.5b-instruct.q4_1.gguf');
+    expect(fs.readFileSync(model('selected.gguf'), 'utf8')).toBe('weights as q4_1\n');
+    expect(bash('LLM_QUANT=q4_k_m select_local_model', cache, fakeBin).status).toBe(0);
+    expect(fs.readFileSync(model('selected.gguf'), 'utf8')).toBe('weights');
+    // An unknown value or weights that cannot be made: it fails (compose starts no model) and the link stays as it was.
+    expect(bash('LLM_QUANT=q8_0 select_local_model', cache, fakeBin).status).not.toBe(0);
+    fs.rmSync(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf.source'));
+    expect(bash('LLM_QUANT=q4_1 FAIL_REQUANTIZE=1 select_local_model', cache, fakeBin).status).not.toBe(0);
+    expect(fs.readlinkSync(model('selected.gguf'))).toBe('qwen2.5-coder-1.5b-instruct.gguf');
+  });
+
+  it('takes DEFAULT_QUANT when LLM_QUANT is empty or unset (compose passes it empty)', () => {
+    const defaultQuant = bash('echo "$DEFAULT_QUANT"', cache).stdout.trim();
+    const expected = defaultQuant === 'q4_1' ? 'qwen2.5-coder-1.5b-instruct.q4_1.gguf' : 'qwen2.5-coder-1.5b-instruct.gguf';
+    expect(['q4_k_m', 'q4_1']).toContain(defaultQuant);
+    expect(bash('LLM_QUANT= select_local_model', cache, fakeBin).status).toBe(0);
+    expect(fs.readlinkSync(model('selected.gguf'))).toBe(expected);
+    expect(bash('unset LLM_QUANT; local_model_path', cache, fakeBin).stdout.trim()).toBe(model(expected));
+  });
+});
