@@ -70,6 +70,20 @@ describe('a toggle neither the task nor the words name', () => {
     expect(unnamedToggle('Turn off personalised ads and usage statistics.', undefined, settings, 4)).toBeUndefined();
   });
 
+  it('holds a radio the task does not name while it names another by one word of its label', () => {
+    const shipping = ['Interactive elements:', '[1] radio "Standard (5 days)"', '[2] radio "Express (1 day)" checked', '[3] button "Place order"'].join('\n');
+    const checkout = 'Check out with the name Joan Clarke and Express shipping, and place the order.';
+    expect(unnamedToggle(checkout, undefined, shipping, 1)).toBe(
+      'Not pressed: the task names [2] radio "Express (1 day)" (checked now), not [1] radio "Standard (5 days)": pressing [1] changes what the task does not name. If [2] is as the task wants, go on (a save or submit button); if the task needs [1] changed too, press it in a later step.',
+    );
+    expect(unnamedToggle(checkout, undefined, shipping, 2)).toBeUndefined();
+    expect(unnamedToggle('Check out with Standard shipping.', undefined, shipping, 1)).toBeUndefined();
+    // checkboxes keep the whole label; two radios named by a word each name none
+    expect(unnamedToggle(checkout, undefined, shipping.replace(/radio/g, 'checkbox'), 1)).toBeUndefined();
+    const plans = ['Interactive elements:', '[1] radio "Free"', '[2] radio "Express (1 day)"', '[3] radio "Express plus (same day)"'].join('\n');
+    expect(unnamedToggle(checkout, undefined, plans, 1)).toBeUndefined();
+  });
+
   it('leaves alone a toggle that shares a word with the task (the offers of "do not sign up for offers")', () => {
     const signup = ['Interactive elements:', '[1] checkbox "I accept the terms of service"', '[2] checkbox "Send me special offers"', '[3] button "Continue"'].join('\n');
     expect(unnamedToggle('Accept the terms of service (do not sign up for offers) and press Continue.', undefined, signup, 2)).toBeUndefined();

@@ -98,7 +98,9 @@ export const UNNAMED_HELD = 'Not pressed: the task names';
  * name (no word of its label in either), while exactly one other toggle of the page is named by
  * the task (every word of its label in it), or undefined. The default model, told to turn off
  * "Personalised ads", unticked it, wrote that it was still ticked and pressed "Face grouping",
- * then "Usage statistics".
+ * then "Usage statistics". A radio the task names by one word of its label is named when no
+ * toggle is named in full: told to check out "with Express shipping", the default model chose
+ * "Express (1 day)", then "Standard (5 days)", in turn until it ended the task unsent.
  */
 export function unnamedToggle(task: string, words: string | undefined, observation: string, index: number): string | undefined {
   const toggles = [...readObservation(observation).elements.entries()].flatMap(([at, line]) => {
@@ -111,7 +113,9 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   const said = new Set(wordsOf(words ?? ''));
   const own = wordsOf(pressed.label);
   if (!own.length || own.some((w) => taskWords.has(w) || said.has(w))) return undefined;
-  const named = toggles.filter((t) => t.index !== index && namedBy(task, t.label));
+  const fully = toggles.filter((t) => t.index !== index && namedBy(task, t.label));
+  // a radio's label often says more than the task ("Express (1 day)" for "Express shipping"): one word of it, when no toggle is named in full
+  const named = fully.length || pressed.role !== 'radio' ? fully : toggles.filter((t) => t.index !== index && t.role === 'radio' && wordsOf(t.label).some((w) => taskWords.has(w)));
   if (named.length !== 1) return undefined;
   const meant = named[0];
   const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';
