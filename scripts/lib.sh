@@ -401,11 +401,12 @@ ensure_default_model() {
   ensure_model || die "the default model could not be fetched; set LLM_MODEL to a GGUF file, or LLM_BASE_URL / LLM_PROVIDER=anthropic for a hosted model"
 }
 
-# LLM_QUANT: the weights the local default model runs. q4_k_m: the file as shipped (checked by
-# SHA-256); q4_1: that file requantized to Q4_1, made once by scripts/requantize.py with
+# LLM_QUANT: the weights the local default model runs. q4_1 (the default): the shipped file
+# requantized to Q4_1, made once by scripts/requantize.py with
 # node-llama-cpp's own llama.cpp library (about 10 s, 1.1 GB, remade when the shipped file's
-# checksum changes; a generated token takes about a fifth less on a CPU, docs/performance.md).
-DEFAULT_QUANT=q4_k_m
+# checksum changes; a generated token takes about a fifth less on a CPU, docs/performance.md);
+# q4_k_m: the file as shipped (checked by SHA-256).
+DEFAULT_QUANT=q4_1
 QUANT_MODEL_PATH="$CACHE_DIR/models/qwen2.5-coder-1.5b-instruct.q4_1.gguf"
 
 # local_model_path: the default model file the local model runs (after ensure_app and ensure_model).

@@ -11,7 +11,8 @@ try_schemathesis() { ensure_schemathesis || true; }
 try_model() { ensure_model || true; }
 run_steps ensure_node_modules ensure_system_packages ensure_temporal ensure_ferretdb ensure_python_openai try_schemathesis try_model
 if schemathesis_ready; then export SCHEMATHESIS_BIN; else log "schemathesis could not be installed: the OpenAPI conformance test is skipped"; export SCHEMATHESIS_BIN=""; fi
-if model_cached; then export TEST_LOCAL_MODEL="$DEFAULT_MODEL_PATH"; else log "the default model could not be fetched: the real-model test is skipped"; export TEST_LOCAL_MODEL=""; fi
+# The real-model test runs the weights npm start runs (LLM_QUANT); weights that cannot be made fail the suite.
+if model_cached; then TEST_LOCAL_MODEL="$(local_model_path)" || exit 1; export TEST_LOCAL_MODEL; else log "the default model could not be fetched: the real-model test is skipped"; export TEST_LOCAL_MODEL=""; fi
 
 # The type check, lint and the build side by side: each is one process on one core.
 log "typecheck, lint and build, side by side"
