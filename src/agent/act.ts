@@ -35,6 +35,7 @@ import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, NO_PRESS_HELD, pressNotMade, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
+import { HOLDS_BEFORE_ONLY_DONE, ONLY_DONE_NOTE } from './task-memory';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
 /** Failures that end the task at once; any other failed action is reported to the model. */
@@ -134,6 +135,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   if (gate.kind === 'approve') return waitForApproval(step, request, action);
   const held = !request.replay && step.options.llm.followsSchemas ? await heldByCheck(step, request, toolContext, gate.args) : undefined;
   if (held) return heldBack(step, request, action, held);
+  step.memory.heldInRow = 0;
   const result = await tool.execute(toolContext, gate.args as never);
   if (tool.name !== 'navigate') forgetReloadAsk(toolContext.page);
   base.timings = action.timings();
@@ -403,6 +405,8 @@ function heldBack(step: StepContext, request: ActionRequest, action: ActionUnder
   step.memory.answerCall(request.callId, step.mask(note));
   step.memory.held = true;
   step.memory.lastHeld = note;
+  step.memory.heldInRow += 1;
+  if (step.memory.heldInRow === HOLDS_BEFORE_ONLY_DONE) step.memory.notes.push(ONLY_DONE_NOTE);
   const reason = heldReason(request.tool.name, note);
   base.action.target = `held: ${reason}`;
   emit(step, { type: 'action', taskId: step.input.taskId, data: { name: request.tool.name, refused: true, reason } });

@@ -28,7 +28,7 @@ import { clipWords, emit, type StepContext } from './step-context';
 import { toolNamed, toolSpecs } from './tools';
 import { doneSpec } from './tools/done';
 import type { AgentTool } from './types';
-import type { ListedAction } from './task-memory';
+import { HOLDS_BEFORE_ONLY_DONE, type ListedAction } from './task-memory';
 
 const MAX_BAD_REPLIES = 3;
 const MAX_OUTPUT_PER_CALL = 4096;
@@ -349,6 +349,8 @@ function forThisPage(memory: StepContext['memory'], offered: LlmToolSpec[], page
   const offOnce = [...memory.offNextAnswer];
   memory.offNextAnswer.clear();
   off.push(...offOnce);
+  // held again and again: done, the way out every hold names, is what is left (and a question a person must answer)
+  if (memory.heldInRow >= HOLDS_BEFORE_ONLY_DONE) off.push(...offered.map((spec) => spec.name).filter((name) => name !== 'done' && name !== 'request_human_input'));
   const notNow = [...memory.pressesOffNextAnswer];
   memory.pressesOffNextAnswer.clear();
   const pressedInVain = memory.idlePresses?.page === pageWithoutPlace(pageText) ? memory.idlePresses.indexes : [];

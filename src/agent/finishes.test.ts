@@ -933,6 +933,31 @@ describe('a press of another element than the words name (a model that follows t
     expect(await page.textContent('#c')).toBe('In your cart: Green Mug, Green Mug');
   });
 
+  it('offers only done after four actions held in a row, says why, and offers all again once an action is performed', async () => {
+    await page.goto('http://site.test/mugs');
+    const green: Call = { tool: 'click_element', args: { index: 2 } };
+    const white: Call = { tool: 'click_element', args: { index: 1 } };
+    const prompt = 'Add the Green Mug to the cart. Add nothing else.';
+    const { results, requests, tools } = await run([[green], [green], [white], [green], [white], [done]], 8, { prompt, followsSchemas: true });
+    const choosableOf = (specs: typeof tools, n: number) => (specs[n] ?? []).filter((t) => (t.parameters as { not?: unknown }).not === undefined).map((t) => t.name);
+    const choosable = (n: number) => choosableOf(tools, n);
+    expect(requests.slice(1, 5).map((r) => toolAnswers(r).at(-1)?.slice(0, 12))).toEqual(['Clicked [2] ', 'Not pressed ', 'Not pressed:', 'Not pressed ']);
+    expect(toolAnswers(requests[5]).at(-1)).toMatch(/^Not pressed: \[1\]/);
+    expect(choosable(4)).toContain('click_element');
+    expect(lastObservation(requests[4])).not.toContain('were held back');
+    expect(choosable(5)).toEqual(['done', 'request_human_input']);
+    expect(lastObservation(requests[5])).toContain(
+      'Note: your last 4 actions were held back and none was performed. Call done now: with the answer if the page shows the task complete, else with success=false and what stands in the way (or request_human_input for what only a person can give).',
+    );
+    expect(results.at(-1)?.kind).toBe('done');
+    expect(await page.textContent('#c')).toBe('In your cart: Green Mug');
+    // three holds, then a press made: every tool is offered again
+    await page.goto('http://site.test/mugs');
+    const again = await run([[green], [green], [white], [green], [green], [white], [done]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(again.requests[5]).at(-1)).toBe('Clicked [2] button "Add Green Mug to cart"');
+    expect(choosableOf(again.tools, 6)).toContain('click_element');
+  });
+
   it('presses a cart button again when the page said nothing went into the cart (a size to choose first)', async () => {
     await page.goto('http://site.test/jacket');
     const add: Call = { tool: 'click_element', args: { index: 2 } };

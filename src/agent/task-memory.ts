@@ -52,6 +52,16 @@ export interface SavedMemory {
 }
 
 /** A replayed task: its plan, how far it got, and whether the agent has taken over. */
+/**
+ * Actions held back in a row (holds are for a model that follows the schemas) after which it may
+ * only call done (or ask a person what only a person can give), and is told so. Each hold says what to do instead, often "call done"; the default
+ * model, its Green Mug in the cart, pressed the White and the Green Mug's buttons in turn, each
+ * press held, 18 times, until its steps ran out.
+ */
+export const HOLDS_BEFORE_ONLY_DONE = 4;
+/** The note when HOLDS_BEFORE_ONLY_DONE actions were held in a row. */
+export const ONLY_DONE_NOTE = `Note: your last ${HOLDS_BEFORE_ONLY_DONE} actions were held back and none was performed. Call done now: with the answer if the page shows the task complete, else with success=false and what stands in the way (or request_human_input for what only a person can give).`;
+
 export class ReplayProgress {
   /** The next recorded step to perform. */
   private cursor = 0;
@@ -206,6 +216,8 @@ export class TaskMemory {
   lastHeld?: string;
   /** Questions to the human held in this task (question-check.ts: the agent's own work is held twice). */
   questionsHeld = 0;
+  /** Actions held back in a row, none performed since: at HOLDS_BEFORE_ONLY_DONE only done is offered next. */
+  heldInRow = 0;
   /** Presses held because the agent's words named another element: "4>2" (index-check.ts). */
   readonly misindexHeld = new Set<string>();
   /** An action away from a page that shows the answer the agent's words gave was held in this task (stated-answer.ts). */
@@ -279,6 +291,7 @@ export class TaskMemory {
     this.offNextAnswer.clear();
     this.pressesOffNextAnswer.clear();
     this.questionsHeld = 0;
+    this.heldInRow = 0;
     this.misindexHeld.clear();
     this.statedHeld = false;
     this.statedLines.clear();
