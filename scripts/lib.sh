@@ -409,17 +409,25 @@ ensure_default_model() {
 DEFAULT_QUANT=q4_1
 QUANT_MODEL_PATH="$CACHE_DIR/models/qwen2.5-coder-1.5b-instruct.q4_1.gguf"
 
+# quant_current: the Q4_1 file is there, made from the shipped file of this checksum.
+quant_current() { [ -f "$QUANT_MODEL_PATH" ] && [ "$(cat "$QUANT_MODEL_PATH.source" 2>/dev/null)" = "$MODEL_SHA256" ]; }
+
 # local_model_path: the default model file the local model runs (after ensure_app and ensure_model).
 local_model_path() {
   case "${LLM_QUANT:-$DEFAULT_QUANT}" in
     q4_k_m) echo "$DEFAULT_MODEL_PATH" ;;
     q4_1)
-      if [ ! -f "$QUANT_MODEL_PATH" ] || [ "$(cat "$QUANT_MODEL_PATH.source" 2>/dev/null)" != "$MODEL_SHA256" ]; then
-        log "requantizing the default model to Q4_1 (once; cached in $(dirname "$QUANT_MODEL_PATH"))"
-        command -v python3 >/dev/null 2>&1 || die "python3 is needed to requantize the default model (or LLM_QUANT=q4_k_m for the file as shipped)"
-        python3 "$ROOT/scripts/requantize.py" "$ROOT/node_modules" "$DEFAULT_MODEL_PATH" "$QUANT_MODEL_PATH" 3 >"$CACHE_DIR/logs/requantize.log" 2>&1 \
-          || die "requantizing the default model failed; see $CACHE_DIR/logs/requantize.log (LLM_QUANT=q4_k_m for the file as shipped)"
-        echo "$MODEL_SHA256" >"$QUANT_MODEL_PATH.source"
+      if ! quant_current; then
+        # one maker at a time (npm start and npm test side by side on a fresh cache)
+        (
+          flock 9
+          quant_current && exit 0
+          log "requantizing the default model to Q4_1 (once; cached in $(dirname "$QUANT_MODEL_PATH"))"
+          command -v python3 >/dev/null 2>&1 || die "python3 is needed to requantize the default model (or LLM_QUANT=q4_k_m for the file as shipped)"
+          python3 "$ROOT/scripts/requantize.py" "$ROOT/node_modules" "$DEFAULT_MODEL_PATH" "$QUANT_MODEL_PATH" 3 >"$CACHE_DIR/logs/requantize.log" 2>&1 \
+            || die "requantizing the default model failed; see $CACHE_DIR/logs/requantize.log (LLM_QUANT=q4_k_m for the file as shipped)"
+          echo "$MODEL_SHA256" >"$QUANT_MODEL_PATH.source"
+        ) 9>"$CACHE_DIR/model-q4_1.lock" || exit 1
       fi
       echo "$QUANT_MODEL_PATH" ;;
     *) die "LLM_QUANT must be q4_k_m (the default model as shipped) or q4_1, not $LLM_QUANT" ;;

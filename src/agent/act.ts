@@ -128,6 +128,7 @@ async function perform(step: StepContext, request: ActionRequest, action: Action
   const gate = await gateAction({ tool, args: request.args, ctx: toolContext, policy: step.memory.policy ?? null, secrets: step.secrets, approved: request.approved });
   if (request.replay && gate.kind !== 'perform') throw new ReplayMismatch(`the automation policy ${gate.kind === 'block' ? 'blocks' : 'asks a human to approve'} it`);
   if (gate.kind === 'block') {
+    step.memory.heldInRow = 0;
     action.record('blocked', { error: step.mask(gate.reason) });
     base.timings = action.timings();
     return blocked(step, base, callId, step.mask(gate.reason));

@@ -82,6 +82,10 @@ describe('a toggle neither the task nor the words name', () => {
     expect(unnamedToggle(checkout, undefined, shipping.replace(/radio/g, 'checkbox'), 1)).toBeUndefined();
     const plans = ['Interactive elements:', '[1] radio "Free"', '[2] radio "Express (1 day)"', '[3] radio "Express plus (same day)"'].join('\n');
     expect(unnamedToggle(checkout, undefined, plans, 1)).toBeUndefined();
+    // a radio of another group (listed apart) is not held for the shipping the task names
+    const payment = ['Interactive elements:', '[1] radio "Standard (5 days)"', '[2] radio "Express (1 day)" checked', '[3] textbox "Card holder"', '[4] radio "Card"', '[5] radio "Invoice"', '[6] button "Place order"'].join('\n');
+    expect(unnamedToggle(checkout, undefined, payment, 5)).toBeUndefined();
+    expect(unnamedToggle(checkout, undefined, payment, 1)).toMatch(/^Not pressed: the task names \[2\] radio "Express \(1 day\)"/);
   });
 
   it('leaves alone a toggle that shares a word with the task (the offers of "do not sign up for offers")', () => {

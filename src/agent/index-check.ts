@@ -114,12 +114,24 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   const own = wordsOf(pressed.label);
   if (!own.length || own.some((w) => taskWords.has(w) || said.has(w))) return undefined;
   const fully = toggles.filter((t) => t.index !== index && namedBy(task, t.label));
-  // a radio's label often says more than the task ("Express (1 day)" for "Express shipping"): one word of it, when no toggle is named in full
-  const named = fully.length || pressed.role !== 'radio' ? fully : toggles.filter((t) => t.index !== index && t.role === 'radio' && wordsOf(t.label).some((w) => taskWords.has(w)));
+  // a radio's label often says more than the task ("Express (1 day)" for "Express shipping"):
+  // one word of it, when no toggle is named in full, among the radios listed next to the pressed one (its group)
+  const group = pressed.role === 'radio' ? radioRun(observation, index) : new Set<number>();
+  const named = fully.length ? fully : toggles.filter((t) => t.index !== index && group.has(t.index) && wordsOf(t.label).some((w) => taskWords.has(w)));
   if (named.length !== 1) return undefined;
   const meant = named[0];
   const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';
   return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}": pressing [${index}] changes what the task does not name. If [${meant.index}] is as the task wants, go on (a save or submit button); if the task needs [${index}] changed too, press it in a later step.`;
+}
+
+/** The indexes of the radios listed in an unbroken run with the radio at `index` (its group, as far as the list tells). */
+function radioRun(observation: string, index: number): Set<number> {
+  const roles = [...readObservation(observation).elements.entries()].map(([at, line]) => ({ at, role: ELEMENT_PARTS.exec(line.trim())?.[2] }));
+  const at = roles.findIndex((e) => e.at === index);
+  let [first, last] = [at, at];
+  while (first > 0 && roles[first - 1].role === 'radio') first -= 1;
+  while (last < roles.length - 1 && roles[last + 1].role === 'radio') last += 1;
+  return new Set(at < 0 ? [] : roles.slice(first, last + 1).map((e) => e.at));
 }
 
 /** Whether the words quote texts other than the page's labels, none of them `text`. */

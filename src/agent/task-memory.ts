@@ -51,17 +51,18 @@ export interface SavedMemory {
   pendingApproval?: PendingApproval;
 }
 
-/** A replayed task: its plan, how far it got, and whether the agent has taken over. */
 /**
  * Actions held back in a row (holds are for a model that follows the schemas) after which it may
- * only call done (or ask a person what only a person can give), and is told so. Each hold says what to do instead, often "call done"; the default
- * model, its Green Mug in the cart, pressed the White and the Green Mug's buttons in turn, each
- * press held, 18 times, until its steps ran out.
+ * only call done (or ask a person what only a person can give), and is told so. Each hold says
+ * what to do instead, often "call done"; the default model, its Green Mug in the cart, pressed
+ * the White and the Green Mug's buttons in turn, each press held, 18 times, until its steps ran
+ * out.
  */
 export const HOLDS_BEFORE_ONLY_DONE = 4;
 /** The note when HOLDS_BEFORE_ONLY_DONE actions were held in a row. */
 export const ONLY_DONE_NOTE = `Note: your last ${HOLDS_BEFORE_ONLY_DONE} actions were held back and none was performed. Call done now: with the answer if the page shows the task complete, else with success=false and what stands in the way (or request_human_input for what only a person can give).`;
 
+/** A replayed task: its plan, how far it got, and whether the agent has taken over. */
 export class ReplayProgress {
   /** The next recorded step to perform. */
   private cursor = 0;

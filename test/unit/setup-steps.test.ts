@@ -206,6 +206,7 @@ describe('local_model_path and select_local_model', () => {
       path.join(fakeBin, 'python3'),
       `echo "$@" >>"$BAS_CACHE_DIR/requantize.calls"
        [ -z "\${FAIL_REQUANTIZE:-}" ] || { echo "llama_model_quantize returned 1" >&2; exit 1; }
+       [ -z "\${SLOW_REQUANTIZE:-}" ] || sleep 1
        { cat "$3"; echo " as q4_1"; } >"$4"`,
     );
     fs.mkdirSync(path.join(cache, 'models'), { recursive: true });
@@ -230,6 +231,13 @@ describe('local_model_path and select_local_model', () => {
     fs.writeFileSync(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf.source'), 'another checksum\n');
     expect(bash('LLM_QUANT=q4_1 local_model_path', cache, fakeBin).status).toBe(0);
     expect(calls()).toHaveLength(2);
+  });
+
+  it('makes the file once when two callers ask for it at once (npm start and npm test on a fresh cache)', () => {
+    const both = bash('export LLM_QUANT=q4_1 SLOW_REQUANTIZE=1; local_model_path >"$BAS_CACHE_DIR/a" & local_model_path >"$BAS_CACHE_DIR/b" & wait; cat "$BAS_CACHE_DIR/a" "$BAS_CACHE_DIR/b"', cache, fakeBin);
+    expect(both.stdout.trim().split('\n')).toEqual([model('qwen2.5-coder-1.5b-instruct.q4_1.gguf'), model('qwen2.5-coder-1.5b-instruct.q4_1.gguf')]);
+    expect(calls()).toHaveLength(1);
+    expect(fs.readFileSync(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf'), 'utf8')).toBe('weights as q4_1\n');
   });
 
   it('refuses an unknown value, and names the log when the requantization fails, leaving no file taken for made', () => {
