@@ -126,12 +126,12 @@ export function unnamedToggle(task: string, words: string | undefined, observati
 
 /** The indexes of the radios listed in an unbroken run with the radio at `index` (its group, as far as the list tells). */
 function radioRun(observation: string, index: number): Set<number> {
-  const roles = [...readObservation(observation).elements.entries()].map(([at, line]) => ({ at, role: ELEMENT_PARTS.exec(line.trim())?.[2] }));
-  const at = roles.findIndex((e) => e.at === index);
+  const elements = observedElements(observation);
+  const at = elements.findIndex((e) => e.index === index);
   let [first, last] = [at, at];
-  while (first > 0 && roles[first - 1].role === 'radio') first -= 1;
-  while (last < roles.length - 1 && roles[last + 1].role === 'radio') last += 1;
-  return new Set(at < 0 ? [] : roles.slice(first, last + 1).map((e) => e.at));
+  while (first > 0 && elements[first - 1].role === 'radio') first -= 1;
+  while (last < elements.length - 1 && elements[last + 1].role === 'radio') last += 1;
+  return new Set(at < 0 ? [] : elements.slice(first, last + 1).map((e) => e.index));
 }
 
 /** Whether the words quote texts other than the page's labels, none of them `text`. */
