@@ -32,7 +32,7 @@ import { readLines } from './tools/extract';
 import { heldOption, heldSize, OPTION_HELD } from './option-check';
 import { NO_EARLIER_PAGE } from './tools/go-back';
 import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
-import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, NO_PRESS_HELD, pressNotMade, UNNAMED_HELD, unnamedToggle } from './index-check';
+import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, NO_PRESS_HELD, pressNotMade, radioGroup, taskRadio, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
 import { HOLDS_BEFORE_ONLY_DONE, ONLY_DONE_NOTE } from './task-memory';
@@ -279,16 +279,19 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
       return back;
     }
   }
-  // held once, and once more while the toggle the task names is set as it asks (the default
-  // model, "Personalised ads" unticked and said so, pressed "Face grouping" two answers later)
+  // held once, and once more while the toggle or radio the task names is set as it asks (the
+  // default model, "Personalised ads" unticked and said so, pressed "Face grouping" two answers
+  // later; "Standard" chosen, it pressed "Basic" and "Standard" in turn for 18 steps)
   const prompt = step.input.params.prompt ?? '';
   const again = step.memory.misindexHeld.has(`toggle ${index}`);
-  if (again && (step.memory.misindexHeld.has(`toggle again ${index}`) || !namedToggleSet(prompt, observation))) return undefined;
+  const radio = taskRadio(prompt, observation, index);
+  if (again && (step.memory.misindexHeld.has(`toggle again ${index}`) || !(namedToggleSet(prompt, observation) || radio?.checked))) return undefined;
   const unnamed = unnamedToggle(prompt, request.reasoning, observation, index);
   if (unnamed) {
     step.memory.misindexHeld.add(again ? `toggle again ${index}` : `toggle ${index}`);
-    // none of the toggles the task does not name pressed in the next answer: told, the default model pressed another
-    for (const other of [index, ...togglesNotNamed(prompt, observation)]) step.memory.pressesOffNextAnswer.add(other);
+    // none of the toggles (nor the radios of its group) the task does not name pressed in the next answer: told, the default model pressed another
+    const radios = radio ? [...radioGroup(observation, index)].filter((other) => other !== radio.index) : [];
+    for (const other of [index, ...togglesNotNamed(prompt, observation), ...radios]) step.memory.pressesOffNextAnswer.add(other);
   }
   return unnamed;
 }

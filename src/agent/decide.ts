@@ -21,6 +21,7 @@ import { pressNote, turnNote } from './repetition';
 import { sizeNote } from './option-check';
 import { listPage, listPageNote } from './observe/list-page';
 import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
+import { saveButton, taskRadio } from './index-check';
 import { activeTab, boundToPage, navigateNeeded, replacingTyping, tabsTitled, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
 import { systemPrompt, taskReminder } from './prompts';
@@ -165,8 +166,11 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   const turn = memory.turns.inTurn();
   if (turn) {
     const elements = observedElements(now);
-    lines.push(turnNote(turn, elements));
-    for (const e of elements) if (turn.some((t) => elementName(e.line) === t)) memory.pressesOffNextAnswer.add(e.index);
+    const pair = elements.filter((e) => turn.some((t) => elementName(e.line) === t));
+    // two radios of a group the task names one of: that one, and the button that sends it
+    const asked = pair[0]?.role === 'radio' ? taskRadio(task, now, pair[0].index) : undefined;
+    lines.push(turnNote(turn, elements, asked, asked && saveButton(now)));
+    for (const e of pair) if (!(asked && !asked.checked && e.index === asked.index)) memory.pressesOffNextAnswer.add(e.index);
   }
   return [...lines, ...memory.notes];
 }

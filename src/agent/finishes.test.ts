@@ -16,6 +16,7 @@ const PAGES: Record<string, string> = {
   '/photos': `<!doctype html><title>Photos</title><p id="c">Photo 1 of 9</p><button onclick="const c = document.getElementById('c'); c.textContent = 'Photo ' + (Number(c.textContent.match(/\\d+/)[0]) + 1) + ' of 9'">Next photo</button>`,
   '/contact': `<!doctype html><title>Contact</title><p>Call us at 555-0142</p><a href="/contact">Try again</a>`,
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
+  '/plans': `<!doctype html><title>Choose a plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <label><input type="radio" name="plan" value="premium"> Premium</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
   '/terms': `<!doctype html><title>Create your account</title><form action="/terms-refused"><label><input type="checkbox" name="offers"> Send me special offers</label> <label><input type="checkbox" name="terms"> I accept the terms of service</label> <button>Continue</button></form>`,
   '/terms-refused': `<!doctype html><title>Welcome</title><h1>Welcome</h1><p>You must accept the terms of service.</p>`,
@@ -536,6 +537,17 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/apply');
     // Pressed again with the same fields empty: sent as it is.
     expect(lastObservation(requests[4])).toContain('URL: http://site.test/sent?name=Ada');
+  });
+
+  it('holds a press while a checkbox the task asks to tick is unticked, and sends the form once it is ticked', async () => {
+    await page.goto('http://site.test/terms');
+    const press: Call = { tool: 'click_element', args: { index: 3 } };
+    const { requests } = await run([[press], [{ tool: 'click_element', args: { index: 2 } }], [press], [done]], 8, { followsSchemas: true, prompt: 'Accept the terms of service (do not sign up for offers) and press Continue.' });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [2] "I accept the terms of service" unticked while the task asks for it. First tick [2] (click_element); if it is as the task wants, press [3] again to send the form as it is.',
+    );
+    expect(lastObservation(requests[1])).toMatch(/^\[2\] checkbox "I accept the terms of service"$/m);
+    expect(lastObservation(requests[3])).toContain('URL: http://site.test/terms-refused?terms=on');
   });
 
   it('holds a press while a text field holds another value than the task sets it to', async () => {
@@ -1131,11 +1143,30 @@ describe('a toggle neither the task nor the words name (a model that follows the
     const { requests, tools } = await run([[other], [{ tool: 'wait', args: { seconds: 0 } }], [other], [done]], 8, { prompt, followsSchemas: true });
     const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
     expect(toolAnswers(requests[1]).at(-1)).toBe(
-      'Not pressed: the task names [1] checkbox "Personalised ads" (checked now), not [2] checkbox "Face grouping": pressing [2] changes what the task does not name. If [1] is as the task wants, go on (a save or submit button); if the task needs [2] changed too, press it in a later step.',
+      'Not pressed: the task names [1] checkbox "Personalised ads" (checked now), not [2] checkbox "Face grouping": pressing [2] changes what the task does not name. If [1] is as the task wants, go on (press [3] "Save preferences"); if the task needs [2] changed too, press it in a later step.',
     );
     expect(pressable(1)).not.toContain(2);
     expect(pressable(2)).toContain(2);
     expect(toolAnswers(requests[3]).at(-1)).toBe('Clicked [2] checkbox "Face grouping"');
+  });
+});
+
+describe('a radio the task names (a model that follows the schemas)', () => {
+  it('is said chosen with the button that sends it, and a press of another radio is held while it stays chosen', async () => {
+    await page.goto('http://site.test/plans');
+    const basic: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests, tools } = await run([[{ tool: 'click_element', args: { index: 2 } }], [basic], [{ tool: 'wait', args: { seconds: 0 } }], [basic], [{ tool: 'click_element', args: { index: 4 } }], [done]], 8, { prompt: 'Choose the Standard plan and press Submit.', followsSchemas: true });
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    expect(lastObservation(requests[1])).toContain('Note: [2] radio "Standard" is now chosen, as the task asks; pressing another radio would undo that. If nothing else is asked, press [4] "Submit" next.');
+    expect(toolAnswers(requests[2]).at(-1)).toBe(
+      'Not pressed: the task names [2] radio "Standard" (checked now), not [1] radio "Basic": pressing [1] changes what the task does not name. If [2] is as the task wants, go on (press [4] "Submit"); if the task needs [1] changed too, press it in a later step.',
+    );
+    // the other radios of the group are not offered at the next answer
+    expect(pressable(2)).not.toContain(1);
+    expect(pressable(2)).not.toContain(3);
+    // pressed again while Standard stays chosen: held once more
+    expect(toolAnswers(requests[4]).at(-1)).toMatch(/^Not pressed: the task names \[2\] radio "Standard" \(checked now\)/);
+    expect(lastObservation(requests[5])).toContain('URL: http://site.test/sent?plan=standard');
   });
 });
 
@@ -1167,9 +1198,14 @@ describe('a toggle the task says which way to set', () => {
   it('is not said sent as asked when the form went with a toggle the other way, and the leave is not held', async () => {
     await page.goto('http://site.test/settings');
     const ads: Call = { tool: 'click_element', args: { index: 1 } };
-    const { requests } = await run([[ads], [ads], [{ tool: 'click_element', args: { index: 3 } }], [{ tool: 'click_element', args: { index: 1 } }], [done]], 8, { prompt: 'Turn on personalised ads and face grouping.', followsSchemas: true });
-    expect(lastObservation(requests[3])).toContain('Note: the form you filled was sent and a new page opened');
-    expect(toolAnswers(requests[4]).at(-1)).toMatch(/^Clicked \[1\] link "Back to privacy settings"/);
+    const save: Call = { tool: 'click_element', args: { index: 3 } };
+    // (the first save is held for both boxes unticked; the second sends the form as it is)
+    const { requests } = await run([[ads], [ads], [save], [save], [{ tool: 'click_element', args: { index: 1 } }], [done]], 8, { prompt: 'Turn on personalised ads and face grouping.', followsSchemas: true });
+    expect(toolAnswers(requests[3]).at(-1)).toBe(
+      'Not pressed yet: this would send the form with [1] "Personalised ads" unticked while the task asks for it, and [2] "Face grouping" unticked while the task asks for it. First tick [1], tick [2] (click_element); if they are as the task wants, press [3] again to send the form as it is.',
+    );
+    expect(lastObservation(requests[4])).toContain('Note: the form you filled was sent and a new page opened');
+    expect(toolAnswers(requests[5]).at(-1)).toMatch(/^Clicked \[1\] link "Back to privacy settings"/);
   });
 
   it('holds go_back once after any form sent (a model that follows the schemas), and goes back when asked again', async () => {

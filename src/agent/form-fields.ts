@@ -25,6 +25,13 @@ export interface FilledField {
   value: string;
 }
 
+/** A checkbox of the form: its label and whether it is ticked. */
+export interface TickField {
+  index: number;
+  label: string;
+  checked: boolean;
+}
+
 /** A choice on another option than the one the task names, or a text field holding another value than the task sets it to. */
 export interface UnchosenField {
   index: number;
@@ -32,6 +39,8 @@ export interface UnchosenField {
   current: string;
   /** A text field (typed into), not a choice. */
   typed?: boolean;
+  /** A checkbox left unticked that the task asks to tick, not a choice. */
+  tick?: boolean;
   /** The option the task names, and the index to choose it by. */
   named: { text: string; index: number };
 }

@@ -1,4 +1,4 @@
-import { absentNamed, misindexed, mistypedInto, NO_PRESS_HELD, pressesNamed, pressNotMade, unnamedToggle } from './index-check';
+import { absentNamed, misindexed, mistypedInto, NO_PRESS_HELD, pressesNamed, pressNotMade, saveButton, taskRadio, unnamedToggle } from './index-check';
 
 const observation = (...elements: string[]) => ['URL: http://site.test/ticket', 'Title: Support ticket', 'Tabs: [0] Support ticket (active)', 'Interactive elements:', ...elements, 'Visible text:', 'Support ticket #812', '(this is the whole page)'].join('\n');
 const listOpen = observation('[1] combobox "Priority High" value="High" options="Low | Normal | High"', '[3] option "Low"', '[4] option "Normal"', '[5] option "High"', '[2] button "Save ticket"');
@@ -57,7 +57,7 @@ describe('a toggle neither the task nor the words name', () => {
 
   it('is held with the one the task names and its state', () => {
     expect(unnamedToggle(task, 'I see that the checkbox is currently checked. I will click it again to turn it off.', settings, 4)).toBe(
-      'Not pressed: the task names [3] checkbox "Personalised ads" (not checked now), not [4] checkbox "Face grouping": pressing [4] changes what the task does not name. If [3] is as the task wants, go on (a save or submit button); if the task needs [4] changed too, press it in a later step.',
+      'Not pressed: the task names [3] checkbox "Personalised ads" (not checked now), not [4] checkbox "Face grouping": pressing [4] changes what the task does not name. If [3] is as the task wants, go on (press [5] "Save preferences"); if the task needs [4] changed too, press it in a later step.',
     );
   });
 
@@ -86,6 +86,20 @@ describe('a toggle neither the task nor the words name', () => {
     const payment = ['Interactive elements:', '[1] radio "Standard (5 days)"', '[2] radio "Express (1 day)" checked', '[3] textbox "Card holder"', '[4] radio "Card"', '[5] radio "Invoice"', '[6] button "Place order"'].join('\n');
     expect(unnamedToggle(checkout, undefined, payment, 5)).toBeUndefined();
     expect(unnamedToggle(checkout, undefined, payment, 1)).toMatch(/^Not pressed: the task names \[2\] radio "Express \(1 day\)"/);
+  });
+
+  it("finds the radio of the pressed one's group the task names, in full or by one word, with whether it is chosen", () => {
+    const plans = ['Interactive elements:', '[1] radio "Basic"', '[2] radio "Standard" checked', '[3] radio "Premium"', '[4] button "Submit"'].join('\n');
+    expect(taskRadio('Choose the Standard plan and press Submit.', plans, 1)).toEqual({ index: 2, label: 'Standard', checked: true });
+    expect(taskRadio('Choose the Standard plan and press Submit.', plans.replace(' checked', ''), 3)).toEqual({ index: 2, label: 'Standard', checked: false });
+    const shipping = ['Interactive elements:', '[1] radio "Standard (5 days)" checked', '[2] radio "Express (1 day)"', '[3] textbox "Card holder"', '[4] radio "Card"', '[5] radio "Invoice"'].join('\n');
+    expect(taskRadio('Check out with Express shipping.', shipping, 1)).toEqual({ index: 2, label: 'Express (1 day)', checked: false });
+    // none or two named, a radio of another group, or no radio pressed
+    expect(taskRadio('Choose a plan.', plans, 1)).toBeUndefined();
+    expect(taskRadio('Choose Standard, not Premium.', plans, 1)).toBeUndefined();
+    expect(taskRadio('Check out with Express shipping.', shipping, 4)).toBeUndefined();
+    expect(taskRadio('Choose the Standard plan and press Submit.', plans, 4)).toBeUndefined();
+    expect(saveButton(plans)).toBe('[4] "Submit"');
   });
 
   it('leaves alone a toggle that shares a word with the task (the offers of "do not sign up for offers")', () => {

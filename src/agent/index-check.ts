@@ -4,7 +4,7 @@
  * button" and pressed [4], the option "Normal" of an open list, which set the priority back;
  * it wrote "click the 'Log in' button" and pressed [4], the link "Forgotten your PIN?".
  */
-import { ELEMENT_PARTS, observedElements, readObservation } from './observe/page-diff';
+import { ELEMENT_PARTS, observedElements, readObservation, statesOf } from './observe/page-diff';
 
 /** A press said in the words: click the 'Save ticket' button, press "Log in", tap on the "Next" link. */
 const PRESS_NAMED = /\b(?:click|press|tap|hit)(?:ing|s)?\s+(?:on\s+)?(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:'([^'\n]{2,60})'|"([^"\n]{2,60})"|“([^”\n]{2,60})”)/gi;
@@ -85,7 +85,7 @@ const COMMON = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'our', 'any'
 /** The words of a label or task that tell one label from another (three letters or more, not common). */
 export const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !COMMON.has(w));
 /** Whether the text names a label: every word of it that tells labels apart is in the text (none: not named). */
-const namedBy = (text: string, label: string) => {
+export const namedBy = (text: string, label: string) => {
   const own = wordsOf(label);
   const words = new Set(wordsOf(text));
   return own.length > 0 && own.every((w) => words.has(w));
@@ -116,18 +116,42 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   const fully = toggles.filter((t) => t.index !== index && namedBy(task, t.label));
   // a radio's label often says more than the task ("Express (1 day)" for "Express shipping"):
   // one word of it, when no toggle is named in full, among the radios listed next to the pressed one (its group)
-  const group = pressed.role === 'radio' ? radioRun(observation, index) : new Set<number>();
+  const group = radioGroup(observation, index);
   const named = fully.length ? fully : toggles.filter((t) => t.index !== index && group.has(t.index) && wordsOf(t.label).some((w) => taskWords.has(w)));
   if (named.length !== 1) return undefined;
   const meant = named[0];
   const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';
-  return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}": pressing [${index}] changes what the task does not name. If [${meant.index}] is as the task wants, go on (a save or submit button); if the task needs [${index}] changed too, press it in a later step.`;
+  const save = saveButton(observation);
+  return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}": pressing [${index}] changes what the task does not name. If [${meant.index}] is as the task wants, go on (${save ? `press ${save}` : 'a save or submit button'}); if the task needs [${index}] changed too, press it in a later step.`;
 }
 
-/** The indexes of the radios listed in an unbroken run with the radio at `index` (its group, as far as the list tells). */
-function radioRun(observation: string, index: number): Set<number> {
+/** Labels of the buttons that save or send what was set. */
+const SAVES = /^(?:save|apply|update|submit|confirm|done|ok|continue)\b/i;
+
+/** `[5] "Save preferences"`: the button of the observation that saves, or undefined. */
+export function saveButton(observation: string): string | undefined {
+  const save = observedElements(observation).find((e) => e.role === 'button' && SAVES.test(e.label) && !statesOf(e.line).has('disabled'));
+  return save && `[${save.index}] "${save.label}"`;
+}
+
+/**
+ * The radio of the group of the radio at `index` that the task names (every word of its label,
+ * or, when none is named so, one word of it), when exactly one is, with whether it is checked.
+ */
+export function taskRadio(task: string, observation: string, index: number): { index: number; label: string; checked: boolean } | undefined {
+  const group = radioGroup(observation, index);
+  const radios = observedElements(observation).filter((e) => group.has(e.index));
+  const taskWords = new Set(wordsOf(task));
+  const fully = radios.filter((r) => namedBy(task, r.label));
+  const named = fully.length ? fully : radios.filter((r) => wordsOf(r.label).some((w) => taskWords.has(w)));
+  if (named.length !== 1) return undefined;
+  return { index: named[0].index, label: named[0].label, checked: statesOf(named[0].line).has('checked') };
+}
+
+/** The indexes of the radios listed in an unbroken run with the radio at `index` (its group, as far as the list tells); none when it is no radio. */
+export function radioGroup(observation: string, index: number): Set<number> {
   const elements = observedElements(observation);
-  const at = elements.findIndex((e) => e.index === index);
+  const at = elements.findIndex((e) => e.index === index && e.role === 'radio');
   let [first, last] = [at, at];
   while (first > 0 && elements[first - 1].role === 'radio') first -= 1;
   while (last < elements.length - 1 && elements[last + 1].role === 'radio') last += 1;

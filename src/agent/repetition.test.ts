@@ -144,6 +144,17 @@ describe('two elements pressed in turn', () => {
     expect(turnNote(['tab "Overview"', 'tab "Reviews (214)"'], elements)).toBe(
       'Note: you pressed "Overview" and "Reviews (214)" in turn, twice each; each only shows again what it showed before. Press another: [4] tab "Specifications"; or, if the page showed what the task asks, call done with it.',
     );
+    const radios = [
+      { index: 1, role: 'radio', label: 'Basic', line: '[1] radio "Basic" checked' },
+      { index: 2, role: 'radio', label: 'Standard', line: '[2] radio "Standard"' },
+      { index: 3, role: 'radio', label: 'Premium', line: '[3] radio "Premium"' },
+    ];
+    expect(turnNote(['radio "Standard"', 'radio "Basic"'], radios, { index: 2, label: 'Standard', checked: false }, '[4] "Submit"')).toBe(
+      'Note: you pressed "Standard" and "Basic" in turn, twice each; each press undoes the one before. The task names [2] radio "Standard": press it once, then press [4] "Submit".',
+    );
+    expect(turnNote(['radio "Basic"', 'radio "Standard"'], radios, { index: 2, label: 'Standard', checked: true })).toBe(
+      'Note: you pressed "Basic" and "Standard" in turn, twice each; each press undoes the one before. [2] radio "Standard" is chosen now, as the task asks: go on with the rest of the task.',
+    );
     expect(turnNote(['link "Next"', 'link "Back"'], elements)).toMatch(/in turn, twice each; each only shows again what it showed before\. Press another: \[1\] link "Soundhaus"; or, if/);
   });
 });

@@ -234,9 +234,19 @@ export class TurnTaking {
   }
 }
 
-/** What the model is told of two elements pressed in turn, with the other elements of their role on the page (a tab not pressed yet). */
-export function turnNote(pair: [string, string], elements: { index: number; role: string; label: string; line: string }[]): string {
+/**
+ * What the model is told of two elements pressed in turn, with the other elements of their role
+ * on the page (a tab not pressed yet). Two radios of a group whose one the task names (`asked`):
+ * that one, and the button that sends it (`save`), not another radio. Told "Press another:
+ * [3] radio "Premium"", the default model, asked for the Standard plan, pressed Premium.
+ */
+export function turnNote(pair: [string, string], elements: { index: number; role: string; label: string; line: string }[], asked?: { index: number; label: string; checked: boolean }, save?: string): string {
   const label = (element: string) => /"((?:[^"\\]|\\.)*)"/.exec(element)?.[1] ?? element;
+  if (asked) {
+    const then = save ? `press ${save}` : 'go on with the rest of the task';
+    const next = asked.checked ? `[${asked.index}] radio "${asked.label}" is chosen now, as the task asks: ${then}.` : `The task names [${asked.index}] radio "${asked.label}": press it once, then ${then}.`;
+    return `Note: you pressed "${label(pair[0])}" and "${label(pair[1])}" in turn, twice each; each press undoes the one before. ${next}`;
+  }
   const role = pair[0].split(' ')[0];
   const others = elements.filter((e) => e.role === role && ![label(pair[0]), label(pair[1])].includes(e.label)).slice(0, 3);
   const instead = others.length ? ` Press another: ${others.map((e) => `[${e.index}] ${e.role} "${e.label}"`).join(', ')}; or, if` : ' Press another element, or, if';

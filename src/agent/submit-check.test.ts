@@ -1,4 +1,4 @@
-import { heldFormObjection, heldNote, mistypedFields, optionsNamed, pressOutsideForm, unchosenFields, valueSetFor, type ChoiceField } from './submit-check';
+import { heldFormObjection, heldNote, mistypedFields, optionsNamed, pressOutsideForm, unchosenFields, untickedFields, valueSetFor, type ChoiceField, type TickField } from './submit-check';
 
 const options = (...texts: string[]) => texts.map((text, i) => ({ text, index: 10 + i }));
 const named = (task: string, ...texts: string[]) => optionsNamed(task, options(...texts)).map((o) => o.text);
@@ -61,6 +61,36 @@ describe('the choices of a form not as the task says', () => {
   });
 });
 
+describe('the checkboxes of a form the task asks to tick', () => {
+  const offers: TickField = { index: 1, label: 'Send me special offers', checked: false };
+  const terms: TickField = { index: 2, label: 'I accept the terms of service', checked: false };
+  const task = 'Accept the terms of service (do not sign up for offers) and press Continue.';
+
+  it('is a box left unticked whose label the task names, in full or but for one word of two or more', () => {
+    expect(untickedFields(task, [offers, terms])).toEqual([{ index: 2, label: 'I accept the terms of service', current: 'unticked', tick: true, named: { text: 'I accept the terms of service', index: 2 } }]);
+    expect(untickedFields('Accept the terms and press Continue.', [terms]).map((f) => f.index)).toEqual([2]);
+    expect(untickedFields('Sign in and keep me signed in', [{ index: 3, label: 'Keep me signed in', checked: false }]).map((f) => f.index)).toEqual([3]);
+  });
+
+  it('is no box ticked already, one the task says no to, one named by one word, or any when the task turns things off', () => {
+    expect(untickedFields(task, [{ ...terms, checked: true }])).toEqual([]);
+    expect(untickedFields('Do not accept the terms; press Continue.', [terms])).toEqual([]);
+    expect(untickedFields("Don't send me special offers, then press Continue.", [offers])).toEqual([]);
+    expect(untickedFields('Read the terms and press Continue.', [terms])).toEqual([]);
+    expect(untickedFields('Turn off the special offers and accept the terms of service.', [terms])).toEqual([]);
+  });
+
+  it('is said with the press that ticks it', () => {
+    expect(heldNote([], 3, untickedFields(task, [offers, terms]))).toBe(
+      'Not pressed yet: this would send the form with [2] "I accept the terms of service" unticked while the task asks for it. First tick [2] (click_element); if it is as the task wants, press [3] again to send the form as it is.',
+    );
+    const held = { button: 3, empty: [], unchosen: untickedFields(task, [terms]) };
+    expect(heldFormObjection(held)).toBe(
+      'Not accepted yet: the form was not sent: your press of [3] was held because of [2] "I accept the terms of service" unticked while the task asks for it. First tick [2], then press [3]; if the task is complete as it is, call done again.',
+    );
+  });
+});
+
 describe('the fields of a held press spelled out', () => {
   const name = { index: 1, label: 'Your name', kind: 'text' as const };
   const cv = { index: 2, label: 'CV file', kind: 'file' as const };
@@ -110,6 +140,7 @@ describe('a press of a button outside a form', () => {
       key: 'http://desk.test/ticket#button2',
       empty: [],
       filled: [],
+      ticks: [],
       choices: [{ index: 1, label: 'Priority Normal', current: 'Normal', options: [{ text: 'Low', index: 1 }, { text: 'Normal', index: 1 }, { text: 'High', index: 1 }] }],
     });
     const form = pressOutsideForm(observation, 2)!;

@@ -10,13 +10,15 @@
 import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { TaskFile } from '../browser/task-files';
-import type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
+import type { ChoiceField, EmptyField, FilledField, TickField, UnchosenField } from './form-fields';
+import { wordsOf } from './index-check';
 import { ELEMENT_PARTS } from './observe/page-diff';
 import type { StepContext } from './step-context';
 import { addressPartFor, addressParts, planFields, planWords, sameAddressPart, shortOptionSaid, type PlannedValue } from './form-plan';
 import { searchTerms, untypedValues, valuesNamed } from './task-values';
+import { askedToggleState } from './toggle-asked';
 
-export type { ChoiceField, EmptyField, FilledField, UnchosenField } from './form-fields';
+export type { ChoiceField, EmptyField, FilledField, TickField, UnchosenField } from './form-fields';
 
 /** The form a press would send, and its empty fields. */
 export interface FormToSend {
@@ -25,6 +27,8 @@ export interface FormToSend {
   empty: EmptyField[];
   choices: ChoiceField[];
   filled: FilledField[];
+  /** Its checkboxes. */
+  ticks: TickField[];
 }
 
 /** The options of a choice that the task names, each with what in it was named (a short one, "4", next to a word of the choice's label: "4 guests"). */
@@ -95,6 +99,26 @@ export function unchosenFields(task: string, choices: ChoiceField[]): UnchosenFi
   return out;
 }
 
+/**
+ * The form's checkboxes left unticked that the task asks to tick: every word of the label that
+ * tells labels apart in the task, or two of them and no more than one missing ("I accept the
+ * terms of service" for "Accept the terms"), none in a clause that says no ("do not sign up for offers"), and
+ * the task saying nothing of turning things off. The default model pressed Continue with "I accept
+ * the terms of service" unticked, twice, and the site refused the account.
+ */
+export function untickedFields(task: string, ticks: TickField[]): UnchosenField[] {
+  if (askedToggleState(task) === 'unchecked') return [];
+  // (the words of a clause that says no are not asked for)
+  const clauses = task.split(/[.;:,()!?]|\b(?:and|then|but)\b/i).filter((clause) => !/\b(?:no|not|never|without|don[’']?t|dont)\b/i.test(clause));
+  const said = new Set(wordsOf(clauses.join(' ')));
+  return ticks.flatMap((tick) => {
+    const own = [...new Set(wordsOf(tick.label))];
+    const found = own.filter((w) => said.has(w)).length;
+    if (tick.checked || !own.length || !(found === own.length || (found >= 2 && found >= own.length - 1))) return [];
+    return [{ index: tick.index, label: tick.label, current: 'unticked', tick: true, named: { text: tick.label, index: tick.index } }];
+  });
+}
+
 /** At most this many empty fields (and as many choices) are named. */
 const MAX_NAMED = 5;
 /** Tools that fill no field: left out of the answer after a press held with the values the task gives for its empty fields. */
@@ -116,7 +140,7 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const form = found ?? (enter ? undefined : pressOutsideForm(step.memory.lastObservation ?? '', index as number));
   if (!form) return undefined;
   const task = step.input.params.prompt ?? '';
-  const unchosen = [...unchosenFields(task, form.choices), ...mistypedFields(task, form.filled)];
+  const unchosen = [...unchosenFields(task, form.choices), ...mistypedFields(task, form.filled), ...untickedFields(task, form.ticks)];
   if (!form.empty.length && !unchosen.length) return undefined;
   // Pressed again with the same fields as they were held for: sent as it is.
   const key = `${form.key}|${form.empty.map((f) => f.index).join(',')}|${unchosen.map((f) => `${f.index}:${f.current}`).join(',')}`;
@@ -160,7 +184,7 @@ export function pressOutsideForm(observation: string, index: number): FormToSend
   if (!pressed || pressed[2] !== 'button') return undefined;
   const choices = choicesOf(lines);
   const url = /^URL: (.*)$/m.exec(observation)?.[1] ?? '';
-  return choices.length ? { key: `${url}#button${index}`, empty: [], choices, filled: [] } : undefined;
+  return choices.length ? { key: `${url}#button${index}`, empty: [], choices, filled: [], ticks: [] } : undefined;
 }
 
 /** The selects and comboboxes the observation lists with their options, each with its value. */
@@ -202,6 +226,7 @@ function against(empty: EmptyField[], unchosen: UnchosenField[]): string {
   }
   for (const field of unchosen.slice(0, MAX_NAMED)) {
     if (field.typed) parts.push(`[${field.index}] "${field.label}" holding "${field.current}" while the task says "${field.named.text}"`);
+    else if (field.tick) parts.push(`[${field.index}] "${field.label}" unticked while the task asks for it`);
     else parts.push(`[${field.index}] "${field.label}" ${field.current ? `on "${field.current}"` : 'not chosen'} while the task says "${field.named.text}" ([${field.named.index}])`);
   }
   return parts.join(', and ');
@@ -219,8 +244,9 @@ export function heldNote(
 ): string {
   const count = empty.length + unchosen.length;
   const one = count === 1;
-  const kinds = [...empty.map((field) => field.kind), ...unchosen.map((field) => (field.typed ? ('text' as const) : ('choice' as const)))];
-  const tools = [...new Set(kinds.map((kind) => (kind === 'file' ? 'upload_file' : kind === 'choice' ? 'select_option' : 'input_text')))].join(' or ');
+  const kinds = [...empty.map((field) => field.kind), ...unchosen.map((field) => (field.typed ? ('text' as const) : field.tick ? ('tick' as const) : ('choice' as const)))];
+  const toolOf = { file: 'upload_file', choice: 'select_option', text: 'input_text', tick: 'click_element' } as const;
+  const tools = [...new Set(kinds.map((kind) => toolOf[kind]))].join(' or ');
   const again = button === undefined ? 'press Enter again' : `press [${button}] again`;
   const typeIn = valuesFor(empty, unchosen, given, files) ?? planned(plan);
   // only lists to choose from, none named by the task: the option that fits (the default
@@ -279,7 +305,7 @@ function planned(plan: readonly PlannedValue[]): string | undefined {
 function settings(unchosen: UnchosenField[]): string {
   return unchosen
     .slice(0, MAX_NAMED)
-    .map((field) => (field.typed ? `type "${field.named.text}" into [${field.index}]` : field.named.index === field.index ? `choose "${field.named.text}" in [${field.index}]` : `choose "${field.named.text}" ([${field.named.index}])`))
+    .map((field) => (field.typed ? `type "${field.named.text}" into [${field.index}]` : field.tick ? `tick [${field.index}]` : field.named.index === field.index ? `choose "${field.named.text}" in [${field.index}]` : `choose "${field.named.text}" ([${field.named.index}])`))
     .join(', ');
 }
 
@@ -324,6 +350,7 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
   const empty: EmptyField[] = [];
   const choices: ChoiceField[] = [];
   const filled: FilledField[] = [];
+  const ticks: TickField[] = [];
   const radios = new Map<string, ChoiceField>();
   for (const el of Array.from(form.elements)) {
     const index = Number(el.getAttribute(args.attr));
@@ -341,6 +368,8 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
       if (!el.value) empty.push({ index, label: labelOf('choice'), kind: 'choice' });
       const options = Array.from(el.options).filter((o) => o.value && !o.disabled).map((o) => ({ text: clean(o.text), index }));
       if (el.value) choices.push({ index, label: labelOf('choice'), current: clean(el.selectedOptions[0]?.text), options });
+    } else if (el instanceof HTMLInputElement && el.type === 'checkbox' && !el.disabled) {
+      ticks.push({ index, label: labelText(el.labels?.[0]) || clean(el.getAttribute('aria-label')) || clean(el.name) || 'checkbox', checked: el.checked });
     } else if (el instanceof HTMLInputElement && el.type === 'radio' && el.name && !el.disabled) {
       let group = radios.get(el.name);
       if (!group) {
@@ -355,5 +384,5 @@ function readFormToSend(args: { attr: string; index: number | null }): FormToSen
   }
   choices.push(...radios.values());
   const place = Array.from(document.forms).indexOf(form);
-  return { key: `${location.origin}${location.pathname}#${place}`, empty, choices, filled };
+  return { key: `${location.origin}${location.pathname}#${place}`, empty, choices, filled, ticks };
 }

@@ -26,6 +26,16 @@ describe('a toggle the task says which way to set', () => {
     expect(askedToggleState('Turn off ads and turn on dark mode')).toBeUndefined();
   });
 
+  it('says a radio the task names chosen, with the button that sends it', () => {
+    const plans = (standard: string) => ['Interactive elements:', '[1] radio "Basic"', `[2] radio "Standard"${standard}`, '[3] radio "Premium"', '[4] button "Submit"'].join('\n');
+    const choose = 'Choose the Standard plan and press Submit.';
+    expect(toggleSetNote(choose, plans(' checked'), [2])).toBe('Note: [2] radio "Standard" is now chosen, as the task asks; pressing another radio would undo that. If nothing else is asked, press [4] "Submit" next.');
+    // another radio pressed, the one named not chosen, or none named
+    expect(toggleSetNote(choose, plans(' checked'), [1])).toBeUndefined();
+    expect(toggleSetNote(choose, plans(''), [2])).toBeUndefined();
+    expect(toggleSetNote('Choose a plan and press Submit.', plans(' checked'), [2])).toBeUndefined();
+  });
+
   it('says once it is set that way, with the button that saves', () => {
     expect(toggleSetNote(task, privacy('unchecked'), [3])).toBe(
       'Note: [3] checkbox "Personalised ads" is now off (unchecked), as the task asks; pressing it again would undo that. Press [5] "Save preferences" to save it.',

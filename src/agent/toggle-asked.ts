@@ -5,7 +5,7 @@
  * "Personalised ads", read "unchecked", wrote "I will click it to turn it off", and pressed it
  * and the other boxes in turn for 16 steps.
  */
-import { wordsOf } from './index-check';
+import { saveButton, taskRadio, wordsOf } from './index-check';
 import { observedElements, statesOf } from './observe/page-diff';
 
 export type ToggleState = 'checked' | 'unchecked';
@@ -13,7 +13,6 @@ export type ToggleState = 'checked' | 'unchecked';
 const OFF = /\b(?:turn|switch|toggle|set)\s+(?:[\w'’-]+\s+){0,4}?off\b|\b(?:disable|deactivate|untick|uncheck|unselect|deselect|unsubscribe)\b|\bopt(?:ing)?\s+out\b|\bstop\s+\w+ing\b/i;
 const ON = /\b(?:turn|switch|toggle|set)\s+(?:[\w'’-]+\s+){0,4}?on\b|\b(?:enable|activate|tick|subscribe)\b|\bopt(?:ing)?\s+in\b/i;
 const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
-const SAVES = /^(?:save|apply|update|submit|confirm|done|ok|continue)\b/i;
 
 /** Which way the task sets the toggles it names, or undefined when it says neither or both. */
 export function askedToggleState(task: string): ToggleState | undefined {
@@ -39,16 +38,16 @@ function namedToggles(task: string, observation: string): Toggle[] {
   });
 }
 
-/** `[5] "Save preferences"`: the button of the observation that saves, or undefined. */
-function saveButton(observation: string): string | undefined {
-  const save = observedElements(observation).find((e) => e.role === 'button' && SAVES.test(e.label) && !statesOf(e.line).has('disabled'));
-  return save && `[${save.index}] "${save.label}"`;
-}
-
 const asAsked = (state: ToggleState) => (state === 'unchecked' ? 'off (unchecked)' : 'on (checked)');
 
 /** The note after actions on `acted`: a named toggle they set the way the task asks. */
 export function toggleSetNote(task: string, observation: string, acted: readonly number[]): string | undefined {
+  // a radio the task names, chosen: the default model, "Standard" just chosen, pressed "Basic" and "Standard" in turn for 18 steps
+  const radio = acted.map((index) => taskRadio(task, observation, index)).find((r) => r?.checked && acted.includes(r.index));
+  if (radio) {
+    const save = saveButton(observation);
+    return `Note: [${radio.index}] radio "${radio.label}" is now chosen, as the task asks; pressing another radio would undo that. ${save ? `If nothing else is asked, press ${save} next.` : 'If nothing else is asked, the task may be done.'}`;
+  }
   const asked = askedToggleState(task);
   if (!asked) return undefined;
   const set = namedToggles(task, observation).find((t) => acted.includes(t.index) && t.state === asked);
