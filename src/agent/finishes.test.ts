@@ -542,12 +542,23 @@ describe('a press that would send a form with empty fields (a model that follows
   it('holds a press while a checkbox the task asks to tick is unticked, and sends the form once it is ticked', async () => {
     await page.goto('http://site.test/terms');
     const press: Call = { tool: 'click_element', args: { index: 3 } };
-    const { requests } = await run([[press], [{ tool: 'click_element', args: { index: 2 } }], [press], [done]], 8, { followsSchemas: true, prompt: 'Accept the terms of service (do not sign up for offers) and press Continue.' });
+    const { requests, tools } = await run([[press], [{ tool: 'click_element', args: { index: 2 } }], [press], [done]], 8, { followsSchemas: true, prompt: 'Accept the terms of service (do not sign up for offers) and press Continue.' });
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')!.parameters.properties as Record<string, { enum?: number[] }>).index.enum;
+    // the next answer may press the box to tick, not the other box nor the button
+    expect(pressable(1)).toEqual([2]);
     expect(toolAnswers(requests[1]).at(-1)).toBe(
       'Not pressed yet: this would send the form with [2] "I accept the terms of service" unticked while the task asks for it. First tick [2] (click_element); if it is as the task wants, press [3] again to send the form as it is.',
     );
     expect(lastObservation(requests[1])).toMatch(/^\[2\] checkbox "I accept the terms of service"$/m);
     expect(lastObservation(requests[3])).toContain('URL: http://site.test/terms-refused?terms=on');
+  });
+
+  it('holds a press that would tick a box the task names only in a clause that says no', async () => {
+    await page.goto('http://site.test/terms');
+    const offers: Call = { tool: 'click_element', args: { index: 1 }, says: 'The checkbox is not ticked, so it needs to be ticked first.' };
+    const { requests } = await run([[offers], [done]], 8, { followsSchemas: true, prompt: 'Accept the terms of service (do not sign up for offers) and press Continue.' });
+    expect(toolAnswers(requests[1]).at(-1)).toMatch(/^Not pressed: the task names \[2\] checkbox "I accept the terms of service" \(not checked now\), not \[1\] checkbox "Send me special offers"/);
+    expect(lastObservation(requests[1])).toMatch(/^\[1\] checkbox "Send me special offers"$/m);
   });
 
   it('holds a press while a text field holds another value than the task sets it to', async () => {

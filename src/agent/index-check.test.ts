@@ -102,9 +102,14 @@ describe('a toggle neither the task nor the words name', () => {
     expect(saveButton(plans)).toBe('[4] "Submit"');
   });
 
-  it('leaves alone a toggle that shares a word with the task (the offers of "do not sign up for offers")', () => {
+  it('holds a box the task names only in a clause that says no while a press would tick it, not while it would untick it', () => {
     const signup = ['Interactive elements:', '[1] checkbox "I accept the terms of service"', '[2] checkbox "Send me special offers"', '[3] button "Continue"'].join('\n');
-    expect(unnamedToggle('Accept the terms of service (do not sign up for offers) and press Continue.', undefined, signup, 2)).toBeUndefined();
+    const task = 'Accept the terms of service (do not sign up for offers) and press Continue.';
+    expect(unnamedToggle(task, 'The checkbox is not ticked, so it needs to be ticked first.', signup, 2)).toBe(
+      'Not pressed: the task names [1] checkbox "I accept the terms of service" (not checked now), not [2] checkbox "Send me special offers": pressing [2] changes what the task does not name. If [1] is as the task wants, go on (press [3] "Continue"); if the task needs [2] changed too, press it in a later step.',
+    );
+    expect(unnamedToggle(task, undefined, signup.replace('offers"', 'offers" checked'), 2)).toBeUndefined();
+    expect(unnamedToggle('Accept the terms of service and sign up for offers.', undefined, signup, 2)).toBeUndefined();
   });
 });
 

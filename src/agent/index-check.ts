@@ -84,6 +84,11 @@ const TOGGLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'men
 const COMMON = new Set(['the', 'and', 'for', 'with', 'you', 'your', 'our', 'any', 'all', 'from', 'this', 'that', 'are', 'not', 'more', 'send', 'get', 'use', 'yes']);
 /** The words of a label or task that tell one label from another (three letters or more, not common). */
 export const wordsOf = (text: string) => (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !COMMON.has(w));
+/** The words of the task's clauses that do not say no ("do not sign up for offers" asks for no offers). */
+export function wordsAskedFor(task: string): Set<string> {
+  const clauses = task.split(/[.;:,()!?]|\b(?:and|then|but)\b/i).filter((clause) => !/\b(?:no|not|never|without|don[’']?t|dont)\b/i.test(clause));
+  return new Set(wordsOf(clauses.join(' ')));
+}
 /** Whether the text names a label: every word of it that tells labels apart is in the text (none: not named). */
 export const namedBy = (text: string, label: string) => {
   const own = wordsOf(label);
@@ -112,7 +117,10 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   const taskWords = new Set(wordsOf(task));
   const said = new Set(wordsOf(words ?? ''));
   const own = wordsOf(pressed.label);
-  if (!own.length || own.some((w) => taskWords.has(w) || said.has(w))) return undefined;
+  // (a box the task names in a clause that says no, unchecked: a press would tick it. Told "do
+  // not sign up for offers", the default model ticked "Send me special offers" for the terms)
+  const naming = /\b(?:checked|selected|pressed)\b/.test(pressed.state ?? '') ? taskWords : wordsAskedFor(task);
+  if (!own.length || own.some((w) => naming.has(w) || said.has(w))) return undefined;
   const fully = toggles.filter((t) => t.index !== index && namedBy(task, t.label));
   // a radio's label often says more than the task ("Express (1 day)" for "Express shipping"):
   // one word of it, when no toggle is named in full, among the radios listed next to the pressed one (its group)

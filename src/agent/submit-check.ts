@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { INDEX_ATTRIBUTE } from '../browser/page-elements';
 import type { TaskFile } from '../browser/task-files';
 import type { ChoiceField, EmptyField, FilledField, TickField, UnchosenField } from './form-fields';
-import { wordsOf } from './index-check';
+import { wordsAskedFor, wordsOf } from './index-check';
 import { ELEMENT_PARTS } from './observe/page-diff';
 import type { StepContext } from './step-context';
 import { addressPartFor, addressParts, planFields, planWords, sameAddressPart, shortOptionSaid, type PlannedValue } from './form-plan';
@@ -108,9 +108,7 @@ export function unchosenFields(task: string, choices: ChoiceField[]): UnchosenFi
  */
 export function untickedFields(task: string, ticks: TickField[]): UnchosenField[] {
   if (askedToggleState(task) === 'unchecked') return [];
-  // (the words of a clause that says no are not asked for)
-  const clauses = task.split(/[.;:,()!?]|\b(?:and|then|but)\b/i).filter((clause) => !/\b(?:no|not|never|without|don[’']?t|dont)\b/i.test(clause));
-  const said = new Set(wordsOf(clauses.join(' ')));
+  const said = wordsAskedFor(task);
   return ticks.flatMap((tick) => {
     const own = [...new Set(wordsOf(tick.label))];
     const found = own.filter((w) => said.has(w)).length;
@@ -163,6 +161,10 @@ export async function heldPress(step: StepContext, page: Page, tool: string, arg
   const given = !untyped.length && form.empty.length === 1 && isSearchField(observation, form.empty[0].index) ? searchTerms(task, observation) : untyped;
   step.memory.heldForm = { button, empty: form.empty, unchosen, given, files, plan };
   if (button !== undefined) step.memory.pressesOffNextAnswer.add(button);
+  // held for boxes to tick: the form's other boxes not pressed in the next answer (told to tick
+  // the terms, the default model ticked "Send me special offers" and sent the form)
+  const ticking = unchosen.filter((field) => field.tick).map((field) => field.index);
+  if (ticking.length) for (const tick of form.ticks) if (!ticking.includes(tick.index)) step.memory.pressesOffNextAnswer.add(tick.index);
   // the task gives what to fill: only the tools that fill in the next answer (told to type
   // five values, the default model pressed them as keys, pressed the button again, and called
   // done with the form unsent)
