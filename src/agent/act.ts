@@ -29,7 +29,7 @@ import { ELSEWHERE_HELD, LABEL_HELD, misplacedTyping } from './typing-check';
 import { ownWords, STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
 import { readLines } from './tools/extract';
-import { heldOption, heldSize, OPTION_HELD } from './option-check';
+import { heldOption, heldSameOption, heldSize, OPTION_HELD, SAME_OPTION_HELD } from './option-check';
 import { NO_EARLIER_PAGE } from './tools/go-back';
 import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
 import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, NO_PRESS_HELD, pressNotMade, radioGroup, taskRadio, UNNAMED_HELD, unnamedToggle } from './index-check';
@@ -335,7 +335,13 @@ function heldMistyped(step: StepContext, request: ActionRequest, index: number):
 /** A choice of an option while another of its list holds more of the task's words: held once per option (option-check.ts). */
 function heldChoice(step: StepContext, tool: string, args: unknown): string | undefined {
   const task = step.input.params.prompt ?? '';
-  const held = heldOption(task, step.memory.lastObservation ?? '', tool, args) ?? heldSize(task, step.memory.lastObservation ?? '', tool, args);
+  const observation = step.memory.lastObservation ?? '';
+  const same = heldSameOption(observation, tool, args);
+  if (same && !step.memory.misindexHeld.has(`same option ${same.key}`)) {
+    step.memory.misindexHeld.add(`same option ${same.key}`);
+    return same.note;
+  }
+  const held = heldOption(task, observation, tool, args) ?? heldSize(task, observation, tool, args);
   if (!held || step.memory.misindexHeld.has(`option ${held.key}`)) return undefined;
   step.memory.misindexHeld.add(`option ${held.key}`);
   return held.note;
@@ -431,6 +437,7 @@ const HELD_REASONS: [string, string][] = [
   [TOGGLE_HELD, 'it is already as the task asks'],
   [SENT_LEAVE_HELD, 'the form was sent, and the page it opened needs nothing more'],
   [OPTION_HELD, 'another option fits the task better'],
+  [SAME_OPTION_HELD, 'the list holds that option already'],
   [SLOT_HELD, 'the task names another day or time'],
   [PAY_HELD, 'the task asks for no payment'],
   [MISINDEX_HELD, 'the agent named another element'],

@@ -48,7 +48,17 @@ export async function performListed(step: StepContext): Promise<AgentStepResult 
   }
   const [next] = list.actions;
   const observeMs = performance.now() - observeStart;
-  const result = await act(step, { tool: next.tool, args: next.args, callId: next.callId, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, observeMs, modelMs: 0 });
+  // the action's checks read the page as it is now (a list's field shows the option chosen by
+  // the action before: "Save ticket" was held for the priority still on Normal); the model's
+  // next observation still says what changed since the one it chose on
+  const basis = memory.lastObservation;
+  memory.lastObservation = observation.text;
+  let result: AgentStepResult;
+  try {
+    result = await act(step, { tool: next.tool, args: next.args, callId: next.callId, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, observeMs, modelMs: 0 });
+  } finally {
+    memory.lastObservation = basis;
+  }
   list.actions.shift();
   list.last = actionName(next.tool.name, next.args);
   noteActed(list, next.args);

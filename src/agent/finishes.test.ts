@@ -604,6 +604,26 @@ describe('a press that would send a form with empty fields (a model that follows
     expect(lastObservation(requests[3])).toContain('Saved with High');
   });
 
+  it('goes on with the list after an option of an open list is chosen: the list closing is no change of the page', async () => {
+    await page.goto('http://site.test/ticket');
+    const { results, requests } = await run([[{ tool: 'click_element', args: { index: 1 } }], [{ tool: 'click_element', args: { index: 5 } }, { tool: 'click_element', args: { index: 2 } }, done]], 8, { followsSchemas: true, prompt: 'Set the ticket priority to High and save it' });
+    expect(lastObservation(requests[1])).toContain('[5] option "High"');
+    expect(results.map((r) => r.action?.name)).toEqual(['click_element', 'click_element', 'click_element', 'done']);
+    expect(await page.textContent('#out')).toBe('Saved with High');
+    expect(requests).toHaveLength(2);
+  });
+
+  it('holds once a choice of the option the list holds already, with the button that saves', async () => {
+    await page.goto('http://site.test/ticket');
+    const open: Call = { tool: 'click_element', args: { index: 1 } };
+    const high: Call = { tool: 'select_option', args: { index: 5, value: 'High' } };
+    const { requests } = await run([[open], [high], [open], [high], [{ tool: 'click_element', args: { index: 2 } }], [done]], 8, { followsSchemas: true, prompt: 'Set the ticket priority to High and save it' });
+    expect(toolAnswers(requests[4]).at(-1)).toBe(
+      'Not chosen: it is chosen already: [1] combobox "Priority High" holds "High". Go on with the rest of the task (press [2] "Save ticket" to save it); if it must be chosen again, choose it again.',
+    );
+    expect(lastObservation(requests[5])).toContain('Saved with High');
+  });
+
   it('answers a done after a choice outside any form while the page\'s Save button was not pressed', async () => {
     await page.goto('http://site.test/ticket');
     const { requests } = await run([[{ tool: 'select_option', args: { index: 1, value: 'High' } }], [done], [done]], 8, { prompt: 'Set the ticket priority to High and save it' });

@@ -1,4 +1,4 @@
-import { betterOption, heldOption, heldSize, sizeNote } from './option-check';
+import { betterOption, heldOption, heldSameOption, heldSize, sizeNote } from './option-check';
 
 const task = 'Make Zaragoza in Spain my home city on Skycast.';
 const listbox = [
@@ -95,5 +95,27 @@ describe('an option the task means without its words', () => {
     const task = 'My Parcelly parcel PY 4410 2291 came with the box crushed and the vase inside broken. Let their support know.';
     expect(betterOption(task, options, options[1], 'What is it about?')).toEqual(options[2]);
     expect(betterOption(task, options, options[2], 'What is it about?')).toBeUndefined();
+  });
+});
+
+describe('a choice of the option its list holds already', () => {
+  const ticket = (value: string) =>
+    ['URL: http://desk.test/ticket', 'Interactive elements:', `[1] combobox "Priority ${value}" value="${value}" options="Low | Normal | High"`, '[3] option "Low"', '[4] option "Normal"', '[5] option "High"', '[2] button "Save ticket"', 'Visible text:', 'Support ticket'].join('\n');
+  it("is held with the list's field and the button that saves", () => {
+    expect(heldSameOption(ticket('High'), 'select_option', { index: 5, value: 'High' })).toEqual({
+      key: '1',
+      note: 'Not chosen: it is chosen already: [1] combobox "Priority High" holds "High". Go on with the rest of the task (press [2] "Save ticket" to save it); if it must be chosen again, choose it again.',
+    });
+    const select = ['Interactive elements:', '[1] select "City" value="Lyon" options="Paris | Lyon"', '[2] button "Save profile"'].join('\n');
+    expect(heldSameOption(select, 'select_option', { index: 1, value: 'Lyon' })?.note).toMatch(/^Not chosen: it is chosen already: \[1\] select "City" holds "Lyon"\./);
+  });
+
+  it('is not held for another option, or a press of the field itself', () => {
+    expect(heldSameOption(ticket('Normal'), 'select_option', { index: 5, value: 'High' })).toBeUndefined();
+    expect(heldSameOption(ticket('High'), 'click_element', { index: 1 })).toBeUndefined();
+    // a press of the option is not held here (a press the agent's words name otherwise is index-check.ts's)
+    expect(heldSameOption(ticket('High'), 'click_element', { index: 5 })).toBeUndefined();
+    const select = ['Interactive elements:', '[1] select "City" value="Paris" options="Paris | Lyon"'].join('\n');
+    expect(heldSameOption(select, 'select_option', { index: 1, value: 'Lyon' })).toBeUndefined();
   });
 });

@@ -4,9 +4,9 @@
  * Mexico"), held once per option chosen, for a model that follows the schemas. The default
  * model typed "Zaragoza" into an autocomplete and chose the Mexican one of its three.
  */
-import { wordsOf } from './index-check';
+import { saveButton, wordsOf } from './index-check';
 import { meantWords } from './meanings';
-import { hasState, observedElements, OPTIONS_HINT } from './observe/page-diff';
+import { hasState, observedElements, OPTIONS_HINT, VALUE_HINT } from './observe/page-diff';
 
 /** How a held choice of an option the task names less than another begins. */
 export const OPTION_HELD = 'Not chosen: the task names';
@@ -69,6 +69,34 @@ export function heldOption(task: string, observation: string, tool: string, args
   return {
     key: choice.chosen.text,
     note: `${OPTION_HELD} ${named.map((w) => `"${w}"`).join(', ')}, which ${quote(better)} has and ${quote(choice.chosen)} has not. Choose ${quote(better)} instead; if ${quote(choice.chosen)} is what the task means, ${again}.`,
+  };
+}
+
+/** How a held choice of the option a list holds already begins. */
+export const SAME_OPTION_HELD = 'Not chosen: it is chosen already:';
+
+/**
+ * The hold of a select_option of the option its list holds already (a select's value, or the value of
+ * the combobox an open list's option belongs to), with the button that saves, or undefined.
+ * The default model, "High" chosen and shown in the field, opened the list and chose "High"
+ * again for 16 steps, the ticket never saved.
+ */
+export function heldSameOption(observation: string, tool: string, args: unknown): { note: string; key: string } | undefined {
+  if (tool !== 'select_option') return undefined;
+  const choice = choiceOf(observation, tool, (args ?? {}) as { index?: unknown; value?: unknown; label?: unknown });
+  if (!choice) return undefined;
+  const elements = observedElements(observation);
+  const index = (args as { index: number }).index;
+  const at = elements.findIndex((e) => e.index === index);
+  const target = elements[at];
+  // an option's list: the nearest combobox or select listed before it
+  const field = target?.role === 'option' ? elements.slice(0, at).reverse().find((e) => e.role === 'combobox' || e.role === 'select') : target;
+  const holds = field && VALUE_HINT.exec(field.line)?.[1];
+  if (!field || !holds || holds.slice(1, -1).replace(/\\(.)/g, '$1').toLowerCase() !== choice.chosen.text.toLowerCase()) return undefined;
+  const save = saveButton(observation);
+  return {
+    key: String(field.index),
+    note: `${SAME_OPTION_HELD} [${field.index}] ${field.role} "${field.label}" holds "${choice.chosen.text}". Go on with the rest of the task${save ? ` (press ${save} to save it)` : ''}; if it must be chosen again, choose it again.`,
   };
 }
 

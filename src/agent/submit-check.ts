@@ -326,15 +326,10 @@ async function formToSend(page: Page, index: number | undefined): Promise<FormTo
 
 /** Runs in a frame: the form the element (or the focused field, for Enter) would send, its empty indexed fields and its choices. Self-contained. */
 function readFormToSend(args: { attr: string; index: number | null }): FormToSend | undefined {
-  let form: HTMLFormElement | null = null;
-  if (args.index === null) {
-    const focused = document.hasFocus() ? document.activeElement : null;
-    if (focused instanceof HTMLInputElement) form = focused.form;
-  } else {
-    const el = document.querySelector(`[${args.attr}="${args.index}"]`);
-    if (el instanceof HTMLButtonElement && el.type === 'submit') form = el.form;
-    else if (el instanceof HTMLInputElement && (el.type === 'submit' || el.type === 'image')) form = el.form;
-  }
+  // (Enter: the focused field's form)
+  const el = args.index === null ? (document.hasFocus() ? document.activeElement : null) : document.querySelector(`[${args.attr}="${args.index}"]`);
+  const sends = args.index === null ? el instanceof HTMLInputElement : (el instanceof HTMLButtonElement && el.type === 'submit') || (el instanceof HTMLInputElement && (el.type === 'submit' || el.type === 'image'));
+  const form = sends ? (el as HTMLInputElement | HTMLButtonElement).form : null;
   if (!form) return undefined;
   const shown = (el: Element) => {
     const box = el.getBoundingClientRect();

@@ -97,6 +97,15 @@ describe('a page changed beyond the elements acted on', () => {
     expect(pageChange(page(), after, [1])).toBeUndefined();
   });
 
+  it('is not changed by an open list closing on the option chosen, its field showing the choice', () => {
+    const open = page({ elements: ['[1] combobox "Priority Normal" value="Normal"', '[3] option "Low"', '[4] option "Normal"', '[5] option "High"', '[2] button "Save ticket"'] });
+    const closed = page({ elements: ['[1] combobox "Priority High" value="High"', '[2] button "Save ticket"'] });
+    expect(pageChange(open, closed, [5])).toBeUndefined();
+    // another element gone, or the list closed by a press of no option: changed
+    expect(pageChange(open, page({ elements: ['[1] combobox "Priority High" value="High"'] }), [5])).toBe('1 element went away');
+    expect(pageChange(open, closed, [2])).toBe('1 element appeared and 4 elements went away');
+  });
+
   it('is changed by elements that appeared or went away, another address, a new tab or a dialog', () => {
     expect(pageChange(page(), page({ elements: ['[1] textbox "Name" value="A"', '[4] textbox "Company" empty', '[2] textbox "Email" empty', '[3] button "Send"'] }), [1])).toBe('1 element appeared');
     expect(pageChange(page(), page({ elements: ['[1] textbox "Name" value="A"'] }), [1])).toBe('2 elements went away');

@@ -69,6 +69,9 @@ export function observedElements(observation: string): ObservedElement[] {
 }
 
 /** What an element is, without its state (its value, checked, disabled...). */
+/** The role an element line gives (`option` of `[5] option "High"`), or undefined. */
+const roleOfLine = (line: string | undefined) => (line === undefined ? undefined : /^\s*\[\d+\] (\S+)/.exec(line)?.[1]);
+
 export function elementKey(line: string): string {
   return ELEMENT_KEY.exec(line)?.[0] ?? line;
 }
@@ -87,7 +90,9 @@ export function hasState(line: string, states: readonly string[]): boolean {
 /**
  * How the page changed from `before` beyond the elements at `acted` (whose values the actions
  * set): another address or title, a new tab, a dialog, elements that appeared or went away.
- * Undefined when it did not.
+ * Undefined when it did not. An option of an open list chosen closes the list and shows the
+ * choice in its field: neither is a change (the default model, the list stopped there, opened
+ * the list and chose the same option again for 16 steps, the ticket never saved).
  */
 export function pageChange(before: string, after: string, acted: readonly number[]): string | undefined {
   const was = readObservation(before);
@@ -97,6 +102,9 @@ export function pageChange(before: string, after: string, acted: readonly number
   if (now.title !== was.title) return `the title changed to "${clip(now.title)}"`;
   if (now.modal !== was.modal) return now.modal === undefined ? 'the dialog closed' : `a dialog opened ("${clip(now.modal)}")`;
   const skip = new Set(acted);
+  if (acted.some((index) => roleOfLine(was.elements.get(index)) === 'option')) {
+    for (const [index, line] of was.elements) if (roleOfLine(line) === 'option' || roleOfLine(now.elements.get(index)) === roleOfLine(line)) skip.add(index);
+  }
   const keys = (page: ObservedPage) => new Set([...page.elements].filter(([index]) => !skip.has(index)).map(([, line]) => elementKey(line)));
   const [old, fresh] = [keys(was), keys(now)];
   const appeared = [...fresh].filter((key) => !old.has(key)).length;
