@@ -68,10 +68,10 @@ export function observedElements(observation: string): ObservedElement[] {
   });
 }
 
-/** What an element is, without its state (its value, checked, disabled...). */
 /** The role an element line gives (`option` of `[5] option "High"`), or undefined. */
 const roleOfLine = (line: string | undefined) => (line === undefined ? undefined : /^\s*\[\d+\] (\S+)/.exec(line)?.[1]);
 
+/** What an element is, without its state (its value, checked, disabled...). */
 export function elementKey(line: string): string {
   return ELEMENT_KEY.exec(line)?.[0] ?? line;
 }
