@@ -124,8 +124,8 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   const fully = toggles.filter((t) => t.index !== index && namedBy(task, t.label));
   // a radio's label often says more than the task ("Express (1 day)" for "Express shipping"):
   // one word of it, when no toggle is named in full, among the radios listed next to the pressed one (its group)
-  const group = radioGroup(observation, index);
-  const named = fully.length ? fully : toggles.filter((t) => t.index !== index && group.has(t.index) && wordsOf(t.label).some((w) => taskWords.has(w)));
+  const radio = fully.length ? undefined : taskRadio(task, observation, index);
+  const named = fully.length ? fully : toggles.filter((t) => t.index === radio?.index && t.index !== index);
   if (named.length !== 1) return undefined;
   const meant = named[0];
   const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';

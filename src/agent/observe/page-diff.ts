@@ -69,7 +69,7 @@ export function observedElements(observation: string): ObservedElement[] {
 }
 
 /** The role an element line gives (`option` of `[5] option "High"`), or undefined. */
-const roleOfLine = (line: string | undefined) => (line === undefined ? undefined : /^\s*\[\d+\] (\S+)/.exec(line)?.[1]);
+const roleOfLine = (line: string | undefined) => (line === undefined ? undefined : ELEMENT_PARTS.exec(line.trim())?.[2]);
 
 /** What an element is, without its state (its value, checked, disabled...). */
 export function elementKey(line: string): string {
