@@ -18,6 +18,8 @@ const PAGES: Record<string, string> = {
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/plans': `<!doctype html><title>Choose a plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <label><input type="radio" name="plan" value="premium"> Premium</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/colour-size': `<!doctype html><title>Rain jacket</title><form action="/sent"><label><input type="radio" name="colour" value="olive" checked> Olive</label> <label><input type="radio" name="colour" value="navy"> Navy</label>
+    <input type="hidden" name="size" id="size"> ${['S', 'M', 'L'].map((s) => `<button type="button" aria-pressed="false" onclick="size.value = '${s}'; for (const b of document.querySelectorAll('[aria-pressed]')) b.setAttribute('aria-pressed', String(b === this))">${s}</button>`).join(' ')} <button>Add to bag</button></form>`,
   '/terms': `<!doctype html><title>Create your account</title><form action="/terms-refused"><label><input type="checkbox" name="offers"> Send me special offers</label> <label><input type="checkbox" name="terms"> I accept the terms of service</label> <button>Continue</button></form>`,
   '/terms-refused': `<!doctype html><title>Welcome</title><h1>Welcome</h1><p>You must accept the terms of service.</p>`,
   '/signin': `<!doctype html><title>Sign in</title><form action="/sent"><label>Username <input name="user"></label> <label>Password <input type="password" name="pw"></label> <button>Sign in</button></form>`,
@@ -790,6 +792,17 @@ describe('a wrong tool', () => {
     await expect(runSteps(runner, 8)).rejects.toThrow(/failed 5 times in a row/);
     expect(requests).toHaveLength(5);
     expect(toolAnswers(requests[1])[0]).toContain('"555-0142" is not a key: send_keys presses keys such as Enter, Tab or Escape. To type text into a field, call input_text with the field\'s index; to answer the task with this text, call done with it.');
+  });
+
+  it('says which button carries the option a radio group has not, and the radio chosen leaves the rest of the task to do', async () => {
+    await page.goto('http://site.test/colour-size');
+    const prompt = 'Put the rain jacket in navy, size L, in my bag.';
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [{ tool: 'select_option', args: { index: 2, value: 'L' } }], [{ tool: 'click_element', args: { index: 5 } }], [{ tool: 'click_element', args: { index: 6 } }], [done]], 8, { prompt });
+    const afterNavy = closingLines(requests[1]).join('\n');
+    expect(afterNavy).toContain('Note: [2] radio "Navy" is now chosen, as the task asks; pressing another radio would undo that. Go on with the rest of the task.');
+    expect(afterNavy).not.toMatch(/may be done/);
+    expect(toolAnswers(requests[2]).at(-1)).toContain('"L" is not an option there: it is [5] button "L" of the page; press it with click_element, index 5.');
+    expect(lastObservation(requests[4])).toMatch(/^URL: http:\/\/site\.test\/sent\?colour=navy&size=L/m);
   });
 
   it('says a link is not a field, and what to do instead', async () => {

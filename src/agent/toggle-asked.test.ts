@@ -30,6 +30,10 @@ describe('a toggle the task says which way to set', () => {
     const plans = (standard: string) => ['Interactive elements:', '[1] radio "Basic"', `[2] radio "Standard"${standard}`, '[3] radio "Premium"', '[4] button "Submit"'].join('\n');
     const choose = 'Choose the Standard plan and press Submit.';
     expect(toggleSetNote(choose, plans(' checked'), [2])).toBe('Note: [2] radio "Standard" is now chosen, as the task asks; pressing another radio would undo that. If nothing else is asked, press [4] "Submit" next.');
+    // no button that sends it: the rest of the task, not its end (a size was left to choose)
+    expect(toggleSetNote(choose, plans(' checked').replace('[4] button "Submit"', '[4] button "L"'), [2])).toBe(
+      'Note: [2] radio "Standard" is now chosen, as the task asks; pressing another radio would undo that. Go on with the rest of the task.',
+    );
     // another radio pressed, the one named not chosen, or none named
     expect(toggleSetNote(choose, plans(' checked'), [1])).toBeUndefined();
     expect(toggleSetNote(choose, plans(''), [2])).toBeUndefined();

@@ -43,17 +43,19 @@ const asAsked = (state: ToggleState) => (state === 'unchecked' ? 'off (unchecked
 /** The note after actions on `acted`: a named toggle they set the way the task asks. */
 export function toggleSetNote(task: string, observation: string, acted: readonly number[]): string | undefined {
   // a radio the task names, chosen: the default model, "Standard" just chosen, pressed "Basic" and "Standard" in turn for 18 steps
+  // (with no save button the note does not say the task may be done: told so with "Navy" chosen,
+  // the default model left the size the task asked for unchosen)
   const radio = acted.map((index) => taskRadio(task, observation, index)).find((r) => r?.checked && acted.includes(r.index));
   if (radio) {
     const save = saveButton(observation);
-    return `Note: [${radio.index}] radio "${radio.label}" is now chosen, as the task asks; pressing another radio would undo that. ${save ? `If nothing else is asked, press ${save} next.` : 'If nothing else is asked, the task may be done.'}`;
+    return `Note: [${radio.index}] radio "${radio.label}" is now chosen, as the task asks; pressing another radio would undo that. ${save ? `If nothing else is asked, press ${save} next.` : 'Go on with the rest of the task.'}`;
   }
   const asked = askedToggleState(task);
   if (!asked) return undefined;
   const set = namedToggles(task, observation).find((t) => acted.includes(t.index) && t.state === asked);
   if (!set) return undefined;
   const save = saveButton(observation);
-  return `Note: [${set.index}] ${set.role} "${set.label}" is now ${asAsked(asked)}, as the task asks; pressing it again would undo that. ${save ? `Press ${save} to save it.` : 'If nothing else is asked, the task may be done.'}`;
+  return `Note: [${set.index}] ${set.role} "${set.label}" is now ${asAsked(asked)}, as the task asks; pressing it again would undo that. ${save ? `Press ${save} to save it.` : 'Go on with the rest of the task.'}`;
 }
 
 /** How a held press that would set a toggle back begins. */

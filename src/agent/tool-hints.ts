@@ -45,7 +45,22 @@ function otherChoiceHint(args: unknown, observation: string | undefined): string
     const options = OPTIONS_HINT.exec(e.line)?.[1].split(' | ').map(normalize) ?? [];
     return e.index !== index && options.some((option) => option === wanted || (wanted.length >= 3 && option.includes(wanted)));
   });
-  return other && `"${String(value ?? label)}" is an option of [${other.index}] ${other.role} "${other.label}": choose it there, with index ${other.index}.`;
+  if (other) return `"${String(value ?? label)}" is an option of [${other.index}] ${other.role} "${other.label}": choose it there, with index ${other.index}.`;
+  return pressableHint(String(value ?? label), wanted, index, observation);
+}
+
+const PRESSABLE = new Set(['button', 'radio', 'option', 'tab', 'link', 'menuitem', 'menuitemradio', 'checkbox', 'switch']);
+
+/**
+ * The element labelled with the option asked for, when the page has exactly one other that
+ * a press chooses: the default model chose "L" in the colour radios until the task failed,
+ * the sizes the page's buttons "S", "M", "L", "XL".
+ */
+function pressableHint(asked: string, wanted: string, index: number | undefined, observation: string | undefined): string | undefined {
+  const labelled = observedElements(observation ?? '').filter((e) => e.index !== index && PRESSABLE.has(e.role) && normalize(e.label) === wanted);
+  if (labelled.length !== 1) return undefined;
+  const [element] = labelled;
+  return `"${asked}" is not an option there: it is [${element.index}] ${element.role} "${element.label}" of the page; press it with click_element, index ${element.index}.`;
 }
 
 function list(items: string[]): string {
