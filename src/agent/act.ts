@@ -628,7 +628,7 @@ async function failed(step: StepContext, request: ActionRequest, action: ActionU
   // a tab with no earlier page: go_back is not offered while it shows this address (the
   // default model, told so, went back three more times)
   if (tool.name === 'go_back' && reason.includes(NO_EARLIER_PAGE)) memory.noEarlierPageAt = session.page.url();
-  memory.answerCall(request.callId, `Action failed: ${reason}${hint ? ` ${mask(hint)}` : ''}`);
+  memory.answerCall(request.callId, `Action failed: ${reason}${hint ? `${/[.!?]$/.test(reason) ? '' : '.'} ${mask(hint)}` : ''}`);
   log.info({ action: tool.name, reason, failures }, 'agent action failed');
   if (failures >= MAX_CONSECUTIVE_FAILED_ACTIONS + (memory.toldRightTool ? EXTRA_TRIES_AFTER_HINT : 0)) {
     throw new TaskFailure(code, `Action ${tool.name} failed ${failures} times in a row: ${reason}`);

@@ -801,7 +801,7 @@ describe('a wrong tool', () => {
     const afterNavy = closingLines(requests[1]).join('\n');
     expect(afterNavy).toContain('Note: [2] radio "Navy" is now chosen, as the task asks; pressing another radio would undo that. Go on with the rest of the task.');
     expect(afterNavy).not.toMatch(/may be done/);
-    expect(toolAnswers(requests[2]).at(-1)).toContain('"L" is not an option there: it is [5] button "L" of the page; press it with click_element, index 5.');
+    expect(toolAnswers(requests[2]).at(-1)).toContain('its options are: "Olive", "Navy". "L" is not an option there: it is [5] button "L" of the page; press it with click_element, index 5.');
     expect(lastObservation(requests[4])).toMatch(/^URL: http:\/\/site\.test\/sent\?colour=navy&size=L/m);
   });
 

@@ -41,6 +41,8 @@ describe('the right tool for a wrong one', () => {
     const jacket = ['Interactive elements:', '[1] radio "Olive" checked', '[2] radio "Navy"', '[3] radio "Black"', '[4] button "S"', '[5] button "M"', '[6] button "L"', '[7] button "XL"', '[8] button "Add to bag"', 'Visible text:'].join('\n');
     const reason = '[2] radio "Navy" has no option "L"; its options are: "Olive", "Navy", "Black"';
     expect(rightToolHint('select_option', { index: 2, value: 'L' }, reason, jacket)).toBe('"L" is not an option there: it is [6] button "L" of the page; press it with click_element, index 6.');
+    // pressed already: nothing to press
+    expect(rightToolHint('select_option', { index: 2, value: 'L' }, reason, jacket.replace('[6] button "L"', '[6] button "L" pressed'))).toBe('"L" is not an option there: it is [6] button "L" of the page, chosen already. Go on with the rest of the task.');
     // no element labelled so, or two
     expect(rightToolHint('select_option', { index: 2, value: 'XXL' }, reason, jacket)).toBeUndefined();
     expect(rightToolHint('select_option', { index: 2, value: 'L' }, reason, jacket.replace('[7] button "XL"', '[7] link "L"'))).toBeUndefined();

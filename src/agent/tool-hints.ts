@@ -2,7 +2,7 @@
  * A wrong tool answered with the right one: what the failed action would need, and which
  * tool or index of the latest observation fits.
  */
-import { observedElements, OPTIONS_HINT, readObservation } from './observe/page-diff';
+import { hasState, observedElements, OPTIONS_HINT, readObservation } from './observe/page-diff';
 import { indexOf } from './tools/fields';
 
 const FIELD_ROLES = /^\[\d+\] (textbox|searchbox|combobox|spinbutton)\b/;
@@ -60,6 +60,8 @@ function pressableHint(asked: string, wanted: string, index: number | undefined,
   const labelled = observedElements(observation ?? '').filter((e) => e.index !== index && PRESSABLE.has(e.role) && normalize(e.label) === wanted);
   if (labelled.length !== 1) return undefined;
   const [element] = labelled;
+  // (pressed already: the default model, "L" pressed, chose "L" in the colour radios three times)
+  if (hasState(element.line, ['pressed', 'checked', 'selected'])) return `"${asked}" is not an option there: it is [${element.index}] ${element.role} "${element.label}" of the page, chosen already. Go on with the rest of the task.`;
   return `"${asked}" is not an option there: it is [${element.index}] ${element.role} "${element.label}" of the page; press it with click_element, index ${element.index}.`;
 }
 
