@@ -401,37 +401,71 @@ ensure_default_model() {
   ensure_model || die "the default model could not be fetched; set LLM_MODEL to a GGUF file, or LLM_BASE_URL / LLM_PROVIDER=anthropic for a hosted model"
 }
 
-# LLM_QUANT: the weights the local default model runs. q4_1 (the default): the shipped file
-# requantized to Q4_1, made once by scripts/requantize.py with
-# node-llama-cpp's own llama.cpp library (about 10 s, 1.1 GB, remade when the shipped file's
-# checksum changes; a generated token takes about a fifth less on a CPU, docs/performance.md);
-# q4_k_m: the file as shipped (checked by SHA-256).
-DEFAULT_QUANT=q4_1
+# LLM_QUANT: the weights the local default model runs.
+#   auto (the default): whichever of the two below a step takes the least time with on this CPU,
+#     measured once per CPU (scripts/quant-speed.mjs: a 128-token batch and 12 single tokens of
+#     each, about 30 s) and remembered in the cache; q4_1 where it cannot be measured.
+#   q4_1: the shipped file requantized to Q4_1, made once by scripts/requantize.py with
+#     node-llama-cpp's own llama.cpp library (about 10 s, 1.1 GB, remade when the shipped file's
+#     checksum changes).
+#   q4_k_m: the file as shipped (checked by SHA-256).
+# Which is faster depends on the CPU (docs/performance.md): on one machine Q4_1 generated a
+# token a fifth faster; on another the shipped file evaluated a prompt 2.7 times as fast.
+DEFAULT_QUANT=auto
 QUANT_MODEL_PATH="$CACHE_DIR/models/qwen2.5-coder-1.5b-instruct.q4_1.gguf"
 
 # quant_current: the Q4_1 file is there, made from the shipped file of this checksum.
 quant_current() { [ -f "$QUANT_MODEL_PATH" ] && [ "$(cat "$QUANT_MODEL_PATH.source" 2>/dev/null)" = "$MODEL_SHA256" ]; }
 
+# ensure_q4_1: the Q4_1 file, made once.
+ensure_q4_1() {
+  quant_current && return 0
+  # one maker at a time (npm start and npm test side by side on a fresh cache)
+  (
+    flock 9
+    quant_current && exit 0
+    log "requantizing the default model to Q4_1 (once; cached in $(dirname "$QUANT_MODEL_PATH"))"
+    command -v python3 >/dev/null 2>&1 || die "python3 is needed to requantize the default model (or LLM_QUANT=q4_k_m for the file as shipped)"
+    python3 "$ROOT/scripts/requantize.py" "$ROOT/node_modules" "$DEFAULT_MODEL_PATH" "$QUANT_MODEL_PATH" 3 >"$CACHE_DIR/logs/requantize.log" 2>&1 \
+      || die "requantizing the default model failed; see $CACHE_DIR/logs/requantize.log (LLM_QUANT=q4_k_m for the file as shipped)"
+    echo "$MODEL_SHA256" >"$QUANT_MODEL_PATH.source"
+  ) 9>"$CACHE_DIR/model-q4_1.lock"
+}
+
+# measured_quant: q4_1 or q4_k_m, whichever this CPU runs a step faster with, measured once per
+# CPU (its model, flags and cores), threads and model checksum; q4_1 when it cannot be measured.
+measured_quant() {
+  local key choice_file
+  key="$( (grep -m1 '^model name' /proc/cpuinfo; grep -m1 '^flags' /proc/cpuinfo; nproc; echo "${LLM_THREADS:-0} $MODEL_SHA256") 2>/dev/null | sha256sum | cut -c1-16)"
+  choice_file="$CACHE_DIR/models/quant-choice.$key"
+  if [ ! -s "$choice_file" ]; then
+    (
+      flock 9
+      [ -s "$choice_file" ] && exit 0
+      log "measuring which weights of the default model run faster on this CPU (once; about 30 s)"
+      if timeout 300 node "$ROOT/scripts/quant-speed.mjs" "$ROOT/node_modules" "${LLM_THREADS:-0}" "q4_k_m=$DEFAULT_MODEL_PATH" "q4_1=$QUANT_MODEL_PATH" >"$CACHE_DIR/logs/quant-speed.log" 2>&1 \
+        && grep -qxE 'q4_1|q4_k_m' <(tail -n1 "$CACHE_DIR/logs/quant-speed.log"); then
+        tail -n1 "$CACHE_DIR/logs/quant-speed.log" >"$choice_file.new" && mv "$choice_file.new" "$choice_file"
+        log "the weights measured: $(tail -n2 "$CACHE_DIR/logs/quant-speed.log" | head -n1)"
+      else
+        log "the weights could not be measured (see $CACHE_DIR/logs/quant-speed.log): Q4_1"
+        exit 0
+      fi
+    ) 9>"$CACHE_DIR/quant-choice.lock"
+  fi
+  if [ -s "$choice_file" ]; then cat "$choice_file"; else echo q4_1; fi
+}
+
 # local_model_path: the default model file the local model runs (after ensure_app and ensure_model).
 local_model_path() {
-  case "${LLM_QUANT:-$DEFAULT_QUANT}" in
-    q4_k_m) echo "$DEFAULT_MODEL_PATH" ;;
-    q4_1)
-      if ! quant_current; then
-        # one maker at a time (npm start and npm test side by side on a fresh cache)
-        (
-          flock 9
-          quant_current && exit 0
-          log "requantizing the default model to Q4_1 (once; cached in $(dirname "$QUANT_MODEL_PATH"))"
-          command -v python3 >/dev/null 2>&1 || die "python3 is needed to requantize the default model (or LLM_QUANT=q4_k_m for the file as shipped)"
-          python3 "$ROOT/scripts/requantize.py" "$ROOT/node_modules" "$DEFAULT_MODEL_PATH" "$QUANT_MODEL_PATH" 3 >"$CACHE_DIR/logs/requantize.log" 2>&1 \
-            || die "requantizing the default model failed; see $CACHE_DIR/logs/requantize.log (LLM_QUANT=q4_k_m for the file as shipped)"
-          echo "$MODEL_SHA256" >"$QUANT_MODEL_PATH.source"
-        ) 9>"$CACHE_DIR/model-q4_1.lock" || exit 1
-      fi
-      echo "$QUANT_MODEL_PATH" ;;
-    *) die "LLM_QUANT must be q4_k_m (the default model as shipped) or q4_1, not $LLM_QUANT" ;;
+  local quant="${LLM_QUANT:-$DEFAULT_QUANT}"
+  case "$quant" in
+    auto | q4_1) ensure_q4_1 || exit 1 ;;
+    q4_k_m) ;;
+    *) die "LLM_QUANT must be auto, q4_k_m (the default model as shipped) or q4_1, not $LLM_QUANT" ;;
   esac
+  [ "$quant" = auto ] && quant="$(measured_quant)"
+  if [ "$quant" = q4_k_m ]; then echo "$DEFAULT_MODEL_PATH"; else echo "$QUANT_MODEL_PATH"; fi
 }
 
 # select_local_model: local_model_path, linked as models/selected.gguf in the cache (the file the

@@ -243,7 +243,7 @@ describe('local_model_path and select_local_model', () => {
   it('refuses an unknown value, and names the log when the requantization fails, leaving no file taken for made', () => {
     const unknown = bash('LLM_QUANT=q8_0 local_model_path', cache, fakeBin);
     expect(unknown.status).not.toBe(0);
-    expect(unknown.stderr).toContain('LLM_QUANT must be q4_k_m (the default model as shipped) or q4_1, not q8_0');
+    expect(unknown.stderr).toContain('LLM_QUANT must be auto, q4_k_m (the default model as shipped) or q4_1, not q8_0');
     const failed = bash('LLM_QUANT=q4_1 FAIL_REQUANTIZE=1 local_model_path', cache, fakeBin);
     expect(failed.status).not.toBe(0);
     expect(failed.stderr).toContain(`see ${cache}/logs/requantize.log`);
@@ -252,6 +252,33 @@ describe('local_model_path and select_local_model', () => {
     // the next call tries again
     expect(bash('LLM_QUANT=q4_1 local_model_path', cache, fakeBin).status).toBe(0);
     expect(calls()).toHaveLength(2);
+  });
+
+  it('by default (auto) takes the weights measured faster on this CPU, measured once, and Q4_1 when they cannot be measured', () => {
+    // A stand-in for node playing scripts/quant-speed.mjs: counts its calls, prints its measures, then the choice (or fails).
+    writeExecutable(
+      path.join(fakeBin, 'node'),
+      `echo "$@" >>"$BAS_CACHE_DIR/measure.calls"
+       [ -z "\${FAIL_MEASURE:-}" ] || { echo "no libllama" >&2; exit 1; }
+       echo '{"estimatedStepMs":{"q4_k_m":8800,"q4_1":17100}}'; echo "\${MEASURED:-q4_k_m}"`,
+    );
+    const measures = () => (fs.existsSync(path.join(cache, 'measure.calls')) ? fs.readFileSync(path.join(cache, 'measure.calls'), 'utf8').trim().split('\n') : []);
+    const failed = bash('FAIL_MEASURE=1 local_model_path', cache, fakeBin);
+    expect(failed.status).toBe(0);
+    expect(failed.stdout.trim()).toBe(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf'));
+    expect(failed.stderr).toContain('the weights could not be measured');
+    // both files are there to measure: the Q4_1 one made first
+    expect(measures()[0]).toMatch(/quant-speed\.mjs \S+\/node_modules 0 q4_k_m=\S+\/qwen2\.5-coder-1\.5b-instruct\.gguf q4_1=\S+\/qwen2\.5-coder-1\.5b-instruct\.q4_1\.gguf$/);
+    const measured = bash('local_model_path', cache, fakeBin);
+    expect(measured.stdout.trim()).toBe(model('qwen2.5-coder-1.5b-instruct.gguf'));
+    expect(measured.stderr).toContain('the weights measured: {"estimatedStepMs":{"q4_k_m":8800,"q4_1":17100}}');
+    expect(measures()).toHaveLength(2);
+    // remembered for this CPU: not measured again, whatever a measure would say now
+    expect(bash('MEASURED=q4_1 local_model_path', cache, fakeBin).stdout.trim()).toBe(model('qwen2.5-coder-1.5b-instruct.gguf'));
+    expect(measures()).toHaveLength(2);
+    // another thread count is another measure
+    expect(bash('MEASURED=q4_1 LLM_THREADS=1 local_model_path', cache, fakeBin).stdout.trim()).toBe(model('qwen2.5-coder-1.5b-instruct.q4_1.gguf'));
+    expect(measures()).toHaveLength(3);
   });
 
   it('links the chosen file as models/selected.gguf (what the model service of docker-compose.yml loads)', () => {
@@ -267,12 +294,11 @@ describe('local_model_path and select_local_model', () => {
     expect(fs.readlinkSync(model('selected.gguf'))).toBe('qwen2.5-coder-1.5b-instruct.gguf');
   });
 
-  it('takes DEFAULT_QUANT when LLM_QUANT is empty or unset (compose passes it empty)', () => {
-    const defaultQuant = bash('echo "$DEFAULT_QUANT"', cache).stdout.trim();
-    const expected = defaultQuant === 'q4_1' ? 'qwen2.5-coder-1.5b-instruct.q4_1.gguf' : 'qwen2.5-coder-1.5b-instruct.gguf';
-    expect(['q4_k_m', 'q4_1']).toContain(defaultQuant);
+  it('takes DEFAULT_QUANT (auto: the weights measured faster) when LLM_QUANT is empty or unset (compose passes it empty)', () => {
+    expect(bash('echo "$DEFAULT_QUANT"', cache).stdout.trim()).toBe('auto');
+    writeExecutable(path.join(fakeBin, 'node'), 'echo "{}"; echo q4_k_m');
     expect(bash('LLM_QUANT= select_local_model', cache, fakeBin).status).toBe(0);
-    expect(fs.readlinkSync(model('selected.gguf'))).toBe(expected);
-    expect(bash('unset LLM_QUANT; local_model_path', cache, fakeBin).stdout.trim()).toBe(model(expected));
+    expect(fs.readlinkSync(model('selected.gguf'))).toBe('qwen2.5-coder-1.5b-instruct.gguf');
+    expect(bash('unset LLM_QUANT; local_model_path', cache, fakeBin).stdout.trim()).toBe(model('qwen2.5-coder-1.5b-instruct.gguf'));
   });
 });
