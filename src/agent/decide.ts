@@ -19,8 +19,9 @@ import { dateInViewNote, timeInViewNote } from './observe/date-in-view';
 import { extremeOpenedNote, priceExtreme, searchFirstNote } from './observe/price-extreme';
 import { pressNote, turnNote } from './repetition';
 import { sizeNote } from './option-check';
+import { revealedAnswerNote } from './revealed-answer';
 import { listPage, listPageNote } from './observe/list-page';
-import { toggleSetNote, togglesSetAsAsked } from './toggle-asked';
+import { radioToChooseNote, toggleSetNote, togglesSetAsAsked } from './toggle-asked';
 import { saveButton, taskRadio } from './index-check';
 import { activeTab, boundToPage, navigateNeeded, replacingTyping, tabsTitled, unavailable, uselessOn } from './page-bound-tools';
 import { backAndForthNote } from './back-and-forth';
@@ -91,6 +92,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (loop) lines.push(backAndForthNote(loop));
   const toggled = memory.acted.length ? toggleSetNote(input.params.prompt ?? '', observation.text, memory.acted) : undefined;
   if (toggled) lines.push(toggled);
+  const revealed = memory.acted.length && memory.lastObservation !== undefined ? revealedAnswerNote(input.params.prompt ?? '', memory.lastObservation, observation.text) : undefined;
+  if (revealed) lines.push(revealed);
   const extreme = pricesNote(memory, input.params.prompt ?? '', observation.text);
   if (extreme) lines.push(extreme);
   // (on another page of a list than the task names, no line of it is offered as the answer)
@@ -104,6 +107,8 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (toFill) lines.push(toFill);
   const size = sizeNote(input.params.prompt ?? '', observation.text);
   if (size) lines.push(size);
+  const radio = radioToChooseNote(input.params.prompt ?? '', observation.text);
+  if (radio) lines.push(radio);
   for (const when of [dateInViewNote(input.params.prompt ?? '', observation.text), timeInViewNote(input.params.prompt ?? '', observation.text)]) if (when) lines.push(when);
   // what the notes tell to press is not held for the agent's words (the date note's "Later
   // dates" was held because the thought named the time slot "19:30")

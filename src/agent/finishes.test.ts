@@ -18,6 +18,7 @@ const PAGES: Record<string, string> = {
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/plans': `<!doctype html><title>Choose a plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <label><input type="radio" name="plan" value="premium"> Premium</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
+  '/bike-ad': `<!doctype html><meta charset="utf-8"><title>Gravel bike</title><a href="/bike-ad">Swapsy</a><h1>Gravel bike</h1><p id="p">Phone: 06 •• •• •• ••</p><button onclick="p.textContent = 'Phone: 06 4817 2093'; this.remove()">Show phone number</button><p>Help desk: 030 760 1200</p>`,
   '/colour-size': `<!doctype html><title>Rain jacket</title><form action="/sent"><label><input type="radio" name="colour" value="olive" checked> Olive</label> <label><input type="radio" name="colour" value="navy"> Navy</label>
     <input type="hidden" name="size" id="size"> ${['S', 'M', 'L'].map((s) => `<button type="button" aria-pressed="false" onclick="size.value = '${s}'; for (const b of document.querySelectorAll('[aria-pressed]')) b.setAttribute('aria-pressed', String(b === this))">${s}</button>`).join(' ')} <button>Add to bag</button></form>`,
   '/terms': `<!doctype html><title>Create your account</title><form action="/terms-refused"><label><input type="checkbox" name="offers"> Send me special offers</label> <label><input type="checkbox" name="terms"> I accept the terms of service</label> <button>Continue</button></form>`,
@@ -783,6 +784,15 @@ describe('a question to the human that asks for what the agent can do (a model t
   });
 });
 
+describe('text a press made appear', () => {
+  it('is named to the model as the answer to weigh', async () => {
+    await page.goto('http://site.test/bike-ad');
+    const prompt = "What's the phone number of the person selling this bike?";
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [{ ...done, args: { message: '06 4817 2093' } }]], 8, { prompt });
+    expect(closingLines(requests[1])).toContain('Note: your last action made the page show "Phone: 06 4817 2093". If that answers the task, call done with it.');
+  });
+});
+
 describe('a wrong tool', () => {
   it('is answered with the right one, and ends the task only when it keeps failing after that', async () => {
     await page.goto('http://site.test/contact');
@@ -798,6 +808,7 @@ describe('a wrong tool', () => {
     await page.goto('http://site.test/colour-size');
     const prompt = 'Put the rain jacket in navy, size L, in my bag.';
     const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [{ tool: 'select_option', args: { index: 2, value: 'L' } }], [{ tool: 'click_element', args: { index: 5 } }], [{ tool: 'click_element', args: { index: 6 } }], [done]], 8, { prompt });
+    expect(lastObservation(requests[0])).toContain('Note: the task asks for [2] radio "Navy": it is not chosen yet ([1] "Olive" is); press [2].');
     const afterNavy = closingLines(requests[1]).join('\n');
     expect(afterNavy).toContain('Note: [2] radio "Navy" is now chosen, as the task asks; pressing another radio would undo that. Go on with the rest of the task.');
     expect(afterNavy).not.toMatch(/may be done/);

@@ -1,4 +1,4 @@
-import { askedToggleState, namedToggleSet, sentLeaveNote, toggleBack, togglesNotNamed, togglesSetAsAsked, toggleSetNote } from './toggle-asked';
+import { askedToggleState, namedToggleSet, radioToChooseNote, sentLeaveNote, toggleBack, togglesNotNamed, togglesSetAsAsked, toggleSetNote } from './toggle-asked';
 
 const privacy = (ads: string) =>
   [
@@ -91,5 +91,22 @@ describe('the toggles of a form sent as the task asks', () => {
     expect(sentLeaveNote('', 'navigate', undefined, undefined)).toBe('Not done: the form was sent and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, call navigate again.');
     expect(sentLeaveNote('', 'go_back', undefined, undefined)).toMatch(/^Not done: the form was sent and this page.*call go_back again\.$/);
     expect(sentLeaveNote('', 'click_element', 'link', 1)).toBeUndefined();
+  });
+});
+
+describe('a radio the task names, not chosen', () => {
+  const jacket = (olive: string, navy: string) => ['Interactive elements:', '[1] link "Northcoast"', `[2] radio "Olive"${olive}`, `[3] radio "Navy"${navy}`, '[4] radio "Black"', '[5] button "L" pressed', '[6] button "Add to bag"'].join('\n');
+  const task = 'Put the Harbor rain jacket in navy, size L, in my bag.';
+
+  it('is named with the radio chosen instead', () => {
+    expect(radioToChooseNote(task, jacket(' checked', ''))).toBe('Note: the task asks for [3] radio "Navy": it is not chosen yet ([2] "Olive" is); press [3].');
+    expect(radioToChooseNote(task, jacket('', ''))).toBe('Note: the task asks for [3] radio "Navy": it is not chosen yet; press [3].');
+  });
+
+  it('says nothing once it is chosen, when the task names none or two of the group, or names it in a clause that says no', () => {
+    expect(radioToChooseNote(task, jacket('', ' checked'))).toBeUndefined();
+    expect(radioToChooseNote('Put the rain jacket in my bag.', jacket(' checked', ''))).toBeUndefined();
+    expect(radioToChooseNote('Put the jacket in navy or olive in my bag.', jacket(' checked', ''))).toBeUndefined();
+    expect(radioToChooseNote('Put the jacket in my bag, not the navy one.', jacket(' checked', ''))).toBeUndefined();
   });
 });

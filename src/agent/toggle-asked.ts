@@ -5,7 +5,7 @@
  * "Personalised ads", read "unchecked", wrote "I will click it to turn it off", and pressed it
  * and the other boxes in turn for 16 steps.
  */
-import { saveButton, taskRadio, wordsOf } from './index-check';
+import { radioGroup, saveButton, taskRadio, wordsAskedFor, wordsOf } from './index-check';
 import { observedElements, statesOf } from './observe/page-diff';
 
 export type ToggleState = 'checked' | 'unchecked';
@@ -114,4 +114,26 @@ export function sentLeaveNote(sentWith: string, tool: string, role: string | und
   const again = tool === 'click_element' ? `press [${index}] again` : `call ${tool} again`;
   const how = sentWith ? ` with ${sentWith}, as the task asks,` : '';
   return `${SENT_LEAVE_HELD}${how} and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, ${again}.`;
+}
+
+/**
+ * The note naming the radio the task names (every word of its label, in a clause that does not
+ * say no) while it is not chosen, or undefined: the default model, told the jacket was "in navy,
+ * size L", pressed L, wrote that it was navy, and sent the form with "Olive" chosen.
+ */
+export function radioToChooseNote(task: string, observation: string): string | undefined {
+  const asked = wordsAskedFor(task);
+  const elements = observedElements(observation);
+  const seen = new Set<number>();
+  for (const element of elements) {
+    if (element.role !== 'radio' || seen.has(element.index)) continue;
+    const group = radioGroup(observation, element.index);
+    for (const index of group) seen.add(index);
+    const radios = elements.filter((r) => group.has(r.index));
+    const named = radios.filter((r) => wordsOf(r.label).length > 0 && wordsOf(r.label).every((w) => asked.has(w)));
+    if (named.length !== 1 || statesOf(named[0].line).has('checked')) continue;
+    const chosen = radios.find((r) => statesOf(r.line).has('checked'));
+    return `Note: the task asks for [${named[0].index}] radio "${named[0].label}": it is not chosen yet${chosen ? ` ([${chosen.index}] "${chosen.label}" is)` : ''}; press [${named[0].index}].`;
+  }
+  return undefined;
 }

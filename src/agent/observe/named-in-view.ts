@@ -8,7 +8,7 @@ import { askedKinds, figuresOf, type FigureKind } from '../stated-answer';
 import { otherWeekday } from '../task-values';
 
 /** The task asks to be told something (not only to do something). */
-const ASKS = /\b(?:tell me|what(?:'s| is| are| was| were| does| do)|which|how (?:much|many|long)|find (?:out|the)|look up|read|report|give me|answer with|check (?:the|what|whether|if|how)|get (?:me )?the)\b/i;
+export const ASKS = /\b(?:tell me|what(?:'s| is| are| was| were| does| do)|which|how (?:much|many|long)|find (?:out|the)|look up|read|report|give me|answer with|check (?:the|what|whether|if|how)|get (?:me )?the)\b/i;
 /** A quoted text of the task (one after "for", "type" or "enter" is what to search or type, not a name). */
 const QUOTED = /"([^"\n]{3,60})"|“([^”\n]{3,60})”/g;
 const TYPED_BEFORE = /\b(?:for|type|enter|search)\s*$/i;
