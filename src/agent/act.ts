@@ -198,8 +198,10 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
   if (step.memory.statedLines.has(shown)) return undefined;
   step.memory.statedHeld = true;
   step.memory.statedLines.add(shown);
-  // not offered in the next answer: signed in, the answer quoted back, the default model pressed "Log out" again at once
+  // not offered in the next answer: signed in, the answer quoted back, the default model pressed "Log out" again at once;
+  // nor the page's other links (its number shown and quoted back, the default model pressed "Send a message", then the home link)
   offNextAnswer(step.memory, request.tool.name, index);
+  for (const link of observedElements(observation).filter((e) => e.role === 'link')) step.memory.pressesOffNextAnswer.add(link.index);
   return note;
 }
 
@@ -540,6 +542,10 @@ async function doneStands(step: StepContext, callId: string, toolContext: ToolCo
   // another done; without it, the default model pressed "Log out".)
   if (!echo) step.memory.offNextAnswer.add('done');
   step.memory.offNextAnswer.add('request_human_input');
+  // a form left unsent: its button is the one press of the next answer (the default model, told
+  // to press "Add to bag", pressed the size it had chosen, then called done again)
+  const send = /\bPress \[(\d+)\] to send it\b/.exec(objection)?.[1];
+  if (send) for (const e of observedElements(step.memory.lastObservation ?? '')) if (e.index !== Number(send)) step.memory.pressesOffNextAnswer.add(e.index);
   step.log.info({ objection: step.mask(objection) }, 'done answered with what the page shows');
   return false;
 }

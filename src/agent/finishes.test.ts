@@ -18,7 +18,7 @@ const PAGES: Record<string, string> = {
   '/plan': `<!doctype html><title>Plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <button>Submit</button></form>`,
   '/plans': `<!doctype html><title>Choose a plan</title><form action="/sent"><label><input type="radio" name="plan" value="basic" checked> Basic</label> <label><input type="radio" name="plan" value="standard"> Standard</label> <label><input type="radio" name="plan" value="premium"> Premium</label> <button>Submit</button></form>`,
   '/sent': `<!doctype html><title>Thanks</title><p>Thanks</p>`,
-  '/bike-ad': `<!doctype html><meta charset="utf-8"><title>Gravel bike</title><a href="/bike-ad">Swapsy</a><h1>Gravel bike</h1><p id="p">Phone: 06 •• •• •• ••</p><button onclick="p.textContent = 'Phone: 06 4817 2093'; this.remove()">Show phone number</button><p>Help desk: 030 760 1200</p>`,
+  '/bike-ad': `<!doctype html><meta charset="utf-8"><title>Gravel bike</title><a href="/bike-ad">Swapsy</a><h1>Gravel bike</h1><p id="p">Phone: 06 •• •• •• ••</p><button onclick="p.textContent = 'Phone: 06 4817 2093'; this.remove()">Show phone number</button><a href="/contact">Send a message</a><p>Help desk: 030 760 1200</p>`,
   '/colour-size': `<!doctype html><title>Rain jacket</title><form action="/sent"><label><input type="radio" name="colour" value="olive" checked> Olive</label> <label><input type="radio" name="colour" value="navy"> Navy</label>
     <input type="hidden" name="size" id="size"> ${['S', 'M', 'L'].map((s) => `<button type="button" aria-pressed="false" onclick="size.value = '${s}'; for (const b of document.querySelectorAll('[aria-pressed]')) b.setAttribute('aria-pressed', String(b === this))">${s}</button>`).join(' ')} <button>Add to bag</button></form>`,
   '/terms': `<!doctype html><title>Create your account</title><form action="/terms-refused"><label><input type="checkbox" name="offers"> Send me special offers</label> <label><input type="checkbox" name="terms"> I accept the terms of service</label> <button>Continue</button></form>`,
@@ -263,6 +263,17 @@ describe('a done that claims success', () => {
     await page.goto('http://site.test/apply');
     const { requests } = await run([[{ tool: 'select_option', args: { index: 3, value: 'May' } }], [{ tool: 'click_element', args: { index: 3 } }], [done], [done]]);
     expect(toolAnswers(requests[3]).at(-1)).toBe('Not accepted yet: you filled [3] but the form was not sent (its button [4] "Send application" was not pressed). Press [4] to send it, or if the task is complete as it is, call done again.');
+  });
+
+  it('leaves the form\'s button the one press of the next answer of a model that follows the schemas', async () => {
+    await page.goto('http://site.test/member-login');
+    const { requests, tools } = await run([[{ tool: 'input_text', args: { index: 1, text: 'ada@example.com' } }], [done], [{ tool: 'click_element', args: { index: 2 } }], [done]], 8, { followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not accepted yet: you filled \[1\] but the form was not sent .*Press \[2\] to send it/);
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')?.parameters as { properties: { index: { enum: unknown[] } } } | undefined)?.properties.index.enum.map(String) ?? [];
+    const is = (v: string, i: number) => v === String(i) || v.endsWith(`[${i}]`);
+    expect(pressable(1).some((v) => is(v, 3))).toBe(true);
+    expect(pressable(2).some((v) => is(v, 2))).toBe(true);
+    expect(pressable(2).some((v) => is(v, 3))).toBe(false);
   });
 
   it('is not offered again at the next answer of a model that follows the schemas, after it was answered', async () => {
@@ -1297,6 +1308,18 @@ describe('an answer the agent states while the page shows it (a model that follo
     );
     expect(page.url()).toBe('http://site.test/hours');
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+
+  it('leaves the page\'s links out of the next answer after the hold, not only the one pressed', async () => {
+    await page.goto('http://site.test/bike-ad');
+    const prompt = "What's the phone number of the person selling this bike?";
+    const away: Call = { tool: 'click_element', args: { index: 3 }, says: 'The phone number of the person selling the bike is 06 4817 2093.' };
+    const { requests, tools } = await run([[{ tool: 'click_element', args: { index: 2 } }], [away], [{ tool: 'done', args: { message: '06 4817 2093' } }]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not done yet: your own words answer the task: .*this page shows "Phone: 06 4817 2093"/);
+    const pressable = (n: number) => ((tools[n] ?? []).find((t) => t.name === 'click_element')?.parameters as { properties: { index: { enum: unknown[] } } } | undefined)?.properties.index.enum.map(String) ?? [];
+    const link = (v: string, i: number) => v === String(i) || v.endsWith(`[${i}]`);
+    expect(pressable(1).some((v) => link(v, 1))).toBe(true);
+    expect(pressable(2).some((v) => link(v, 1) || link(v, 3))).toBe(false);
   });
 
   it('holds again for another line of the page the words quote (another page of a list), not for the same one', async () => {
