@@ -90,7 +90,10 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   const lines = whatChanged(memory, observation.text, input.params.prompt ?? '');
   const loop = memory.pages.loop(observation.text);
   if (loop) lines.push(backAndForthNote(loop));
-  const toggled = memory.acted.length ? toggleSetNote(input.params.prompt ?? '', observation.text, memory.acted) : undefined;
+  // (the size or radio the task asks for and not chosen yet: the note of what was set names no button to press next)
+  const size = sizeNote(input.params.prompt ?? '', observation.text);
+  const radio = radioToChooseNote(input.params.prompt ?? '', observation.text);
+  const toggled = memory.acted.length ? toggleSetNote(input.params.prompt ?? '', observation.text, memory.acted, Boolean(size || radio)) : undefined;
   if (toggled) lines.push(toggled);
   const revealed = memory.acted.length && memory.lastObservation !== undefined ? revealedAnswerNote(input.params.prompt ?? '', memory.lastObservation, observation.text) : undefined;
   if (revealed) lines.push(revealed);
@@ -105,9 +108,7 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   if (named) lines.push(named);
   const toFill = formPlanNote(input.params.prompt ?? '', observation.text, step.secrets?.catalogue() ?? []);
   if (toFill) lines.push(toFill);
-  const size = sizeNote(input.params.prompt ?? '', observation.text);
   if (size) lines.push(size);
-  const radio = radioToChooseNote(input.params.prompt ?? '', observation.text);
   if (radio) lines.push(radio);
   for (const when of [dateInViewNote(input.params.prompt ?? '', observation.text), timeInViewNote(input.params.prompt ?? '', observation.text)]) if (when) lines.push(when);
   // what the notes tell to press is not held for the agent's words (the date note's "Later
@@ -174,7 +175,7 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
     const pair = elements.filter((e) => turn.some((t) => elementName(e.line) === t));
     // two radios of a group the task names one of: that one, and the button that sends it
     const asked = pair[0]?.role === 'radio' ? taskRadio(task, now, pair[0].index) : undefined;
-    lines.push(turnNote(turn, elements, asked, asked && saveButton(now)));
+    lines.push(turnNote(turn, elements, asked, asked && saveButton(now, task)));
     for (const e of pair) if (!(asked && !asked.checked && e.index === asked.index)) memory.pressesOffNextAnswer.add(e.index);
   }
   return [...lines, ...memory.notes];

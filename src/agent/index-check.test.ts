@@ -74,7 +74,7 @@ describe('a toggle neither the task nor the words name', () => {
     const shipping = ['Interactive elements:', '[1] radio "Standard (5 days)"', '[2] radio "Express (1 day)" checked', '[3] button "Place order"'].join('\n');
     const checkout = 'Check out with the name Joan Clarke and Express shipping, and place the order.';
     expect(unnamedToggle(checkout, undefined, shipping, 1)).toBe(
-      'Not pressed: the task names [2] radio "Express (1 day)" (checked now), not [1] radio "Standard (5 days)": pressing [1] changes what the task does not name. If [2] is as the task wants, go on (a save or submit button); if the task needs [1] changed too, press it in a later step.',
+      'Not pressed: the task names [2] radio "Express (1 day)" (checked now), not [1] radio "Standard (5 days)": pressing [1] changes what the task does not name. If [2] is as the task wants, go on (press [3] "Place order"); if the task needs [1] changed too, press it in a later step.',
     );
     expect(unnamedToggle(checkout, undefined, shipping, 2)).toBeUndefined();
     expect(unnamedToggle('Check out with Standard shipping.', undefined, shipping, 1)).toBeUndefined();

@@ -129,17 +129,34 @@ export function unnamedToggle(task: string, words: string | undefined, observati
   if (named.length !== 1) return undefined;
   const meant = named[0];
   const state = /\bchecked\b/.test(meant.state) ? 'checked now' : /\bselected\b|\bpressed\b/.test(meant.state) ? `${meant.state.trim()} now` : 'not checked now';
-  const save = saveButton(observation);
+  const save = saveButton(observation, task);
   return `${UNNAMED_HELD} [${meant.index}] ${meant.role} "${meant.label}" (${state}), not [${index}] ${pressed.role} "${pressed.label}": pressing [${index}] changes what the task does not name. If [${meant.index}] is as the task wants, go on (${save ? `press ${save}` : 'a save or submit button'}); if the task needs [${index}] changed too, press it in a later step.`;
 }
 
 /** Labels of the buttons that save or send what was set. */
 const SAVES = /^(?:save|apply|update|submit|confirm|done|ok|continue)\b/i;
 
-/** `[5] "Save preferences"`: the button of the observation that saves, or undefined. */
-export function saveButton(observation: string): string | undefined {
-  const save = observedElements(observation).find((e) => e.role === 'button' && SAVES.test(e.label) && !statesOf(e.line).has('disabled'));
+/**
+ * `[5] "Save preferences"`: the button of the observation that saves, or undefined. With the
+ * task, where no button's label says so, the one button of two words or more (not pressed,
+ * checked or disabled) that shares most words with the task: "Add to bag" for "…, in my bag".
+ * (Told "Go on with the rest of the task" with Navy and L chosen, the default model waited,
+ * typed "Navy L" and pressed L again before it found "Add to bag".)
+ */
+export function saveButton(observation: string, task = ''): string | undefined {
+  const buttons = observedElements(observation).filter((e) => e.role === 'button' && !statesOf(e.line).has('disabled'));
+  const save = buttons.find((e) => SAVES.test(e.label)) ?? taskButton(task, buttons);
   return save && `[${save.index}] "${save.label}"`;
+}
+
+function taskButton(task: string, buttons: ReturnType<typeof observedElements>): ReturnType<typeof observedElements>[number] | undefined {
+  const taskWords = new Set(wordsOf(task));
+  const scored = buttons
+    .filter((e) => e.label.trim().split(/\s+/).length >= 2 && !['pressed', 'checked', 'selected'].some((s) => statesOf(e.line).has(s)))
+    .map((e) => ({ e, shared: wordsOf(e.label).filter((w) => taskWords.has(w)).length }))
+    .filter((s) => s.shared > 0)
+    .sort((a, b) => b.shared - a.shared);
+  return scored.length && (scored.length === 1 || scored[0].shared > scored[1].shared) ? scored[0].e : undefined;
 }
 
 /**

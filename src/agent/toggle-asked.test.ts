@@ -34,6 +34,17 @@ describe('a toggle the task says which way to set', () => {
     expect(toggleSetNote(choose, plans(' checked').replace('[4] button "Submit"', '[4] button "L"'), [2])).toBe(
       'Note: [2] radio "Standard" is now chosen, as the task asks; pressing another radio would undo that. Go on with the rest of the task.',
     );
+    // no save button, but one of two words or more that shares words with the task: the default model,
+    // Navy and L chosen and told to go on, waited, typed "Navy L" and pressed L again before "Add to bag"
+    const jacket = ['Interactive elements:', '[1] link "Northcoast"', '[2] radio "Olive"', '[3] radio "Navy" checked', '[4] radio "Black"', '[5] button "S"', '[6] button "L" pressed', '[7] link "Size guide"', '[8] button "Add to bag"'].join('\n');
+    const bag = 'Put the Harbor rain jacket in navy, size L, in my bag.';
+    expect(toggleSetNote(bag, jacket, [3])).toBe('Note: [3] radio "Navy" is now chosen, as the task asks; pressing another radio would undo that. If nothing else is asked, press [8] "Add to bag" next.');
+    // the size the task asks for not chosen yet (another note says so): no button named next
+    expect(toggleSetNote(bag, jacket.replace('"L" pressed', '"L"'), [3], true)).toContain('Go on with the rest of the task.');
+    // a button the task has no word of, two that share as many words, or the one sharing words pressed: none named
+    expect(toggleSetNote(bag.replace('in my bag', 'for me'), jacket, [3])).toContain('Go on with the rest of the task.');
+    expect(toggleSetNote(bag, jacket.replace('[7] link "Size guide"', '[7] button "Bag for later"'), [3])).toContain('Go on with the rest of the task.');
+    expect(toggleSetNote(bag, jacket.replace('"Add to bag"', '"Add to bag" pressed'), [3])).toContain('Go on with the rest of the task.');
     // another radio pressed, the one named not chosen, or none named
     expect(toggleSetNote(choose, plans(' checked'), [1])).toBeUndefined();
     expect(toggleSetNote(choose, plans(''), [2])).toBeUndefined();

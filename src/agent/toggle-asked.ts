@@ -40,21 +40,24 @@ function namedToggles(task: string, observation: string): Toggle[] {
 
 const asAsked = (state: ToggleState) => (state === 'unchecked' ? 'off (unchecked)' : 'on (checked)');
 
-/** The note after actions on `acted`: a named toggle they set the way the task asks. */
-export function toggleSetNote(task: string, observation: string, acted: readonly number[]): string | undefined {
+/**
+ * The note after actions on `acted`: a named toggle they set the way the task asks. `pending`:
+ * another note still asks for a choice (the size not chosen yet), so no button is named next.
+ */
+export function toggleSetNote(task: string, observation: string, acted: readonly number[], pending = false): string | undefined {
   // a radio the task names, chosen: the default model, "Standard" just chosen, pressed "Basic" and "Standard" in turn for 18 steps
   // (with no save button the note does not say the task may be done: told so with "Navy" chosen,
   // the default model left the size the task asked for unchosen)
   const radio = acted.map((index) => taskRadio(task, observation, index)).find((r) => r?.checked && acted.includes(r.index));
   if (radio) {
-    const save = saveButton(observation);
+    const save = pending ? undefined : saveButton(observation, task);
     return `Note: [${radio.index}] radio "${radio.label}" is now chosen, as the task asks; pressing another radio would undo that. ${save ? `If nothing else is asked, press ${save} next.` : 'Go on with the rest of the task.'}`;
   }
   const asked = askedToggleState(task);
   if (!asked) return undefined;
   const set = namedToggles(task, observation).find((t) => acted.includes(t.index) && t.state === asked);
   if (!set) return undefined;
-  const save = saveButton(observation);
+  const save = pending ? undefined : saveButton(observation, task);
   return `Note: [${set.index}] ${set.role} "${set.label}" is now ${asAsked(asked)}, as the task asks; pressing it again would undo that. ${save ? `Press ${save} to save it.` : 'Go on with the rest of the task.'}`;
 }
 
@@ -67,7 +70,7 @@ export function toggleBack(task: string, observation: string, index: number): st
   if (!asked) return undefined;
   const toggle = namedToggles(task, observation).find((t) => t.index === index);
   if (!toggle || toggle.state !== asked) return undefined;
-  const save = saveButton(observation);
+  const save = saveButton(observation, task);
   return `${TOGGLE_HELD} as the task asks: [${index}] ${toggle.role} "${toggle.label}" is ${asAsked(asked)}, and pressing it would set it back. ${save ? `Press ${save} to save it` : 'Go on with the rest of the task'}; if it must be pressed anyway, press [${index}] again.`;
 }
 
