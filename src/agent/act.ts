@@ -32,9 +32,10 @@ import { readLines } from './tools/extract';
 import { heldOption, heldSameOption, heldSize, OPTION_HELD, SAME_OPTION_HELD } from './option-check';
 import { NO_EARLIER_PAGE } from './tools/go-back';
 import { namedToggleSet, SENT_LEAVE_HELD, sentLeaveNote, TOGGLE_HELD, toggleBack, togglesNotNamed } from './toggle-asked';
-import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, NO_PRESS_HELD, pressNotMade, radioGroup, taskRadio, UNNAMED_HELD, unnamedToggle } from './index-check';
+import { ABSENT_HELD, absentNamed, MISINDEX_HELD, misindexed, MISTYPED_HELD, mistypedInto, NO_PRESS_HELD, pressNotMade, radioGroup, taskRadio, TWIN_HELD, twinOfAdvised, UNNAMED_HELD, unnamedToggle } from './index-check';
 import { hasPasswordField, heldQuestion } from './question-check';
 import { forgetReloadAsk } from './tools/navigate';
+import { LIST_LEAVE_HELD, listPageLeave } from './observe/list-page';
 import { HOLDS_BEFORE_ONLY_DONE, ONLY_DONE_NOTE } from './task-memory';
 import type { AgentTool, ToolContext, ToolResult } from './types';
 
@@ -157,7 +158,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     const asksCredentials = (args as { type?: unknown } | undefined)?.type === 'credentials';
     const signInShown = asksCredentials ? await hasPasswordField(toolContext.page) : true;
     const timesHeld = step.memory.questionsHeld;
-    const held = (firstStep: boolean) => heldQuestion(args, step.secrets, timesHeld, signInShown, step.input.params.prompt ?? '', step.memory.typed, firstStep);
+    const held = (firstStep: boolean) => heldQuestion(args, step.secrets, timesHeld, signInShown, step.input.params.prompt ?? '', step.memory.typed, firstStep, step.memory.sentWith !== undefined);
     // the lines in view that answer the task before a question asked at the first step
     const note = held(false) ?? answerInView(step, asksCredentials) ?? held(step.input.stepNo === 0);
     if (!note) return undefined;
@@ -167,7 +168,7 @@ async function heldByCheck(step: StepContext, request: ActionRequest, toolContex
     const shown = timesHeld === 1 ? shownInView(step.input.params.prompt ?? '', step.memory.lastObservation ?? '') : undefined;
     return shown ? `${note} This page shows ${shown}: if it answers the task, call done with it.` : note;
   }
-  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldChoice(step, request.tool.name, args) ?? heldSlot(step, request.tool.name, args) ?? heldPay(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? heldShown(step, request) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
+  return heldStated(step, request) ?? heldSentLeave(step, request.tool.name, args) ?? heldPlanLeave(step, request.tool.name, args) ?? heldListLeave(step, request.tool.name, args) ?? heldChoice(step, request.tool.name, args) ?? heldSlot(step, request.tool.name, args) ?? heldPay(step, request.tool.name, args) ?? heldRetype(step, request.tool.name, args) ?? heldMisindex(step, request, args) ?? (await heldLeave(step, toolContext.page, request.tool.name, args)) ?? (await heldJump(step, toolContext.page, request.tool.name, args)) ?? heldShown(step, request) ?? (await heldPress(step, toolContext.page, request.tool.name, args)) ?? heldRepeat(step, request.tool.name, args);
 }
 
 /**
@@ -253,6 +254,11 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
   if (request.tool.name === 'input_text' && index !== undefined) return heldMistyped(step, request, index);
   if (request.tool.name !== 'click_element' || index === undefined || step.memory.advisedPresses.has(index)) return undefined;
   const observation = step.memory.lastObservation ?? '';
+  const twin = step.memory.misindexHeld.has(`twin ${index}`) ? undefined : twinOfAdvised(step.memory.advisedPresses, observation, index);
+  if (twin) {
+    step.memory.misindexHeld.add(`twin ${index}`);
+    return twin;
+  }
   const held = misindexed(request.reasoning, observation, index, step.input.params.prompt ?? '');
   if (held && !step.memory.misindexHeld.has(`${index}>${held.meant}`)) {
     step.memory.misindexHeld.add(`${index}>${held.meant}`);
@@ -360,6 +366,36 @@ function heldSentLeave(step: StepContext, tool: string, args: unknown): string |
   return note;
 }
 
+/** How a held leave of a page whose fields the task gives values for begins. */
+export const PLAN_LEAVE_HELD = "Not pressed yet: the task gives what this page's fields take";
+
+/**
+ * A link pressed or a go_back while the latest observation said what the page's fields take
+ * and none is typed yet, held once per task: told to type the card number and PIN into the
+ * sign-in page's fields, the default model pressed the site's home link, wandered for four
+ * steps and asked its human for them.
+ */
+function heldPlanLeave(step: StepContext, tool: string, args: unknown): string | undefined {
+  const { memory } = step;
+  if (memory.planLeaveHeld || !memory.fillNote || memory.unsubmitted.length) return undefined;
+  const index = indexOf(args);
+  const link = tool === 'click_element' && index !== undefined && roleOf(memory.lastObservation, index) === 'link';
+  if (!link && tool !== 'go_back') return undefined;
+  memory.planLeaveHeld = true;
+  const plan = memory.fillNote.replace(/^Note: the task gives what (?:these fields take|this field takes): /, '').replace(/\.$/, '');
+  if (!link) return `${PLAN_LEAVE_HELD}: ${plan}; going back leaves them. Do that first, then send the form; to go back anyway, call go_back again.`;
+  return `${PLAN_LEAVE_HELD}: ${plan}; [${index!}] is a link that leaves them. Do that first, then send the form; to follow the link anyway, press [${index!}] again.`;
+}
+
+/** A pager's press away from the page of the list the task asks about, held once per element (list-page.ts). */
+function heldListLeave(step: StepContext, tool: string, args: unknown): string | undefined {
+  const index = indexOf(args);
+  if (tool !== 'click_element' || index === undefined || step.memory.misindexHeld.has(`list ${index}`)) return undefined;
+  const note = listPageLeave(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
+  if (note) step.memory.misindexHeld.add(`list ${index}`);
+  return note;
+}
+
 /**
  * A second press in a row of a button that adds or buys, the page changed by the first: held
  * once per button; in a task that asks for one, a cart button pressed already, or one the
@@ -446,6 +482,9 @@ const HELD_REASONS: [string, string][] = [
   [ABSENT_HELD, 'the agent named another element'],
   [NO_PRESS_HELD, 'the agent named an element to press'],
   [UNNAMED_HELD, 'the task names another element'],
+  [TWIN_HELD, 'a note named another element of that name'],
+  [PLAN_LEAVE_HELD, "the task gives what this page's fields take"],
+  [LIST_LEAVE_HELD, 'the list shows the page the task asks about'],
 ];
 
 /** Why an action was held, for watchers: by the note's opening words (a held question, a held leave, else a form with empty fields). */

@@ -107,6 +107,7 @@ async function observe(step: StepContext, frame: PromptFrame): Promise<string> {
   memory.extracted = undefined;
   if (named) lines.push(named);
   const toFill = formPlanNote(input.params.prompt ?? '', observation.text, step.secrets?.catalogue() ?? []);
+  memory.fillNote = toFill;
   if (toFill) lines.push(toFill);
   if (size) lines.push(size);
   if (radio) lines.push(radio);
@@ -144,8 +145,10 @@ function whatChanged(memory: StepContext['memory'], now: string, task: string): 
   const lines = [changeSummary(before, now, memory.acted)];
   const sent = memory.pressedAfterFilling && readObservation(before).url !== readObservation(now).url;
   const back = sent ? formShownAgain(before, now, new Set(memory.typedInto.keys())) : [];
-  // '' for a form sent with no toggles the task names
-  memory.sentWith = sent && !back.length ? (togglesSetAsAsked(task, before) ?? '') : undefined;
+  // '' for a form sent with no toggles the task names; kept while the page it opened stays (a
+  // question held there, then a go_back: the default model left it and filled the form again)
+  const stayed = readObservation(before).url === readObservation(now).url;
+  memory.sentWith = sent && !back.length ? (togglesSetAsAsked(task, before) ?? '') : stayed ? memory.sentWith : undefined;
   // a button's press that led to another page, which turns down what was sent (nothing typed
   // needed: the terms box of a sign-up was left unticked)
   const leftByButton = readObservation(before).url !== readObservation(now).url && memory.pressedNow.some((index) => roleOf(before, index) === 'button');

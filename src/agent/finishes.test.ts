@@ -69,6 +69,8 @@ const PAGES: Record<string, string> = {
   '/login-refused': `<!doctype html><title>Member login</title><form action="/login-refused"><label>E-mail <input name="email" type="email"></label> <label>Password <input name="password" type="password"></label> <button>Log in</button></form>`,
   '/city-pick': `<!doctype html><title>Settings</title><form action="/sent"><label>City <input name="city" id="c"></label> <button type="button" onclick="c.value = 'Lyon, France'">Lyon, France</button> <button>Save</button></form>`,
   '/garden': `<!doctype html><title>Garden category</title><a href="/home">All categories</a><p>Garden Hose: $19</p><p>Rake: $15</p><p>Trowel: $7</p><p>Watering Can: $12</p>`,
+  '/stays': `<!doctype html><meta charset="utf-8"><title>Stays</title><p>Graslei House</p><p>€89 a night · <a href="/sent?stay=graslei">See availability</a></p><p>Patershol Rooms</p><p>€71 a night · <a href="/sent?stay=patershol">See availability</a></p><p>Vrijdagmarkt Loft</p><p>€104 a night · <a href="/sent?stay=loft">See availability</a></p>`,
+  '/ring-back-home': `<!doctype html><title>Contact us</title><a href="/results">Catalogue</a><form action="/sent"><label>Your name <input name="name"></label> <label>Phone number <input type="tel" name="phone"></label> <button>Request a call</button></form>`,
   '/plan-prices': `<!doctype html><title>Price list</title><h1>Price list</h1><p>Silver plan: $19 per month</p><p>Gold plan: $42 per month</p>`,
   '/slots': `<!doctype html><title>Book a table</title><p id="picked">none</p><button aria-pressed="false" onclick="picked.textContent = this.textContent">17:30</button> <button aria-pressed="false" onclick="picked.textContent = this.textContent">19:30</button>`,
   '/ledger': `<!doctype html><meta charset="utf-8"><title>Ledger</title><h1>Ledger</h1>${Array.from({ length: 60 }, (_, i) => `<p>Invoice #${1001 + i}: €${(100 + i * 7.25).toFixed(2)}</p>`).join('')}`,
@@ -1261,6 +1263,29 @@ describe('a toggle the task says which way to set', () => {
     expect(toolAnswers(requests[4]).at(-1)).toMatch(/^Clicked \[1\] link "Back to privacy settings"/);
   });
 
+  it('is not left before the fields the task gives values for are typed: a link press held once, then made', async () => {
+    await page.goto('http://site.test/ring-back-home');
+    const prompt = "Ask us to ring me back. I'm Tom Baker and my number is 07700 900123.";
+    const leave: Call = { tool: 'click_element', args: { index: 1 } };
+    const { requests } = await run([[leave], [leave], [done]], 8, { prompt, followsSchemas: true });
+    expect(lastObservation(requests[0])).toContain('Note: the task gives what these fields take: type "Tom Baker" into [2] and type "07700 900123" into [3].');
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not pressed yet: the task gives what this page\'s fields take: type "Tom Baker" into [2] and type "07700 900123" into [3]; [1] is a link that leaves them. Do that first, then send the form; to follow the link anyway, press [1] again.');
+    // pressed again: made
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Clicked \[1\] link "Catalogue"/);
+    expect(page.url()).toBe('http://site.test/results');
+  });
+
+  it('stays while its page stays: a question for a value typed and sent is told so, then a go_back is held', async () => {
+    await page.goto('http://site.test/callback');
+    const prompt = 'Ask for a callback to the phone number 555-0100.';
+    const ask: Call = { tool: 'request_human_input', args: { type: 'human_input_needed', value: 'Please enter your phone number 555-0100 to complete the call request.' } };
+    const { requests } = await run([[{ tool: 'input_text', args: { index: 1, text: '555-0100' } }, { tool: 'click_element', args: { index: 2 } }], [ask], [{ tool: 'go_back', args: {} }], [done]], 8, { prompt, followsSchemas: true });
+    expect(closingLines(requests[1])).toContain('Note: the form you filled was sent and a new page opened: if the task asks for nothing more, call done.');
+    expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not asked: the task gives it: "555-0100"; you typed it, and the form was sent already: this page is what it opened; if the task asks for nothing more, call done\. /);
+    expect(toolAnswers(requests[3]).at(-1)).toBe('Not done: the form was sent and this page is what it opened: the form needs nothing more. If the task asks for nothing more, call done; to leave anyway, call go_back again.');
+    expect(page.url()).toBe('http://site.test/sent?phone=555-0100');
+  });
+
   it('is not said sent as asked when the form went with a toggle the other way, and the leave is not held', async () => {
     await page.goto('http://site.test/settings');
     const ads: Call = { tool: 'click_element', args: { index: 1 } };
@@ -1357,6 +1382,17 @@ describe('an answer the agent states while the page shows it (a model that follo
     );
     expect(page.url()).toBe('http://site.test/garden');
     expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+
+  it('holds once a press of another link of the name the cheapest line\'s note said to press', async () => {
+    await page.goto('http://site.test/stays');
+    const prompt = 'Find the cheapest place to stay and tell me its name.';
+    const other: Call = { tool: 'click_element', args: { index: 3 } };
+    const { requests } = await run([[other], [other], [done]], 8, { prompt, followsSchemas: true });
+    expect(lastObservation(requests[0])).toContain('Press [2] link "See availability" to open it.');
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Not pressed: the note said to press [2] link "See availability"; [3] is another link of that name, on another line of the page. Press [2]; if [3] is what you meant, press [3] again.');
+    // pressed again right after: made
+    expect(page.url()).toBe('http://site.test/sent?stay=loft');
   });
 
   it('names the line of a one-word name that shows the figure asked', async () => {
@@ -1646,6 +1682,15 @@ describe('a list of several pages, the task naming one', () => {
     expect(lastObservation(requests[0])).toContain('Note: the task asks about page 2 of the list; this is page 1: its lines are not the answer. Press [2] "2" to go to page 2.');
     expect(closingLines(requests[1])).toContain('Note: the list shows page 2, the page the task asks about.');
     expect(lastObservation(requests[1])).toContain('Rosa Diaz');
+  });
+
+  it('holds once a press of another page while the asked one is shown (a model that follows the schemas)', async () => {
+    await page.goto('http://site.test/gig-pages');
+    const third: Call = { tool: 'click_element', args: { index: 3 } };
+    const { requests } = await run([[{ tool: 'click_element', args: { index: 2 } }], [third], [third], [done]], 8, { prompt, followsSchemas: true });
+    expect(toolAnswers(requests[2]).at(-1)).toBe('Not pressed: the list shows page 2, the page the task asks about, and [3] "3" would show another. Answer from this page\'s lines (call done with what the task asks); to show another page anyway, press [3] again.');
+    // pressed again: made
+    expect(lastObservation(requests[3])).toContain('Ivo Ruiz');
   });
 
   it('answers a done on another page once, and takes it when repeated', async () => {

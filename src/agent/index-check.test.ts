@@ -1,4 +1,4 @@
-import { absentNamed, misindexed, mistypedInto, NO_PRESS_HELD, pressesNamed, pressNotMade, saveButton, taskRadio, unnamedToggle } from './index-check';
+import { absentNamed, misindexed, mistypedInto, NO_PRESS_HELD, pressesNamed, pressNotMade, saveButton, taskRadio, twinOfAdvised, unnamedToggle } from './index-check';
 
 const observation = (...elements: string[]) => ['URL: http://site.test/ticket', 'Title: Support ticket', 'Tabs: [0] Support ticket (active)', 'Interactive elements:', ...elements, 'Visible text:', 'Support ticket #812', '(this is the whole page)'].join('\n');
 const listOpen = observation('[1] combobox "Priority High" value="High" options="Low | Normal | High"', '[3] option "Low"', '[4] option "Normal"', '[5] option "High"', '[2] button "Save ticket"');
@@ -175,5 +175,17 @@ describe('a tool that presses nothing while the words say to press an element', 
     expect(pressNotMade('Press [7] or press [6].', calendar, 'scroll')).toBeUndefined();
     expect(pressNotMade('Press [7] to show later ones.', calendar, 'click_element')).toBeUndefined();
     expect(pressNotMade('The calendar shows January; I scroll down to see more.', calendar, 'scroll')).toBeUndefined();
+  });
+});
+
+describe('a press of another element of the name a note said to press', () => {
+  const stays = ['Interactive elements:', '[1] link "Staybird"', '[2] link "See availability"', '[3] link "See availability"', '[4] button "See availability"'].join('\n');
+  it('is held with the one the note named, and not when the note named none of that name', () => {
+    expect(twinOfAdvised(new Set([3]), stays, 2)).toBe('Not pressed: the note said to press [3] link "See availability"; [2] is another link of that name, on another line of the page. Press [3]; if [2] is what you meant, press [2] again.');
+    expect(twinOfAdvised(new Set([3]), stays, 3)).toBeUndefined();
+    // another role, another label, or no note
+    expect(twinOfAdvised(new Set([3]), stays, 4)).toBeUndefined();
+    expect(twinOfAdvised(new Set([3]), stays, 1)).toBeUndefined();
+    expect(twinOfAdvised(new Set(), stays, 2)).toBeUndefined();
   });
 });

@@ -245,3 +245,22 @@ export function pressNotMade(words: string | undefined, observation: string, too
     meant: meant.index,
   };
 }
+
+/** How a held press of another element of the name a note said to press begins. */
+export const TWIN_HELD = 'Not pressed: the note said to press';
+
+/**
+ * The note when `index` is not among the presses the last observation's notes advised while
+ * one of those has the same role and label ("See availability" of another line), or undefined:
+ * told "the lowest is on the line "€71 a night · See availability". Press [7]", the default
+ * model pressed [11], the "See availability" of a dearer stay, and answered with its check-in.
+ */
+export function twinOfAdvised(advised: ReadonlySet<number>, observation: string, index: number): string | undefined {
+  if (advised.has(index)) return undefined;
+  const elements = observedElements(observation);
+  const pressed = elements.find((e) => e.index === index);
+  if (!pressed || !pressed.label.trim()) return undefined;
+  const twin = elements.find((e) => advised.has(e.index) && e.role === pressed.role && e.label === pressed.label);
+  if (!twin) return undefined;
+  return `${TWIN_HELD} [${twin.index}] ${twin.role} "${twin.label}"; [${index}] is another ${pressed.role} of that name, on another line of the page. Press [${twin.index}]; if [${index}] is what you meant, press [${index}] again.`;
+}

@@ -83,6 +83,8 @@ describe('a question to the human', () => {
       'Not asked: the task gives it: "555-0100"; type it with input_text. A human is asked only for what neither the pages nor the task give you (a code sent to their phone, a CAPTCHA, an approval). If that is still what you need, call request_human_input again.',
     );
     expect(heldQuestion(ask('Please call me back at the phone number 555-0100.'), undefined, 0, true, prompt, ['555 0100'])).toMatch(/^Not asked: the task gives it: "555-0100"; you typed it already: send the form it is in with its button\. /);
+    // typed and the form sent: not told to send it again
+    expect(heldQuestion(ask('Please call me back at the phone number 555-0100.'), undefined, 0, true, prompt, ['555 0100'], false, true)).toMatch(/^Not asked: the task gives it: "555-0100"; you typed it, and the form was sent already: this page is what it opened; if the task asks for nothing more, call done\. /);
     expect(askedGivenValues('What e-mail address should the callback go to?', prompt)).toEqual(['ann@example.com']);
     expect(askedGivenValues('Which phone numbers and mail should I use?', prompt)).toEqual([]);
     expect(askedGivenValues('Please give me your phone numbers and mail.', prompt)).toEqual(['ann@example.com', '555-0100']);

@@ -76,9 +76,11 @@ export function asksForTask(question: string, prompt: string): boolean {
  * task's; `typed`: what the agent typed and chose in this task; `firstStep`: no action made in
  * the task yet (a question then, of what only a human gives or a task that says to ask aside,
  * asks before the page was tried: the default model asked its human at its first step, a
- * review list on the page it had not scrolled).
+ * review list on the page it had not scrolled). `sent`: the form the agent filled was sent and
+ * this is the page it opened (told to send the form it had sent, the default model went back to
+ * it and filled it again: 8 steps more).
  */
-export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, timesHeld: number, signInShown = true, prompt = '', typed: readonly string[] = [], firstStep = false): string | undefined {
+export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, timesHeld: number, signInShown = true, prompt = '', typed: readonly string[] = [], firstStep = false, sent = false): string | undefined {
   if (timesHeld >= 2) return undefined;
   const { type, value } = args as { type?: unknown; value?: unknown };
   const question = String(value ?? '');
@@ -92,7 +94,8 @@ export function heldQuestion(args: unknown, secrets: TaskSecrets | undefined, ti
     own = true;
   } else if (values.length) {
     const done = values.every((value) => typed.some((text) => holds(text, value)));
-    why = `the task gives it: ${values.map((value) => `"${value}"`).join(', ')}; ${done ? 'you typed it already: send the form it is in with its button' : 'type it with input_text'}`;
+    const next = !done ? 'type it with input_text' : sent ? 'you typed it, and the form was sent already: this page is what it opened; if the task asks for nothing more, call done' : 'you typed it already: send the form it is in with its button';
+    why = `the task gives it: ${values.map((value) => `"${value}"`).join(', ')}; ${next}`;
     own = true;
   } else if (type === 'credentials' && !signInShown) {
     why = 'this page asks for no credentials (it has no password field); to answer with what the page shows, call done with it';

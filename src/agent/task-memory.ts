@@ -187,6 +187,10 @@ export class TaskMemory {
   cartHeld?: { element: string; at: number };
   /** A navigate away from a filled form not sent was held once in this task (done-check.ts). */
   leaveHeld = false;
+  /** The note of the fields the task gives values for that closed the latest observation, set at each (form-plan.ts). */
+  fillNote?: string;
+  /** A leave of a page whose fields the task gives values for, none typed, was held once in this task (act.ts). */
+  planLeaveHeld = false;
   /** A link to a part of a page shown whole was held once in this task (done-check.ts). */
   jumpHeld = false;
   /** The toggles the task names, set as it asks, of the form the last press sent (`"Personalised ads" off (unchecked)`; '' for none), until the next observation (toggle-asked.ts). */
@@ -271,6 +275,7 @@ export class TaskMemory {
     this.heldForm = undefined;
     this.heldFormQuestioned = false;
     this.leaveHeld = false;
+    this.planLeaveHeld = false;
     this.jumpHeld = false;
     this.sentWith = undefined;
     this.sentLeaveHeld = false;

@@ -1,4 +1,4 @@
-import { askedPage, listPage, listPageNote, listPageObjection, shownPage } from './list-page';
+import { askedPage, listPage, listPageLeave, listPageNote, listPageObjection, shownPage } from './list-page';
 
 const page = (elements: string[], text: string[] = [], url = 'http://gigs.test/') =>
   [`URL: ${url}`, 'Title: Gigs', 'Tabs: [0] Gigs (active)', 'Interactive elements:', ...elements, 'Visible text:', ...text].join('\n');
@@ -47,5 +47,19 @@ describe('the page of a list the task names', () => {
     expect(listPageObjection(listPage('Who plays on the second page?', page(pager(3)))!)).toBe(
       'Not accepted yet: the task asks about page 2 of the list, and this is page 3. Press [5] "2" to go to page 2. If the answer is right as it is, call done again.',
     );
+  });
+});
+
+describe('a press away from the page of the list the task asks about', () => {
+  const task = 'What is the last event on the second page of the list?';
+  it('is held for a page number, next or previous while the asked page is shown, and for nothing else', () => {
+    expect(listPageLeave(task, page(pager(2)), 6)).toBe('Not pressed: the list shows page 2, the page the task asks about, and [6] "3" would show another. Answer from this page\'s lines (call done with what the task asks); to show another page anyway, press [6] again.');
+    expect(listPageLeave(task, page(pager(2)), 7)).toMatch(/^Not pressed: the list shows page 2, .* \[7\] "Next ›" would show another\./);
+    expect(listPageLeave(task, page(pager(2)), 3)).toMatch(/\[3\] "‹ Previous" would show another\./);
+    // the asked page's own button, another element, another page shown, or a task naming no page
+    expect(listPageLeave(task, page(pager(2)), 5)).toBeUndefined();
+    expect(listPageLeave(task, page([...pager(2), '[8] link "Home"']), 8)).toBeUndefined();
+    expect(listPageLeave(task, page(pager(3)), 5)).toBeUndefined();
+    expect(listPageLeave('What is the last event of the list?', page(pager(2)), 6)).toBeUndefined();
   });
 });

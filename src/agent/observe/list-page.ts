@@ -86,3 +86,23 @@ export function listPageObjection(at: { asked: number; shown: number; press?: Ob
 function pressTo(at: { asked: number; press?: ObservedElement }): string {
   return at.press ? ` Press [${at.press.index}] "${at.press.label}" to go to page ${at.asked}.` : '';
 }
+
+/** How a held press away from the list's page the task asks about begins. */
+export const LIST_LEAVE_HELD = 'Not pressed: the list shows page';
+
+/**
+ * The note when `index` is a pager control (a page's number, next, previous) while the list
+ * shows the page the task asks about, or undefined: on page 2, told so, the default model
+ * pressed "3" and "2" in turn for 14 steps and never answered.
+ */
+export function listPageLeave(task: string, observation: string, index: number): string | undefined {
+  const at = listPage(task, observation);
+  if (!at || at.shown !== at.asked) return undefined;
+  const elements = observedElements(observation);
+  const pressed = elements.find((e) => e.index === index);
+  if (!pressed || (pressed.role !== 'button' && pressed.role !== 'link' && pressed.role !== 'tab')) return undefined;
+  const label = pressed.label.trim();
+  const pager = pageButtons([pressed]).some((b) => b.page !== at.asked) || NEXT.test(label) || PREVIOUS.test(label);
+  if (!pager) return undefined;
+  return `${LIST_LEAVE_HELD} ${at.asked}, the page the task asks about, and [${index}] "${label}" would show another. Answer from this page's lines (call done with what the task asks); to show another page anyway, press [${index}] again.`;
+}
