@@ -391,9 +391,11 @@ function heldPlanLeave(step: StepContext, tool: string, args: unknown): string |
 function heldListLeave(step: StepContext, tool: string, args: unknown): string | undefined {
   const index = indexOf(args);
   if (tool !== 'click_element' || index === undefined || step.memory.misindexHeld.has(`list ${index}`)) return undefined;
-  const note = listPageLeave(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
-  if (note) step.memory.misindexHeld.add(`list ${index}`);
-  return note;
+  const held = listPageLeave(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
+  if (!held) return undefined;
+  step.memory.misindexHeld.add(`list ${index}`);
+  for (const away of held.away) step.memory.pressesOffNextAnswer.add(away);
+  return held.note;
 }
 
 /**

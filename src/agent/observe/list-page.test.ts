@@ -53,9 +53,10 @@ describe('the page of a list the task names', () => {
 describe('a press away from the page of the list the task asks about', () => {
   const task = 'What is the last event on the second page of the list?';
   it('is held for a page number, next or previous while the asked page is shown, and for nothing else', () => {
-    expect(listPageLeave(task, page(pager(2)), 6)).toBe('Not pressed: the list shows page 2, the page the task asks about, and [6] "3" would show another. Answer from this page\'s lines (call done with what the task asks); to show another page anyway, press [6] again.');
-    expect(listPageLeave(task, page(pager(2)), 7)).toMatch(/^Not pressed: the list shows page 2, .* \[7\] "Next ›" would show another\./);
-    expect(listPageLeave(task, page(pager(2)), 3)).toMatch(/\[3\] "‹ Previous" would show another\./);
+    expect(listPageLeave(task, page(pager(2)), 6)?.away).toEqual([3, 4, 6, 7]);
+    expect(listPageLeave(task, page(pager(2)), 6)?.note).toBe('Not pressed: the list shows page 2, the page the task asks about, and [6] "3" would show another. Answer from this page\'s lines (call done with what the task asks); to show another page anyway, press [6] again.');
+    expect(listPageLeave(task, page(pager(2)), 7)?.note).toMatch(/^Not pressed: the list shows page 2, .* \[7\] "Next ›" would show another\./);
+    expect(listPageLeave(task, page(pager(2)), 3)?.note).toMatch(/\[3\] "‹ Previous" would show another\./);
     // the asked page's own button, another element, another page shown, or a task naming no page
     expect(listPageLeave(task, page(pager(2)), 5)).toBeUndefined();
     expect(listPageLeave(task, page([...pager(2), '[8] link "Home"']), 8)).toBeUndefined();

@@ -92,17 +92,21 @@ export const LIST_LEAVE_HELD = 'Not pressed: the list shows page';
 
 /**
  * The note when `index` is a pager control (a page's number, next, previous) while the list
- * shows the page the task asks about, or undefined: on page 2, told so, the default model
- * pressed "3" and "2" in turn for 14 steps and never answered.
+ * shows the page the task asks about, with the pager's controls away from it, or undefined:
+ * on page 2, told so, the default model pressed "3" and "2" in turn for 14 steps and never
+ * answered (held, it pressed "3" again at once: the controls are left out of the next answer).
  */
-export function listPageLeave(task: string, observation: string, index: number): string | undefined {
+export function listPageLeave(task: string, observation: string, index: number): { note: string; away: number[] } | undefined {
   const at = listPage(task, observation);
   if (!at || at.shown !== at.asked) return undefined;
-  const elements = observedElements(observation);
-  const pressed = elements.find((e) => e.index === index);
-  if (!pressed || (pressed.role !== 'button' && pressed.role !== 'link' && pressed.role !== 'tab')) return undefined;
-  const label = pressed.label.trim();
-  const pager = pageButtons([pressed]).some((b) => b.page !== at.asked) || NEXT.test(label) || PREVIOUS.test(label);
-  if (!pager) return undefined;
-  return `${LIST_LEAVE_HELD} ${at.asked}, the page the task asks about, and [${index}] "${label}" would show another. Answer from this page's lines (call done with what the task asks); to show another page anyway, press [${index}] again.`;
+  // the pager's controls to another page: the other pages' numbers, next and previous
+  const away = observedElements(observation).filter((e) => {
+    if (e.role !== 'button' && e.role !== 'link' && e.role !== 'tab') return false;
+    const label = e.label.trim();
+    return pageButtons([e]).some((b) => b.page !== at.asked) || NEXT.test(label) || PREVIOUS.test(label);
+  });
+  const pressed = away.find((e) => e.index === index);
+  if (!pressed) return undefined;
+  const note = `${LIST_LEAVE_HELD} ${at.asked}, the page the task asks about, and [${index}] "${pressed.label.trim()}" would show another. Answer from this page's lines (call done with what the task asks); to show another page anyway, press [${index}] again.`;
+  return { note, away: away.map((e) => e.index) };
 }
