@@ -193,7 +193,7 @@ export class TaskMemory {
   planLeaveHeld = false;
   /** A link to a part of a page shown whole was held once in this task (done-check.ts). */
   jumpHeld = false;
-  /** The toggles the task names, set as it asks, of the form the last press sent (`"Personalised ads" off (unchecked)`; '' for none), until the next observation (toggle-asked.ts). */
+  /** The toggles the task names, set as it asks, of the form the last press sent (`"Personalised ads" off (unchecked)`; '' for none), while the page it opened stays (toggle-asked.ts). */
   sentWith?: string;
   /** A leave of the page a form was sent to with its toggles as asked was held once in this task (toggle-asked.ts). */
   sentLeaveHeld = false;
