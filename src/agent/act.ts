@@ -306,22 +306,32 @@ function heldMisindex(step: StepContext, request: ActionRequest, args: unknown):
 
 /** A press of a button that pays or buys, the task asking for neither: held once per element (pay-check.ts). */
 function heldPay(step: StepContext, tool: string, args: unknown): string | undefined {
-  const index = indexOf(args);
-  if (tool !== 'click_element' || index === undefined || step.memory.misindexHeld.has(`pay ${index}`)) return undefined;
-  const note = paysUnasked(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
-  if (note) step.memory.misindexHeld.add(`pay ${index}`);
-  return note;
+  return heldPressOnce(step, tool, args, 'pay', (task, observation, index) => {
+    const note = paysUnasked(task, observation, index);
+    return note === undefined ? undefined : { note, away: [] };
+  });
 }
 
-/** A press of a time slot or day other than the task's: held once per element (slot-check.ts). */
+/** A press of a time slot or day other than the task's: held once per element, and left out of the next answer (slot-check.ts). */
 function heldSlot(step: StepContext, tool: string, args: unknown): string | undefined {
+  return heldPressOnce(step, tool, args, 'slot', (task, observation, index) => {
+    const note = otherSlot(task, observation, index);
+    return note === undefined ? undefined : { note, away: [index] };
+  });
+}
+
+/**
+ * A press held once per element and kind: `check` gives the note to answer with and the
+ * presses left out of the next answer, or undefined to let the press run.
+ */
+function heldPressOnce(step: StepContext, tool: string, args: unknown, kind: string, check: (task: string, observation: string, index: number) => { note: string; away: readonly number[] } | undefined): string | undefined {
   const index = indexOf(args);
-  if (tool !== 'click_element' || index === undefined || step.memory.misindexHeld.has(`slot ${index}`)) return undefined;
-  const note = otherSlot(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
-  if (!note) return undefined;
-  step.memory.misindexHeld.add(`slot ${index}`);
-  step.memory.pressesOffNextAnswer.add(index);
-  return note;
+  if (tool !== 'click_element' || index === undefined || step.memory.misindexHeld.has(`${kind} ${index}`)) return undefined;
+  const held = check(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
+  if (!held) return undefined;
+  step.memory.misindexHeld.add(`${kind} ${index}`);
+  for (const away of held.away) step.memory.pressesOffNextAnswer.add(away);
+  return held.note;
 }
 
 /** A typing into another field than the one the agent's words name: held once per pair (index-check.ts); of a value that belongs elsewhere, once per field and text (typing-check.ts). */
@@ -377,25 +387,19 @@ export const PLAN_LEAVE_HELD = "Not pressed yet: the task gives what this page's
  */
 function heldPlanLeave(step: StepContext, tool: string, args: unknown): string | undefined {
   const { memory } = step;
-  if (memory.planLeaveHeld || !memory.fillNote || memory.unsubmitted.length) return undefined;
+  if (memory.planLeaveHeld || !memory.fillPlan || memory.unsubmitted.length) return undefined;
   const index = indexOf(args);
   const link = tool === 'click_element' && index !== undefined && roleOf(memory.lastObservation, index) === 'link';
   if (!link && tool !== 'go_back') return undefined;
   memory.planLeaveHeld = true;
-  const plan = memory.fillNote.replace(/^Note: the task gives what (?:these fields take|this field takes): /, '').replace(/\.$/, '');
+  const plan = memory.fillPlan;
   if (!link) return `${PLAN_LEAVE_HELD}: ${plan}; going back leaves them. Do that first, then send the form; to go back anyway, call go_back again.`;
   return `${PLAN_LEAVE_HELD}: ${plan}; [${index!}] is a link that leaves them. Do that first, then send the form; to follow the link anyway, press [${index!}] again.`;
 }
 
 /** A pager's press away from the page of the list the task asks about, held once per element (list-page.ts). */
 function heldListLeave(step: StepContext, tool: string, args: unknown): string | undefined {
-  const index = indexOf(args);
-  if (tool !== 'click_element' || index === undefined || step.memory.misindexHeld.has(`list ${index}`)) return undefined;
-  const held = listPageLeave(step.input.params.prompt ?? '', step.memory.lastObservation ?? '', index);
-  if (!held) return undefined;
-  step.memory.misindexHeld.add(`list ${index}`);
-  for (const away of held.away) step.memory.pressesOffNextAnswer.add(away);
-  return held.note;
+  return heldPressOnce(step, tool, args, 'list', listPageLeave);
 }
 
 /**

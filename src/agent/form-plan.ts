@@ -296,9 +296,20 @@ export function addressToChange(task: string, observation: string): PlannedValue
  * filled the fields one answer each.
  */
 export function formPlanNote(task: string, observation: string, secrets: readonly SecretName[] = []): string | undefined {
+  const plan = formPlan(task, observation, secrets);
+  return plan && formPlanSentence(plan);
+}
+
+/** The note of a plan formPlan made. */
+export function formPlanSentence(plan: { words: string; many: boolean }): string {
+  return `Note: the task gives what ${plan.many ? 'these fields take' : 'this field takes'}: ${plan.words}.`;
+}
+
+/** What formPlanNote says to do, in words (`type "Ana" into [1] and choose "M" in [5]`), and whether it names more than one field. */
+export function formPlan(task: string, observation: string, secrets: readonly SecretName[] = []): { words: string; many: boolean } | undefined {
   const planned = planFields(task, observation, fieldsToFill(observation), secrets);
   const changes = [...choicesToChange(task, observation), ...addressToChange(task, observation)].filter((c) => !planned.some((p) => p.index === c.index));
   const plan = [...planned, ...changes].sort((a, b) => a.index - b.index);
   if (!plan.length || (plan.length === 1 && EMAIL_ONLY.test(plan[0].value))) return undefined;
-  return `Note: the task gives what ${plan.length > 1 ? 'these fields take' : 'this field takes'}: ${planWords(plan)}.`;
+  return { words: planWords(plan), many: plan.length > 1 };
 }

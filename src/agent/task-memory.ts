@@ -187,8 +187,8 @@ export class TaskMemory {
   cartHeld?: { element: string; at: number };
   /** A navigate away from a filled form not sent was held once in this task (done-check.ts). */
   leaveHeld = false;
-  /** The note of the fields the task gives values for that closed the latest observation, set at each (form-plan.ts). */
-  fillNote?: string;
+  /** What the note of the fields the task gives values for, closing the latest observation, said to type and choose; set at each (form-plan.ts). */
+  fillPlan?: string;
   /** A leave of a page whose fields the task gives values for, none typed, was held once in this task (act.ts). */
   planLeaveHeld = false;
   /** A link to a part of a page shown whole was held once in this task (done-check.ts). */
