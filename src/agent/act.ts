@@ -26,7 +26,7 @@ import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { PAY_HELD, paysUnasked } from './pay-check';
 import { SLOT_HELD, otherSlot } from './slot-check';
 import { ELSEWHERE_HELD, LABEL_HELD, misplacedTyping } from './typing-check';
-import { ownWords, STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
+import { ownWords, STATED_HELD, statedAnswer, statedExtreme, taskSendsTo } from './stated-answer';
 import { shownInView } from './observe/named-in-view';
 import { readLines } from './tools/extract';
 import { heldOption, heldSameOption, heldSize, OPTION_HELD, SAME_OPTION_HELD } from './option-check';
@@ -190,6 +190,7 @@ function heldStated(step: StepContext, request: ActionRequest): string | undefin
   const [task, observation] = [step.input.params.prompt ?? '', step.memory.lastObservation ?? ''];
   const index = request.tool.name === 'click_element' ? indexOf(request.args) : undefined;
   const pressed = index === undefined ? undefined : observedElements(observation).find((e) => e.index === index)?.label;
+  if (taskSendsTo(task, pressed, observation)) return undefined;
   const words = ownWords(request.reasoning, step.memory.lastHeld);
   const note = statedAnswer(task, words, observation) ?? statedExtreme(task, words, observation, pressed);
   if (!note) return undefined;

@@ -47,6 +47,8 @@ const PAGES: Record<string, string> = {
   '/wizard': `<!doctype html><title>Checkout: step 1 of 2</title><form action="/wizard2"><label>Name for the delivery <input name="name"></label> <button>Next</button></form>`,
   '/wizard2': `<!doctype html><title>Checkout: step 2 of 2</title><form action="/sent"><label><input type="radio" name="ship" value="standard" checked> Standard (5 days)</label> <label><input type="radio" name="ship" value="express"> Express (1 day)</label> <button>Place order</button></form>`,
   '/staff': `<!doctype html><title>Staff</title><a href="/results">Intranet</a><table><tr><td>Ines Duarte</td><td>Finance</td><td>2604</td></tr><tr><td>Jonas Berg</td><td>Payroll</td><td>2615</td></tr></table>`,
+  '/garden-store': `<!doctype html><title>Garden Store</title><h1>Garden Store</h1><p>Orders ship within 2 days.</p><a href="/garden-shipping">Shipping policy</a>`,
+  '/garden-shipping': `<!doctype html><title>Shipping policy</title><h1>Shipping policy</h1><p>Returns are accepted within 30 days.</p>`,
   '/bakery': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#breads">Breads</a> <a href="#/cakes">Cakes</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
   '/mugs': `<!doctype html><title>Mugs</title><p id="c">In your cart: nothing</p><button onclick="add('White Mug')">Add White Mug to cart</button> <button onclick="add('Green Mug')">Add Green Mug to cart</button>
     <script>const items = []; function add(n) { items.push(n); document.getElementById('c').textContent = 'In your cart: ' + items.join(', '); }</script>`,
@@ -1357,6 +1359,16 @@ describe('an answer the agent states while the page shows it (a model that follo
     expect(toolAnswers(requests[2]).at(-1)).toBe('Clicked [1] button "Next page"');
     expect(toolAnswers(requests[3]).at(-1)).toMatch(/^Not done yet: your own words answer the task: .*this page shows "Fri 8 January – Jazz night: Nina Okoro Trio"/);
     expect(toolAnswers(requests[4]).at(-1)).toBe('Clicked [1] button "Next page"');
+  });
+
+  it('does not hold the press of the link the task says to open, though the words quote a figure of the page', async () => {
+    await page.goto('http://site.test/garden-store');
+    const ask = 'Open the Shipping policy page and tell me within how many days returns are accepted. Answer with the number only.';
+    const open: Call = { tool: 'click_element', args: { index: 1 }, says: "The page shows 'Orders ship within 2 days.'" };
+    const { results, requests } = await run([[open], [{ tool: 'done', args: { message: '30' } }]], 8, { prompt: ask, followsSchemas: true });
+    expect(toolAnswers(requests[1]).at(-1)).toBe('Clicked [1] link "Shipping policy"; page is now http://site.test/garden-shipping');
+    expect(lastObservation(requests[1])).toContain('Returns are accepted within 30 days.');
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
   });
 
   it('leaves the held press out of the next answer, then offers it again', async () => {

@@ -1,4 +1,4 @@
-import { askedKinds, figuresOf, ownWords, STATED_HELD, statedAnswer, statedExtreme } from './stated-answer';
+import { askedKinds, figuresOf, ownWords, STATED_HELD, statedAnswer, statedExtreme, taskSendsTo } from './stated-answer';
 
 const page = (...text: string[]) => ['URL: http://site.test/riverside', 'Title: Riverside Library', 'Interactive elements:', '[1] link "Home"', 'Visible text:', ...text, '(this is the whole page)'].join('\n');
 const HOURS = page('Riverside Library', 'Opening hours', 'Monday to Friday 10:00–19:00', 'Saturday 10:00–17:00', 'Sunday 13:00–17:00');
@@ -112,5 +112,21 @@ describe("the agent's own words", () => {
     expect(ownWords(mixed, held)).toBe('I see the price list. The Gold plan costs $42 a month, so I switch back to the first tab.');
     expect(statedAnswer(task, ownWords(mixed, held), gold)).toContain('you wrote "I see the price list. The Gold plan costs $42 a month');
     expect(ownWords(mixed, undefined)).toBe(mixed);
+  });
+});
+
+describe('a press the task itself asks for', () => {
+  const home = 'URL: http://shop.test/\nTitle: Garden Store\nInteractive elements:\n[2] link "Shipping policy"\nVisible text:\nOrders ship within 2 days.';
+  const task = 'Open the Shipping policy page and tell me within how many days returns are accepted.';
+  it('is the link the task says to open, from another page', () => {
+    expect(taskSendsTo(task, 'Shipping policy', home)).toBe(true);
+    expect(taskSendsTo('Go to your Order history and tell me the last order\'s total.', 'Order history', home)).toBe(true);
+  });
+  it('is not a link the task does not send to, one it only mentions, nor the page already open', () => {
+    expect(taskSendsTo(task, 'Contact', home)).toBe(false);
+    expect(taskSendsTo('What does the Shipping policy say about returns?', 'Shipping policy', home)).toBe(false);
+    expect(taskSendsTo(task, 'Shipping policy', home.replace('Garden Store', 'Shipping policy – Garden Store'))).toBe(false);
+    expect(taskSendsTo(task, undefined, home)).toBe(false);
+    expect(taskSendsTo('Open it.', 'It', home)).toBe(false);
   });
 });

@@ -123,6 +123,27 @@ export function statedAnswer(task: string, words: string | undefined, observatio
   return `${STATED_HELD}: you wrote "${said}", and this page shows ${shown}. If it does not answer the task, call the same action again; if it does, call done with the answer now.`;
 }
 
+/** A verb that sends the agent to a page the task names: "Open the Shipping policy page". */
+const GO_TO = String.raw`(?:open|go to|visit|follow|click(?: on)?|press|navigate to|check|read|look at)\s+(?:the\s+|your\s+|my\s+|our\s+)?`;
+
+/**
+ * Whether the task tells the agent to open the pressed element ("Open the Shipping policy page
+ * and tell me…" for its link "Shipping policy"), and the page in view is not that one (its
+ * title does not name it): that press is the task's own first step, not a leave of a page that
+ * answers. The default model, on the store's home page whose "Orders ship within 2 days" it
+ * quoted, was held pressing "Shipping policy" and answered "2" for the days returns are
+ * accepted in.
+ */
+export function taskSendsTo(task: string, label: string | undefined, observation: string): boolean {
+  const name = squeeze((label ?? '').replace(/[^\p{L}\p{N}]+/gu, ' '));
+  if (name.length < 3) return false;
+  const said = squeeze(task.replace(/[^\p{L}\p{N}]+/gu, ' '));
+  // (both are letters, digits and single spaces only)
+  if (!new RegExp(`(?:^| )${GO_TO}${name}(?: |$)`).test(said)) return false;
+  const title = /^Title: (.*)$/m.exec(observation)?.[1] ?? '';
+  return !squeeze(title).includes(name);
+}
+
 const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 
 /**
