@@ -20,7 +20,7 @@ import { recordStep, recordedArgs, safeUrl } from './record-step';
 import { emit, toolContextOf, type AgentStepResult, type StepContext } from './step-context';
 import { checkStructuredOutput } from './structured-output';
 import { rightToolHint } from './tool-hints';
-import { doneObjection, echoedTask, heldJump, roleOf, heldLeave, heldRetype, JUMP_HELD, RETYPE_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
+import { doneObjection, echoedTask, emptyResult, heldJump, roleOf, heldLeave, heldRetype, JUMP_HELD, RETYPE_HELD, trackFilling, unseenFigures, unsentReminder } from './done-check';
 import { heldPress } from './submit-check';
 import { EARLY_ACTIONS, giveUpNote } from './give-up';
 import { PAY_HELD, paysUnasked } from './pay-check';
@@ -573,19 +573,19 @@ async function givenUpEarly(step: StepContext, callId: string, toolContext: Tool
   return false;
 }
 
-/** A done that claims success, held once for a press held and not made since, once for an answer that repeats the task, once against the amounts the task's pages held and once against what the page shows (done-check.ts). */
+/** A done that claims success, held once for a press held and not made since, once for an answer that repeats the task or a result that holds nothing while the page shows a table, once against the amounts the task's pages held and once against what the page shows (done-check.ts). */
 async function doneStands(step: StepContext, callId: string, toolContext: ToolContext, answer: unknown, words: string | undefined): Promise<boolean> {
   const text = typeof answer === 'string' ? answer : JSON.stringify(answer ?? '');
   // a press held for its form's empty fields first: told only that its answer repeated the
   // task, the default model pressed a link, then sent the form with the e-mail field empty
   const heldFirst = step.memory.heldForm && !step.memory.heldFormQuestioned ? await doneObjection(step, toolContext) : undefined;
-  const echo = heldFirst ? undefined : echoedTask(step, text, words);
+  const echo = heldFirst ? undefined : (echoedTask(step, text, words) ?? emptyResult(step, text));
   const objection = heldFirst ?? echo ?? unseenFigures(step, text) ?? (await doneObjection(step, toolContext));
   if (!objection) return true;
   step.memory.answerCall(callId, step.mask(objection));
   // Neither done nor a question at the next answer: the default model, its done answered,
-  // asked a human to do what the objection named. (Done stays after an echo: what it needs is
-  // another done; without it, the default model pressed "Log out".)
+  // asked a human to do what the objection named. (Done stays after an echo or an empty
+  // result: what it needs is another done; without it, the default model pressed "Log out".)
   if (!echo) step.memory.offNextAnswer.add('done');
   step.memory.offNextAnswer.add('request_human_input');
   // a form left unsent: its button is the one press of the next answer (the default model, told

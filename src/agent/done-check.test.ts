@@ -1,4 +1,4 @@
-import { formSentNote, refusalLine, stillNamed } from './done-check';
+import { formSentNote, hollow, refusalLine, stillNamed, tableLines } from './done-check';
 
 const page = (...elements: string[]) => ['URL: http://shop.test/step2', 'Title: Checkout: step 2 of 2', 'Interactive elements:', ...elements, 'Visible text:', 'Shipping'].join('\n');
 const TASK = 'Check out with the name Joan Clarke and Express shipping, and place the order.';
@@ -31,5 +31,21 @@ describe('the line of a page that turns down what was sent', () => {
     expect(refusalLine(page('Create your account', 'Fields marked * are required'), page('Create your account', 'Fields marked * are required', 'Thanks'))).toBeUndefined();
     // the next step of a form, with its standing hint
     expect(refusalLine(form, page('Step 2 of 2: delivery', 'Fields marked * are required', 'All fields are required unless optional'))).toBeUndefined();
+  });
+});
+
+describe('an empty result, and the table a page shows', () => {
+  it('holds nothing when no figure, flag or text is in it', () => {
+    expect(hollow({ people: [] })).toBe(true);
+    expect(hollow({ people: [{ name: ' ', city: '' }], note: null })).toBe(true);
+    expect(hollow([])).toBe(true);
+    expect(hollow({ people: [{ name: 'Ada' }] })).toBe(false);
+    expect(hollow({ count: 0 })).toBe(false);
+    expect(hollow({ ok: false })).toBe(false);
+  });
+  it('reads a table as two lines or more of as many cells, not a menu line', () => {
+    const text = (...lines: string[]) => ['URL: http://team.test/', 'Tabs: [0] Team | [1] Other', 'Visible text:', ...lines].join('\n');
+    expect(tableLines(text('Home | Team | Contact', 'Name | City', 'Ada | London', 'Alan | Manchester'))).toEqual(['Name | City', 'Ada | London', 'Alan | Manchester']);
+    expect(tableLines(text('Home | Team | Contact', 'Ada Lovelace lives in London.'))).toEqual([]);
   });
 });

@@ -222,6 +222,47 @@ export function unseenFigures(step: StepContext, answer: string): string | undef
   return `Not accepted yet: ${amounts} ${unseen.length > 1 ? 'are' : 'is'} on no page you saw in this task. Answer with what a page shows: find it first (scroll, or open the page that holds it); if the answer is right as it is, call done again.`;
 }
 
+/** Whether a structured answer holds nothing: no figure, no flag, no text but blanks, in lists and objects however deep. */
+export function hollow(value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (typeof value === 'string') return value.trim() === '';
+  if (Array.isArray(value)) return value.every(hollow);
+  if (typeof value === 'object') return Object.values(value).every(hollow);
+  return false;
+}
+
+/** Lines of a page's text that read as a table's: two or more of the same number of cells (header and a row at least). */
+export function tableLines(observation: string): string[] {
+  const lines = readObservation(observation).text.filter((line) => line.includes(' | '));
+  const cells = (line: string) => line.split(' | ').length;
+  const counts = new Map<number, number>();
+  for (const line of lines) counts.set(cells(line), (counts.get(cells(line)) ?? 0) + 1);
+  const [width, many] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? [0, 0];
+  return many >= 2 ? lines.filter((line) => cells(line) === width) : [];
+}
+
+/**
+ * A done whose JSON result is hollow (`{"people": []}`) while the page in view shows a table's
+ * rows, said once per task. The default model, asked for the name and city of everyone on a
+ * team directory of three rows, called done with an empty list after reading the rows twice.
+ */
+export function emptyResult(step: StepContext, answer: string): string | undefined {
+  const { memory } = step;
+  if (memory.emptyQuestioned) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(answer);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || !hollow(value)) return undefined;
+  const rows = tableLines(memory.lastObservation ?? '');
+  if (!rows.length) return undefined;
+  memory.emptyQuestioned = true;
+  const shown = rows.slice(0, 3).map((line) => `"${line}"`).join(', ');
+  return `Not accepted yet: your result holds nothing, and this page shows ${rows.length} lines of a table: ${shown}${rows.length > 3 ? ', …' : ''}. Fill the result from its rows and call done with it; if the result is right empty, call done again.`;
+}
+
 /** At most this many empty fields are named. */
 const MAX_EMPTY_NAMED = 3;
 

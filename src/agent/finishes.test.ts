@@ -47,6 +47,7 @@ const PAGES: Record<string, string> = {
   '/wizard': `<!doctype html><title>Checkout: step 1 of 2</title><form action="/wizard2"><label>Name for the delivery <input name="name"></label> <button>Next</button></form>`,
   '/wizard2': `<!doctype html><title>Checkout: step 2 of 2</title><form action="/sent"><label><input type="radio" name="ship" value="standard" checked> Standard (5 days)</label> <label><input type="radio" name="ship" value="express"> Express (1 day)</label> <button>Place order</button></form>`,
   '/staff': `<!doctype html><title>Staff</title><a href="/results">Intranet</a><table><tr><td>Ines Duarte</td><td>Finance</td><td>2604</td></tr><tr><td>Jonas Berg</td><td>Payroll</td><td>2615</td></tr></table>`,
+  '/team': `<!doctype html><title>Team directory</title><h1>Team directory</h1><table><tr><th>Name</th><th>Role</th><th>City</th></tr><tr><td>Ada Lovelace</td><td>Engineer</td><td>London</td></tr><tr><td>Alan Turing</td><td>Researcher</td><td>Manchester</td></tr></table>`,
   '/garden-store': `<!doctype html><title>Garden Store</title><h1>Garden Store</h1><p>Orders ship within 2 days.</p><a href="/garden-shipping">Shipping policy</a>`,
   '/garden-shipping': `<!doctype html><title>Shipping policy</title><h1>Shipping policy</h1><p>Returns are accepted within 30 days.</p>`,
   '/bakery': `<!doctype html><meta charset="utf-8"><title>Bakery</title><a href="#breads">Breads</a> <a href="#/cakes">Cakes</a><h2 id="breads">Breads</h2><p>Sourdough €3.20 €5.40</p>`,
@@ -114,10 +115,10 @@ beforeEach(async () => {
 });
 afterEach(() => context.close());
 
-const run = (answers: Call[][], max = 8, opts: { followsSchemas?: boolean; prompt?: string } = {}) => {
+const run = (answers: Call[][], max = 8, opts: { followsSchemas?: boolean; prompt?: string; output?: NonNullable<Parameters<typeof runSteps>[2]>['output'] } = {}) => {
   const { llm, requests, tools, brief } = scriptedLlm(answers, opts);
   const { runner, recorded } = runnerOnTab(tab, llm);
-  return runSteps(runner, max, { prompt: opts.prompt }).then((results) => ({ results, requests, recorded, tools, brief }));
+  return runSteps(runner, max, { prompt: opts.prompt, output: opts.output }).then((results) => ({ results, requests, recorded, tools, brief }));
 };
 const lastObservation = (messages: LlmMessage[]) => [...messages].reverse().find((m) => m.role === 'user' && m.content.startsWith('Observation'))!.content;
 /** The observation's lines before the task said again (its last line). */
@@ -1320,6 +1321,30 @@ describe('a toggle the task says which way to set', () => {
     expect(toolAnswers(requests[2]).at(-1)).toMatch(/^Not pressed: the task names \[1\] checkbox "Personalised ads" \(not checked now\), not \[2\]/);
     expect(toolAnswers(requests[4]).at(-1)).toMatch(/^Not pressed: the task names \[1\] checkbox "Personalised ads" \(not checked now\), not \[2\]/);
     expect(toolAnswers(requests[6]).at(-1)).toBe('Clicked [2] checkbox "Face grouping"');
+  });
+});
+
+describe('a result that holds nothing', () => {
+  const output = { outputType: 'structured_json' as const, outputSchema: { type: 'object', properties: { people: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, city: { type: 'string' } }, required: ['name', 'city'] } } }, required: ['people'] } };
+  const prompt = 'List every person in the team directory with their name and city.';
+  it('is answered once with the rows of the table the page shows, done still offered, and the filled result taken', async () => {
+    await page.goto('http://site.test/team');
+    const empty: Call = { tool: 'done', args: { result: { people: [] } } };
+    const filled: Call = { tool: 'done', args: { result: { people: [{ name: 'Ada Lovelace', city: 'London' }, { name: 'Alan Turing', city: 'Manchester' }] } } };
+    const { results, requests, tools } = await run([[empty], [filled]], 8, { prompt, output });
+    expect(toolAnswers(requests[1]).at(-1)).toBe(
+      'Not accepted yet: your result holds nothing, and this page shows 3 lines of a table: "Name | Role | City", "Ada Lovelace | Engineer | London", "Alan Turing | Researcher | Manchester". Fill the result from its rows and call done with it; if the result is right empty, call done again.',
+    );
+    expect((tools[1] ?? []).map((t) => t.name)).toContain('done');
+    expect(results.map((r) => r.kind)).toEqual(['continue', 'done']);
+  });
+
+  it('is taken when called again, and is not answered on a page without a table', async () => {
+    await page.goto('http://site.test/team');
+    const empty: Call = { tool: 'done', args: { result: { people: [] } } };
+    expect((await run([[empty], [empty]], 8, { prompt, output })).results.map((r) => r.kind)).toEqual(['continue', 'done']);
+    await page.goto('http://site.test/plan-prices');
+    expect((await run([[empty]], 8, { prompt, output })).results.map((r) => r.kind)).toEqual(['done']);
   });
 });
 

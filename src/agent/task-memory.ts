@@ -237,6 +237,8 @@ export class TaskMemory {
   giveUpHeld = false;
   /** A done that repeated the task's words was answered in this task (done-check.ts). */
   echoQuestioned = false;
+  /** A done with an empty result while the page showed a table's rows was answered in this task (done-check.ts). */
+  emptyQuestioned = false;
   private pendingApproval?: PendingApproval;
   private failedActions = 0;
   private outputCorrections = 0;
@@ -305,6 +307,7 @@ export class TaskMemory {
     this.extremePage = undefined;
     this.giveUpHeld = false;
     this.echoQuestioned = false;
+    this.emptyQuestioned = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];

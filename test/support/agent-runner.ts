@@ -78,16 +78,16 @@ export function runnerOn(tab: { page: Page; context: BrowserContext }, llm: Llm,
 
 const log = createLogger('silent');
 
-function stepInput(stepNo: number, prompt: string, policyId?: string, hasSecrets?: boolean): StepInput {
-  const params = { prompt, outputType: 'text', files: [] } as unknown as TaskParams;
+function stepInput(stepNo: number, prompt: string, policyId?: string, hasSecrets?: boolean, output?: Pick<TaskParams, 'outputType' | 'outputSchema'>): StepInput {
+  const params = { prompt, outputType: 'text', files: [], ...output } as unknown as TaskParams;
   return { sessionId: 'ses_1', userId: 'usr_1', taskId: 'task_1', stepNo, params, previousTasks: [], remaining: { inputTokens: 1_000_000, outputTokens: 100_000 }, policyId, ...(hasSecrets ? { hasSecrets } : {}) };
 }
 
 /** Steps until the task is done or asks a human (at most `max`): the steps' results. */
-export async function runSteps(runner: AgentRunner, max: number, opts: { policyId?: string; prompt?: string; hasSecrets?: boolean } = {}) {
+export async function runSteps(runner: AgentRunner, max: number, opts: { policyId?: string; prompt?: string; hasSecrets?: boolean; output?: Pick<TaskParams, 'outputType' | 'outputSchema'> } = {}) {
   const results = [];
   for (let stepNo = 0; stepNo < max; stepNo++) {
-    const result = await runner.step(stepInput(stepNo, opts.prompt ?? 'Sign up as Ada, ada@example.com', opts.policyId, opts.hasSecrets), new AbortController().signal, log);
+    const result = await runner.step(stepInput(stepNo, opts.prompt ?? 'Sign up as Ada, ada@example.com', opts.policyId, opts.hasSecrets, opts.output), new AbortController().signal, log);
     results.push(result);
     if (result.kind !== 'continue') break;
   }
