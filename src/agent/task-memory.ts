@@ -262,6 +262,7 @@ export class TaskMemory {
   /** Starts on a new task: its counters from zero, its tools as the model will see them. */
   startTask(taskId: string, specs: LlmToolSpec[]): void {
     this.taskId = taskId;
+    this.resetDoneQuestions();
     this.failedActions = 0;
     this.outputCorrections = 0;
     this.failedVerifications = 0;
@@ -271,11 +272,9 @@ export class TaskMemory {
     this.set.reset();
     this.pages.reset();
     this.figures.reset();
-    this.figuresQuestioned = false;
     this.formsHeld.clear();
     this.held = false;
     this.heldForm = undefined;
-    this.heldFormQuestioned = false;
     this.leaveHeld = false;
     this.planLeaveHeld = false;
     this.jumpHeld = false;
@@ -289,10 +288,7 @@ export class TaskMemory {
     this.sameTabs = undefined;
     this.advisedPresses = new Set();
     this.repeatsHeld.clear();
-    this.stillNamedQuestioned = false;
     this.refusal = undefined;
-    this.refusalQuestioned = false;
-    this.listPageQuestioned = false;
     this.turns.reset();
     this.cartPresses.clear();
     this.cartHeld = undefined;
@@ -306,20 +302,29 @@ export class TaskMemory {
     this.shownHeld = false;
     this.extremePage = undefined;
     this.giveUpHeld = false;
-    this.echoQuestioned = false;
-    this.emptyQuestioned = false;
     this.specs = specs;
     this.notes = [];
     this.acted = [];
     this.toldRightTool = false;
     this.unsubmitted = [];
-    this.doneQuestioned = false;
-    this.untypedQuestioned = false;
     this.formTouched = false;
     this.typed = [];
     this.typedInto.clear();
     this.retypeHeld.clear();
     this.pressedAfterFilling = false;
+  }
+
+  /** A new task's done answered with nothing yet. */
+  private resetDoneQuestions(): void {
+    this.figuresQuestioned = false;
+    this.heldFormQuestioned = false;
+    this.stillNamedQuestioned = false;
+    this.refusalQuestioned = false;
+    this.listPageQuestioned = false;
+    this.echoQuestioned = false;
+    this.emptyQuestioned = false;
+    this.doneQuestioned = false;
+    this.untypedQuestioned = false;
   }
 
   /** A user message: what the model is told (`feedback`: something for it to weigh, not only the task). */
